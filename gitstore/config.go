@@ -1,0 +1,38 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// ConfigGetAll returns every value of a multi-valued config key as git
+// resolves it (all config files, includes followed). A missing key has no
+// values.
+func (r *Repo) ConfigGetAll(key string) ([]string, error) {
+	out, err := r.git(context.Background(), nil, "config", "--get-all", key)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return nil, nil // the key is not set
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"), nil
+}
+
+// ConfigAdd adds a value to a multi-valued key in the repository's config
+// file, keeping the values already there.
+func (r *Repo) ConfigAdd(key, value string) error {
+	_, err := r.git(context.Background(), nil, "config", "--local", "--add", key, value)
+	return err
+}
+
+// Remotes returns the names of the repository's remotes.
+func (r *Repo) Remotes() ([]string, error) {
+	out, err := r.git(context.Background(), nil, "remote")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}

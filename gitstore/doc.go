@@ -1,0 +1,13 @@
+// Package gitstore is git-evolve's only door to git: it opens repositories the
+// way git does, reads and writes objects through go-git plumbing, reads and
+// writes notes trees of any fanout, and moves refs with compare-and-swap
+// through git's own locking (git update-ref), never through go-git's.
+//
+// Invariants:
+//   - go-git types never cross this package's API; errors are translated into
+//     the sentinels and types declared here.
+//   - A notes tree written here never holds the same annotated object at two
+//     paths, and a write rewrites only the buckets on the path of the notes it
+//     changes.
+//   - Nothing here prints; callers decide what the user sees.
+package gitstore

@@ -1,0 +1,76 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Identity returns who git would record as author and committer of a commit
+// made now: GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE and their
+// GIT_COMMITTER_* twins when set, user.name and user.email from git's config
+// otherwise, exactly as C git resolves them (git var).
+func (r *Repo) Identity() (author, committer Signature, err error) {
+	out, err := r.git(context.Background(), nil, "var", "-l")
+	if err != nil {
+		return author, committer, err
+	}
+	var haveA, haveC bool
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "GIT_AUTHOR_IDENT":
+			author, err = parseIdent(v)
+			haveA = err == nil
+		case "GIT_COMMITTER_IDENT":
+			committer, err = parseIdent(v)
+			haveC = err == nil
+		}
+		if err != nil {
+			return author, committer, err
+		}
+	}
+	if !haveA || !haveC {
+		return author, committer, fmt.Errorf("git var -l printed no author or committer identity; set user.name and user.email")
+	}
+	return author, committer, nil
+}
+
+// parseIdent parses git's "Name <email> 1700000000 +0200".
+func parseIdent(s string) (Signature, error) {
+	lt := strings.LastIndexByte(s, '<')
+	gt := strings.LastIndexByte(s, '>')
+	if lt < 0 || gt < lt {
+		return Signature{}, fmt.Errorf("cannot parse identity %q", s)
+	}
+	sig := Signature{Name: strings.TrimSpace(s[:lt]), Email: s[lt+1 : gt]}
+	f := strings.Fields(s[gt+1:])
+	if len(f) != 2 {
+		return Signature{}, fmt.Errorf("cannot parse identity date in %q", s)
+	}
+	secs, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return Signature{}, fmt.Errorf("cannot parse identity date in %q", s)
+	}
+	tz := f[1]
+	if len(tz) != 5 || (tz[0] != '+' && tz[0] != '-') {
+		return Signature{}, fmt.Errorf("cannot parse time zone in %q", s)
+	}
+	hh, err1 := strconv.Atoi(tz[1:3])
+	mm, err2 := strconv.Atoi(tz[3:5])
+	if err1 != nil || err2 != nil {
+		return Signature{}, fmt.Errorf("cannot parse time zone in %q", s)
+	}
+	off := (hh*60 + mm) * 60
+	if tz[0] == '-' {
+		off = -off
+	}
+	sig.When = time.Unix(secs, 0).In(time.FixedZone("", off))
+	return sig, nil
+}

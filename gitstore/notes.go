@@ -1,0 +1,243 @@
+package gitstore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Notes is a read-only snapshot of a notes ref: the notes commit and its
+// tree. The zero commit stands for a ref that does not exist yet (an empty
+// ledger).
+type Notes struct {
+	r      *Repo
+	commit Hash
+	tree   Hash
+}
+
+// ReadNotes returns a snapshot of the notes ref (for example
+// "refs/notes/evolve"). A missing ref reads as an empty snapshot.
+func (r *Repo) ReadNotes(ref string) (*Notes, error) {
+	h, ok, err := r.RefHash(ref)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return r.EmptyNotes(), nil
+	}
+	return r.NotesAt(h)
+}
+
+// EmptyNotes is the snapshot of a notes ref that does not exist.
+func (r *Repo) EmptyNotes() *Notes { return &Notes{r: r} }
+
+// NotesAt returns a snapshot of the notes commit h.
+func (r *Repo) NotesAt(h Hash) (*Notes, error) {
+	c, err := r.Commit(h)
+	if err != nil {
+		return nil, fmt.Errorf("reading notes commit: %w", err)
+	}
+	return &Notes{r: r, commit: h, tree: c.Tree}, nil
+}
+
+// Commit is the notes commit of the snapshot (zero when the ref is absent).
+func (n *Notes) Commit() Hash { return n.commit }
+
+// Tree is the notes tree of the snapshot (zero when the ref is absent).
+func (n *Notes) Tree() Hash { return n.tree }
+
+// classify says what a tree entry is at a level whose notes share prefix
+// (the hex digits already consumed by the path above). Note paths are hex
+// (any case) and add up to 40 digits; 2-digit subtrees are fanout levels;
+// everything else is a non-note that git preserves but ignores.
+func classify(prefix string, e treeEntry) (kind int, name string) {
+	n := strings.ToLower(e.name)
+	if !isHex(n) {
+		return entryOther, ""
+	}
+	switch {
+	case !e.dir && len(prefix)+len(n) == 40:
+		return entryNote, prefix + n
+	case e.dir && len(n) == 2 && len(prefix)+2 < 40:
+		return entryFanout, n
+	}
+	return entryOther, ""
+}
+
+const (
+	entryOther = iota
+	entryNote
+	entryFanout
+)
+
+// Find returns the blobs of the notes on obj. There is normally one; a tree
+// that another tool wrote with the same object at two fanouts yields both.
+func (n *Notes) Find(obj Hash) ([]Hash, error) {
+	var out []Hash
+	err := n.find(n.tree, "", obj.String(), &out)
+	return out, err
+}
+
+func (n *Notes) find(tree Hash, prefix, want string, out *[]Hash) error {
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch kind, name := classify(prefix, e); kind {
+		case entryNote:
+			if name == want {
+				*out = append(*out, e.hash)
+			}
+		case entryFanout:
+			if strings.HasPrefix(want, prefix+name) {
+				if err := n.find(e.hash, prefix+name, want, out); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Walk calls fn for every note in the tree, in path order, whatever its
+// fanout. An error from fn stops the walk and is returned.
+func (n *Notes) Walk(fn func(obj, blob Hash) error) error {
+	return n.walk(n.tree, "", fn)
+}
+
+func (n *Notes) walk(tree Hash, prefix string, fn func(obj, blob Hash) error) error {
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch kind, name := classify(prefix, e); kind {
+		case entryNote:
+			obj, _ := ParseHash(name)
+			if err := fn(obj, e.hash); err != nil {
+				return err
+			}
+		case entryFanout:
+			if err := n.walk(e.hash, prefix+name, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// NonNote returns the blob of a non-note entry at the root of the tree (a
+// name that is not a hex note path), such as a schema marker.
+func (n *Notes) NonNote(name string) (Hash, bool, error) {
+	entries, err := n.r.readTree(n.tree)
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	for _, e := range entries {
+		if e.name == name && !e.dir {
+			return e.hash, true, nil
+		}
+	}
+	return ZeroHash, false, nil
+}
+
+// NoteChange is a note that differs between two snapshots. Old or New is
+// empty when the note was added or removed.
+type NoteChange struct {
+	Object   Hash
+	Old, New []Hash
+}
+
+// DiffNotes lists the notes that differ from old to n, reading only the
+// subtrees whose names differ. It is the ledger's change feed.
+func (n *Notes) DiffNotes(old *Notes) ([]NoteChange, error) {
+	a := map[Hash][]Hash{}
+	b := map[Hash][]Hash{}
+	if err := n.diff(old.tree, n.tree, "", a, b); err != nil {
+		return nil, err
+	}
+	var out []NoteChange
+	for obj, ob := range a {
+		if nb := b[obj]; !sameHashes(ob, nb) {
+			out = append(out, NoteChange{Object: obj, Old: ob, New: nb})
+		}
+	}
+	for obj, nb := range b {
+		if _, ok := a[obj]; !ok {
+			out = append(out, NoteChange{Object: obj, New: nb})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Object.String() < out[j].Object.String() })
+	return out, nil
+}
+
+func (n *Notes) diff(ta, tb Hash, prefix string, a, b map[Hash][]Hash) error {
+	if ta == tb {
+		return nil
+	}
+	ea, err := n.r.readTree(ta)
+	if err != nil {
+		return err
+	}
+	eb, err := n.r.readTree(tb)
+	if err != nil {
+		return err
+	}
+	fanB := map[string]Hash{}
+	for _, e := range eb {
+		if kind, name := classify(prefix, e); kind == entryFanout {
+			fanB[name] = e.hash
+		}
+	}
+	fanA := map[string]Hash{}
+	for _, e := range ea {
+		switch kind, name := classify(prefix, e); kind {
+		case entryNote:
+			obj, _ := ParseHash(name)
+			a[obj] = append(a[obj], e.hash)
+		case entryFanout:
+			fanA[name] = e.hash
+			if hb, ok := fanB[name]; ok {
+				if err := n.diff(e.hash, hb, prefix+name, a, b); err != nil {
+					return err
+				}
+			} else if err := n.walk(e.hash, prefix+name, collect(a)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range eb {
+		switch kind, name := classify(prefix, e); kind {
+		case entryNote:
+			obj, _ := ParseHash(name)
+			b[obj] = append(b[obj], e.hash)
+		case entryFanout:
+			if _, ok := fanA[name]; !ok {
+				if err := n.walk(e.hash, prefix+name, collect(b)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func collect(m map[Hash][]Hash) func(obj, blob Hash) error {
+	return func(obj, blob Hash) error {
+		m[obj] = append(m[obj], blob)
+		return nil
+	}
+}
+
+func sameHashes(a, b []Hash) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

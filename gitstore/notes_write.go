@@ -1,0 +1,157 @@
+package gitstore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// NoteEdit sets the note on Object to Blob, or removes it when Blob is zero.
+type NoteEdit struct {
+	Object Hash
+	Blob   Hash
+}
+
+// splitThreshold is how many notes a flat tree level may hold before it is
+// fanned out into 2-digit subtrees (git reads any fanout; 256 keeps every
+// tree small enough that rewriting one bucket is cheap at 100,000 notes).
+const splitThreshold = 256
+
+// ApplyNotes writes a new notes tree: n's tree with edits applied and the
+// root-level non-note entries in extras set (a zero hash removes one). Every
+// existing copy of an edited note is removed, wherever its fanout put it, so
+// the result never holds an object at two paths. Only the subtrees on the
+// paths of the edits are rewritten. It returns the new tree's name.
+func (n *Notes) ApplyNotes(edits []NoteEdit, extras map[string]Hash) (Hash, error) {
+	byObj := map[string]Hash{}
+	for _, e := range edits {
+		byObj[e.Object.String()] = e.Blob
+	}
+	tree, _, err := n.apply(n.tree, "", byObj, extras)
+	return tree, err
+}
+
+// apply edits one tree level. edits maps full object names (all sharing
+// prefix) to their new blob (zero: remove).
+func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras map[string]Hash) (Hash, bool, error) {
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	fan := map[string]Hash{}  // existing fanout subtrees by 2-digit name
+	kept := entries[:0:0]     // entries that stay as they are
+	flat := map[string]Hash{} // notes at this level: full object name -> blob
+	for _, e := range entries {
+		kind, name := classify(prefix, e)
+		switch {
+		case kind == entryFanout:
+			fan[name] = e.hash
+		case kind == entryNote:
+			flat[name] = e.hash
+		case prefix == "" && extras != nil && isSet(extras, e.name):
+			// replaced below
+		default:
+			kept = append(kept, e)
+		}
+	}
+	sub := map[string]map[string]Hash{} // edits routed to subtrees
+	route := func(obj string, blob Hash) {
+		g := obj[len(prefix) : len(prefix)+2]
+		if sub[g] == nil {
+			sub[g] = map[string]Hash{}
+		}
+		sub[g][obj] = blob
+	}
+	for obj, blob := range edits {
+		_, hadFlat := flat[obj]
+		delete(flat, obj)
+		g := obj[len(prefix) : len(prefix)+2]
+		if _, ok := fan[g]; ok {
+			route(obj, blob) // removes deeper copies; places the note there
+			continue
+		}
+		if blob.IsZero() {
+			continue
+		}
+		if len(fan) > 0 && !hadFlat {
+			route(obj, blob)
+			continue
+		}
+		flat[obj] = blob
+	}
+	if len(flat) > splitThreshold && 40-len(prefix) > 2 {
+		for obj, blob := range flat {
+			route(obj, blob)
+		}
+		flat = map[string]Hash{}
+	}
+	out := kept
+	for obj, blob := range flat {
+		out = append(out, treeEntry{name: obj[len(prefix):], hash: blob})
+	}
+	names := make([]string, 0, len(fan)+len(sub))
+	for g := range fan {
+		names = append(names, g)
+	}
+	for g := range sub {
+		if _, ok := fan[g]; !ok {
+			names = append(names, g)
+		}
+	}
+	sort.Strings(names)
+	for _, g := range names {
+		h := fan[g]
+		if e, ok := sub[g]; ok {
+			nh, empty, err := n.apply(h, prefix+g, e, nil)
+			if err != nil {
+				return ZeroHash, false, err
+			}
+			if empty {
+				continue
+			}
+			h = nh
+		}
+		out = append(out, treeEntry{name: g, dir: true, hash: h})
+	}
+	if prefix == "" {
+		for name, h := range extras {
+			if strings.ContainsAny(name, "/\x00") || name == "" || isHex(strings.ToLower(name)) {
+				return ZeroHash, false, fmt.Errorf("invalid non-note name %q", name)
+			}
+			if !h.IsZero() {
+				out = append(out, treeEntry{name: name, hash: h})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ZeroHash, true, nil
+	}
+	h, err := n.r.writeTree(out)
+	return h, false, err
+}
+
+func isSet(m map[string]Hash, k string) bool { _, ok := m[k]; return ok }
+
+// CommitNotes records tree as the next commit of the notes ref, on top of
+// the snapshot n, and moves the ref with compare-and-swap. It returns an
+// error wrapping ErrRefChanged when the ref moved since n was read.
+func (n *Notes) CommitNotes(ref string, tree Hash, message string, author, committer Signature) (*Notes, error) {
+	if tree.IsZero() {
+		var err error
+		if tree, err = n.r.writeTree(nil); err != nil {
+			return nil, err
+		}
+	}
+	var parents []Hash
+	if !n.commit.IsZero() {
+		parents = []Hash{n.commit}
+	}
+	c, err := n.r.WriteCommit(tree, parents, message, author, committer)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.r.UpdateRef(ref, c, n.commit, message); err != nil {
+		return nil, err
+	}
+	return &Notes{r: n.r, commit: c, tree: tree}, nil
+}

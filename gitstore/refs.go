@@ -1,0 +1,176 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ErrRefChanged is returned by UpdateRef when the ref no longer holds the
+// value the caller read: someone else moved it first. Read again and retry.
+var ErrRefChanged = errors.New("ref changed since it was read")
+
+// RefHash returns the object a ref points at, following symbolic refs. ok is
+// false when the ref does not exist.
+func (r *Repo) RefHash(name string) (h Hash, ok bool, err error) {
+	ref, err := r.st.Reference(plumbing.ReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return ZeroHash, false, nil
+	}
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("reading %s: %w", name, err)
+	}
+	for i := 0; ref.Type() == plumbing.SymbolicReference; i++ {
+		if i > 5 {
+			return ZeroHash, false, fmt.Errorf("reading %s: symbolic ref loop", name)
+		}
+		ref, err = r.st.Reference(ref.Target())
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return ZeroHash, false, nil
+		}
+		if err != nil {
+			return ZeroHash, false, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	return toHash(ref.Hash()), true, nil
+}
+
+// UpdateRef moves ref from old to new atomically with git's own lock
+// protocol, so it is safe against other git-evolve processes and against C
+// git. A zero old means the ref must not exist yet. It returns an error
+// wrapping ErrRefChanged when the ref does not hold old any more.
+func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
+	oldArg := old.String()
+	if old.IsZero() {
+		oldArg = ""
+	}
+	input := fmt.Sprintf("update %s\x00%s\x00%s\x00", ref, newHash, oldArg)
+	_, err := r.git(context.Background(), []byte(input), "update-ref", "-z", "--stdin", "-m", reason)
+	if err == nil {
+		return nil
+	}
+	var ge *GitError
+	if errors.As(err, &ge) && isRefRace(ge.Stderr) {
+		return fmt.Errorf("updating %s: %w", ref, ErrRefChanged)
+	}
+	return fmt.Errorf("updating %s: %w", ref, err)
+}
+
+// isRefRace recognises git's messages for a compare-and-swap that lost: the
+// ref moved, exists when it should not, or is locked by another writer.
+func isRefRace(stderr string) bool {
+	for _, s := range []string{"but expected", "reference already exists", "cannot lock ref",
+		"unable to lock", "is at ", "incorrect old value", "cannot lock references", "File exists"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// RevisionError is returned when a revision does not name a commit.
+type RevisionError struct {
+	Rev    string
+	Reason string
+}
+
+func (e *RevisionError) Error() string { return fmt.Sprintf("%q %s", e.Rev, e.Reason) }
+
+// ResolveCommits resolves each revision (a full or abbreviated name, a ref,
+// HEAD~2, anything git accepts) to the commit it names, in one git process.
+// It returns a *RevisionError for the first one that names no commit.
+func (r *Repo) ResolveCommits(revs ...string) ([]Hash, error) {
+	hashes, errs, err := r.LookupCommits(revs...)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return hashes, nil
+}
+
+// LookupCommits resolves every revision in one git process and reports, for
+// each, its commit or a *RevisionError saying why it names none. The error
+// return is for git itself failing.
+func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
+	hashes := make([]Hash, len(revs))
+	errs := make([]error, len(revs))
+	var in bytes.Buffer
+	var asked []int
+	for i, rev := range revs {
+		if rev == "" || strings.ContainsAny(rev, "\n\x00") || strings.HasPrefix(rev, "-") {
+			errs[i] = &RevisionError{Rev: rev, Reason: "is not a revision"}
+			continue
+		}
+		in.WriteString(rev + "\n" + rev + "^{commit}\n")
+		asked = append(asked, i)
+	}
+	if len(asked) == 0 {
+		return hashes, errs, nil
+	}
+	out, err := r.git(context.Background(), in.Bytes(), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
+	for ; n < len(asked); n++ {
+		// Two lines a revision: the object it names, then it peeled to a commit.
+		if !sc.Scan() {
+			break
+		}
+		raw := sc.Text()
+		if !sc.Scan() {
+			break
+		}
+		i := asked[n]
+		line := sc.Text()
+		name, typ, _ := strings.Cut(line, " ")
+		_, rawType, _ := strings.Cut(raw, " ")
+		switch {
+		case strings.HasSuffix(raw, " ambiguous"):
+			errs[i] = &RevisionError{Rev: revs[i], Reason: "is ambiguous: give more digits"}
+		case strings.HasSuffix(raw, " missing"):
+			errs[i] = &RevisionError{Rev: revs[i], Reason: "names no commit in this repository"}
+		case strings.HasSuffix(line, " missing") || typ != "commit":
+			errs[i] = &RevisionError{Rev: revs[i], Reason: "names a " + rawType + ", not a commit"}
+		default:
+			h, err := ParseHash(name)
+			if err != nil {
+				errs[i] = &RevisionError{Rev: revs[i], Reason: "could not be resolved"}
+			}
+			hashes[i] = h
+		}
+	}
+	if n != len(asked) {
+		return nil, nil, fmt.Errorf("git cat-file answered %d of %d revisions", n, len(asked))
+	}
+	return hashes, errs, nil
+}
+
+// RevList returns the commits git rev-list selects with args (a revision
+// range such as main..topic, or several revisions), newest first.
+func (r *Repo) RevList(args ...string) ([]Hash, error) {
+	out, err := r.git(context.Background(), nil, append([]string{"rev-list"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var hashes []Hash
+	for _, line := range strings.Fields(string(out)) {
+		h, err := ParseHash(line)
+		if err != nil {
+			return nil, fmt.Errorf("git rev-list printed %q", line)
+		}
+		hashes = append(hashes, h)
+	}
+	return hashes, nil
+}
