@@ -1,0 +1,105 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// LineError is a line of a note or file that could not be read as a record.
+type LineError struct {
+	Line int // 1-based
+	Text string
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ParseLines reads JSON Lines: one record per non-blank line. Lines that do
+// not parse are returned as LineErrors; the others are still read.
+func ParseLines(data []byte) ([]Record, []*LineError) {
+	var recs []Record
+	var bad []*LineError
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		r, err := Parse(line)
+		if err != nil {
+			bad = append(bad, &LineError{Line: i + 1, Text: string(line), Err: err})
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, bad
+}
+
+// FormatNote returns a note's content: one canonical line per record,
+// sorted and without duplicate lines, each ending in a newline. This is the
+// fixed point of `git notes merge -s cat_sort_uniq`, so a merge of two
+// identical notes changes nothing. Lines that did not parse (unknown) are
+// kept verbatim so that nothing is lost when a note is rewritten.
+func FormatNote(recs []Record, unknown []string) []byte {
+	lines := make([]string, 0, len(recs)+len(unknown))
+	for i := range recs {
+		lines = append(lines, string(recs[i].Marshal()))
+	}
+	lines = append(lines, unknown...)
+	sort.Strings(lines)
+	var b bytes.Buffer
+	for i, l := range lines {
+		if i > 0 && l == lines[i-1] {
+			continue
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// MarkerName is the non-note entry at the root of the ledger's notes tree
+// that holds the ledger's schema version. Its name is not hex, so git keeps
+// it and never mistakes it for a note.
+const MarkerName = "evolve-ledger.json"
+
+// Version is the ledger schema version this git-evolve writes. A ledger whose
+// marker names a newer version is never written by this binary.
+var Version = semver.MustParse("1.0.0")
+
+// Marker is the content of MarkerName.
+type Marker struct {
+	Schema string `json:"schema"`
+}
+
+// MarkerBytes is the marker this binary writes.
+func MarkerBytes() []byte {
+	b, _ := json.Marshal(Marker{Schema: Version.String()})
+	return append(b, '\n')
+}
+
+// CheckWritable returns an error when the marker (the content of MarkerName,
+// nil when the ledger has none) names a schema newer than Version, or cannot
+// be read: writing such a ledger could corrupt it.
+func CheckWritable(marker []byte) error {
+	if marker == nil {
+		return nil
+	}
+	var m Marker
+	if err := json.Unmarshal(marker, &m); err != nil {
+		return fmt.Errorf("the ledger's %s does not parse (%v); refusing to write to a ledger this git-evolve does not understand", MarkerName, err)
+	}
+	v, err := semver.StrictNewVersion(m.Schema)
+	if err != nil {
+		return fmt.Errorf("the ledger's schema version %q is not a version; refusing to write to a ledger this git-evolve does not understand", m.Schema)
+	}
+	if v.GreaterThan(Version) {
+		return fmt.Errorf("the ledger uses schema %s, newer than the %s this git-evolve writes; upgrade git-evolve to write to it", v, Version)
+	}
+	return nil
+}

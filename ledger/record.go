@@ -1,0 +1,470 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SchemaMajor is the record schema major version this package writes (the
+// "v" field). Records with a larger v are reported, never rewritten.
+const SchemaMajor = 1
+
+// The results a cycle can have.
+const (
+	Improved    = "improved"
+	Regressed   = "regressed"
+	Unchanged   = "unchanged"
+	Harvested   = "harvested"
+	Quarantined = "quarantined"
+)
+
+// Results lists the valid results in the seeds' order.
+var Results = []string{Improved, Regressed, Unchanged, Harvested, Quarantined}
+
+// ValidResult reports whether s is one of Results.
+func ValidResult(s string) bool {
+	for _, r := range Results {
+		if s == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Productive reports whether a result delivered a commit (improved,
+// regressed, harvested): such records are stored as notes and need the
+// canonical sha and both goal counts.
+func Productive(result string) bool {
+	return result == Improved || result == Regressed || result == Harvested
+}
+
+// Record is one cycle. Field names are the seeds'. Fields this schema does
+// not know are kept in Extra and written back unchanged.
+type Record struct {
+	V             int
+	ID            string
+	Cycle         int
+	Target        string
+	Result        string
+	SHA           string
+	CanonicalSHA  string
+	LogSHA        string
+	CycleStartSHA string
+	Timestamp     string
+	GoalsPassing  *int
+	GoalsTotal    *int
+	QualityScore  *float64
+	IdleStreak    *int
+	Parallel      bool
+	GoalIDs       []string
+	Gate          json.RawMessage // a string such as "PASS" or "FAIL: surface", or an object
+	Trace         *Trace
+	Extra         map[string]json.RawMessage
+}
+
+// Commit is the commit the record names: canonical_sha, else sha.
+func (r *Record) Commit() string {
+	if r.CanonicalSHA != "" {
+		return r.CanonicalSHA
+	}
+	return r.SHA
+}
+
+// GateText is the gate outcome as text ("" when there is none).
+func (r *Record) GateText() string {
+	var s string
+	if len(r.Gate) > 0 && json.Unmarshal(r.Gate, &s) == nil {
+		return s
+	}
+	return string(r.Gate)
+}
+
+// Trace is the XP/BDD/TDD evidence of a cycle. All known fields are strings;
+// others are kept in Extra.
+type Trace struct {
+	Fields map[string]string // known fields that are present
+	Extra  map[string]json.RawMessage
+}
+
+// TraceFields are the known trace fields in the seeds' order.
+var TraceFields = []string{"goal_hypothesis", "selected_gap", "gherkin", "exemption_reason",
+	"first_failing_proof", "red_evidence", "green_evidence", "refactor_note",
+	"validation_evidence", "ratchet_action", "goal_reshape"}
+
+// FieldError is a line or value that does not fit the schema; Field names
+// the offending field ("" for the line as a whole).
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("field %q: %s", e.Field, e.Reason)
+}
+
+// legacy maps field names found in older cycle histories to this schema's.
+var legacy = map[string]string{
+	"goal_id":    "target",
+	"commit_sha": "sha",
+	"commit":     "sha",
+	"started_at": "timestamp",
+}
+
+// Parse reads one record from one JSON object. Legacy names (goal_id,
+// commit_sha, and the second writer's commit and started_at) are read as
+// their current names unless the current name is also present, in which case
+// the legacy field is kept as it is. A record without "v" is version 1.
+// It returns a *FieldError when the line does not fit the schema.
+func Parse(line []byte) (Record, error) {
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return Record{}, &FieldError{Reason: "not a JSON object: " + jsonReason(err)}
+	}
+	if raw == nil {
+		return Record{}, &FieldError{Reason: "not a JSON object"}
+	}
+	if dec.More() {
+		return Record{}, &FieldError{Reason: "more than one JSON value on the line"}
+	}
+	for old, cur := range legacy {
+		if v, ok := raw[old]; ok {
+			if _, has := raw[cur]; !has {
+				raw[cur] = v
+				delete(raw, old)
+			}
+		}
+	}
+	var r Record
+	var err error
+	take := func(k string) (json.RawMessage, bool) {
+		v, ok := raw[k]
+		if ok {
+			delete(raw, k)
+		}
+		return v, ok && string(v) != "null"
+	}
+	if v, ok := take("v"); ok {
+		if r.V, err = intField("v", v); err != nil {
+			return r, err
+		}
+		if r.V < 1 {
+			return r, &FieldError{"v", "must be 1 or more"}
+		}
+	} else {
+		r.V = 1
+	}
+	if r.V > SchemaMajor {
+		return r, &FieldError{"v", fmt.Sprintf("schema version %d is newer than this git-evolve reads (%d)", r.V, SchemaMajor)}
+	}
+	v, ok := take("cycle")
+	if !ok {
+		return r, &FieldError{"cycle", "is missing"}
+	}
+	if r.Cycle, err = intField("cycle", v); err != nil {
+		return r, err
+	}
+	if r.Cycle < 0 {
+		return r, &FieldError{"cycle", "must not be negative"}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"id", &r.ID}, {"target", &r.Target}, {"result", &r.Result}, {"sha", &r.SHA},
+		{"canonical_sha", &r.CanonicalSHA}, {"log_sha", &r.LogSHA},
+		{"cycle_start_sha", &r.CycleStartSHA}, {"timestamp", &r.Timestamp}} {
+		if v, ok := take(f.name); ok {
+			if err := json.Unmarshal(v, f.dst); err != nil {
+				return r, &FieldError{f.name, "must be a string"}
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  **int
+	}{{"goals_passing", &r.GoalsPassing}, {"goals_total", &r.GoalsTotal}, {"idle_streak", &r.IdleStreak}} {
+		if v, ok := take(f.name); ok {
+			n, err := intField(f.name, v)
+			if err != nil {
+				return r, err
+			}
+			*f.dst = &n
+		}
+	}
+	if v, ok := take("quality_score"); ok {
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return r, &FieldError{"quality_score", "must be a number"}
+		}
+		r.QualityScore = &f
+	}
+	if v, ok := take("parallel"); ok {
+		if err := json.Unmarshal(v, &r.Parallel); err != nil {
+			return r, &FieldError{"parallel", "must be true or false"}
+		}
+	}
+	if v, ok := take("goal_ids"); ok {
+		if err := json.Unmarshal(v, &r.GoalIDs); err != nil {
+			return r, &FieldError{"goal_ids", "must be an array of strings"}
+		}
+	}
+	if v, ok := take("gate"); ok {
+		r.Gate = compact(v)
+	}
+	if v, ok := take("trace"); ok {
+		t, err := ParseTrace(v)
+		if err != nil {
+			return r, err
+		}
+		r.Trace = t
+	}
+	if len(raw) > 0 {
+		r.Extra = map[string]json.RawMessage{}
+		for k, v := range raw {
+			r.Extra[k] = compact(v)
+		}
+	}
+	return r, nil
+}
+
+// ParseTrace reads a trace object. It returns a *FieldError naming "trace"
+// when data is not a JSON object or a known field is not a string.
+func ParseTrace(data []byte) (*Trace, error) {
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return nil, &FieldError{"trace", "must be a JSON object"}
+	}
+	if dec.More() {
+		return nil, &FieldError{"trace", "must be one JSON object"}
+	}
+	t := &Trace{Fields: map[string]string{}}
+	for _, k := range TraceFields {
+		v, ok := raw[k]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, &FieldError{"trace." + k, "must be a string"}
+		}
+		t.Fields[k] = s
+		delete(raw, k)
+	}
+	for k, v := range raw {
+		if t.Extra == nil {
+			t.Extra = map[string]json.RawMessage{}
+		}
+		t.Extra[k] = compact(v)
+	}
+	return t, nil
+}
+
+func intField(name string, v json.RawMessage) (int, error) {
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		// Accept integral numbers written as 12.0.
+		f, ferr := strconv.ParseFloat(string(v), 64)
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, &FieldError{name, "must be an integer"}
+		}
+		n = int64(f)
+	}
+	if n > math.MaxInt32 || n < math.MinInt32 {
+		return 0, &FieldError{name, "is out of range"}
+	}
+	return int(n), nil
+}
+
+func compact(v json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+func jsonReason(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+	}
+	return err.Error()
+}
+
+// Marshal returns the canonical one-line JSON form of the record: known
+// fields in the schema's order, then other fields sorted by name, no HTML
+// escaping, no trailing newline.
+func (r *Record) Marshal() []byte {
+	var w objWriter
+	w.field("v", r.V)
+	if r.ID != "" {
+		w.field("id", r.ID)
+	}
+	w.field("cycle", r.Cycle)
+	for _, f := range []struct{ k, v string }{{"target", r.Target}, {"result", r.Result},
+		{"sha", r.SHA}, {"canonical_sha", r.CanonicalSHA}, {"log_sha", r.LogSHA},
+		{"cycle_start_sha", r.CycleStartSHA}, {"timestamp", r.Timestamp}} {
+		if f.v != "" {
+			w.field(f.k, f.v)
+		}
+	}
+	if r.GoalsPassing != nil {
+		w.field("goals_passing", *r.GoalsPassing)
+	}
+	if r.GoalsTotal != nil {
+		w.field("goals_total", *r.GoalsTotal)
+	}
+	if r.QualityScore != nil {
+		w.raw("quality_score", []byte(strconv.FormatFloat(*r.QualityScore, 'g', -1, 64)))
+	}
+	if r.IdleStreak != nil {
+		w.field("idle_streak", *r.IdleStreak)
+	}
+	if r.Parallel {
+		w.field("parallel", true)
+	}
+	if r.GoalIDs != nil {
+		w.field("goal_ids", r.GoalIDs)
+	}
+	if len(r.Gate) > 0 {
+		w.raw("gate", r.Gate)
+	}
+	if r.Trace != nil {
+		w.raw("trace", r.Trace.Marshal())
+	}
+	w.extra(r.Extra)
+	return w.done()
+}
+
+// Marshal returns the canonical JSON form of the trace.
+func (t *Trace) Marshal() []byte {
+	var w objWriter
+	for _, k := range TraceFields {
+		if s, ok := t.Fields[k]; ok {
+			w.field(k, s)
+		}
+	}
+	w.extra(t.Extra)
+	return w.done()
+}
+
+type objWriter struct {
+	b bytes.Buffer
+	n int
+}
+
+func (w *objWriter) key(k string) {
+	if w.n == 0 {
+		w.b.WriteByte('{')
+	} else {
+		w.b.WriteByte(',')
+	}
+	w.n++
+	w.b.Write(encode(k))
+	w.b.WriteByte(':')
+}
+
+func (w *objWriter) field(k string, v any) { w.key(k); w.b.Write(encode(v)) }
+
+func (w *objWriter) raw(k string, v []byte) { w.key(k); w.b.Write(v) }
+
+func (w *objWriter) extra(m map[string]json.RawMessage) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w.raw(k, m[k])
+	}
+}
+
+func (w *objWriter) done() []byte {
+	if w.n == 0 {
+		return []byte("{}")
+	}
+	w.b.WriteByte('}')
+	return w.b.Bytes()
+}
+
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only strings, ints, bools and string slices reach here
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// DeriveID returns the id a record gets when it has none: a digest of its
+// canonical form without an id, so the same record imported twice, or in two
+// clones, has the same id. attached is the full name of the commit the
+// record is stored on ("" for journal records).
+func (r Record) DeriveID(attached string) string {
+	r.ID = ""
+	sum := sha256.Sum256(append(r.Marshal(), "\n"+attached...))
+	return hex.EncodeToString(sum[:10])
+}
+
+// Validate checks the rules every new record must follow: a known result,
+// a positive cycle number, and for productive results the canonical sha and
+// both goal counts (passing ≤ total). It returns a *FieldError.
+func (r *Record) Validate() error {
+	if !ValidResult(r.Result) {
+		return &FieldError{"result", fmt.Sprintf("%q is not one of %s", r.Result, strings.Join(Results, ", "))}
+	}
+	if r.Cycle < 1 {
+		return &FieldError{"cycle", "must be 1 or more"}
+	}
+	if Productive(r.Result) {
+		if r.Commit() == "" {
+			return &FieldError{"canonical_sha", fmt.Sprintf("is required for a %s cycle", r.Result)}
+		}
+		if r.GoalsPassing == nil {
+			return &FieldError{"goals_passing", fmt.Sprintf("is required for a %s cycle", r.Result)}
+		}
+		if r.GoalsTotal == nil {
+			return &FieldError{"goals_total", fmt.Sprintf("is required for a %s cycle", r.Result)}
+		}
+	}
+	if r.GoalsPassing != nil && *r.GoalsPassing < 0 {
+		return &FieldError{"goals_passing", "must not be negative"}
+	}
+	if r.GoalsTotal != nil && *r.GoalsTotal < 0 {
+		return &FieldError{"goals_total", "must not be negative"}
+	}
+	if r.GoalsPassing != nil && r.GoalsTotal != nil && *r.GoalsPassing > *r.GoalsTotal {
+		return &FieldError{"goals_passing", fmt.Sprintf("%d is more than goals_total %d", *r.GoalsPassing, *r.GoalsTotal)}
+	}
+	if r.IdleStreak != nil && *r.IdleStreak < 0 {
+		return &FieldError{"idle_streak", "must not be negative"}
+	}
+	return nil
+}
+
+// Less orders records for listing: by cycle, then timestamp, then id, so
+// two clones that both wrote cycle N list them the same way.
+func Less(a, b *Record) bool {
+	if a.Cycle != b.Cycle {
+		return a.Cycle < b.Cycle
+	}
+	if a.Timestamp != b.Timestamp {
+		return a.Timestamp < b.Timestamp
+	}
+	return a.ID < b.ID
+}
