@@ -1,0 +1,49 @@
+// Package gate decides whether a cycle's work counts. Today that is the
+// substantive-delta rule of the seeds: a cycle whose changes touch only the
+// loop's own bookkeeping (.agents/**, GOALS.yaml, GOALS.md, and paths a
+// project adds) delivered nothing, whatever the agent says.
+//
+// It works on paths and values only; callers read git.
+package gate
+
+import (
+	"path"
+	"strings"
+)
+
+// NonSubstantive are the paths whose changes never count as delivered work:
+// the agents' own files and the goals that measure the work.
+var NonSubstantive = []string{".agents/**", "GOALS.yaml", "GOALS.md"}
+
+// Substantive returns the paths that count as delivered work: those that
+// match neither NonSubstantive nor any of extra. Patterns are matched
+// against the whole slash-separated path from the repository root; a
+// pattern ending in "/**" matches everything below that directory, others
+// follow path.Match.
+func Substantive(paths []string, extra ...string) []string {
+	var out []string
+	for _, p := range paths {
+		if !matchAny(p, NonSubstantive) && !matchAny(p, extra) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func matchAny(p string, patterns []string) bool {
+	for _, pat := range patterns {
+		if Match(pat, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Match reports whether path p matches pattern pat (see Substantive).
+func Match(pat, p string) bool {
+	if dir, ok := strings.CutSuffix(pat, "/**"); ok {
+		return p == dir || strings.HasPrefix(p, dir+"/")
+	}
+	ok, err := path.Match(pat, p)
+	return err == nil && ok
+}

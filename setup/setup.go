@@ -1,0 +1,63 @@
+// Package setup makes a repository ready for git-evolve: the git config
+// that carries ledger notes through rewrites and shows them in git log, and
+// fetch refspecs that bring each remote's ledger into a tracking ref. It
+// only ever adds config values, never replaces or removes the user's, and
+// it never writes a push refspec or a fetch refspec into refs/notes/evolve
+// itself (either would break or silently overwrite a user's fetch and push).
+package setup
+
+import (
+	"fmt"
+	"slices"
+
+	"git-evolve/gitstore"
+)
+
+// NotesRef is the ledger's notes ref.
+const NotesRef = "refs/notes/evolve"
+
+// TrackingRef is where the ledger of remote is fetched to.
+func TrackingRef(remote string) string { return "refs/notes/remotes/" + remote + "/evolve" }
+
+// FetchRefspec is the tracking fetch refspec for remote. Forcing it is safe:
+// it only ever moves the tracking ref, which git-evolve merges from.
+func FetchRefspec(remote string) string { return "+" + NotesRef + ":" + TrackingRef(remote) }
+
+// Change is one config value Init added.
+type Change struct {
+	Key, Value string
+}
+
+func (c Change) String() string { return fmt.Sprintf("%s = %s", c.Key, c.Value) }
+
+// Init adds what is missing of: notes.rewriteRef and notes.displayRef for
+// the ledger, and a tracking fetch refspec for every remote. It returns
+// what it added; a second run adds nothing.
+func Init(repo *gitstore.Repo) ([]Change, error) {
+	want := []Change{
+		{"notes.rewriteRef", NotesRef},
+		{"notes.displayRef", NotesRef},
+	}
+	remotes, err := repo.Remotes()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range remotes {
+		want = append(want, Change{"remote." + r + ".fetch", FetchRefspec(r)})
+	}
+	var done []Change
+	for _, c := range want {
+		have, err := repo.ConfigGetAll(c.Key)
+		if err != nil {
+			return done, err
+		}
+		if slices.Contains(have, c.Value) {
+			continue
+		}
+		if err := repo.ConfigAdd(c.Key, c.Value); err != nil {
+			return done, err
+		}
+		done = append(done, c)
+	}
+	return done, nil
+}
