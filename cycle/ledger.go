@@ -1,0 +1,220 @@
+// Package cycle keeps the record of evolve cycles. It appends records under
+// the seeds' rules (known result, required fields for productive cycles,
+// shas that name commits, unique cycle numbers, the substantive-delta
+// downgrade), allocating cycle numbers safely when many processes record at
+// once; it stores productive records as notes in refs/notes/evolve on the
+// commit they delivered and the rest in the local journal; and it reads the
+// ledger back for listing, showing, importing and exporting.
+//
+// Writes are serialised between git-evolve processes by a lock file under
+// the common git directory and made safe against every other writer by the
+// compare-and-swap in gitstore: a write that loses the race is redone on
+// the new ledger, never dropped.
+package cycle
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"git-evolve/gitstore"
+	"git-evolve/journal"
+	"git-evolve/ledger"
+)
+
+// NotesRef is the ref that holds the ledger.
+const NotesRef = "refs/notes/evolve"
+
+// Ledger is the cycle ledger of one repository: the notes in NotesRef and
+// the local journal.
+type Ledger struct {
+	repo     *gitstore.Repo
+	journal  *journal.Journal
+	stateDir string
+	now      func() time.Time
+}
+
+// Open returns the ledger of repo. now is the clock records are stamped with.
+func Open(repo *gitstore.Repo, now func() time.Time) *Ledger {
+	dir := filepath.Join(repo.CommonDir(), "evolve")
+	return &Ledger{repo: repo, journal: journal.At(dir), stateDir: dir, now: now}
+}
+
+// Repo is the repository the ledger lives in.
+func (l *Ledger) Repo() *gitstore.Repo { return l.repo }
+
+// Entry is a record and where it is stored.
+type Entry struct {
+	Record ledger.Record
+	// Commit is the commit whose note holds the record; zero for journal
+	// records.
+	Commit gitstore.Hash
+	// Journal is true for records kept in the local journal.
+	Journal bool
+	// Absent is true when Commit is not in this clone (the ledger was
+	// fetched, the commit was not).
+	Absent bool
+}
+
+// NoteError is a line of a ledger note, or of the journal, that does not
+// parse. The line is kept where it is; it is reported, not dropped.
+type NoteError struct {
+	Commit  gitstore.Hash // zero for the journal
+	Journal bool
+	Line    int
+	Text    string
+	Err     error
+}
+
+func (e *NoteError) Error() string {
+	where := "the journal"
+	if !e.Journal {
+		where = "the note on " + e.Commit.Short()
+	}
+	return fmt.Sprintf("%s, line %d: %v", where, e.Line, e.Err)
+}
+
+// Listing is what a read of the ledger found.
+type Listing struct {
+	Entries []Entry
+	Errors  []*NoteError
+}
+
+// ListOptions selects what List reads.
+type ListOptions struct {
+	// Commits restricts the listing to records on these commits; nil
+	// means the whole ledger.
+	Commits []gitstore.Hash
+	// Journal adds the journal's records (only with the whole ledger).
+	Journal bool
+}
+
+// List reads the ledger and returns its records in cycle order (see
+// ledger.Less). Notes that do not parse are returned in Errors; their other
+// lines and all other notes are still listed.
+func (l *Ledger) List(opts ListOptions) (*Listing, error) {
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		return nil, err
+	}
+	var notes []noteRef
+	if opts.Commits == nil || len(opts.Commits) > 64 {
+		want := map[gitstore.Hash]bool{}
+		for _, c := range opts.Commits {
+			want[c] = true
+		}
+		err = snap.Walk(func(obj, blob gitstore.Hash) error {
+			if opts.Commits == nil || want[obj] {
+				notes = append(notes, noteRef{obj, blob})
+			}
+			return nil
+		})
+	} else {
+		for _, c := range opts.Commits {
+			blobs, ferr := snap.Find(c)
+			if ferr != nil {
+				err = ferr
+				break
+			}
+			for _, b := range blobs {
+				notes = append(notes, noteRef{c, b})
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	}
+	out := &Listing{Entries: make([]Entry, 0, len(notes))}
+	for _, n := range notes {
+		data, err := l.repo.ReadBlob(n.blob)
+		if err != nil {
+			return nil, fmt.Errorf("reading the note on %s: %w", n.obj.Short(), err)
+		}
+		recs, bad := ledger.ParseLines(data)
+		absent := opts.Commits == nil && !l.repo.HasObject(n.obj)
+		for _, r := range recs {
+			out.Entries = append(out.Entries, Entry{Record: r, Commit: n.obj, Absent: absent})
+		}
+		for _, b := range bad {
+			out.Errors = append(out.Errors, &NoteError{Commit: n.obj, Line: b.Line, Text: b.Text, Err: b.Err})
+		}
+	}
+	if opts.Journal && opts.Commits == nil {
+		recs, bad, err := l.journal.Read()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			out.Entries = append(out.Entries, Entry{Record: r, Journal: true})
+		}
+		for _, b := range bad {
+			out.Errors = append(out.Errors, &NoteError{Journal: true, Line: b.Line, Text: b.Text, Err: b.Err})
+		}
+	}
+	sortEntries(out.Entries)
+	return out, nil
+}
+
+type noteRef struct{ obj, blob gitstore.Hash }
+
+func sortEntries(es []Entry) {
+	sort.SliceStable(es, func(i, j int) bool { return ledger.Less(&es[i].Record, &es[j].Record) })
+}
+
+// Show returns the records of one cycle (by number) or on one commit. A
+// query made only of digits is a cycle number when the ledger or the
+// journal has that cycle; otherwise it is read as a revision. It returns
+// ErrNotFound when nothing matches.
+func (l *Ledger) Show(query string) (*Listing, error) {
+	if n, ok := cycleNumber(query); ok {
+		all, err := l.List(ListOptions{Journal: true})
+		if err != nil {
+			return nil, err
+		}
+		out := &Listing{Errors: all.Errors}
+		for _, e := range all.Entries {
+			if e.Record.Cycle == n {
+				out.Entries = append(out.Entries, e)
+			}
+		}
+		if len(out.Entries) > 0 {
+			return out, nil
+		}
+		if len(query) < 4 {
+			return nil, fmt.Errorf("%w: no cycle %d in the ledger or the journal", ErrNotFound, n)
+		}
+	}
+	hashes, err := l.repo.ResolveCommits(query)
+	if err != nil {
+		var re *gitstore.RevisionError
+		if errors.As(err, &re) {
+			return nil, fmt.Errorf("%w: %q is neither a cycle number in the ledger nor a commit", ErrNotFound, query)
+		}
+		return nil, err
+	}
+	out, err := l.List(ListOptions{Commits: hashes})
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Entries) == 0 && len(out.Errors) == 0 {
+		return nil, fmt.Errorf("%w: commit %s has no record in the ledger", ErrNotFound, hashes[0].Short())
+	}
+	return out, nil
+}
+
+// ErrNotFound is returned by Show when no record matches.
+var ErrNotFound = errors.New("not found")
+
+func cycleNumber(s string) (int, bool) {
+	if s == "" || len(s) > 9 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

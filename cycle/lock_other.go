@@ -1,0 +1,33 @@
+//go:build !unix
+
+package cycle
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// lockFile takes an exclusive lock on path by creating path+".lock", as git
+// does, waiting up to a minute for another holder.
+func lockFile(path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	lock := path + ".lock"
+	deadline := time.Now().Add(time.Minute)
+	for {
+		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			f.Close()
+			return func() { os.Remove(lock) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("cannot lock %s (remove it if no git-evolve is running): %w", lock, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

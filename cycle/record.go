@@ -1,0 +1,304 @@
+package cycle
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"git-evolve/gate"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// InputError is a request that breaks one of the ledger's rules. Field
+// names the record field at fault (and so the flag that set it). Nothing
+// was written.
+type InputError struct {
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string { return e.Msg }
+
+// fieldInput turns a schema rule the record breaks into an InputError.
+func fieldInput(err error) error {
+	var fe *ledger.FieldError
+	if errors.As(err, &fe) {
+		return &InputError{Field: fe.Field, Msg: fe.Reason}
+	}
+	return err
+}
+
+func inputErr(field, format string, args ...any) error {
+	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// RecordResult is what Record stored.
+type RecordResult struct {
+	Entry Entry
+	// Downgraded is true when an improved cycle was stored as unchanged
+	// because its delta touched only non-substantive paths.
+	Downgraded bool
+}
+
+// maxAttempts bounds how often a write is redone after losing a race with
+// another writer of the notes ref.
+const maxAttempts = 20
+
+// Record stores one cycle record. The record's sha fields hold revisions
+// as the user gave them (they are resolved here); Cycle 0 asks for the next
+// number. Productive and quarantined records become part of the note on
+// their canonical commit (HEAD when none is given); idle and unchanged
+// records go to the local journal. It returns an *InputError when the
+// request breaks a rule, in which case nothing is written.
+func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
+	if !ledger.ValidResult(rec.Result) {
+		return nil, fieldInput(rec.Validate())
+	}
+	auto := rec.Cycle == 0
+	toNotes := ledger.Productive(rec.Result) || rec.Result == ledger.Quarantined
+	if toNotes && rec.CanonicalSHA == "" {
+		rec.CanonicalSHA = "HEAD"
+	}
+	if err := l.resolveShas(&rec); err != nil {
+		return nil, err
+	}
+	rec.SHA = rec.CanonicalSHA
+	rec.V = ledger.SchemaMajor
+	if auto {
+		rec.Cycle = 1 // a placeholder for validation; the number is taken under the lock
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, fieldInput(err)
+	}
+	res := &RecordResult{}
+	if rec.Result == ledger.Improved && rec.CycleStartSHA != "" {
+		start, _ := gitstore.ParseHash(rec.CycleStartSHA)
+		end, _ := gitstore.ParseHash(rec.CanonicalSHA)
+		paths, err := l.repo.ChangedPaths(start, end)
+		if err != nil {
+			return nil, err
+		}
+		if len(gate.Substantive(paths)) == 0 {
+			rec.Result = ledger.Unchanged
+			res.Downgraded = true
+			toNotes = false
+		}
+	}
+	rec.Timestamp = l.now().Format(time.RFC3339)
+
+	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	for attempt := 1; ; attempt++ {
+		snap, err := l.repo.ReadNotes(NotesRef)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := l.loadIndex(snap)
+		if err != nil {
+			return nil, err
+		}
+		used, err := l.usedCycles(ix)
+		if err != nil {
+			return nil, err
+		}
+		if auto {
+			rec.Cycle = maxCycle(used) + 1
+		} else if where, ok := used[rec.Cycle]; ok {
+			return nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, maxCycle(used)+1)
+		}
+		if !toNotes {
+			rec.ID = rec.DeriveID("")
+			if err := l.journal.Append(rec); err != nil {
+				return nil, err
+			}
+			res.Entry = Entry{Record: rec, Journal: true}
+			return res, nil
+		}
+		commit, _ := gitstore.ParseHash(rec.CanonicalSHA)
+		rec.ID = rec.DeriveID(commit.String())
+		next, err := l.writeNotes(snap, map[gitstore.Hash][]ledger.Record{commit: {rec}},
+			fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result))
+		if errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts {
+			time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ix.notes = next.snap.Commit()
+		for obj, cycles := range next.cycles {
+			ix.set(obj, cycles)
+		}
+		_ = ix.save(l.indexPath())
+		res.Entry = Entry{Record: rec, Commit: commit}
+		return res, nil
+	}
+}
+
+// resolveShas turns the revisions in the sha fields into full commit names.
+func (l *Ledger) resolveShas(rec *ledger.Record) error {
+	fields := []struct {
+		name string
+		val  *string
+	}{{"canonical_sha", &rec.CanonicalSHA}, {"cycle_start_sha", &rec.CycleStartSHA}, {"log_sha", &rec.LogSHA}}
+	var revs []string
+	var which []int
+	for i, f := range fields {
+		if *f.val != "" {
+			revs = append(revs, *f.val)
+			which = append(which, i)
+		}
+	}
+	hashes, errs, err := l.repo.LookupCommits(revs...)
+	if err != nil {
+		return err
+	}
+	for k, i := range which {
+		if errs[k] != nil {
+			return inputErr(fields[i].name, "%v", errs[k])
+		}
+		*fields[i].val = hashes[k].String()
+	}
+	return nil
+}
+
+// usedCycles returns every cycle number in the ledger and the journal, with
+// where it is.
+func (l *Ledger) usedCycles(ix *index) (map[int]string, error) {
+	used := map[int]string{}
+	for c, obj := range ix.cycles() {
+		used[c] = "on commit " + obj.Short()
+	}
+	recs, _, err := l.journal.Read()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if _, ok := used[r.Cycle]; !ok {
+			used[r.Cycle] = "in the local journal"
+		}
+	}
+	return used, nil
+}
+
+func maxCycle(used map[int]string) int {
+	m := 0
+	for c := range used {
+		if c > m {
+			m = c
+		}
+	}
+	return m
+}
+
+// written is the outcome of writeNotes.
+type written struct {
+	snap   *gitstore.Notes
+	cycles map[gitstore.Hash][]int // cycles now on each edited commit
+	added  int                     // records that were not there yet
+}
+
+// writeNotes adds records to the notes of their commits in one notes
+// commit on top of snap. Records whose id a note already holds are not added
+// twice; lines of an existing note that do not parse are kept verbatim. It
+// returns an error wrapping gitstore.ErrRefChanged when the ref moved since
+// snap was read, and an error when the ledger's schema is newer than ours.
+func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger.Record, message string) (*written, error) {
+	extras, err := l.markerEdit(snap)
+	if err != nil {
+		return nil, err
+	}
+	out := &written{cycles: map[gitstore.Hash][]int{}}
+	var edits []gitstore.NoteEdit
+	for commit, recs := range add {
+		blobs, err := snap.Find(commit)
+		if err != nil {
+			return nil, err
+		}
+		var have []ledger.Record
+		var keep []string
+		for _, b := range blobs {
+			data, err := l.repo.ReadBlob(b)
+			if err != nil {
+				return nil, err
+			}
+			rs, bad := ledger.ParseLines(data)
+			have = append(have, rs...)
+			for _, e := range bad {
+				keep = append(keep, e.Text)
+			}
+		}
+		ids := map[string]bool{}
+		for _, r := range have {
+			ids[r.ID] = true
+		}
+		n := len(have)
+		for _, r := range recs {
+			if !ids[r.ID] {
+				ids[r.ID] = true
+				have = append(have, r)
+			}
+		}
+		if len(have) == n && len(blobs) == 1 {
+			continue // nothing new on this commit
+		}
+		out.added += len(have) - n
+		blob, err := l.repo.WriteBlob(ledger.FormatNote(have, keep))
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
+		for _, r := range have {
+			out.cycles[commit] = append(out.cycles[commit], r.Cycle)
+		}
+	}
+	if len(edits) == 0 {
+		out.snap = snap
+		return out, nil
+	}
+	tree, err := snap.ApplyNotes(edits, extras)
+	if err != nil {
+		return nil, err
+	}
+	author, committer, err := l.repo.Identity()
+	if err != nil {
+		return nil, err
+	}
+	if out.snap, err = snap.CommitNotes(NotesRef, tree, message+"\n", author, committer); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// markerEdit checks the ledger's schema marker and returns the root entry
+// to write when the marker is missing or older than this binary's.
+func (l *Ledger) markerEdit(snap *gitstore.Notes) (map[string]gitstore.Hash, error) {
+	h, ok, err := snap.NonNote(ledger.MarkerName)
+	if err != nil {
+		return nil, err
+	}
+	want := ledger.MarkerBytes()
+	if ok {
+		data, err := l.repo.ReadBlob(h)
+		if err != nil {
+			return nil, err
+		}
+		if err := ledger.CheckWritable(data); err != nil {
+			return nil, err
+		}
+		if string(data) == string(want) {
+			return nil, nil
+		}
+	}
+	mh, err := l.repo.WriteBlob(want)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]gitstore.Hash{ledger.MarkerName: mh}, nil
+}
