@@ -1,0 +1,209 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+)
+
+// cli is the whole command line.
+type cli struct {
+	Chdir string `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
+
+	Init    initCmd    `cmd:"" help:"Make the repository ready for the ledger (git config, fetch refspecs)."`
+	Record  recordCmd  `cmd:"" help:"Record one cycle in the ledger (drop-in for evolve-log-cycle.sh)."`
+	Log     logCmd     `cmd:"" help:"List the cycles in the ledger."`
+	Show    showCmd    `cmd:"" help:"Show the whole record of a cycle or of a commit."`
+	Import  importCmd  `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
+	Export  exportCmd  `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
+	Version versionCmd `cmd:"" help:"Print git-evolve's version."`
+}
+
+const description = `The harness and the shared ledger for evolve loops.
+
+Each cycle is a git note on the commit it delivered (refs/notes/evolve), so the
+history of what the loop did is cloned, fetched and pushed with the repository.
+
+Exit codes: 0 ok, 1 runtime error, 2 integrity breach, 3 recoverable failure
+(a cycle regressed and was reverted), 4 halted, 5 paused, 10 usage error.`
+
+// env is what commands work with: streams, the clock, and the repository,
+// opened on first use so that --help and version work anywhere.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	dir            string
+	now            func() time.Time
+	repo           *gitstore.Repo
+	ledger         *cycle.Ledger
+}
+
+// Repo opens the repository git would use in the working directory.
+func (e *env) Repo() (*gitstore.Repo, error) {
+	if e.repo == nil {
+		r, err := gitstore.Open(e.dir)
+		if err != nil {
+			return nil, err
+		}
+		e.repo = r
+	}
+	return e.repo, nil
+}
+
+// Ledger opens the repository's ledger.
+func (e *env) Ledger() (*cycle.Ledger, error) {
+	if e.ledger == nil {
+		r, err := e.Repo()
+		if err != nil {
+			return nil, err
+		}
+		e.ledger = cycle.Open(r, e.now)
+	}
+	return e.ledger, nil
+}
+
+// path resolves a path the user typed against the working directory.
+func (e *env) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.dir, p)
+}
+
+// color reports whether stdout may be coloured: a terminal, and NO_COLOR
+// unset (https://no-color.org).
+func (e *env) color() bool {
+	if e.getenv("NO_COLOR") != "" || e.getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := e.stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// exitRequest carries kong's request to exit (after --help) out of the parser.
+type exitRequest struct{ code int }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
+	var c cli
+	wd, err := os.Getwd()
+	if err != nil {
+		report(stderr, err)
+		return exitRuntime
+	}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, dir: wd}
+	e.now = clock(getenv)
+	defer func() {
+		if r := recover(); r != nil {
+			x, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			code = x.code
+		}
+		if e.repo != nil {
+			e.repo.Close()
+		}
+	}()
+	parser, err := kong.New(&c,
+		kong.Name("git-evolve"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Bind(e),
+	)
+	if err != nil {
+		report(stderr, err)
+		return exitRuntime
+	}
+	if len(args) == 0 {
+		args = []string{"--help"}
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		report(stderr, withHint(err, "see 'git evolve "+commandOf(args)+"--help'"))
+		return exitUsage
+	}
+	if c.Chdir != "" {
+		e.dir = e.path(c.Chdir)
+		if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
+			report(stderr, usagef("-C %s: not a directory", c.Chdir))
+			return exitUsage
+		}
+	}
+	if err := kctx.Run(); err != nil {
+		report(stderr, err)
+		return exitCode(err)
+	}
+	return exitOK
+}
+
+// commandOf guesses the subcommand from raw arguments, for the usage hint.
+func commandOf(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a + " "
+		}
+	}
+	return ""
+}
+
+// clock returns the time records are stamped with: GIT_COMMITTER_DATE when
+// it is set (as git does for commits, which also makes output reproducible),
+// the system clock otherwise.
+func clock(getenv func(string) string) func() time.Time {
+	if t, ok := parseGitDate(getenv("GIT_COMMITTER_DATE")); ok {
+		return func() time.Time { return t }
+	}
+	return time.Now
+}
+
+// parseGitDate reads the date formats scripts give git most often: git's
+// internal "@1700000000 +0200" or "1700000000 +0200", RFC 3339 / ISO 8601,
+// and RFC 2822.
+func parseGitDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false
+	}
+	if f := strings.Fields(strings.TrimPrefix(s, "@")); len(f) >= 1 && len(f) <= 2 {
+		if secs, err := strconv.ParseInt(f[0], 10, 64); err == nil && len(f[0]) >= 9 {
+			t := time.Unix(secs, 0).UTC()
+			if len(f) == 2 {
+				if z, err := time.Parse("-0700", f[1]); err == nil {
+					t = t.In(z.Location())
+				}
+			}
+			return t, true
+		}
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05", time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// notFound turns cycle.ErrNotFound into a usage error (the user named
+// something that is not there).
+func notFound(err error) error {
+	if errors.Is(err, cycle.ErrNotFound) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), cycle.ErrNotFound.Error()+": "))
+	}
+	return err
+}

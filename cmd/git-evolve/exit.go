@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+)
+
+// Exit codes: one table, listed in the README.
+const (
+	exitOK          = 0  // ok
+	exitRuntime     = 1  // runtime error
+	exitIntegrity   = 2  // integrity breach: verify failed, ledger inconsistent
+	exitRecoverable = 3  // finished with a recoverable failure (a cycle regressed and was reverted)
+	exitHalted      = 4  // halted: kill switch, breaker, convergence
+	exitPaused      = 5  // paused: quota, budget; resumable
+	exitUsage       = 10 // usage error: bad flags, bad input, missing goal
+)
+
+// usageError is a command line or input the user must fix.
+type usageError struct {
+	msg  string
+	hint string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// integrityError is a ledger that does not read cleanly. The command has
+// done what it could (listed what parses) before returning it.
+type integrityError struct{ msg string }
+
+func (e *integrityError) Error() string { return e.msg }
+
+// hinted carries advice to print after the error.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+func withHint(err error, hint string) error { return &hinted{err: err, hint: hint} }
+
+// exitCode maps an error to the exit-code table.
+func exitCode(err error) int {
+	var (
+		pe *kong.ParseError
+		ue *usageError
+		ie *cycle.InputError
+		ge *integrityError
+	)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &ie):
+		return exitUsage
+	case errors.As(err, &ge):
+		return exitIntegrity
+	}
+	return exitRuntime
+}
+
+// report prints err as `git-evolve: error: …` with any hints.
+func report(w io.Writer, err error) {
+	msg := err.Error()
+	var ie *cycle.InputError
+	if errors.As(err, &ie) && ie.Field != "" {
+		msg = flagFor(ie.Field) + ": " + ie.Msg
+	}
+	fmt.Fprintf(w, "git-evolve: error: %s\n", lowerFirst(msg))
+	var h *hinted
+	if errors.As(err, &h) {
+		fmt.Fprintf(w, "git-evolve: hint: %s\n", h.hint)
+	}
+	var ue *usageError
+	if errors.As(err, &ue) && ue.hint != "" {
+		fmt.Fprintf(w, "git-evolve: hint: %s\n", ue.hint)
+	}
+	if errors.Is(err, gitstore.ErrNotRepository) {
+		fmt.Fprintf(w, "git-evolve: hint: run it inside a git repository, or name one with -C <path>\n")
+	}
+}
+
+// flagFor names the record command's flag for a record field.
+func flagFor(field string) string {
+	switch field {
+	case "trace":
+		return "--trace-json"
+	case "sha":
+		return "--canonical-sha"
+	}
+	if strings.HasPrefix(field, "trace.") {
+		return "--trace-json (" + strings.TrimPrefix(field, "trace.") + ")"
+	}
+	return "--" + strings.ReplaceAll(field, "_", "-")
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	if len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z' {
+		return s // an acronym such as "HEAD"
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// allowed lists, for each package of the module, the module packages it may
+// import (docs/architecture.md). Only gitstore may import go-git.
+var allowed = map[string][]string{
+	"cmd/git-evolve": {"cycle", "gitstore", "ledger", "setup", "gate", "journal"},
+	"setup":          {"gitstore"},
+	"cycle":          {"gitstore", "ledger", "journal", "gate"},
+	"gate":           {},
+	"journal":        {"ledger"},
+	"ledger":         {},
+	"gitstore":       {},
+}
+
+func TestLayering(t *testing.T) {
+	root := "../.."
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != root || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "bench") {
+			return nil
+		}
+		ok, known := allowed[rel]
+		if !known {
+			t.Errorf("package %s is not in the layering table: add it to docs/architecture.md and this test", rel)
+			return nil
+		}
+		seen[rel] = true
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, "github.com/go-git/") && rel != "gitstore" {
+				t.Errorf("%s imports %s: only gitstore may import go-git", path, p)
+			}
+			if mod, ok2 := strings.CutPrefix(p, "git-evolve/"); ok2 && !slices.Contains(ok, mod) {
+				t.Errorf("%s imports %s, which is not below it (docs/architecture.md)", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range allowed {
+		if !seen[p] {
+			t.Errorf("package %s in the layering table has no Go files", p)
+		}
+	}
+}

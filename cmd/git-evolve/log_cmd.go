@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+type logCmd struct {
+	Range  []string `arg:"" optional:"" name:"revision-range" help:"Show only records on these commits (anything git rev-list accepts, e.g. main..topic)."`
+	JSON   bool     `name:"json" help:"One record per line in the seeds' schema, in cycle order."`
+	Target string   `help:"Only cycles with this target." placeholder:"ID"`
+	Result string   `help:"Only cycles with this result." placeholder:"RESULT"`
+	Since  string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
+	Limit  int      `help:"Only the last N cycles (after the other filters)." placeholder:"N"`
+	All    bool     `help:"Include the local journal (idle and unchanged cycles)."`
+}
+
+func (logCmd) Help() string {
+	return `Without a revision range, lists the whole ledger, including records on commits
+this clone has not fetched (marked "not fetched"). With one, lists the records
+on those commits. The table shows cycle, result, target, goals passing/total,
+the commit, its subject and the record's age; --json prints the records
+themselves. A note that does not parse is reported on stderr with its commit,
+the rest are still listed, and the exit code is 2.`
+}
+
+func (c *logCmd) Run(e *env) error {
+	if c.Result != "" && !ledger.ValidResult(c.Result) {
+		return usagef("--result: %q is not one of %s", c.Result, strings.Join(ledger.Results, ", "))
+	}
+	if c.Limit < 0 {
+		return usagef("--limit: must not be negative")
+	}
+	now := e.now()
+	var since time.Time
+	if c.Since != "" {
+		t, ok := parseSince(c.Since, now)
+		if !ok {
+			return usagef("--since: cannot read %q as a date or an age", c.Since)
+		}
+		since = t
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	opts := cycle.ListOptions{Journal: c.All}
+	if len(c.Range) > 0 {
+		if c.All {
+			return usagef("--all lists the whole ledger: it cannot be combined with a revision range")
+		}
+		commits, err := l.Repo().RevList(c.Range...)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		opts.Commits = commits
+		if opts.Commits == nil {
+			opts.Commits = []gitstore.Hash{}
+		}
+	}
+	list, err := l.List(opts)
+	if err != nil {
+		return err
+	}
+	entries := list.Entries[:0:0]
+	for _, en := range list.Entries {
+		r := &en.Record
+		if c.Target != "" && r.Target != c.Target || c.Result != "" && r.Result != c.Result {
+			continue
+		}
+		if !since.IsZero() {
+			t, err := time.Parse(time.RFC3339, r.Timestamp)
+			if err != nil || t.Before(since) {
+				continue
+			}
+		}
+		entries = append(entries, en)
+	}
+	if c.Limit > 0 && len(entries) > c.Limit {
+		entries = entries[len(entries)-c.Limit:]
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	if c.JSON {
+		for i := range entries {
+			w.Write(entries[i].Record.Marshal())
+			w.WriteByte('\n')
+		}
+	} else {
+		printTable(w, l.Repo(), entries, now, e.color())
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return noteErrors(e, list.Errors)
+}
+
+// noteErrors reports ledger lines that do not parse and returns the
+// integrity error that sets the exit code.
+func noteErrors(e *env, errs []*cycle.NoteError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	for _, ne := range errs {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %v\n", ne)
+	}
+	return withHint(&integrityError{fmt.Sprintf("%d ledger line(s) do not parse; they were skipped, the rest is listed", len(errs))},
+		"see a note with 'git notes --ref=evolve show <commit>'")
+}
+
+var resultColor = map[string]string{
+	ledger.Improved:    "32",
+	ledger.Regressed:   "31",
+	ledger.Harvested:   "36",
+	ledger.Unchanged:   "2",
+	ledger.Quarantined: "33",
+}
+
+func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE")
+	for _, en := range entries {
+		r := &en.Record
+		goals := "-"
+		if r.GoalsPassing != nil && r.GoalsTotal != nil {
+			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
+		}
+		commit, subject := "-", ""
+		switch {
+		case en.Journal:
+			subject = "(local journal)"
+		case en.Absent:
+			commit, subject = en.Commit.Short(), "(not fetched)"
+		default:
+			commit = en.Commit.Short()
+			if ci, err := repo.Commit(en.Commit); err == nil {
+				subject = ci.Subject()
+			}
+		}
+		result := r.Result
+		if color {
+			if code, ok := resultColor[result]; ok {
+				// Pad before colouring so that the escapes do not upset the columns.
+				result = fmt.Sprintf("\x1b[%sm%-11s\x1b[0m", code, result)
+			}
+		}
+		target := r.Target
+		if target == "" && len(r.GoalIDs) > 0 {
+			target = strings.Join(r.GoalIDs, ",")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cycle, result, dash(target), goals, commit,
+			truncate(subject, 60), age(r.Timestamp, now))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// age is how long before now the timestamp was, in the largest whole unit.
+func age(ts string, now time.Time) string {
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in the future"
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	case d < 14*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dw ago", int(d.Hours()/24/7))
+	case d < 730*24*time.Hour:
+		return fmt.Sprintf("%dmo ago", int(d.Hours()/24/30))
+	}
+	return fmt.Sprintf("%dy ago", int(d.Hours()/24/365))
+}
+
+// parseSince reads a date (2026-01-31, RFC 3339) or an age (90m, 36h, 7d, 2w).
+func parseSince(s string, now time.Time) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, true
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, now.Location()); err == nil {
+		return t, true
+	}
+	if len(s) >= 2 {
+		unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[len(s)-1]]
+		if n, err := strconv.Atoi(s[:len(s)-1]); err == nil && unit != 0 && n >= 0 {
+			return now.Add(-time.Duration(n) * unit), true
+		}
+	}
+	return time.Time{}, false
+}

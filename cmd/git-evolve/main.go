@@ -1,0 +1,17 @@
+// Command git-evolve is the harness and the shared ledger for evolve loops,
+// run as `git evolve`. This package is its face: it parses the command line
+// with kong, opens the repository when a command needs it, prints results
+// and maps errors to the exit codes in the README. Everything else lives in
+// the packages below it.
+package main
+
+import "os"
+
+func main() { os.Exit(Main()) }
+
+// Main runs git-evolve with the process's arguments, environment and
+// standard streams, and returns the exit code. It is the only entry point:
+// nothing else exits the process.
+func Main() int {
+	return run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"git-evolve/cycle"
+	"git-evolve/ledger"
+)
+
+type recordCmd struct {
+	Cycle         int      `help:"Cycle number (default: the next number in the ledger)." placeholder:"N"`
+	Target        string   `help:"Target goal id, or 'idle'." placeholder:"ID"`
+	Result        string   `required:"" help:"One of improved, regressed, unchanged, harvested, quarantined." placeholder:"RESULT"`
+	CanonicalSHA  string   `name:"canonical-sha" help:"The commit the cycle delivered (default HEAD for notes records)." placeholder:"REV"`
+	CycleStartSHA string   `name:"cycle-start-sha" help:"The commit the cycle started from; enables the substantive-delta rule." placeholder:"REV"`
+	LogSHA        string   `name:"log-sha" help:"The bookkeeping commit, when it differs from the canonical one." placeholder:"REV"`
+	GoalsPassing  *int     `name:"goals-passing" help:"Goals passing after the cycle." placeholder:"N"`
+	GoalsTotal    *int     `name:"goals-total" help:"Goals measured." placeholder:"N"`
+	QualityScore  *float64 `name:"quality-score" help:"Quality score (quality mode)." placeholder:"X"`
+	IdleStreak    *int     `name:"idle-streak" help:"Consecutive idle cycles." placeholder:"N"`
+	GoalIDs       []string `name:"goal-ids" sep:"," help:"Goal ids worked in parallel, comma-separated." placeholder:"ID,…"`
+	Parallel      bool     `help:"The cycle worked several goals in parallel."`
+	TraceJSON     string   `name:"trace-json" help:"Evidence trace: a file, inline JSON, or - for standard input." placeholder:"FILE|JSON|-"`
+	Gate          string   `help:"Gate outcome, e.g. PASS or 'FAIL: surface'." placeholder:"TEXT"`
+}
+
+func (recordCmd) Help() string {
+	return `Improved, regressed and harvested cycles (and quarantined ones) become part of
+the git note on their canonical commit in refs/notes/evolve. Idle and unchanged
+cycles go to the local journal under the git directory: never notes, never
+committed.
+
+Rules: the result is one of the five; productive results need the canonical
+sha and both goal counts; every sha must name a commit; a cycle number already
+in the ledger is refused; --trace-json must be a JSON object. An improved cycle
+whose diff from --cycle-start-sha touches nothing outside .agents/**,
+GOALS.yaml and GOALS.md is recorded as unchanged.
+
+Prints the stored record as one JSON line. The record's timestamp is
+GIT_COMMITTER_DATE when set, the current time otherwise.`
+}
+
+func (c *recordCmd) Run(e *env) error {
+	rec := ledger.Record{
+		Cycle:         c.Cycle,
+		Target:        c.Target,
+		Result:        c.Result,
+		CanonicalSHA:  c.CanonicalSHA,
+		CycleStartSHA: c.CycleStartSHA,
+		LogSHA:        c.LogSHA,
+		GoalsPassing:  c.GoalsPassing,
+		GoalsTotal:    c.GoalsTotal,
+		QualityScore:  c.QualityScore,
+		IdleStreak:    c.IdleStreak,
+		Parallel:      c.Parallel,
+		GoalIDs:       c.GoalIDs,
+	}
+	if c.Cycle < 0 {
+		return usagef("--cycle: must be 1 or more")
+	}
+	if c.Gate != "" {
+		rec.Gate, _ = json.Marshal(c.Gate)
+	}
+	if c.TraceJSON != "" {
+		data, err := readTrace(e, c.TraceJSON)
+		if err != nil {
+			return err
+		}
+		t, err := ledger.ParseTrace(data)
+		var fe *ledger.FieldError
+		if errors.As(err, &fe) {
+			return &cycle.InputError{Field: fe.Field, Msg: fe.Reason}
+		}
+		if err != nil {
+			return err
+		}
+		rec.Trace = t
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	res, err := l.Record(rec)
+	if err != nil {
+		return err
+	}
+	stored := res.Entry.Record
+	if res.Downgraded {
+		fmt.Fprintf(e.stderr, "git-evolve: downgraded cycle %d to unchanged: no substantive change outside .agents/**, GOALS.yaml, GOALS.md since %s\n",
+			stored.Cycle, short(stored.CycleStartSHA))
+	}
+	e.stdout.Write(append(stored.Marshal(), '\n'))
+	return nil
+}
+
+// readTrace reads --trace-json: standard input for "-", inline JSON when
+// the value starts with "{", a file otherwise.
+func readTrace(e *env, v string) ([]byte, error) {
+	switch t := strings.TrimSpace(v); {
+	case t == "-":
+		data, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-json: reading standard input: %w", err)
+		}
+		return data, nil
+	case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "["):
+		return []byte(t), nil
+	}
+	data, err := os.ReadFile(e.path(v))
+	if err != nil {
+		return nil, usagef("--trace-json: %v", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, usagef("--trace-json: %s is empty", v)
+	}
+	return data, nil
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+type showCmd struct {
+	Query string `arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
+	JSON  bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}."`
+}
+
+func (showCmd) Help() string {
+	return `A number is a cycle number when the ledger or the journal has that cycle;
+anything else (or a number that is no cycle) is read as a revision. Shows every
+field of each matching record, the trace included, and the commit it sits on.`
+}
+
+func (c *showCmd) Run(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	list, err := l.Show(c.Query)
+	if err != nil {
+		return notFound(err)
+	}
+	w := bufio.NewWriter(e.stdout)
+	for i, en := range list.Entries {
+		if c.JSON {
+			writeShowJSON(w, en)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		writeShow(w, l.Repo(), en)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return noteErrors(e, list.Errors)
+}
+
+func writeShowJSON(w io.Writer, en cycle.Entry) {
+	commit := ""
+	if !en.Journal {
+		commit = en.Commit.String()
+	}
+	fmt.Fprintf(w, `{"commit":%s,"journal":%t,"present":%t,"record":%s}`+"\n",
+		mustJSON(commit), en.Journal, !en.Journal && !en.Absent, en.Record.Marshal())
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) {
+	r := &en.Record
+	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, r.Result, dash(r.Target))
+	switch {
+	case en.Journal:
+		fmt.Fprintf(w, "%-16s %s\n", "stored", "local journal (not shared)")
+	case en.Absent:
+		fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", "commit", en.Commit)
+	default:
+		subject := ""
+		if ci, err := repo.Commit(en.Commit); err == nil {
+			subject = ci.Subject()
+		}
+		fmt.Fprintf(w, "%-16s %s %s\n", "commit", en.Commit, subject)
+	}
+	kv := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%-16s %s\n", k, v)
+		}
+	}
+	kv("id", r.ID)
+	kv("timestamp", r.Timestamp)
+	if r.GoalsPassing != nil && r.GoalsTotal != nil {
+		kv("goals", fmt.Sprintf("%d/%d passing", *r.GoalsPassing, *r.GoalsTotal))
+	}
+	kv("canonical_sha", r.CanonicalSHA)
+	if r.SHA != r.CanonicalSHA {
+		kv("sha", r.SHA)
+	}
+	kv("cycle_start_sha", r.CycleStartSHA)
+	kv("log_sha", r.LogSHA)
+	if r.QualityScore != nil {
+		kv("quality_score", fmt.Sprint(*r.QualityScore))
+	}
+	if r.IdleStreak != nil {
+		kv("idle_streak", fmt.Sprint(*r.IdleStreak))
+	}
+	if r.Parallel {
+		kv("parallel", "true")
+	}
+	kv("goal_ids", strings.Join(r.GoalIDs, ", "))
+	kv("gate", r.GateText())
+	kv("schema", fmt.Sprintf("v%d", r.V))
+	writeExtra(w, "", r.Extra)
+	if r.Trace != nil {
+		fmt.Fprintln(w, "trace:")
+		for _, k := range ledger.TraceFields {
+			if v, ok := r.Trace.Fields[k]; ok {
+				fmt.Fprintf(w, "  %-20s %s\n", k, indent(v, 23))
+			}
+		}
+		writeExtra(w, "  ", r.Trace.Extra)
+	}
+}
+
+func writeExtra(w io.Writer, prefix string, m map[string]json.RawMessage) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%s%-16s %s\n", prefix, k, m[k])
+	}
+}
+
+// indent makes continuation lines of a multi-line value line up.
+func indent(s string, n int) string {
+	return strings.ReplaceAll(s, "\n", "\n"+strings.Repeat(" ", n))
+}
