@@ -95,9 +95,17 @@ type Trace struct {
 }
 
 // TraceFields are the known trace fields in the seeds' order.
-var TraceFields = []string{"goal_hypothesis", "selected_gap", "gherkin", "exemption_reason",
+var TraceFields = [...]string{"goal_hypothesis", "selected_gap", "gherkin", "exemption_reason",
 	"first_failing_proof", "red_evidence", "green_evidence", "refactor_note",
 	"validation_evidence", "ratchet_action", "goal_reshape"}
+
+var traceIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, k := range TraceFields {
+		m[k] = i
+	}
+	return m
+}()
 
 // FieldError is a line or value that does not fit the schema; Field names
 // the offending field ("" for the line as a whole).
@@ -113,13 +121,33 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("field %q: %s", e.Field, e.Reason)
 }
 
-// legacy maps field names found in older cycle histories to this schema's.
-var legacy = map[string]string{
-	"goal_id":    "target",
-	"commit_sha": "sha",
-	"commit":     "sha",
-	"started_at": "timestamp",
+// legacyFields are field names found in older cycle histories and the
+// current names they are read as, in order of precedence.
+var legacyFields = [...]struct{ name, current string }{
+	{"goal_id", "target"},
+	{"commit_sha", "sha"},
+	{"commit", "sha"},
+	{"started_at", "timestamp"},
 }
+
+// knownFields are the record's fields in canonical order.
+var knownFields = [...]string{"v", "id", "cycle", "target", "result", "sha", "canonical_sha",
+	"log_sha", "cycle_start_sha", "timestamp", "goals_passing", "goals_total", "quality_score",
+	"idle_streak", "parallel", "goal_ids", "gate", "trace"}
+
+const numFields = len(knownFields)
+
+var fieldIndex, legacyIndex = func() (map[string]int, map[string]int) {
+	f := map[string]int{}
+	for i, k := range knownFields {
+		f[k] = i
+	}
+	l := map[string]int{}
+	for i, ln := range legacyFields {
+		l[ln.name] = i
+	}
+	return f, l
+}()
 
 // Parse reads one record from one JSON object. Legacy names (goal_id,
 // commit_sha, and the second writer's commit and started_at) are read as
@@ -127,34 +155,59 @@ var legacy = map[string]string{
 // the legacy field is kept as it is. A record without "v" is version 1.
 // It returns a *FieldError when the line does not fit the schema.
 func Parse(line []byte) (Record, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return Record{}, &FieldError{Reason: "not a JSON object: " + jsonReason(err)}
-	}
-	if raw == nil {
+	members, err := topObject(line)
+	switch {
+	case errors.Is(err, errTrailing):
+		return Record{}, &FieldError{Reason: err.Error()}
+	case errors.Is(err, errNotObject):
 		return Record{}, &FieldError{Reason: "not a JSON object"}
+	case err != nil:
+		return Record{}, &FieldError{Reason: "not a JSON object: " + err.Error()}
 	}
-	if dec.More() {
-		return Record{}, &FieldError{Reason: "more than one JSON value on the line"}
+	// Pick out the members by name; a later duplicate wins, as in
+	// encoding/json. Unknown members are kept for Extra.
+	var f [numFields]json.RawMessage
+	var legacyVals [len(legacyFields)]json.RawMessage
+	var unknown []member
+	for _, m := range members {
+		name := m.name(line)
+		if i, ok := fieldIndex[string(name)]; ok {
+			f[i] = line[m.start:m.end]
+			continue
+		}
+		if i, ok := legacyIndex[string(name)]; ok {
+			legacyVals[i] = line[m.start:m.end]
+			continue
+		}
+		unknown = append(unknown, m)
 	}
-	for old, cur := range legacy {
-		if v, ok := raw[old]; ok {
-			if _, has := raw[cur]; !has {
-				raw[cur] = v
-				delete(raw, old)
+	var raw map[string]json.RawMessage
+	if len(unknown) > 0 {
+		raw = make(map[string]json.RawMessage, len(unknown))
+		for _, m := range unknown {
+			raw[m.key(line)] = line[m.start:m.end]
+		}
+	}
+	// Legacy names fill their current name when it is absent (in the order
+	// of legacyFields); otherwise they are kept as unknown fields.
+	for i, ln := range legacyFields {
+		v := legacyVals[i]
+		if v == nil {
+			continue
+		}
+		if cur := fieldIndex[ln.current]; f[cur] == nil {
+			f[cur] = v
+		} else {
+			if raw == nil {
+				raw = map[string]json.RawMessage{}
 			}
+			raw[ln.name] = v
 		}
 	}
 	var r Record
-	var err error
 	take := func(k string) (json.RawMessage, bool) {
-		v, ok := raw[k]
-		if ok {
-			delete(raw, k)
-		}
-		return v, ok && string(v) != "null"
+		v := f[fieldIndex[k]]
+		return v, v != nil && string(v) != "null"
 	}
 	if v, ok := take("v"); ok {
 		if r.V, err = intField("v", v); err != nil {
@@ -186,7 +239,7 @@ func Parse(line []byte) (Record, error) {
 		{"canonical_sha", &r.CanonicalSHA}, {"log_sha", &r.LogSHA},
 		{"cycle_start_sha", &r.CycleStartSHA}, {"timestamp", &r.Timestamp}} {
 		if v, ok := take(f.name); ok {
-			if err := json.Unmarshal(v, f.dst); err != nil {
+			if *f.dst, ok = stringValue(v); !ok {
 				return r, &FieldError{f.name, "must be a string"}
 			}
 		}
@@ -205,18 +258,22 @@ func Parse(line []byte) (Record, error) {
 	}
 	if v, ok := take("quality_score"); ok {
 		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		if err != nil || v[0] == '"' || math.IsInf(f, 0) || math.IsNaN(f) {
 			return r, &FieldError{"quality_score", "must be a number"}
 		}
 		r.QualityScore = &f
 	}
 	if v, ok := take("parallel"); ok {
-		if err := json.Unmarshal(v, &r.Parallel); err != nil {
+		switch string(v) {
+		case "true":
+			r.Parallel = true
+		case "false":
+		default:
 			return r, &FieldError{"parallel", "must be true or false"}
 		}
 	}
 	if v, ok := take("goal_ids"); ok {
-		if err := json.Unmarshal(v, &r.GoalIDs); err != nil {
+		if err := json.Unmarshal(v, &r.GoalIDs); err != nil || r.GoalIDs == nil {
 			return r, &FieldError{"goal_ids", "must be an array of strings"}
 		}
 	}
@@ -231,7 +288,7 @@ func Parse(line []byte) (Record, error) {
 		r.Trace = t
 	}
 	if len(raw) > 0 {
-		r.Extra = map[string]json.RawMessage{}
+		r.Extra = make(map[string]json.RawMessage, len(raw))
 		for k, v := range raw {
 			r.Extra[k] = compact(v)
 		}
@@ -239,34 +296,62 @@ func Parse(line []byte) (Record, error) {
 	return r, nil
 }
 
+// stringValue decodes a JSON string token; ok is false for other values.
+func stringValue(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	escaped := false
+	for _, c := range v[1 : len(v)-1] {
+		if c == '\\' {
+			escaped = true
+			break
+		}
+	}
+	return decodeString(v, escaped), true
+}
+
 // ParseTrace reads a trace object. It returns a *FieldError naming "trace"
-// when data is not a JSON object or a known field is not a string.
+// when data is not one JSON object or a known field is not a string.
 func ParseTrace(data []byte) (*Trace, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil || raw == nil {
+	members, err := topObject(data)
+	if err != nil {
 		return nil, &FieldError{"trace", "must be a JSON object"}
 	}
-	if dec.More() {
-		return nil, &FieldError{"trace", "must be one JSON object"}
-	}
-	t := &Trace{Fields: map[string]string{}}
-	for _, k := range TraceFields {
-		v, ok := raw[k]
-		if !ok || string(v) == "null" {
+	t := &Trace{Fields: make(map[string]string, len(members))}
+	var vals [len(TraceFields)]json.RawMessage
+	var raw map[string]json.RawMessage
+	for _, m := range members {
+		if i, ok := traceIndex[string(m.name(data))]; ok {
+			vals[i] = data[m.start:m.end]
 			continue
 		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
+		if raw == nil {
+			raw = map[string]json.RawMessage{}
+		}
+		raw[m.key(data)] = data[m.start:m.end]
+	}
+	for i, k := range TraceFields {
+		v := vals[i]
+		if v == nil {
+			continue
+		}
+		if string(v) == "null" {
+			if raw == nil {
+				raw = map[string]json.RawMessage{}
+			}
+			raw[k] = v // kept as it was
+			continue
+		}
+		s, ok := stringValue(v)
+		if !ok {
 			return nil, &FieldError{"trace." + k, "must be a string"}
 		}
 		t.Fields[k] = s
-		delete(raw, k)
 	}
 	for k, v := range raw {
 		if t.Extra == nil {
-			t.Extra = map[string]json.RawMessage{}
+			t.Extra = make(map[string]json.RawMessage, len(raw))
 		}
 		t.Extra[k] = compact(v)
 	}
@@ -309,80 +394,112 @@ func jsonReason(err error) string {
 // fields in the schema's order, then other fields sorted by name, no HTML
 // escaping, no trailing newline.
 func (r *Record) Marshal() []byte {
-	var w objWriter
-	w.field("v", r.V)
-	if r.ID != "" {
-		w.field("id", r.ID)
-	}
-	w.field("cycle", r.Cycle)
-	for _, f := range []struct{ k, v string }{{"target", r.Target}, {"result", r.Result},
-		{"sha", r.SHA}, {"canonical_sha", r.CanonicalSHA}, {"log_sha", r.LogSHA},
-		{"cycle_start_sha", r.CycleStartSHA}, {"timestamp", r.Timestamp}} {
-		if f.v != "" {
-			w.field(f.k, f.v)
-		}
-	}
+	return r.AppendMarshal(make([]byte, 0, 256))
+}
+
+// AppendMarshal appends the canonical form of the record to dst.
+func (r *Record) AppendMarshal(dst []byte) []byte {
+	w := objWriter{b: dst}
+	w.int("v", r.V)
+	w.str("id", r.ID)
+	w.int("cycle", r.Cycle)
+	w.str("target", r.Target)
+	w.str("result", r.Result)
+	w.str("sha", r.SHA)
+	w.str("canonical_sha", r.CanonicalSHA)
+	w.str("log_sha", r.LogSHA)
+	w.str("cycle_start_sha", r.CycleStartSHA)
+	w.str("timestamp", r.Timestamp)
 	if r.GoalsPassing != nil {
-		w.field("goals_passing", *r.GoalsPassing)
+		w.int("goals_passing", *r.GoalsPassing)
 	}
 	if r.GoalsTotal != nil {
-		w.field("goals_total", *r.GoalsTotal)
+		w.int("goals_total", *r.GoalsTotal)
 	}
 	if r.QualityScore != nil {
-		w.raw("quality_score", []byte(strconv.FormatFloat(*r.QualityScore, 'g', -1, 64)))
+		w.key("quality_score")
+		w.b = strconv.AppendFloat(w.b, *r.QualityScore, 'g', -1, 64)
 	}
 	if r.IdleStreak != nil {
-		w.field("idle_streak", *r.IdleStreak)
+		w.int("idle_streak", *r.IdleStreak)
 	}
 	if r.Parallel {
-		w.field("parallel", true)
+		w.key("parallel")
+		w.b = append(w.b, "true"...)
 	}
 	if r.GoalIDs != nil {
-		w.field("goal_ids", r.GoalIDs)
+		w.key("goal_ids")
+		w.b = append(w.b, '[')
+		for i, g := range r.GoalIDs {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, g)
+		}
+		w.b = append(w.b, ']')
 	}
 	if len(r.Gate) > 0 {
 		w.raw("gate", r.Gate)
 	}
 	if r.Trace != nil {
-		w.raw("trace", r.Trace.Marshal())
+		w.key("trace")
+		w.b = r.Trace.appendMarshal(w.b)
 	}
 	w.extra(r.Extra)
 	return w.done()
 }
 
 // Marshal returns the canonical JSON form of the trace.
-func (t *Trace) Marshal() []byte {
-	var w objWriter
+func (t *Trace) Marshal() []byte { return t.appendMarshal(nil) }
+
+func (t *Trace) appendMarshal(dst []byte) []byte {
+	w := objWriter{b: dst}
 	for _, k := range TraceFields {
 		if s, ok := t.Fields[k]; ok {
-			w.field(k, s)
+			w.key(k)
+			w.b = appendString(w.b, s)
 		}
 	}
 	w.extra(t.Extra)
 	return w.done()
 }
 
+// objWriter appends the members of one JSON object.
 type objWriter struct {
-	b bytes.Buffer
+	b []byte
 	n int
 }
 
 func (w *objWriter) key(k string) {
 	if w.n == 0 {
-		w.b.WriteByte('{')
+		w.b = append(w.b, '{')
 	} else {
-		w.b.WriteByte(',')
+		w.b = append(w.b, ',')
 	}
 	w.n++
-	w.b.Write(encode(k))
-	w.b.WriteByte(':')
+	w.b = appendString(w.b, k)
+	w.b = append(w.b, ':')
 }
 
-func (w *objWriter) field(k string, v any) { w.key(k); w.b.Write(encode(v)) }
+// str writes a string member, or nothing when s is empty.
+func (w *objWriter) str(k, s string) {
+	if s != "" {
+		w.key(k)
+		w.b = appendString(w.b, s)
+	}
+}
 
-func (w *objWriter) raw(k string, v []byte) { w.key(k); w.b.Write(v) }
+func (w *objWriter) int(k string, n int) {
+	w.key(k)
+	w.b = strconv.AppendInt(w.b, int64(n), 10)
+}
+
+func (w *objWriter) raw(k string, v []byte) { w.key(k); w.b = append(w.b, v...) }
 
 func (w *objWriter) extra(m map[string]json.RawMessage) {
+	if len(m) == 0 {
+		return
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -395,10 +512,23 @@ func (w *objWriter) extra(m map[string]json.RawMessage) {
 
 func (w *objWriter) done() []byte {
 	if w.n == 0 {
-		return []byte("{}")
+		return append(w.b, "{}"...)
 	}
-	w.b.WriteByte('}')
-	return w.b.Bytes()
+	return append(w.b, '}')
+}
+
+// appendString appends s as a JSON string exactly as encoding/json does with
+// HTML escaping off: printable ASCII without quotes or backslashes is copied
+// directly; anything else goes through encoding/json.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return append(dst, encode(s)...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 func encode(v any) []byte {
@@ -406,7 +536,7 @@ func encode(v any) []byte {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		panic(err) // only strings, ints, bools and string slices reach here
+		panic(err) // only strings reach here
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
