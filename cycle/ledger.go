@@ -16,7 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,6 +90,9 @@ type ListOptions struct {
 	Commits []gitstore.Hash
 	// Journal adds the journal's records (only with the whole ledger).
 	Journal bool
+	// Presence sets Entry.Absent for records on commits this clone does
+	// not have (only with the whole ledger; it costs a lookup per note).
+	Presence bool
 }
 
 // List reads the ledger and returns its records in cycle order (see
@@ -100,15 +103,26 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	var notes []noteRef
+	out := &Listing{}
+	add := func(obj gitstore.Hash, data []byte) error {
+		recs, bad := ledger.ParseLines(data)
+		absent := opts.Presence && opts.Commits == nil && !l.repo.HasObject(obj)
+		for _, r := range recs {
+			out.Entries = append(out.Entries, Entry{Record: r, Commit: obj, Absent: absent})
+		}
+		for _, b := range bad {
+			out.Errors = append(out.Errors, &NoteError{Commit: obj, Line: b.Line, Text: b.Text, Err: b.Err})
+		}
+		return nil
+	}
 	if opts.Commits == nil || len(opts.Commits) > 64 {
-		want := map[gitstore.Hash]bool{}
+		want := make(map[gitstore.Hash]bool, len(opts.Commits))
 		for _, c := range opts.Commits {
 			want[c] = true
 		}
-		err = snap.Walk(func(obj, blob gitstore.Hash) error {
+		err = snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
 			if opts.Commits == nil || want[obj] {
-				notes = append(notes, noteRef{obj, blob})
+				return add(obj, data)
 			}
 			return nil
 		})
@@ -120,27 +134,17 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 				break
 			}
 			for _, b := range blobs {
-				notes = append(notes, noteRef{c, b})
+				data, rerr := l.repo.ReadBlob(b)
+				if rerr != nil {
+					err = rerr
+					break
+				}
+				add(c, data)
 			}
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger: %w", err)
-	}
-	out := &Listing{Entries: make([]Entry, 0, len(notes))}
-	for _, n := range notes {
-		data, err := l.repo.ReadBlob(n.blob)
-		if err != nil {
-			return nil, fmt.Errorf("reading the note on %s: %w", n.obj.Short(), err)
-		}
-		recs, bad := ledger.ParseLines(data)
-		absent := opts.Commits == nil && !l.repo.HasObject(n.obj)
-		for _, r := range recs {
-			out.Entries = append(out.Entries, Entry{Record: r, Commit: n.obj, Absent: absent})
-		}
-		for _, b := range bad {
-			out.Errors = append(out.Errors, &NoteError{Commit: n.obj, Line: b.Line, Text: b.Text, Err: b.Err})
-		}
 	}
 	if opts.Journal && opts.Commits == nil {
 		recs, bad, err := l.journal.Read()
@@ -158,19 +162,39 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	return out, nil
 }
 
-type noteRef struct{ obj, blob gitstore.Hash }
-
+// sortEntries orders entries by ledger.Less. It sorts indices and moves each
+// entry once, because entries are large.
 func sortEntries(es []Entry) {
-	sort.SliceStable(es, func(i, j int) bool { return ledger.Less(&es[i].Record, &es[j].Record) })
+	idx := make([]int32, len(es))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		ra, rb := &es[a].Record, &es[b].Record
+		switch {
+		case ledger.Less(ra, rb):
+			return -1
+		case ledger.Less(rb, ra):
+			return 1
+		}
+		return 0
+	})
+	sorted := make([]Entry, len(es))
+	for i, j := range idx {
+		sorted[i] = es[j]
+	}
+	copy(es, sorted)
 }
 
 // Show returns the records of one cycle (by number) or on one commit. A
 // query made only of digits is a cycle number when the ledger or the
 // journal has that cycle; otherwise it is read as a revision. It returns
-// ErrNotFound when nothing matches.
+// an error wrapping ErrNotFound when nothing matches, with the listing of
+// the lines that did not parse when the ledger has any (the cycle may be
+// among them).
 func (l *Ledger) Show(query string) (*Listing, error) {
 	if n, ok := cycleNumber(query); ok {
-		all, err := l.List(ListOptions{Journal: true})
+		all, err := l.List(ListOptions{Journal: true, Presence: true})
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +208,7 @@ func (l *Ledger) Show(query string) (*Listing, error) {
 			return out, nil
 		}
 		if len(query) < 4 {
-			return nil, fmt.Errorf("%w: no cycle %d in the ledger or the journal", ErrNotFound, n)
+			return out, fmt.Errorf("%w: no cycle %d in the ledger or the journal", ErrNotFound, n)
 		}
 	}
 	hashes, err := l.repo.ResolveCommits(query)

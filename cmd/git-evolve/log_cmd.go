@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -53,7 +54,7 @@ func (c *logCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	opts := cycle.ListOptions{Journal: c.All}
+	opts := cycle.ListOptions{Journal: c.All, Presence: !c.JSON}
 	if len(c.Range) > 0 {
 		if c.All {
 			return usagef("--all lists the whole ledger: it cannot be combined with a revision range")
@@ -125,7 +126,8 @@ var resultColor = map[string]string{
 }
 
 func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE")
 	for _, en := range entries {
 		r := &en.Record
@@ -146,12 +148,6 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 			}
 		}
 		result := r.Result
-		if color {
-			if code, ok := resultColor[result]; ok {
-				// Pad before colouring so that the escapes do not upset the columns.
-				result = fmt.Sprintf("\x1b[%sm%-11s\x1b[0m", code, result)
-			}
-		}
 		target := r.Target
 		if target == "" && len(r.GoalIDs) > 0 {
 			target = strings.Join(r.GoalIDs, ",")
@@ -160,6 +156,24 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 			truncate(subject, 60), age(r.Timestamp, now))
 	}
 	tw.Flush()
+	if !color {
+		out.Write(buf.Bytes())
+		return
+	}
+	// Colour the results once the columns are laid out, so that the escapes
+	// take no width: each result starts where the RESULT header does.
+	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
+	col := bytes.Index(lines[0], []byte("RESULT"))
+	out.Write(lines[0])
+	for i, line := range lines[1:] {
+		res := entries[min(i, len(entries)-1)].Record.Result
+		code, ok := resultColor[res]
+		if ok && col >= 0 && len(line) >= col+len(res) && string(line[col:col+len(res)]) == res {
+			fmt.Fprintf(out, "%s\x1b[%sm%s\x1b[0m%s", line[:col], code, res, line[col+len(res):])
+			continue
+		}
+		out.Write(line)
+	}
 }
 
 func dash(s string) string {

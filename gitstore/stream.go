@@ -1,0 +1,155 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+)
+
+// streamThreshold is the number of root entries above which ForEachNote
+// reads note contents through one `git cat-file --batch` process instead
+// of go-git: a tree that large has been fanned out and holds hundreds of
+// notes or more, and C git inflates packed blobs faster than go-git, on
+// another core, while this process parses.
+const streamThreshold = 64
+
+// ForEachNote calls fn with every note in the snapshot (any fanout) and its
+// content, in path order. data is only valid during the call. An error
+// from fn stops the walk and is returned.
+func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
+	root, err := n.r.readTree(n.tree)
+	if err != nil {
+		return err
+	}
+	if len(root) <= streamThreshold {
+		return n.Walk(func(obj, blob Hash) error {
+			data, err := n.r.ReadBlob(blob)
+			if err != nil {
+				return err
+			}
+			return fn(obj, data)
+		})
+	}
+	return n.streamNotes(fn)
+}
+
+func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = n.r.dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running git cat-file: %w", err)
+	}
+	// The walk feeds git the blob names as it finds them and hands the
+	// annotated objects, in the same order, to the reader below.
+	objs := make(chan Hash, 1024)
+	walkErr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(stdin, 32<<10)
+		line := make([]byte, 41)
+		line[40] = '\n'
+		werr := n.Walk(func(obj, blob Hash) error {
+			hexEncode(line[:40], blob)
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
+			select {
+			case objs <- obj:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if ferr := w.Flush(); werr == nil {
+			werr = ferr
+		}
+		stdin.Close()
+		close(objs)
+		walkErr <- werr
+	}()
+	rd := bufio.NewReaderSize(stdout, 256<<10)
+	var buf []byte
+	for obj := range objs {
+		header, err := rd.ReadSlice('\n')
+		if err != nil {
+			return n.streamFailed(cmd, &stderr, err)
+		}
+		size, err := parseBatchHeader(header)
+		if err != nil {
+			return n.streamFailed(cmd, &stderr, err)
+		}
+		if cap(buf) < size+1 {
+			buf = make([]byte, size+1)
+		}
+		buf = buf[:size+1]
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return n.streamFailed(cmd, &stderr, err)
+		}
+		if err := fn(obj, buf[:size]); err != nil {
+			cancel()
+			for range objs {
+			}
+			<-walkErr
+			_ = cmd.Wait()
+			return err
+		}
+	}
+	if werr := <-walkErr; werr != nil {
+		cancel()
+		_ = cmd.Wait()
+		return werr
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git cat-file: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
+}
+
+func (n *Notes) streamFailed(cmd *exec.Cmd, stderr *bytes.Buffer, err error) error {
+	if cmd.Process != nil {
+		cmd.Process.Kill()
+	}
+	_ = cmd.Wait()
+	return fmt.Errorf("reading notes from git cat-file: %v %s", err, bytes.TrimSpace(stderr.Bytes()))
+}
+
+// parseBatchHeader reads "<name> blob <size>\n" and returns the size.
+func parseBatchHeader(h []byte) (int, error) {
+	h = bytes.TrimSuffix(h, []byte("\n"))
+	f := bytes.Fields(h)
+	if len(f) != 3 {
+		return 0, fmt.Errorf("unexpected git cat-file output %q", h)
+	}
+	if string(f[1]) != "blob" {
+		return 0, errors.New("a note is not a blob: " + string(h))
+	}
+	size, err := strconv.Atoi(string(f[2]))
+	if err != nil || size < 0 {
+		return 0, fmt.Errorf("unexpected git cat-file output %q", h)
+	}
+	return size, nil
+}
+
+func hexEncode(dst []byte, h Hash) {
+	const digits = "0123456789abcdef"
+	for i, b := range h {
+		dst[2*i] = digits[b>>4]
+		dst[2*i+1] = digits[b&15]
+	}
+}
