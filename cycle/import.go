@@ -96,7 +96,9 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		for _, rs := range add {
 			n += len(rs)
 		}
-		next, err := l.writeNotes(snap, add, fmt.Sprintf("git evolve: import %d records", n))
+		next, err := l.writeNotes(snap, add, func(added int) string {
+			return fmt.Sprintf("git evolve: import %d records", added)
+		})
 		if errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts {
 			time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
 			continue

@@ -123,7 +123,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		commit, _ := gitstore.ParseHash(rec.CanonicalSHA)
 		rec.ID = rec.DeriveID(commit.String())
 		next, err := l.writeNotes(snap, map[gitstore.Hash][]ledger.Record{commit: {rec}},
-			fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result))
+			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) })
 		if errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts {
 			time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
 			continue
@@ -209,7 +209,7 @@ type written struct {
 // twice; lines of an existing note that do not parse are kept verbatim. It
 // returns an error wrapping gitstore.ErrRefChanged when the ref moved since
 // snap was read, and an error when the ledger's schema is newer than ours.
-func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger.Record, message string) (*written, error) {
+func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger.Record, message func(added int) string) (*written, error) {
 	extras, err := l.markerEdit(snap)
 	if err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	if err != nil {
 		return nil, err
 	}
-	if out.snap, err = snap.CommitNotes(NotesRef, tree, message+"\n", author, committer); err != nil {
+	if out.snap, err = snap.CommitNotes(NotesRef, tree, message(out.added)+"\n", author, committer); err != nil {
 		return nil, err
 	}
 	return out, nil

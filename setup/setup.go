@@ -20,8 +20,15 @@ const NotesRef = "refs/notes/evolve"
 func TrackingRef(remote string) string { return "refs/notes/remotes/" + remote + "/evolve" }
 
 // FetchRefspec is the tracking fetch refspec for remote. Forcing it is safe:
-// it only ever moves the tracking ref, which git-evolve merges from.
-func FetchRefspec(remote string) string { return "+" + NotesRef + ":" + TrackingRef(remote) }
+// it only ever moves tracking refs, which git-evolve merges from. It is a
+// glob (refs/notes/evolve* matches refs/notes/evolve itself) because git
+// refuses to fetch at all when the source of a configured refspec without a
+// glob is missing on the remote: a remote without a ledger would break the
+// user's git fetch and git pull. The glob also carries the ledger's sibling
+// refs (refs/notes/evolve-…).
+func FetchRefspec(remote string) string {
+	return "+" + NotesRef + "*:" + TrackingRef(remote) + "*"
+}
 
 // Change is one config value Init added.
 type Change struct {

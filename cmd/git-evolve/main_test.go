@@ -43,10 +43,26 @@ func scriptParams(dir string) testscript.Params {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup:               setupScript,
+		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"commits": cmdCommits,
 		},
 	}
+}
+
+// scriptCondition answers the conditions the suites use beyond the built-in
+// ones: [pty] is true when a pseudo-terminal can be opened (ttyin needs one).
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "pty":
+		f, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+		if err != nil {
+			return false, nil
+		}
+		f.Close()
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // setupScript gives every script a hermetic git: its own HOME and global

@@ -31,6 +31,12 @@ func (c *showCmd) Run(e *env) error {
 	}
 	list, err := l.Show(c.Query)
 	if err != nil {
+		if list != nil && len(list.Errors) > 0 {
+			// The cycle may be in a line that does not parse: say so.
+			noteErrors(e, list.Errors)
+			return &integrityError{fmt.Sprintf("%s; %d ledger line(s) do not parse and may hold it",
+				strings.TrimPrefix(err.Error(), cycle.ErrNotFound.Error()+": "), len(list.Errors))}
+		}
 		return notFound(err)
 	}
 	w := bufio.NewWriter(e.stdout)
@@ -84,6 +90,13 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) {
 			fmt.Fprintf(w, "%-16s %s\n", k, v)
 		}
 	}
+	field := func(prefix string, width int, k, v string) {
+		if v == "" {
+			fmt.Fprintf(w, "%s%s\n", prefix, k)
+			return
+		}
+		fmt.Fprintf(w, "%s%-*s %s\n", prefix, width, k, indent(v, len(prefix)+width+1))
+	}
 	kv("id", r.ID)
 	kv("timestamp", r.Timestamp)
 	if r.GoalsPassing != nil && r.GoalsTotal != nil {
@@ -107,27 +120,29 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) {
 	kv("goal_ids", strings.Join(r.GoalIDs, ", "))
 	kv("gate", r.GateText())
 	kv("schema", fmt.Sprintf("v%d", r.V))
-	writeExtra(w, "", r.Extra)
+	for _, k := range sortedKeys(r.Extra) {
+		field("", 16, k, string(r.Extra[k]))
+	}
 	if r.Trace != nil {
 		fmt.Fprintln(w, "trace:")
 		for _, k := range ledger.TraceFields {
 			if v, ok := r.Trace.Fields[k]; ok {
-				fmt.Fprintf(w, "  %-20s %s\n", k, indent(v, 23))
+				field("  ", 20, k, v)
 			}
 		}
-		writeExtra(w, "  ", r.Trace.Extra)
+		for _, k := range sortedKeys(r.Trace.Extra) {
+			field("  ", 20, k, string(r.Trace.Extra[k]))
+		}
 	}
 }
 
-func writeExtra(w io.Writer, prefix string, m map[string]json.RawMessage) {
+func sortedKeys(m map[string]json.RawMessage) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "%s%-16s %s\n", prefix, k, m[k])
-	}
+	return keys
 }
 
 // indent makes continuation lines of a multi-line value line up.
