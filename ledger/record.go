@@ -188,14 +188,15 @@ func Parse(line []byte) (Record, error) {
 			raw[m.key(line)] = line[m.start:m.end]
 		}
 	}
-	// Legacy names fill their current name when it is absent (in the order
-	// of legacyFields); otherwise they are kept as unknown fields.
+	// Legacy names with a value fill their current name when it is absent
+	// (in the order of legacyFields); otherwise they are kept as unknown
+	// fields.
 	for i, ln := range legacyFields {
 		v := legacyVals[i]
 		if v == nil {
 			continue
 		}
-		if cur := fieldIndex[ln.current]; f[cur] == nil {
+		if cur := fieldIndex[ln.current]; absent(f[cur]) && !absent(v) {
 			f[cur] = v
 		} else {
 			if raw == nil {
@@ -273,8 +274,16 @@ func Parse(line []byte) (Record, error) {
 		}
 	}
 	if v, ok := take("goal_ids"); ok {
-		if err := json.Unmarshal(v, &r.GoalIDs); err != nil || r.GoalIDs == nil {
+		var ids []*string
+		if err := json.Unmarshal(v, &ids); err != nil || ids == nil {
 			return r, &FieldError{"goal_ids", "must be an array of strings"}
+		}
+		r.GoalIDs = make([]string, len(ids))
+		for i, id := range ids {
+			if id == nil {
+				return r, &FieldError{"goal_ids", "must be an array of strings"}
+			}
+			r.GoalIDs[i] = *id
 		}
 	}
 	if v, ok := take("gate"); ok {
@@ -296,6 +305,12 @@ func Parse(line []byte) (Record, error) {
 	return r, nil
 }
 
+// absent reports whether a known field's value counts as not given: missing,
+// null or the empty string (the canonical form omits all three).
+func absent(v json.RawMessage) bool {
+	return v == nil || string(v) == "null" || string(v) == `""`
+}
+
 // stringValue decodes a JSON string token; ok is false for other values.
 func stringValue(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
@@ -312,7 +327,8 @@ func stringValue(v []byte) (string, bool) {
 }
 
 // ParseTrace reads a trace object. It returns a *FieldError naming "trace"
-// when data is not one JSON object or a known field is not a string.
+// when data is not one JSON object, and "trace.<field>" when a known field
+// is not a string.
 func ParseTrace(data []byte) (*Trace, error) {
 	members, err := topObject(data)
 	if err != nil {
@@ -363,7 +379,7 @@ func intField(name string, v json.RawMessage) (int, error) {
 	if err != nil {
 		// Accept integral numbers written as 12.0.
 		f, ferr := strconv.ParseFloat(string(v), 64)
-		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 || f == 0 && !zeroMantissa(v) {
 			return 0, &FieldError{name, "must be an integer"}
 		}
 		n = int64(f)
@@ -372,6 +388,20 @@ func intField(name string, v json.RawMessage) (int, error) {
 		return 0, &FieldError{name, "is out of range"}
 	}
 	return int(n), nil
+}
+
+// zeroMantissa reports whether a number's digits before any exponent are all
+// zero, so that a value ParseFloat rounds to 0 (1e-400) is not taken as 0.
+func zeroMantissa(v []byte) bool {
+	for _, c := range v {
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if c >= '1' && c <= '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func compact(v json.RawMessage) json.RawMessage {
