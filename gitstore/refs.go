@@ -1,8 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,11 +43,9 @@ func (r *Repo) RefHash(name string) (h Hash, ok bool, err error) {
 // git. A zero old means the ref must not exist yet. It returns an error
 // wrapping ErrRefChanged when the ref does not hold old any more.
 func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
-	oldArg := old.String()
-	if old.IsZero() {
-		oldArg = ""
-	}
-	input := fmt.Sprintf("update %s\x00%s\x00%s\x00", ref, newHash, oldArg)
+	// With -z an empty old value means "do not check"; forty zeros, which
+	// old.String() gives for ZeroHash, means "must not exist".
+	input := fmt.Sprintf("update %s\x00%s\x00%s\x00", ref, newHash, old)
 	_, err := r.git(context.Background(), []byte(input), "update-ref", "-z", "--stdin", "-m", reason)
 	if err == nil {
 		return nil
@@ -97,62 +93,43 @@ func (r *Repo) ResolveCommits(revs ...string) ([]Hash, error) {
 	return hashes, nil
 }
 
-// LookupCommits resolves every revision in one git process and reports, for
-// each, its commit or a *RevisionError saying why it names none. The error
-// return is for git itself failing.
+// LookupCommits resolves every revision through the repository's git
+// cat-file process and reports, for each, its commit or a *RevisionError
+// saying why it names none. The error return is for git itself failing.
 func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
 	hashes := make([]Hash, len(revs))
 	errs := make([]error, len(revs))
-	var in bytes.Buffer
-	var asked []int
 	for i, rev := range revs {
 		if rev == "" || strings.ContainsAny(rev, "\n\x00") || strings.HasPrefix(rev, "-") {
 			errs[i] = &RevisionError{Rev: rev, Reason: "is not a revision"}
 			continue
 		}
-		in.WriteString(rev + "\n" + rev + "^{commit}\n")
-		asked = append(asked, i)
-	}
-	if len(asked) == 0 {
-		return hashes, errs, nil
-	}
-	out, err := r.git(context.Background(), in.Bytes(), "cat-file", "--batch-check=%(objectname) %(objecttype)")
-	if err != nil {
-		return nil, nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	n := 0
-	for ; n < len(asked); n++ {
-		// Two lines a revision: the object it names, then it peeled to a commit.
-		if !sc.Scan() {
-			break
-		}
-		raw := sc.Text()
-		if !sc.Scan() {
-			break
-		}
-		i := asked[n]
-		line := sc.Text()
-		name, typ, _ := strings.Cut(line, " ")
-		_, rawType, _ := strings.Cut(raw, " ")
+		h, _, _, err := r.object(rev + "^{commit}")
+		var re *RevisionError
 		switch {
-		case strings.HasSuffix(raw, " ambiguous"):
-			errs[i] = &RevisionError{Rev: revs[i], Reason: "is ambiguous: give more digits"}
-		case strings.HasSuffix(raw, " missing"):
-			errs[i] = &RevisionError{Rev: revs[i], Reason: "names no commit in this repository"}
-		case strings.HasSuffix(line, " missing") || typ != "commit":
-			errs[i] = &RevisionError{Rev: revs[i], Reason: "names a " + rawType + ", not a commit"}
-		default:
-			h, err := ParseHash(name)
-			if err != nil {
-				errs[i] = &RevisionError{Rev: revs[i], Reason: "could not be resolved"}
-			}
+		case err == nil:
 			hashes[i] = h
+			continue
+		case errors.As(err, &re):
+			re.Rev = rev
+			errs[i] = re
+			continue
+		case !errors.Is(err, ErrObjectNotFound):
+			return nil, nil, err
 		}
-	}
-	if n != len(asked) {
-		return nil, nil, fmt.Errorf("git cat-file answered %d of %d revisions", n, len(asked))
+		// Say what the revision names instead, if anything.
+		_, typ, _, err := r.object(rev)
+		switch {
+		case err == nil:
+			errs[i] = &RevisionError{Rev: rev, Reason: "names a " + string(typ) + ", not a commit"}
+		case errors.Is(err, ErrObjectNotFound):
+			errs[i] = &RevisionError{Rev: rev, Reason: "names no commit in this repository"}
+		case errors.As(err, &re):
+			re.Rev = rev
+			errs[i] = re
+		default:
+			return nil, nil, err
+		}
 	}
 	return hashes, errs, nil
 }
