@@ -12,7 +12,7 @@ import (
 func (r *Repo) ConfigGetAll(key string) ([]string, error) {
 	out, err := r.git(context.Background(), nil, "config", "--get-all", key)
 	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
+	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
 		return nil, nil // the key is not set
 	}
 	if err != nil {

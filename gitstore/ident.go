@@ -7,14 +7,43 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
+
+// identCache is the author and committer of the commits this process makes,
+// resolved once by git var, possibly ahead of need.
+type identCache struct {
+	once              sync.Once
+	done              chan struct{}
+	author, committer Signature
+	err               error
+}
+
+// PrefetchIdentity starts resolving the identity in the background, so that
+// a later Identity does not wait for git.
+func (r *Repo) PrefetchIdentity() {
+	r.ident.once.Do(func() {
+		r.ident.done = make(chan struct{})
+		go func() {
+			r.ident.author, r.ident.committer, r.ident.err = r.readIdentity()
+			close(r.ident.done)
+		}()
+	})
+}
 
 // Identity returns who git would record as author and committer of a commit
 // made now: GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE and their
 // GIT_COMMITTER_* twins when set, user.name and user.email from git's config
-// otherwise, exactly as C git resolves them (git var).
+// otherwise, exactly as C git resolves them (git var). The dates are those of
+// the first call (or PrefetchIdentity) in this process.
 func (r *Repo) Identity() (author, committer Signature, err error) {
+	r.PrefetchIdentity()
+	<-r.ident.done
+	return r.ident.author, r.ident.committer, r.ident.err
+}
+
+func (r *Repo) readIdentity() (author, committer Signature, err error) {
 	out, err := r.git(context.Background(), nil, "var", "-l")
 	if err != nil {
 		return author, committer, err
@@ -42,6 +71,15 @@ func (r *Repo) Identity() (author, committer Signature, err error) {
 	return author, committer, nil
 }
 
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // parseIdent parses git's "Name <email> 1700000000 +0200".
 func parseIdent(s string) (Signature, error) {
 	lt := strings.LastIndexByte(s, '<')
@@ -59,7 +97,7 @@ func parseIdent(s string) (Signature, error) {
 		return Signature{}, fmt.Errorf("cannot parse identity date in %q", s)
 	}
 	tz := f[1]
-	if len(tz) != 5 || (tz[0] != '+' && tz[0] != '-') {
+	if len(tz) != 5 || (tz[0] != '+' && tz[0] != '-') || !isDigits(tz[1:]) {
 		return Signature{}, fmt.Errorf("cannot parse time zone in %q", s)
 	}
 	hh, err1 := strconv.Atoi(tz[1:3])

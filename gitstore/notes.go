@@ -101,16 +101,40 @@ func (n *Notes) find(tree Hash, prefix, want string, out *[]Hash) error {
 }
 
 // Walk calls fn for every note in the tree, in path order, whatever its
-// fanout. An error from fn stops the walk and is returned.
+// fanout. An error from fn stops the walk and is returned. The subtrees of
+// each level are read in one exchange with git.
 func (n *Notes) Walk(fn func(obj, blob Hash) error) error {
-	return n.walk(n.tree, "", fn)
-}
-
-func (n *Notes) walk(tree Hash, prefix string, fn func(obj, blob Hash) error) error {
-	entries, err := n.r.readTree(tree)
+	entries, err := n.r.readTree(n.tree)
 	if err != nil {
 		return err
 	}
+	return n.walkLevel(entries, "", fn)
+}
+
+func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob Hash) error) error {
+	var names []string
+	for _, e := range entries {
+		if kind, _ := classify(prefix, e); kind == entryFanout {
+			names = append(names, e.hash.String())
+		}
+	}
+	subtrees := make([][]treeEntry, len(names))
+	if len(names) > 0 {
+		err := n.r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
+			if err != nil {
+				return fmt.Errorf("reading tree %s: %w", names[i], err)
+			}
+			if typ != treeType {
+				return fmt.Errorf("object %s is a %s, not a tree", names[i], typ)
+			}
+			subtrees[i], err = parseTree(data)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	k := 0
 	for _, e := range entries {
 		switch kind, name := classify(prefix, e); kind {
 		case entryNote:
@@ -119,12 +143,22 @@ func (n *Notes) walk(tree Hash, prefix string, fn func(obj, blob Hash) error) er
 				return err
 			}
 		case entryFanout:
-			if err := n.walk(e.hash, prefix+name, fn); err != nil {
+			if err := n.walkLevel(subtrees[k], prefix+name, fn); err != nil {
 				return err
 			}
+			k++
 		}
 	}
 	return nil
+}
+
+// walk calls fn for every note under the tree at prefix.
+func (n *Notes) walk(tree Hash, prefix string, fn func(obj, blob Hash) error) error {
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return err
+	}
+	return n.walkLevel(entries, prefix, fn)
 }
 
 // NonNote returns the blob of a non-note entry at the root of the tree (a
@@ -207,11 +241,18 @@ func (n *Notes) diff(ta, tb Hash, prefix string, a, b map[Hash][]Hash) error {
 			}
 		}
 	}
+	var flat []string // objects noted at this level, on either side
+	for _, e := range ea {
+		if kind, name := classify(prefix, e); kind == entryNote {
+			flat = append(flat, name)
+		}
+	}
 	for _, e := range eb {
 		switch kind, name := classify(prefix, e); kind {
 		case entryNote:
 			obj, _ := ParseHash(name)
 			b[obj] = append(b[obj], e.hash)
+			flat = append(flat, name)
 		case entryFanout:
 			if _, ok := fanA[name]; !ok {
 				if err := n.walk(e.hash, prefix+name, collect(b)); err != nil {
@@ -219,6 +260,25 @@ func (n *Notes) diff(ta, tb Hash, prefix string, a, b map[Hash][]Hash) error {
 				}
 			}
 		}
+	}
+	// A tree another tool wrote may also hold a flat-noted object in a
+	// bucket that is the same on both sides (and so was skipped): that copy
+	// is on both sides too.
+	seen := map[string]bool{}
+	for _, name := range flat {
+		g := name[len(prefix) : len(prefix)+2]
+		h, ok := fanA[g]
+		if !ok || fanB[g] != h || seen[name] {
+			continue
+		}
+		seen[name] = true
+		var blobs []Hash
+		if err := n.find(h, prefix+g, name, &blobs); err != nil {
+			return err
+		}
+		obj, _ := ParseHash(name)
+		a[obj] = append(a[obj], blobs...)
+		b[obj] = append(b[obj], blobs...)
 	}
 	return nil
 }

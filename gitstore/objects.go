@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ErrObjectNotFound is returned when an object is not in the repository, for
@@ -41,56 +39,30 @@ func (c CommitInfo) Subject() string {
 	return s
 }
 
-func toHash(h plumbing.Hash) Hash   { return Hash(h) }
-func fromHash(h Hash) plumbing.Hash { return plumbing.Hash(h) }
-func translate(err error) error {
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return ErrObjectNotFound
-	}
-	return err
-}
+func toHash(h plumbing.Hash) Hash { return Hash(h) }
 
 // HasObject reports whether the object is present in this repository.
 func (r *Repo) HasObject(h Hash) bool {
-	return r.st.HasEncodedObject(fromHash(h)) == nil
+	_, _, _, err := r.object(h.String())
+	return err == nil
 }
 
 // Commit reads a commit. It returns ErrObjectNotFound when it is absent.
 func (r *Repo) Commit(h Hash) (CommitInfo, error) {
-	c, err := object.GetCommit(r.st, fromHash(h))
+	data, err := r.readObject(h, commitType)
 	if err != nil {
-		return CommitInfo{}, fmt.Errorf("reading commit %s: %w", h, translate(err))
+		return CommitInfo{}, fmt.Errorf("reading commit %s: %w", h, err)
 	}
-	ci := CommitInfo{
-		Hash:      h,
-		Tree:      toHash(c.TreeHash),
-		Author:    Signature{c.Author.Name, c.Author.Email, c.Author.When},
-		Committer: Signature{c.Committer.Name, c.Committer.Email, c.Committer.When},
-		Message:   c.Message,
-	}
-	for _, p := range c.ParentHashes {
-		ci.Parents = append(ci.Parents, toHash(p))
-	}
-	return ci, nil
+	return parseCommit(h, data)
 }
 
 // ReadBlob returns a blob's content.
 func (r *Repo) ReadBlob(h Hash) ([]byte, error) {
-	o, err := r.st.EncodedObject(plumbing.BlobObject, fromHash(h))
+	data, err := r.readObject(h, blobType)
 	if err != nil {
-		return nil, fmt.Errorf("reading blob %s: %w", h, translate(err))
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	buf := make([]byte, 0, o.Size())
-	w := bytes.NewBuffer(buf)
-	if _, err := io.Copy(w, rd); err != nil {
 		return nil, fmt.Errorf("reading blob %s: %w", h, err)
 	}
-	return w.Bytes(), nil
+	return data, nil
 }
 
 // WriteBlob stores data as a blob and returns its name.
@@ -121,24 +93,7 @@ func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 
 // WriteCommit stores a commit and returns its name.
 func (r *Repo) WriteCommit(tree Hash, parents []Hash, message string, author, committer Signature) (Hash, error) {
-	c := &object.Commit{
-		Author:    object.Signature{Name: author.Name, Email: author.Email, When: author.When},
-		Committer: object.Signature{Name: committer.Name, Email: committer.Email, When: committer.When},
-		Message:   message,
-		TreeHash:  fromHash(tree),
-	}
-	for _, p := range parents {
-		c.ParentHashes = append(c.ParentHashes, fromHash(p))
-	}
-	o := r.st.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		return ZeroHash, err
-	}
-	h, err := r.st.SetEncodedObject(o)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("writing commit: %w", err)
-	}
-	return toHash(h), nil
+	return r.writeObject(plumbing.CommitObject, encodeCommit(tree, parents, message, author, committer))
 }
 
 // treeEntry is one entry of a tree object.
@@ -155,15 +110,11 @@ func (r *Repo) readTree(h Hash) ([]treeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
-	t, err := object.GetTree(r.st, fromHash(h))
+	data, err := r.readObject(h, treeType)
 	if err != nil {
-		return nil, fmt.Errorf("reading tree %s: %w", h, translate(err))
+		return nil, fmt.Errorf("reading tree %s: %w", h, err)
 	}
-	out := make([]treeEntry, len(t.Entries))
-	for i, e := range t.Entries {
-		out[i] = treeEntry{name: e.Name, dir: e.Mode == filemode.Dir, mode: uint32(e.Mode), hash: toHash(e.Hash)}
-	}
-	return out, nil
+	return parseTree(data)
 }
 
 // writeTree stores a tree with the given entries (in any order) and returns
@@ -173,9 +124,12 @@ func (r *Repo) writeTree(entries []treeEntry) (Hash, error) {
 	sortEntries(entries)
 	var buf bytes.Buffer
 	for _, e := range entries {
-		if e.dir {
+		switch {
+		case e.mode != 0:
+			buf.WriteString(strconv.FormatUint(uint64(e.mode), 8) + " ")
+		case e.dir:
 			buf.WriteString("40000 ")
-		} else {
+		default:
 			buf.WriteString("100644 ")
 		}
 		buf.WriteString(e.name)

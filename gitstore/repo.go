@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -36,7 +37,9 @@ type Repo struct {
 	commonDir string // shared git directory (objects, refs, config)
 	workTree  string // top of the working tree; "" when bare or unknown
 	bare      bool
-	st        *filesystem.Storage
+	st        *filesystem.Storage // writes loose objects; reads refs
+	objects   *batch              // reads objects (batch.go)
+	ident     identCache          // author and committer, fetched once (ident.go)
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per
@@ -54,10 +57,14 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	// git cat-file starts beside git rev-parse (it finds the same
+	// repository), so that their start-up costs overlap.
+	objects := startBatch(abs)
 	out, err := runGit(context.Background(), abs, nil, "rev-parse", "--path-format=absolute",
 		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format",
 		"--is-inside-work-tree", "--show-cdup")
 	if err != nil {
+		objects.close()
 		var ge *GitError
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
 			return nil, fmt.Errorf("%w (or any of the parent directories): %s", ErrNotRepository, abs)
@@ -66,16 +73,19 @@ func Open(dir string) (*Repo, error) {
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) < 5 {
+		objects.close()
 		return nil, fmt.Errorf("git rev-parse printed %q, expected five lines or more", out)
 	}
-	r := &Repo{dir: abs, gitDir: lines[0], commonDir: lines[1], bare: lines[2] == "true"}
+	r := &Repo{dir: abs, gitDir: lines[0], commonDir: lines[1], bare: lines[2] == "true", objects: objects}
 	if lines[3] != "sha1" {
+		objects.close()
 		return nil, fmt.Errorf("%w: the repository uses %s object names; git-evolve reads only sha1 repositories", ErrUnsupported, lines[3])
 	}
 	if lines[4] == "true" && len(lines) >= 6 {
 		r.workTree = filepath.Clean(filepath.Join(abs, lines[5]))
 	}
 	if fi, err := os.Stat(filepath.Join(r.commonDir, "reftable")); err == nil && fi.IsDir() {
+		objects.close()
 		return nil, fmt.Errorf("%w: the repository stores its refs in reftable format (extensions.refStorage), which go-git cannot read; convert it with 'git refs migrate --ref-format=files'", ErrUnsupported)
 	}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(r.gitDir), osfs.New(r.commonDir))
@@ -83,8 +93,12 @@ func Open(dir string) (*Repo, error) {
 	return r, nil
 }
 
-// Close releases the file descriptors the repository keeps open.
-func (r *Repo) Close() error { return r.st.Close() }
+// Close ends the repository's git cat-file process and releases the file
+// descriptors it keeps open.
+func (r *Repo) Close() error {
+	r.objects.close()
+	return r.st.Close()
+}
 
 // GitDir is the per-worktree git directory.
 func (r *Repo) GitDir() string { return r.gitDir }
@@ -134,7 +148,22 @@ func (r *Repo) git(ctx context.Context, stdin []byte, args ...string) ([]byte, e
 	return runGit(ctx, r.dir, stdin, args...)
 }
 
+// traceStart is when this process started, for GIT_EVOLVE_TRACE.
+var traceStart = time.Now()
+
+// trace writes one line to stderr when GIT_EVOLVE_TRACE is set: what git
+// runs and how long it takes, like git's own GIT_TRACE.
+func trace(format string, args ...any) {
+	if os.Getenv("GIT_EVOLVE_TRACE") == "" {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "git-evolve: trace: %8.3fms "+format+"\n",
+		append([]any{float64(time.Since(traceStart).Microseconds()) / 1000}, args...)...)
+}
+
 func runGit(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	t0 := time.Now()
+	defer func() { trace("git %s (%.3fms)", strings.Join(args, " "), float64(time.Since(t0).Microseconds())/1000) }()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	if stdin != nil {

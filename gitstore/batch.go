@@ -1,0 +1,235 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"sync"
+)
+
+// batch is one long-lived `git cat-file --batch` process through which the
+// repository reads objects. C git maps its pack indexes instead of decoding
+// them in every process, which go-git does, so reads cost the same in a
+// repository of a thousand objects and of millions.
+type batch struct {
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	in     *bufio.Writer
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+	err    error // the process failed: every later read fails too
+}
+
+// startBatch starts git cat-file --batch in dir. A failure to start is kept
+// in the batch and returned by its first read.
+func startBatch(dir string) *batch {
+	b := &batch{}
+	b.cmd = exec.CommandContext(context.Background(), "git", "cat-file", "--batch")
+	b.cmd.Dir = dir
+	b.cmd.Stderr = &b.stderr
+	stdin, err := b.cmd.StdinPipe()
+	if err != nil {
+		b.err = err
+		return b
+	}
+	stdout, err := b.cmd.StdoutPipe()
+	if err != nil {
+		b.err = err
+		return b
+	}
+	if err := b.cmd.Start(); err != nil {
+		b.err = fmt.Errorf("running git cat-file: %w", err)
+		return b
+	}
+	trace("git cat-file --batch started")
+	b.stdin = stdin
+	b.in = bufio.NewWriter(stdin)
+	b.out = bufio.NewReaderSize(stdout, 64<<10)
+	return b
+}
+
+func (r *Repo) batch() (*batch, error) { return r.objects, r.objects.err }
+
+func (b *batch) close() {
+	if b == nil || b.cmd == nil || b.cmd.Process == nil || b.stdin == nil {
+		return
+	}
+	b.stdin.Close()
+	_ = b.cmd.Wait()
+}
+
+// objectType is an object's type as git names it.
+type objectType string
+
+const (
+	blobType   objectType = "blob"
+	treeType   objectType = "tree"
+	commitType objectType = "commit"
+)
+
+// object reads one object, named by anything git accepts (a full name, or
+// rev^{commit}, rev:path, …). It returns ErrObjectNotFound when the name
+// names no object, and a *RevisionError when it is ambiguous.
+func (r *Repo) object(name string) (Hash, objectType, []byte, error) {
+	b, err := r.batch()
+	if err != nil {
+		return ZeroHash, "", nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return ZeroHash, "", nil, b.err
+	}
+	if _, err := b.in.WriteString(name + "\n"); err != nil {
+		return ZeroHash, "", nil, b.fail(err)
+	}
+	if err := b.in.Flush(); err != nil {
+		return ZeroHash, "", nil, b.fail(err)
+	}
+	header, err := b.out.ReadSlice('\n')
+	if err != nil {
+		return ZeroHash, "", nil, b.fail(err)
+	}
+	// "<name> missing" and "<name> ambiguous" echo the name, which may hold
+	// spaces; check them before splitting the header.
+	line := bytes.TrimSuffix(header, []byte("\n"))
+	switch {
+	case bytes.HasSuffix(line, []byte(" missing")):
+		return ZeroHash, "", nil, ErrObjectNotFound
+	case bytes.HasSuffix(line, []byte(" ambiguous")):
+		return ZeroHash, "", nil, &RevisionError{Rev: name, Reason: "is ambiguous: give more digits"}
+	}
+	f := bytes.Fields(line)
+	switch {
+	case len(f) != 3:
+		return ZeroHash, "", nil, b.fail(fmt.Errorf("unexpected output %q", header))
+	}
+	h, err := ParseHash(string(f[0]))
+	if err != nil {
+		return ZeroHash, "", nil, b.fail(err)
+	}
+	typ := objectType(f[1])
+	size, err := strconv.Atoi(string(f[2]))
+	if err != nil || size < 0 {
+		return ZeroHash, "", nil, b.fail(fmt.Errorf("unexpected output %q", header))
+	}
+	data := make([]byte, size+1)
+	if _, err := io.ReadFull(b.out, data); err != nil {
+		return ZeroHash, "", nil, b.fail(err)
+	}
+	return h, typ, data[:size], nil
+}
+
+// objects reads several objects in one exchange: all the names are written
+// (from another goroutine, so that neither side can block the other on a
+// full pipe) and the answers read in order. fn gets each object's index in
+// names; a missing object is ErrObjectNotFound.
+func (r *Repo) objectsOf(names []string, fn func(i int, typ objectType, data []byte, err error) error) error {
+	b, err := r.batch()
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return b.err
+	}
+	werr := make(chan error, 1)
+	go func() {
+		for _, n := range names {
+			if _, err := b.in.WriteString(n + "\n"); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- b.in.Flush()
+	}()
+	var ferr error
+	for i := range names {
+		header, err := b.out.ReadSlice('\n')
+		if err != nil {
+			<-werr
+			return b.fail(err)
+		}
+		line := bytes.TrimSuffix(header, []byte("\n"))
+		if bytes.HasSuffix(line, []byte(" missing")) || bytes.HasSuffix(line, []byte(" ambiguous")) {
+			if ferr == nil {
+				ferr = fn(i, "", nil, ErrObjectNotFound)
+			}
+			continue
+		}
+		f := bytes.Fields(line)
+		if len(f) != 3 {
+			<-werr
+			return b.fail(fmt.Errorf("unexpected output %q", header))
+		}
+		typ := objectType(f[1])
+		size, err := strconv.Atoi(string(f[2]))
+		if err != nil || size < 0 {
+			<-werr
+			return b.fail(fmt.Errorf("unexpected output %q", header))
+		}
+		data := make([]byte, size+1)
+		if _, err := io.ReadFull(b.out, data); err != nil {
+			<-werr
+			return b.fail(err)
+		}
+		if ferr == nil {
+			ferr = fn(i, typ, data[:size], nil)
+		}
+	}
+	if err := <-werr; err != nil {
+		return b.fail(err)
+	}
+	return ferr
+}
+
+func (b *batch) fail(err error) error {
+	b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, bytes.TrimSpace(b.stderr.Bytes()))
+	if b.cmd.Process != nil {
+		b.cmd.Process.Kill()
+	}
+	return b.err
+}
+
+// readObject reads the object h, which must have type want.
+func (r *Repo) readObject(h Hash, want objectType) ([]byte, error) {
+	_, typ, data, err := r.object(h.String())
+	if err != nil {
+		return nil, err
+	}
+	if typ != want {
+		return nil, fmt.Errorf("object %s is a %s, not a %s", h.Short(), typ, want)
+	}
+	return data, nil
+}
+
+// parseTree reads the entries of a tree object in git's binary format.
+func parseTree(data []byte) ([]treeEntry, error) {
+	var out []treeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("malformed tree entry")
+		}
+		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("malformed tree entry mode %q", data[:sp])
+		}
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+21 {
+			return nil, fmt.Errorf("malformed tree entry")
+		}
+		e := treeEntry{name: string(data[:nul]), mode: uint32(mode), dir: mode == 0o40000}
+		copy(e.hash[:], data[nul+1:nul+21])
+		out = append(out, e)
+		data = data[nul+21:]
+	}
+	return out, nil
+}

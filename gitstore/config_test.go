@@ -1,0 +1,103 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfig(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+
+	gitValues := func(key string) []string {
+		out, err := r.gitErr("config", "--get-all", key)
+		if err != nil {
+			return nil
+		}
+		return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	}
+	same := func(a, b []string) bool { return fmt.Sprintf("%q", a) == fmt.Sprintf("%q", b) }
+
+	t.Run("missing key", func(t *testing.T) {
+		vals, err := repo.ConfigGetAll("evolve.nothing")
+		if err != nil || len(vals) != 0 {
+			t.Errorf("ConfigGetAll of a missing key = %q, %v; want none", vals, err)
+		}
+	})
+	t.Run("add keeps values", func(t *testing.T) {
+		key := "remote.origin.fetch"
+		r.git("remote", "add", "origin", "https://example.com/repo.git")
+		if err := repo.ConfigAdd(key, "+refs/notes/evolve:refs/notes/remotes/origin/evolve"); err != nil {
+			t.Fatalf("ConfigAdd: %v", err)
+		}
+		want := []string{"+refs/heads/*:refs/remotes/origin/*", "+refs/notes/evolve:refs/notes/remotes/origin/evolve"}
+		vals, err := repo.ConfigGetAll(key)
+		if err != nil || !same(vals, want) {
+			t.Errorf("ConfigGetAll = %q, %v; want %q", vals, err, want)
+		}
+		if g := gitValues(key); !same(g, want) {
+			t.Errorf("git config --get-all = %q, want %q", g, want)
+		}
+	})
+	t.Run("odd values round-trip", func(t *testing.T) {
+		key := "evolve.odd"
+		vals := []string{"a b  c", `quote " and \ backslash`, "# not a comment ; nor this", " leading space", ""}
+		for _, v := range vals {
+			if err := repo.ConfigAdd(key, v); err != nil {
+				t.Fatalf("ConfigAdd(%q): %v", v, err)
+			}
+		}
+		got, err := repo.ConfigGetAll(key)
+		if err != nil || !same(got, vals) {
+			t.Errorf("ConfigGetAll = %q, %v; want %q", got, err, vals)
+		}
+		if g := gitValues(key); !same(g, vals) {
+			t.Errorf("git config --get-all = %q, want %q", g, vals)
+		}
+		local, err := r.gitErr("config", "--local", "--get-all", key)
+		if err != nil || strings.Count(local, "\n") != len(vals) {
+			t.Errorf("the values are not in the local config: %q, %v", local, err)
+		}
+	})
+	t.Run("includes are followed", func(t *testing.T) {
+		inc := filepath.Join(t.TempDir(), "included.cfg")
+		if err := os.WriteFile(inc, []byte("[evolve]\n\tinc = one\n\tinc = two\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.git("config", "include.path", inc)
+		vals, err := repo.ConfigGetAll("evolve.inc")
+		if want := []string{"one", "two"}; err != nil || !same(vals, want) {
+			t.Errorf("ConfigGetAll of an included key = %q, %v; want %q", vals, err, want)
+		}
+	})
+	t.Run("invalid key", func(t *testing.T) {
+		if vals, err := repo.ConfigGetAll("nosection"); err == nil {
+			t.Errorf("ConfigGetAll of an invalid key = %q, nil; want an error", vals)
+		}
+	})
+	t.Run("remotes", func(t *testing.T) {
+		r.git("remote", "add", "backup", "/somewhere/else")
+		r.git("remote", "add", "a-first", "/x")
+		got, err := repo.Remotes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Fields(r.git("remote"))
+		if len(want) != 3 || !same(got, want) {
+			t.Errorf("Remotes = %q, git remote = %q", got, want)
+		}
+	})
+}
+
+func TestRemotesNone(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	got, err := r.open().Remotes()
+	if err != nil || len(got) != 0 {
+		t.Errorf("Remotes of a repository without any = %q, %v", got, err)
+	}
+}

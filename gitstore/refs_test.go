@@ -1,0 +1,396 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// refAt is the ref's value according to git ("" when it does not exist).
+func (r *testRepo) refAt(ref string) string {
+	r.t.Helper()
+	out, err := r.gitErr("rev-parse", "-q", "--verify", ref)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+func TestUpdateRefCompareAndSwap(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	setEnv(t)
+	repo := r.open()
+
+	t.Run("create", func(t *testing.T) {
+		ref := "refs/notes/create"
+		if err := repo.UpdateRef(ref, cs[0], ZeroHash, "create it"); err != nil {
+			t.Fatalf("UpdateRef: %v", err)
+		}
+		if got := r.refAt(ref); got != cs[0].String() {
+			t.Errorf("ref at %q, want %s", got, cs[0])
+		}
+	})
+	t.Run("zero old on an existing ref", func(t *testing.T) {
+		ref := "refs/notes/exists"
+		r.git("update-ref", ref, cs[0].String())
+		err := repo.UpdateRef(ref, cs[1], ZeroHash, "must not exist")
+		if !errors.Is(err, ErrRefChanged) {
+			t.Errorf("UpdateRef = %v, want ErrRefChanged", err)
+		}
+		if got := r.refAt(ref); got != cs[0].String() {
+			t.Errorf("ref moved to %q, want it left at %s", got, cs[0])
+		}
+	})
+	t.Run("wrong old", func(t *testing.T) {
+		ref := "refs/notes/wrong"
+		r.git("update-ref", ref, cs[0].String())
+		err := repo.UpdateRef(ref, cs[2], cs[1], "stale")
+		if !errors.Is(err, ErrRefChanged) {
+			t.Errorf("UpdateRef = %v, want ErrRefChanged", err)
+		}
+		if got := r.refAt(ref); got != cs[0].String() {
+			t.Errorf("ref moved to %q, want it left at %s", got, cs[0])
+		}
+	})
+	t.Run("old given, ref missing", func(t *testing.T) {
+		ref := "refs/notes/missing"
+		err := repo.UpdateRef(ref, cs[2], cs[1], "stale")
+		if !errors.Is(err, ErrRefChanged) {
+			t.Errorf("UpdateRef = %v, want ErrRefChanged", err)
+		}
+		if got := r.refAt(ref); got != "" {
+			t.Errorf("ref created at %q", got)
+		}
+	})
+	t.Run("locked by another writer", func(t *testing.T) {
+		ref := "refs/notes/locked"
+		r.git("update-ref", ref, cs[0].String())
+		lock := filepath.Join(r.dir, ".git", ref+".lock")
+		if err := os.WriteFile(lock, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := repo.UpdateRef(ref, cs[1], cs[0], "locked")
+		os.Remove(lock)
+		if !errors.Is(err, ErrRefChanged) {
+			t.Errorf("UpdateRef = %v, want ErrRefChanged", err)
+		}
+		if got := r.refAt(ref); got != cs[0].String() {
+			t.Errorf("ref moved to %q", got)
+		}
+	})
+	t.Run("correct old moves it, with a reflog", func(t *testing.T) {
+		ref := testNotesRef
+		if err := repo.UpdateRef(ref, cs[0], ZeroHash, "first write"); err != nil {
+			t.Fatal(err)
+		}
+		if err := repo.UpdateRef(ref, cs[1], cs[0], "second write"); err != nil {
+			t.Fatalf("UpdateRef with the right old value: %v", err)
+		}
+		if got := r.refAt(ref); got != cs[1].String() {
+			t.Errorf("ref at %q, want %s", got, cs[1])
+		}
+		log := strings.Split(strings.TrimSpace(r.git("reflog", "show", "--format=%H %gs", ref)), "\n")
+		want := []string{cs[1].String() + " second write", cs[0].String() + " first write"}
+		if strings.Join(log, "\n") != strings.Join(want, "\n") {
+			t.Errorf("reflog:\n%s\nwant:\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+		}
+	})
+	t.Run("other git failure is not a race", func(t *testing.T) {
+		err := repo.UpdateRef("refs/notes/bad..name", cs[0], ZeroHash, "x")
+		if err == nil || errors.Is(err, ErrRefChanged) {
+			t.Errorf("UpdateRef on an invalid name = %v, want a plain error", err)
+		}
+	})
+}
+
+// CommitNotes moves the ledger only if nobody else did first.
+func TestCommitNotesLosesRace(t *testing.T) {
+	t.Run("stale snapshot", func(t *testing.T) {
+		r := newRepo(t)
+		cs := r.makeCommits(3)
+		setEnv(t)
+		repo := r.open()
+		s1 := mustWriteNotes(t, repo, testNotesRef, repo.EmptyNotes(), map[Hash]string{cs[0]: "a\n"}, nil)
+		r.git("notes", "--ref=evolve", "add", "-m", "other writer", cs[1].String())
+		theirs := r.refAt(testNotesRef)
+		tree := mustApply(t, repo, s1, map[Hash]string{cs[2]: "mine\n"}, nil)
+		a, c := testIdentity(t, repo)
+		if _, err := s1.CommitNotes(testNotesRef, tree, "mine", a, c); !errors.Is(err, ErrRefChanged) {
+			t.Errorf("CommitNotes on a stale snapshot = %v, want ErrRefChanged", err)
+		}
+		if got := r.refAt(testNotesRef); got != theirs {
+			t.Errorf("ledger moved to %s, want the other writer's %s", got, theirs)
+		}
+	})
+	t.Run("empty snapshot, ledger created meanwhile", func(t *testing.T) {
+		r := newRepo(t)
+		cs := r.makeCommits(2)
+		setEnv(t)
+		repo := r.open()
+		empty := mustReadNotes(t, repo, testNotesRef)
+		r.git("notes", "--ref=evolve", "add", "-m", "other writer", cs[0].String())
+		theirs := r.refAt(testNotesRef)
+		tree := mustApply(t, repo, empty, map[Hash]string{cs[1]: "mine\n"}, nil)
+		a, c := testIdentity(t, repo)
+		if _, err := empty.CommitNotes(testNotesRef, tree, "mine", a, c); !errors.Is(err, ErrRefChanged) {
+			t.Errorf("CommitNotes on an empty snapshot of a ledger created meanwhile = %v, want ErrRefChanged", err)
+		}
+		if got := r.refAt(testNotesRef); got != theirs {
+			t.Errorf("ledger moved to %s, want the other writer's %s", got, theirs)
+		}
+	})
+}
+
+func TestRefHash(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	r.git("update-ref", testNotesRef, cs[0].String())
+	r.git("symbolic-ref", "refs/notes/alias", testNotesRef)
+	r.git("symbolic-ref", "refs/notes/dangling", "refs/notes/nowhere")
+	setEnv(t)
+	repo := r.open()
+	for _, tc := range []struct {
+		ref  string
+		want Hash
+		ok   bool
+	}{
+		{testNotesRef, cs[0], true},
+		{"refs/notes/alias", cs[0], true},
+		{"HEAD", cs[1], true},
+		{"refs/heads/main", cs[1], true},
+		{"refs/notes/none", ZeroHash, false},
+		{"refs/notes/dangling", ZeroHash, false},
+	} {
+		h, ok, err := repo.RefHash(tc.ref)
+		if err != nil || ok != tc.ok || h != tc.want {
+			t.Errorf("RefHash(%s) = %s, %v, %v; want %s, %v", tc.ref, h, ok, err, tc.want, tc.ok)
+		}
+	}
+	// Packed refs read the same.
+	r.git("pack-refs", "--all")
+	repo2 := r.open()
+	if h, ok, err := repo2.RefHash(testNotesRef); err != nil || !ok || h != cs[0] {
+		t.Errorf("RefHash of a packed ref = %s, %v, %v; want %s", h, ok, err, cs[0])
+	}
+}
+
+func TestLookupCommits(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	r.git("branch", "topic", cs[0].String())
+	r.git("tag", "-a", "-m", "annotated", "v1", cs[1].String())
+	r.git("tag", "light", cs[2].String())
+	treeTag := strings.TrimSpace(r.git("rev-parse", "HEAD^{tree}"))
+	r.git("tag", "-a", "-m", "tree tag", "treetag", treeTag)
+	setEnv(t)
+	repo := r.open()
+
+	short := cs[1].String()[:7]
+	missing := fakeObj(1).String()
+	rows := []struct {
+		rev     string
+		ok      bool
+		errWord string // in the error message when !ok
+	}{
+		{cs[0].String(), true, ""},
+		{short, true, ""},
+		{"HEAD~1", true, ""},
+		{"HEAD", true, ""},
+		{"main", true, ""},
+		{"topic", true, ""},
+		{"refs/heads/topic", true, ""},
+		{"v1", true, ""},
+		{"light", true, ""},
+		{"main^{/commit 1}", true, ""},
+		{"HEAD^{tree}", false, "names a tree, not a commit"},
+		{"HEAD:file.txt", false, "names a blob, not a commit"},
+		{"treetag", false, "not a commit"},
+		{"nope", false, "names no commit"},
+		{missing, false, "names no commit"},
+		{"HEAD~10", false, "names no commit"},
+		{"", false, "not a revision"},
+		{"-h", false, "not a revision"},
+		{"--all", false, "not a revision"},
+		{"HEAD\nmain", false, "not a revision"},
+	}
+	// The independent answer: git rev-parse, one rev at a time.
+	want := make([]Hash, len(rows))
+	for i, row := range rows {
+		if row.ok {
+			want[i] = r.hash("rev-parse", "--verify", "-q", row.rev+"^{commit}")
+		} else if row.rev != "" && !strings.HasPrefix(row.rev, "-") && !strings.Contains(row.rev, "\n") {
+			if out, err := r.gitErr("rev-parse", "--verify", "-q", row.rev+"^{commit}"); err == nil {
+				t.Fatalf("premise: git resolves %q to %s", row.rev, out)
+			}
+		}
+	}
+
+	check := func(t *testing.T, i int, h Hash, err error) {
+		t.Helper()
+		row := rows[i]
+		if row.ok {
+			if err != nil || h != want[i] {
+				t.Errorf("%q: got %s, %v; want %s", row.rev, h, err, want[i])
+			}
+			return
+		}
+		var re *RevisionError
+		if !errors.As(err, &re) {
+			t.Errorf("%q: got %s, %v; want a *RevisionError", row.rev, h, err)
+			return
+		}
+		if re.Rev != row.rev || !strings.Contains(err.Error(), row.errWord) {
+			t.Errorf("%q: error %q (Rev %q), want one about %q", row.rev, err, re.Rev, row.errWord)
+		}
+		if !h.IsZero() {
+			t.Errorf("%q: got hash %s with an error", row.rev, h)
+		}
+	}
+
+	t.Run("all at once", func(t *testing.T) {
+		revs := make([]string, len(rows))
+		for i, row := range rows {
+			revs[i] = row.rev
+		}
+		hs, errs, err := repo.LookupCommits(revs...)
+		if err != nil {
+			t.Fatalf("LookupCommits: %v", err)
+		}
+		if len(hs) != len(rows) || len(errs) != len(rows) {
+			t.Fatalf("LookupCommits answered %d/%d of %d", len(hs), len(errs), len(rows))
+		}
+		for i := range rows {
+			check(t, i, hs[i], errs[i])
+		}
+	})
+	t.Run("one at a time", func(t *testing.T) {
+		for i, row := range rows {
+			hs, errs, err := repo.LookupCommits(row.rev)
+			if err != nil {
+				t.Fatalf("LookupCommits(%q): %v", row.rev, err)
+			}
+			check(t, i, hs[0], errs[0])
+		}
+	})
+	t.Run("ResolveCommits", func(t *testing.T) {
+		hs, err := repo.ResolveCommits("HEAD", "topic", short)
+		if err != nil || len(hs) != 3 || hs[0] != cs[2] || hs[1] != cs[0] || hs[2] != cs[1] {
+			t.Errorf("ResolveCommits = %v, %v", hs, err)
+		}
+		_, err = repo.ResolveCommits("HEAD", "nope", "HEAD^{tree}")
+		var re *RevisionError
+		if !errors.As(err, &re) || re.Rev != "nope" {
+			t.Errorf("ResolveCommits with bad revs = %v, want a *RevisionError for the first bad one", err)
+		}
+		if hs, err := repo.ResolveCommits(); err != nil || len(hs) != 0 {
+			t.Errorf("ResolveCommits() = %v, %v", hs, err)
+		}
+	})
+}
+
+// A missing revision with spaces in it is a *RevisionError like any other,
+// and the Repo goes on reading.
+func TestLookupCommitsWithSpaces(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	repo := r.open()
+	revs := []string{"main^{/no such message}", "no such branch", "main^{/commit 0}", "HEAD"}
+	hs, errs, err := repo.LookupCommits(revs...)
+	if err != nil {
+		t.Fatalf("LookupCommits: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		var re *RevisionError
+		if !errors.As(errs[i], &re) || !strings.Contains(re.Error(), "names no commit") {
+			t.Errorf("LookupCommits(%q) = %s, %v; want a *RevisionError", revs[i], hs[i], errs[i])
+		}
+	}
+	if errs[2] != nil || hs[2] != cs[0] || errs[3] != nil || hs[3] != cs[1] {
+		t.Errorf("LookupCommits after missing revisions = %v, %v", hs[2:], errs[2:])
+	}
+	if c, err := repo.Commit(cs[1]); err != nil || c.Hash != cs[1] {
+		t.Errorf("Commit after missing revisions: %v", err)
+	}
+}
+
+// Abbreviated names that several objects share: LookupCommits agrees with
+// git rev-parse <name>^{commit}, which resolves a prefix that only one
+// commit has and calls one that several commits share ambiguous.
+func TestLookupCommitsShortNames(t *testing.T) {
+	setEnv(t)
+	fx := gitNotesFixture(t)
+	r := &testRepo{t: t, dir: fx.dir}
+	byPrefix := map[string][]string{}
+	for _, name := range strings.Fields(r.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
+		byPrefix[name[:4]] = append(byPrefix[name[:4]], name)
+	}
+	var prefixes []string
+	for p, names := range byPrefix {
+		if len(names) > 1 {
+			prefixes = append(prefixes, p)
+		}
+	}
+	sort.Strings(prefixes)
+	repo := r.open()
+	hs, errs, err := repo.LookupCommits(append(prefixes, "HEAD")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ambiguous, resolved := 0, 0
+	for i, p := range prefixes {
+		out, gerr := r.gitErr("rev-parse", "--verify", p+"^{commit}")
+		var re *RevisionError
+		switch {
+		case gerr == nil:
+			resolved++
+			if want := strings.TrimSpace(out); errs[i] != nil || hs[i].String() != want {
+				t.Errorf("LookupCommits(%q) = %s, %v; git resolves it to %s", p, hs[i], errs[i], want)
+			}
+		case !errors.As(errs[i], &re):
+			t.Errorf("LookupCommits(%q) = %s, %v; git fails (%v), want a *RevisionError", p, hs[i], errs[i], gerr)
+		case strings.Contains(gerr.Error(), "ambiguous"):
+			ambiguous++
+			if !strings.Contains(re.Error(), "ambiguous") {
+				t.Errorf("LookupCommits(%q) = %v; git says it is ambiguous", p, re)
+			}
+		}
+	}
+	t.Logf("%d shared prefixes: %d ambiguous, %d resolved by git", len(prefixes), ambiguous, resolved)
+	if ambiguous == 0 || resolved == 0 {
+		t.Fatalf("premise: %d shared prefixes, %d ambiguous and %d resolved by git; want some of each", len(prefixes), ambiguous, resolved)
+	}
+	if last := len(prefixes); errs[last] != nil || hs[last] != fx.commits[len(fx.commits)-1] {
+		t.Errorf("HEAD after the short names = %s, %v", hs[last], errs[last])
+	}
+}
+
+func TestRevList(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(4)
+	r.git("branch", "topic", cs[1].String())
+	setEnv(t)
+	repo := r.open()
+	for _, args := range [][]string{{"main"}, {"topic..main"}, {"topic"}, {"main", "^" + cs[2].String()}} {
+		got, err := repo.RevList(args...)
+		if err != nil {
+			t.Fatalf("RevList(%v): %v", args, err)
+		}
+		want := strings.Fields(r.git(append([]string{"rev-list"}, args...)...))
+		if len(got) != len(want) {
+			t.Fatalf("RevList(%v) = %d commits, want %d", args, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].String() != want[i] {
+				t.Errorf("RevList(%v)[%d] = %s, want %s", args, i, got[i], want[i])
+			}
+		}
+	}
+	if _, err := repo.RevList("nope"); err == nil {
+		t.Error("RevList(nope) succeeded")
+	}
+}
