@@ -12,9 +12,10 @@ import (
 // FuzzScannerMatchesEncodingJSON) and is many times faster on records,
 // which are flat objects of short strings and numbers.
 type scanner struct {
-	data  []byte
-	pos   int
-	depth int
+	data   []byte
+	pos    int
+	depth  int
+	spaced bool // whitespace was skipped somewhere
 }
 
 const maxDepth = 10000 // as encoding/json
@@ -33,6 +34,7 @@ func (s *scanner) ws() {
 		switch s.data[s.pos] {
 		case ' ', '\t', '\n', '\r':
 			s.pos++
+			s.spaced = true
 		default:
 			return
 		}
