@@ -109,10 +109,9 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		rep.Stored = next.added
 		rep.Present = n - next.added
 		// Warn about cycle numbers the ledger already had on other records.
-		before := ix.cycles()
 		for commit, rs := range add {
 			for _, r := range rs {
-				if obj, ok := before[r.Cycle]; ok && obj != commit {
+				if obj, ok := ix.find(r.Cycle); ok && obj != commit {
 					rep.Warnings = append(rep.Warnings, ImportProblem{lineOf[r.ID],
 						fmt.Sprintf("cycle %d is also recorded on commit %s; both records are kept", r.Cycle, obj.Short())})
 				}
@@ -157,14 +156,14 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 // the journal's records too when journal is true. Lines that do not parse
 // are returned as errors, not exported.
 func (l *Ledger) Export(journal bool) ([]byte, []*NoteError, error) {
-	all, err := l.List(ListOptions{Journal: journal})
+	lines, errs, err := l.Lines(ListOptions{Journal: journal}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	var b bytes.Buffer
-	for i := range all.Entries {
-		b.Write(all.Entries[i].Record.Marshal())
+	for _, ln := range lines {
+		b.Write(ln.Text)
 		b.WriteByte('\n')
 	}
-	return b.Bytes(), all.Errors, nil
+	return b.Bytes(), errs, nil
 }

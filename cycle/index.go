@@ -1,31 +1,37 @@
 package cycle
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
 )
 
-// index maps each annotated commit of the ledger to the cycle numbers of
-// its records. It is a local cache of what the notes hold, kept in the state
-// directory with the notes commit it describes, and brought up to date by
-// reading only the notes that changed since (the notes tree diff), so that
-// recording a cycle does not read the whole ledger.
+// index lists the cycle number of every record in the ledger with the
+// commit it is on. It is a local cache of what the notes hold, kept in the
+// state directory with the notes commit it describes, and brought up to
+// date by reading only the notes that changed since (the notes tree diff),
+// so that recording a cycle does not read the whole ledger. It is never the
+// source of truth: a missing, stale or damaged index is rebuilt.
 type index struct {
-	notes gitstore.Hash
-	byObj map[gitstore.Hash][]int
+	notes   gitstore.Hash
+	entries []indexEntry
 }
 
-const indexHeader = "git-evolve cycle index 1 "
+type indexEntry struct {
+	obj   gitstore.Hash
+	cycle int32
+}
+
+// The file: a magic line, the notes commit, then 24 bytes per record: the
+// commit's name and the cycle number (big-endian).
+const indexMagic = "git-evolve cycle index 2\n"
 
 func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.idx") }
 
@@ -34,7 +40,7 @@ func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.i
 func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	ix, err := readIndex(l.indexPath())
 	if err != nil || ix == nil {
-		ix = &index{byObj: map[gitstore.Hash][]int{}}
+		ix = &index{}
 	}
 	if ix.notes == snap.Commit() {
 		return ix, nil
@@ -42,20 +48,17 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	changes, err := l.changesSince(ix.notes, snap)
 	if err != nil {
 		// The cached commit is gone or unreadable: start over.
-		ix = &index{byObj: map[gitstore.Hash][]int{}}
+		ix = &index{}
 		if changes, err = l.changesSince(gitstore.ZeroHash, snap); err != nil {
 			return nil, err
 		}
 	}
 	for _, c := range changes {
-		delete(ix.byObj, c.Object)
 		cycles, err := l.cyclesIn(c.New)
 		if err != nil {
 			return nil, err
 		}
-		if len(cycles) > 0 {
-			ix.byObj[c.Object] = cycles
-		}
+		ix.set(c.Object, cycles)
 	}
 	ix.notes = snap.Commit()
 	// The cache only saves time: failing to write it is not an error.
@@ -89,22 +92,35 @@ func (l *Ledger) cyclesIn(blobs []gitstore.Hash) ([]int, error) {
 	return out, nil
 }
 
-// set records the cycles now on obj.
+// set replaces the cycles recorded on obj.
 func (ix *index) set(obj gitstore.Hash, cycles []int) {
-	if len(cycles) == 0 {
-		delete(ix.byObj, obj)
-		return
+	kept := ix.entries[:0]
+	for _, e := range ix.entries {
+		if e.obj != obj {
+			kept = append(kept, e)
+		}
 	}
-	ix.byObj[obj] = cycles
+	ix.entries = kept
+	for _, c := range cycles {
+		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
+	}
 }
 
-// cycles returns every cycle number in the index and where it is.
-func (ix *index) cycles() map[int]gitstore.Hash {
-	m := make(map[int]gitstore.Hash, len(ix.byObj))
-	for obj, cs := range ix.byObj {
-		for _, c := range cs {
-			m[c] = obj
+// find returns a commit holding cycle n.
+func (ix *index) find(n int) (gitstore.Hash, bool) {
+	for _, e := range ix.entries {
+		if int(e.cycle) == n {
+			return e.obj, true
 		}
+	}
+	return gitstore.ZeroHash, false
+}
+
+// max returns the largest cycle number in the index (0 when empty).
+func (ix *index) max() int {
+	m := 0
+	for _, e := range ix.entries {
+		m = max(m, int(e.cycle))
 	}
 	return m
 }
@@ -117,52 +133,30 @@ func readIndex(path string) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	if !sc.Scan() || !strings.HasPrefix(sc.Text(), indexHeader) {
+	body, ok := bytes.CutPrefix(data, []byte(indexMagic))
+	if !ok || len(body) < 20 || (len(body)-20)%24 != 0 {
 		return nil, fmt.Errorf("%s: not a cycle index", path)
 	}
-	ix := &index{byObj: map[gitstore.Hash][]int{}}
-	if h := strings.TrimPrefix(sc.Text(), indexHeader); h != "" {
-		if ix.notes, err = gitstore.ParseHash(h); err != nil {
-			return nil, err
-		}
+	ix := &index{entries: make([]indexEntry, (len(body)-20)/24)}
+	copy(ix.notes[:], body[:20])
+	body = body[20:]
+	for i := range ix.entries {
+		e := &ix.entries[i]
+		copy(e.obj[:], body[:20])
+		e.cycle = int32(binary.BigEndian.Uint32(body[20:24]))
+		body = body[24:]
 	}
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			return nil, fmt.Errorf("%s: malformed line", path)
-		}
-		obj, err := gitstore.ParseHash(f[0])
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range f[1:] {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: malformed line", path)
-			}
-			ix.byObj[obj] = append(ix.byObj[obj], n)
-		}
-	}
-	return ix, sc.Err()
+	return ix, nil
 }
 
 // save writes the index atomically (a temporary file renamed over it).
 func (ix *index) save(path string) error {
-	var b bytes.Buffer
-	b.WriteString(indexHeader)
-	if !ix.notes.IsZero() {
-		b.WriteString(ix.notes.String())
-	}
-	b.WriteByte('\n')
-	for obj, cs := range ix.byObj {
-		b.WriteString(obj.String())
-		for _, c := range cs {
-			b.WriteByte(' ')
-			b.WriteString(strconv.Itoa(c))
-		}
-		b.WriteByte('\n')
+	buf := make([]byte, 0, len(indexMagic)+20+24*len(ix.entries))
+	buf = append(buf, indexMagic...)
+	buf = append(buf, ix.notes[:]...)
+	for _, e := range ix.entries {
+		buf = append(buf, e.obj[:]...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.cycle))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -171,7 +165,7 @@ func (ix *index) save(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(b.Bytes()); err != nil {
+	if _, err := tmp.Write(buf); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err

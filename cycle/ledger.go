@@ -99,10 +99,6 @@ type ListOptions struct {
 // ledger.Less). Notes that do not parse are returned in Errors; their other
 // lines and all other notes are still listed.
 func (l *Ledger) List(opts ListOptions) (*Listing, error) {
-	snap, err := l.repo.ReadNotes(NotesRef)
-	if err != nil {
-		return nil, err
-	}
 	out := &Listing{}
 	add := func(obj gitstore.Hash, data []byte) error {
 		recs, bad := ledger.ParseLines(data)
@@ -115,36 +111,8 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 		}
 		return nil
 	}
-	if opts.Commits == nil || len(opts.Commits) > 64 {
-		want := make(map[gitstore.Hash]bool, len(opts.Commits))
-		for _, c := range opts.Commits {
-			want[c] = true
-		}
-		err = snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
-			if opts.Commits == nil || want[obj] {
-				return add(obj, data)
-			}
-			return nil
-		})
-	} else {
-		for _, c := range opts.Commits {
-			blobs, ferr := snap.Find(c)
-			if ferr != nil {
-				err = ferr
-				break
-			}
-			for _, b := range blobs {
-				data, rerr := l.repo.ReadBlob(b)
-				if rerr != nil {
-					err = rerr
-					break
-				}
-				add(c, data)
-			}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the ledger: %w", err)
+	if err := l.eachNote(opts, add); err != nil {
+		return nil, err
 	}
 	if opts.Journal && opts.Commits == nil {
 		recs, bad, err := l.journal.Read()
@@ -160,6 +128,47 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	}
 	sortEntries(out.Entries)
 	return out, nil
+}
+
+// eachNote calls fn with each note of the ledger that opts selects, and its
+// content (valid only during the call).
+func (l *Ledger) eachNote(opts ListOptions, fn func(obj gitstore.Hash, data []byte) error) error {
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		return err
+	}
+	if opts.Commits == nil || len(opts.Commits) > 64 {
+		want := make(map[gitstore.Hash]bool, len(opts.Commits))
+		for _, c := range opts.Commits {
+			want[c] = true
+		}
+		err = snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+			if opts.Commits == nil || want[obj] {
+				return fn(obj, data)
+			}
+			return nil
+		})
+	} else {
+		for _, c := range opts.Commits {
+			blobs, ferr := snap.Find(c)
+			if ferr != nil {
+				return ferr
+			}
+			for _, b := range blobs {
+				data, rerr := l.repo.ReadBlob(b)
+				if rerr != nil {
+					return rerr
+				}
+				if err := fn(c, data); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("reading the ledger: %w", err)
+	}
+	return nil
 }
 
 // sortEntries orders entries by ledger.Less. It sorts indices and moves each

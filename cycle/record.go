@@ -103,14 +103,19 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		used, err := l.usedCycles(ix)
+		journal, _, err := l.journal.Read()
 		if err != nil {
 			return nil, err
 		}
+		free := ix.max()
+		for _, r := range journal {
+			free = max(free, r.Cycle)
+		}
+		free++
 		if auto {
-			rec.Cycle = maxCycle(used) + 1
-		} else if where, ok := used[rec.Cycle]; ok {
-			return nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, maxCycle(used)+1)
+			rec.Cycle = free
+		} else if where, ok := cycleIn(ix, journal, rec.Cycle); ok {
+			return nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, free)
 		}
 		if !toNotes {
 			rec.ID = rec.DeriveID("")
@@ -168,33 +173,18 @@ func (l *Ledger) resolveShas(rec *ledger.Record) error {
 	return nil
 }
 
-// usedCycles returns every cycle number in the ledger and the journal, with
-// where it is.
-func (l *Ledger) usedCycles(ix *index) (map[int]string, error) {
-	used := map[int]string{}
-	for c, obj := range ix.cycles() {
-		used[c] = "on commit " + obj.Short()
+// cycleIn says where cycle n is recorded, if it is: on a commit (the index
+// of the notes) or in the local journal.
+func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool) {
+	if obj, ok := ix.find(n); ok {
+		return "on commit " + obj.Short(), true
 	}
-	recs, _, err := l.journal.Read()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		if _, ok := used[r.Cycle]; !ok {
-			used[r.Cycle] = "in the local journal"
+	for _, r := range journal {
+		if r.Cycle == n {
+			return "in the local journal", true
 		}
 	}
-	return used, nil
-}
-
-func maxCycle(used map[int]string) int {
-	m := 0
-	for c := range used {
-		if c > m {
-			m = c
-		}
-	}
-	return m
+	return "", false
 }
 
 // written is the outcome of writeNotes.

@@ -29,15 +29,24 @@ func (j *Journal) Path() string { return j.path }
 // Read returns the journal's records; lines that do not parse are returned
 // as LineErrors and kept in the file. A missing journal is empty.
 func (j *Journal) Read() ([]ledger.Record, []*ledger.LineError, error) {
-	data, err := os.ReadFile(j.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
+	data, err := j.Bytes()
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the journal: %w", err)
+		return nil, nil, err
 	}
 	recs, bad := ledger.ParseLines(data)
 	return recs, bad, nil
+}
+
+// Bytes returns the journal's content (nil when there is none).
+func (j *Journal) Bytes() ([]byte, error) {
+	data, err := os.ReadFile(j.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the journal: %w", err)
+	}
+	return data, nil
 }
 
 // Append adds records to the journal, each as one canonical line, with one

@@ -68,40 +68,56 @@ func (c *logCmd) Run(e *env) error {
 			opts.Commits = []gitstore.Hash{}
 		}
 	}
-	list, err := l.List(opts)
-	if err != nil {
-		return err
-	}
-	entries := list.Entries[:0:0]
-	for _, en := range list.Entries {
-		r := &en.Record
-		if c.Target != "" && r.Target != c.Target || c.Result != "" && r.Result != c.Result {
-			continue
+	keep := func(target, result, timestamp string) bool {
+		if c.Target != "" && target != c.Target || c.Result != "" && result != c.Result {
+			return false
 		}
 		if !since.IsZero() {
-			t, err := time.Parse(time.RFC3339, r.Timestamp)
+			t, err := time.Parse(time.RFC3339, timestamp)
 			if err != nil || t.Before(since) {
-				continue
+				return false
 			}
 		}
-		entries = append(entries, en)
-	}
-	if c.Limit > 0 && len(entries) > c.Limit {
-		entries = entries[len(entries)-c.Limit:]
+		return true
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	var errs []*cycle.NoteError
 	if c.JSON {
-		for i := range entries {
-			w.Write(entries[i].Record.Marshal())
+		lines, lerrs, err := l.Lines(opts, func(s *ledger.Summary) bool {
+			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
+		})
+		if err != nil {
+			return err
+		}
+		if c.Limit > 0 && len(lines) > c.Limit {
+			lines = lines[len(lines)-c.Limit:]
+		}
+		for _, ln := range lines {
+			w.Write(ln.Text)
 			w.WriteByte('\n')
 		}
+		errs = lerrs
 	} else {
+		list, err := l.List(opts)
+		if err != nil {
+			return err
+		}
+		entries := list.Entries[:0:0]
+		for _, en := range list.Entries {
+			if keep(en.Record.Target, en.Record.Result, en.Record.Timestamp) {
+				entries = append(entries, en)
+			}
+		}
+		if c.Limit > 0 && len(entries) > c.Limit {
+			entries = entries[len(entries)-c.Limit:]
+		}
 		printTable(w, l.Repo(), entries, now, e.color())
+		errs = list.Errors
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return noteErrors(e, list.Errors)
+	return noteErrors(e, errs)
 }
 
 // noteErrors reports ledger lines that do not parse and returns the
