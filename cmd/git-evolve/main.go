@@ -8,6 +8,7 @@ package main
 import (
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 )
 
 func main() {
@@ -16,7 +17,26 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	os.Exit(Main())
+	os.Exit(profiled(Main))
+}
+
+// profiled runs f, writing a CPU profile to GIT_EVOLVE_CPUPROFILE when it
+// is set (docs/benchmarks.md).
+func profiled(f func() int) int {
+	path := os.Getenv("GIT_EVOLVE_CPUPROFILE")
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return f()
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return f()
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }
 
 // Main runs git-evolve with the process's arguments, environment and

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# compare.sh [N...]: time whole processes of git-evolve beside the git CLI on
+# the same generated repository (bench/genrepo.sh), and report medians,
+# ratios and peak memory. Default sizes: 1000 10000.
+#
+#   log:    git evolve log --json            vs  git log --notes=evolve --format='%H %N'
+#   record: git evolve record (one more cycle) vs  git notes --ref=evolve add
+#
+# Needs git, go and GNU time (/usr/bin/time). RUNS sets the runs per figure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
+runs=${RUNS:-11}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
+git config --global user.name Bench
+git config --global user.email bench@example.com
+(cd "$here/.." && go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
+export PATH="$work/bin:$PATH"
+
+# time_ms CMD...: wall-clock milliseconds of one run; peak RSS (KiB) in $work/rss
+time_ms() {
+  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  read -r secs rss <"$work/time"
+  echo "$rss" >"$work/rss"
+  awk -v s="$secs" 'BEGIN { printf "%d\n", s * 1000 + 0.5 }'
+}
+
+# Finer than /usr/bin/time's 10 ms: nanoseconds from date, per run.
+wall_ms() {
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+printf '%-8s %-7s %12s %12s %7s %10s %10s\n' records op "git-evolve" "git" ratio "evolve KiB" "git KiB"
+for n in "${sizes[@]}"; do
+  repo="$work/repo$n"
+  bash "$here/genrepo.sh" "$n" "$repo"
+  cd "$repo"
+  fresh=($(git rev-list main..fresh))
+
+  # log: alternate the two commands so that noise hits both alike
+  : >"$work/a"; : >"$work/b"
+  git evolve log --json >/dev/null    # warm the page cache for both
+  for ((i = 0; i < runs; i++)); do
+    wall_ms git evolve log --json >>"$work/a"
+    wall_ms git log --notes=evolve --format='%H %N' >>"$work/b"
+  done
+  time_ms git evolve log --json >/dev/null; ea=$(cat "$work/rss")
+  time_ms git log --notes=evolve --format='%H %N' >/dev/null; eb=$(cat "$work/rss")
+  ma=$(median <"$work/a"); mb=$(median <"$work/b")
+  printf '%-8s %-7s %10sms %10sms %7.2f %10s %10s\n' "$n" log "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN{print a/b}')" "$ea" "$eb"
+
+  # record: each run appends one more record, on a commit without a note;
+  # git-evolve's cycle index is warmed by one record first, as in daily use
+  : >"$work/a"; : >"$work/b"
+  git evolve record --result harvested --target warm --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[0]}" >/dev/null
+  for ((i = 1; i <= runs && i < ${#fresh[@]} / 2; i++)); do
+    wall_ms git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[$i]}" >>"$work/a"
+    wall_ms git notes --ref=evolve add -m "{\"cycle\":0}" "${fresh[$((i + ${#fresh[@]} / 2))]}" >>"$work/b"
+  done
+  ma=$(median <"$work/a"); mb=$(median <"$work/b")
+  printf '%-8s %-7s %10sms %10sms %7.2f\n' "$n" record "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN{print a/b}')"
+  cd "$work"
+done
