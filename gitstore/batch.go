@@ -59,8 +59,8 @@ func (b *batch) close() {
 	if b == nil || b.cmd == nil || b.cmd.Process == nil || b.stdin == nil {
 		return
 	}
-	b.stdin.Close()
-	_ = b.cmd.Wait()
+	b.stdin.Close() // git cat-file ends at end of input
+	go b.cmd.Wait()
 }
 
 // objectType is an object's type as git names it.

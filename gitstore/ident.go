@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,43 +10,49 @@ import (
 	"time"
 )
 
-// identCache is the author and committer of the commits this process makes,
-// resolved once by git var, possibly ahead of need.
+// identCache is the author and committer of the commits this process
+// makes, resolved once by git var, whose process may be started ahead of
+// need.
 type identCache struct {
-	once              sync.Once
-	done              chan struct{}
+	mu                sync.Mutex
+	proc              *proc
+	done              bool
 	author, committer Signature
 	err               error
 }
 
-// PrefetchIdentity starts resolving the identity in the background, so that
-// a later Identity does not wait for git.
+// PrefetchIdentity starts resolving the identity, so that a later Identity
+// does not wait for git to start.
 func (r *Repo) PrefetchIdentity() {
-	r.ident.once.Do(func() {
-		r.ident.done = make(chan struct{})
-		go func() {
-			r.ident.author, r.ident.committer, r.ident.err = r.readIdentity()
-			close(r.ident.done)
-		}()
-	})
+	r.ident.mu.Lock()
+	defer r.ident.mu.Unlock()
+	if r.ident.proc == nil && !r.ident.done {
+		r.ident.proc = startGit(r.dir, false, "var", "-l")
+	}
 }
 
 // Identity returns who git would record as author and committer of a commit
 // made now: GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE and their
 // GIT_COMMITTER_* twins when set, user.name and user.email from git's config
-// otherwise, exactly as C git resolves them (git var). The dates are those of
-// the first call (or PrefetchIdentity) in this process.
+// otherwise, exactly as C git resolves them (git var). It is resolved once a
+// process: the dates are those of the first resolution.
 func (r *Repo) Identity() (author, committer Signature, err error) {
 	r.PrefetchIdentity()
-	<-r.ident.done
+	r.ident.mu.Lock()
+	defer r.ident.mu.Unlock()
+	if !r.ident.done {
+		out, err := r.ident.proc.finish(nil)
+		r.ident.proc = nil
+		if err == nil {
+			r.ident.author, r.ident.committer, err = parseVarList(out)
+		}
+		r.ident.err, r.ident.done = err, true
+	}
 	return r.ident.author, r.ident.committer, r.ident.err
 }
 
-func (r *Repo) readIdentity() (author, committer Signature, err error) {
-	out, err := r.git(context.Background(), nil, "var", "-l")
-	if err != nil {
-		return author, committer, err
-	}
+// parseVarList reads the identities from the output of git var -l.
+func parseVarList(out []byte) (author, committer Signature, err error) {
 	var haveA, haveC bool
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -104,17 +104,36 @@ type treeEntry struct {
 	hash Hash
 }
 
+// maxCachedTrees bounds the trees a Repo keeps (trees are immutable, so a
+// cached tree is never stale; a write reads the same root and bucket twice).
+const maxCachedTrees = 512
+
 // readTree returns a tree's entries in git's order. The zero hash reads as
 // an empty tree.
 func (r *Repo) readTree(h Hash) ([]treeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
+	r.treeMu.Lock()
+	e, ok := r.trees[h]
+	r.treeMu.Unlock()
+	if ok {
+		return e, nil
+	}
 	data, err := r.readObject(h, treeType)
 	if err != nil {
 		return nil, fmt.Errorf("reading tree %s: %w", h, err)
 	}
-	return parseTree(data)
+	entries, err := parseTree(data)
+	r.treeMu.Lock()
+	if err == nil && len(r.trees) < maxCachedTrees {
+		if r.trees == nil {
+			r.trees = map[Hash][]treeEntry{}
+		}
+		r.trees[h] = entries
+	}
+	r.treeMu.Unlock()
+	return entries, err
 }
 
 // writeTree stores a tree with the given entries (in any order) and returns

@@ -41,12 +41,18 @@ func (r *Repo) RefHash(name string) (h Hash, ok bool, err error) {
 // UpdateRef moves ref from old to new atomically with git's own lock
 // protocol, so it is safe against other git-evolve processes and against C
 // git. A zero old means the ref must not exist yet. It returns an error
-// wrapping ErrRefChanged when the ref does not hold old any more.
+// wrapping ErrRefChanged when the ref does not hold old any more. reason is
+// the reflog message, unless Open prepared the update (ForWriting).
 func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
 	// With -z an empty old value means "do not check"; forty zeros, which
 	// old.String() gives for ZeroHash, means "must not exist".
 	input := fmt.Sprintf("update %s\x00%s\x00%s\x00", ref, newHash, old)
-	_, err := r.git(context.Background(), []byte(input), "update-ref", "-z", "--stdin", "-m", reason)
+	p := r.refUpdate // started by ForWriting, with its own reflog message
+	r.refUpdate = nil
+	if p == nil {
+		p = startGit(r.dir, true, "update-ref", "-z", "--stdin", "-m", reason)
+	}
+	_, err := p.finish([]byte(input))
 	if err == nil {
 		return nil
 	}

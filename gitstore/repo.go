@@ -1,14 +1,13 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -40,11 +39,28 @@ type Repo struct {
 	st        *filesystem.Storage // writes loose objects; reads refs
 	objects   *batch              // reads objects (batch.go)
 	ident     identCache          // author and committer, fetched once (ident.go)
+	refUpdate *proc               // a git update-ref started by ForWriting
+	treeMu    sync.Mutex
+	trees     map[Hash][]treeEntry // trees read, by name (objects.go)
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per
 // process, so a large cache only costs memory.
 const objectCacheBytes = 4 << 20
+
+// Option changes what Open prepares.
+type Option func(*Repo)
+
+// ForWriting makes Open start, beside the repository's discovery, the git
+// processes a write needs: the identity (git var) and a ref update waiting
+// for its transaction, whose reflog message is reason. Their start-up then
+// costs nothing on the way to the write; unused, they end with Close.
+func ForWriting(reason string) Option {
+	return func(r *Repo) {
+		r.ident.proc = startGit(r.dir, false, "var", "-l")
+		r.refUpdate = startGit(r.dir, true, "update-ref", "-z", "--stdin", "-m", reason)
+	}
+}
 
 // Open opens the repository that git would use when run in dir: dir itself,
 // any of its parents, a linked worktree (whose objects and refs live in the
@@ -52,17 +68,29 @@ const objectCacheBytes = 4 << 20
 // GIT_WORK_TREE name. Repositories with [extensions] in their config open too.
 // It returns an error wrapping ErrNotRepository when git finds no repository,
 // and one wrapping ErrUnsupported for reftable or SHA-256 repositories.
-func Open(dir string) (*Repo, error) {
+func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	// git cat-file starts beside git rev-parse (it finds the same
-	// repository), so that their start-up costs overlap.
-	objects := startBatch(abs)
-	out, err := runGit(context.Background(), abs, nil, "rev-parse", "--path-format=absolute",
+	// git rev-parse, which everything waits for, starts first; git cat-file
+	// (and what opts ask for) start while it runs: they find the same
+	// repository, and their start-up costs overlap.
+	discover := startGit(abs, false, "rev-parse", "--path-format=absolute",
 		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format",
 		"--is-inside-work-tree", "--show-cdup")
+	objects := startBatch(abs)
+	pre := &Repo{dir: abs}
+	for _, o := range opts {
+		o(pre)
+	}
+	defer func() {
+		if err != nil {
+			pre.ident.proc.abandon()
+			pre.refUpdate.abandon()
+		}
+	}()
+	out, err := discover.finish(nil)
 	if err != nil {
 		objects.close()
 		var ge *GitError
@@ -76,7 +104,8 @@ func Open(dir string) (*Repo, error) {
 		objects.close()
 		return nil, fmt.Errorf("git rev-parse printed %q, expected five lines or more", out)
 	}
-	r := &Repo{dir: abs, gitDir: lines[0], commonDir: lines[1], bare: lines[2] == "true", objects: objects}
+	r := pre
+	r.gitDir, r.commonDir, r.bare, r.objects = lines[0], lines[1], lines[2] == "true", objects
 	if lines[3] != "sha1" {
 		objects.close()
 		return nil, fmt.Errorf("%w: the repository uses %s object names; git-evolve reads only sha1 repositories", ErrUnsupported, lines[3])
@@ -97,6 +126,8 @@ func Open(dir string) (*Repo, error) {
 // descriptors it keeps open.
 func (r *Repo) Close() error {
 	r.objects.close()
+	r.ident.proc.abandon()
+	r.refUpdate.abandon()
 	return r.st.Close()
 }
 
@@ -162,22 +193,5 @@ func trace(format string, args ...any) {
 }
 
 func runGit(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
-	t0 := time.Now()
-	defer func() { trace("git %s (%.3fms)", strings.Join(args, " "), float64(time.Since(t0).Microseconds())/1000) }()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return stdout.Bytes(), &GitError{Args: args, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
-		}
-		return nil, fmt.Errorf("running git: %w", err)
-	}
-	return stdout.Bytes(), nil
+	return startGit(dir, stdin != nil, args...).finish(stdin)
 }
