@@ -15,58 +15,105 @@ type Line struct {
 }
 
 // Lines returns the records List would return, as canonical lines in the
-// same order, keeping those keep accepts (nil keeps all). Lines already in
-// canonical form, which are all lines git-evolve writes, are copied as they
-// are, without building a Record; others are parsed and written again.
-// Lines that do not parse are returned as NoteErrors.
+// same order, keeping those keep accepts (nil keeps all). It reads the
+// ledger's saved view (view.go), which holds every record already in
+// canonical form, so listing a ledger builds no Record. Lines that do not
+// parse are returned as NoteErrors.
 func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Line, []*NoteError, error) {
-	var out []Line
-	var errs []*NoteError
-	add := func(note []byte, commit gitstore.Hash, journal bool) {
-		note = append([]byte(nil), note...) // the summaries point into it
-		for i, n, start := 0, 1, 0; i <= len(note); i++ {
-			if i < len(note) && note[i] != '\n' {
-				continue
-			}
-			line := trimSpace(note[start:i])
-			ln := n
-			start, n = i+1, n+1
-			if len(line) == 0 {
-				continue
-			}
-			if sum, ok := ledger.Summarize(line); ok {
-				if keep == nil || keep(&sum) {
-					out = append(out, Line{Summary: sum, Text: line})
-				}
-				continue
-			}
-			r, err := ledger.Parse(line)
-			if err != nil {
-				errs = append(errs, &NoteError{Commit: commit, Journal: journal, Line: ln, Text: string(line), Err: err})
-				continue
-			}
-			sum := ledger.SummaryOf(&r)
-			if keep == nil || keep(&sum) {
-				out = append(out, Line{Summary: sum, Text: r.Marshal()})
-			}
-		}
-	}
-	err := l.eachNote(opts, func(obj gitstore.Hash, data []byte) error {
-		add(data, obj, false)
-		return nil
-	})
+	snap, err := l.repo.ReadNotes(NotesRef)
 	if err != nil {
 		return nil, nil, err
+	}
+	v, err := l.loadView(snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	var want map[gitstore.Hash]bool
+	if opts.Commits != nil {
+		want = make(map[gitstore.Hash]bool, len(opts.Commits))
+		for _, c := range opts.Commits {
+			want[c] = true
+		}
+	}
+	out := make([]Line, 0, len(v.lines))
+	for _, ln := range v.lines {
+		if (want == nil || want[ln.commit]) && (keep == nil || keep(&ln.Summary)) {
+			out = append(out, ln.Line)
+		}
+	}
+	var errs []*NoteError
+	for _, e := range v.errors {
+		if want == nil || want[e.Commit] {
+			errs = append(errs, e)
+		}
 	}
 	if opts.Journal && opts.Commits == nil {
 		data, err := l.journal.Bytes()
 		if err != nil {
 			return nil, nil, err
 		}
-		add(data, gitstore.ZeroHash, true)
+		jl, je := noteLines(data, gitstore.ZeroHash, true, keep)
+		sortLines(jl)
+		out = mergeLines(out, jl)
+		errs = append(errs, je...)
 	}
-	slices.SortStableFunc(out, func(a, b Line) int { return a.Summary.Compare(&b.Summary) })
 	return out, errs, nil
+}
+
+// noteLines reads the records of a note (or of the journal) as canonical
+// lines. Lines already in canonical form are kept as they are; others are
+// parsed and written again; lines that do not parse become NoteErrors.
+func noteLines(note []byte, commit gitstore.Hash, journal bool, keep func(*ledger.Summary) bool) ([]Line, []*NoteError) {
+	var out []Line
+	var errs []*NoteError
+	note = append([]byte(nil), note...) // the summaries point into it
+	for i, n, start := 0, 1, 0; i <= len(note); i++ {
+		if i < len(note) && note[i] != '\n' {
+			continue
+		}
+		line := trimSpace(note[start:i])
+		ln := n
+		start, n = i+1, n+1
+		if len(line) == 0 {
+			continue
+		}
+		if sum, ok := ledger.Summarize(line); ok {
+			if keep == nil || keep(&sum) {
+				out = append(out, Line{Summary: sum, Text: line})
+			}
+			continue
+		}
+		r, err := ledger.Parse(line)
+		if err != nil {
+			errs = append(errs, &NoteError{Commit: commit, Journal: journal, Line: ln, Text: string(line), Err: err})
+			continue
+		}
+		sum := ledger.SummaryOf(&r)
+		if keep == nil || keep(&sum) {
+			out = append(out, Line{Summary: sum, Text: r.Marshal()})
+		}
+	}
+	return out, errs
+}
+
+func sortLines(ls []Line) {
+	slices.SortStableFunc(ls, func(a, b Line) int { return a.Summary.Compare(&b.Summary) })
+}
+
+// mergeLines merges two sorted lists of lines, a's first on ties.
+func mergeLines(a, b []Line) []Line {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]Line, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0].Summary.Compare(&a[0].Summary) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 func trimSpace(b []byte) []byte {

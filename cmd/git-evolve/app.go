@@ -50,8 +50,13 @@ type env struct {
 
 // Repo opens the repository git would use in the working directory.
 func (e *env) Repo() (*gitstore.Repo, error) {
+	return e.open()
+}
+
+// open opens the repository, with opts when it is not open yet.
+func (e *env) open(opts ...gitstore.Option) (*gitstore.Repo, error) {
 	if e.repo == nil {
-		r, err := gitstore.Open(e.dir)
+		r, err := gitstore.Open(e.dir, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -60,10 +65,19 @@ func (e *env) Repo() (*gitstore.Repo, error) {
 	return e.repo, nil
 }
 
-// Ledger opens the repository's ledger.
-func (e *env) Ledger() (*cycle.Ledger, error) {
+// Ledger opens the repository's ledger for reading.
+func (e *env) Ledger() (*cycle.Ledger, error) { return e.ledgerWith() }
+
+// WritableLedger opens the repository's ledger for a command that writes
+// it: the git processes of the write start while the repository is found.
+// reason is the reflog message of the ledger's update.
+func (e *env) WritableLedger(reason string) (*cycle.Ledger, error) {
+	return e.ledgerWith(gitstore.ForWriting(reason))
+}
+
+func (e *env) ledgerWith(opts ...gitstore.Option) (*cycle.Ledger, error) {
 	if e.ledger == nil {
-		r, err := e.Repo()
+		r, err := e.open(opts...)
 		if err != nil {
 			return nil, err
 		}

@@ -33,7 +33,7 @@ func (c *importCmd) Run(e *env) error {
 	if err != nil {
 		return usagef("cannot read %s: %v", c.File, err)
 	}
-	l, err := e.Ledger()
+	l, err := e.WritableLedger("git evolve import")
 	if err != nil {
 		return err
 	}

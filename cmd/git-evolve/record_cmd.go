@@ -82,7 +82,7 @@ func (c *recordCmd) Run(e *env) error {
 		}
 		rec.Trace = t
 	}
-	l, err := e.Ledger()
+	l, err := e.WritableLedger("git evolve record")
 	if err != nil {
 		return err
 	}

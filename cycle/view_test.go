@@ -1,0 +1,165 @@
+package cycle
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// testRepo makes a repository with n commits, with git configured from the
+// environment of the test only.
+func testRepo(t *testing.T, n int) (dir string, commits []string) {
+	t.Helper()
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C",
+		"GIT_COMMITTER_EMAIL": "c@example.com", "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z",
+		"GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z"} {
+		t.Setenv(k, v)
+	}
+	dir = filepath.Join(t.TempDir(), "repo")
+	git(t, "", "init", "-q", dir)
+	for i := 0; i < n; i++ {
+		git(t, dir, "commit", "-q", "--allow-empty", "-m", "c"+strings.Repeat("i", i%3)+string(rune('a'+i%26)))
+	}
+	commits = strings.Fields(git(t, dir, "rev-list", "--reverse", "HEAD"))
+	return dir, commits
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func openLedger(t *testing.T, dir string) *Ledger {
+	t.Helper()
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	return Open(repo, func() time.Time { return now })
+}
+
+func record(t *testing.T, l *Ledger, commit string, cycle int) {
+	t.Helper()
+	one := 1
+	_, err := l.Record(ledger.Record{Cycle: cycle, Target: "t", Result: ledger.Harvested,
+		GoalsPassing: &one, GoalsTotal: &one, CanonicalSHA: commit})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// export is the ledger as Lines gives it, one line each.
+func export(t *testing.T, l *Ledger) string {
+	t.Helper()
+	lines, errs, err := l.Lines(ListOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, ln := range lines {
+		b.Write(ln.Text)
+		b.WriteByte('\n')
+	}
+	for _, e := range errs {
+		b.WriteString("error: " + e.Error() + "\n")
+	}
+	return b.String()
+}
+
+// fromScratch is the ledger read with no saved view.
+func fromScratch(t *testing.T, dir string) string {
+	t.Helper()
+	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
+	return export(t, openLedger(t, dir))
+}
+
+// The saved view always gives what reading the notes from scratch gives:
+// after records, after a foreign writer, after a note that does not parse,
+// and when the file is damaged.
+func TestViewMatchesTheNotes(t *testing.T) {
+	dir, commits := testRepo(t, 8)
+	l := openLedger(t, dir)
+	for i := 0; i < 5; i++ {
+		record(t, l, commits[i], 0)
+	}
+	first := export(t, l)
+	if got := strings.Count(first, "\n"); got != 5 {
+		t.Fatalf("listed %d lines, want 5:\n%s", got, first)
+	}
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	if _, err := os.Stat(view); err != nil {
+		t.Fatalf("no saved view: %v", err)
+	}
+	if again := export(t, openLedger(t, dir)); again != first {
+		t.Errorf("the saved view gives\n%s\nwant\n%s", again, first)
+	}
+
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"a record", func() { record(t, openLedger(t, dir), commits[5], 0) }},
+		{"a foreign note", func() {
+			git(t, dir, "notes", "--ref=evolve", "add", "-f", "-m", `{"cycle":40, "target":"by hand","result":"improved"}`, commits[6])
+		}},
+		{"a note that does not parse", func() {
+			git(t, dir, "notes", "--ref=evolve", "add", "-f", "-m", "not json", commits[1])
+		}},
+		{"a removed note", func() { git(t, dir, "notes", "--ref=evolve", "remove", commits[2]) }},
+	}
+	for _, st := range steps {
+		st.do()
+		got := export(t, openLedger(t, dir)) // brings the saved view up to date
+		if want := fromScratch(t, dir); got != want {
+			t.Errorf("after %s the updated view gives\n%s\nwant\n%s", st.name, got, want)
+		}
+	}
+	if !strings.Contains(export(t, openLedger(t, dir)), `{"v":1,"cycle":40,"target":"by hand","result":"improved"}`) {
+		t.Error("the foreign note is not listed in canonical form")
+	}
+
+	// A damaged or foreign file is rebuilt, not trusted.
+	want := fromScratch(t, dir)
+	for _, junk := range [][]byte{nil, []byte("garbage"), append([]byte(viewMagic), bytes.Repeat([]byte{1}, 30)...)} {
+		if err := os.WriteFile(view, junk, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := export(t, openLedger(t, dir)); got != want {
+			t.Errorf("with a damaged view (%q…) the ledger reads\n%s\nwant\n%s", junk[:min(len(junk), 12)], got, want)
+		}
+	}
+}
+
+// A view saved for one ledger is never used for another: it names the
+// notes commit it describes.
+func TestViewNamesItsNotesCommit(t *testing.T) {
+	dir, commits := testRepo(t, 3)
+	l := openLedger(t, dir)
+	record(t, l, commits[0], 0)
+	export(t, l)
+	saved, err := readView(filepath.Join(dir, ".git", "evolve", "ledger.view"))
+	if err != nil || saved == nil {
+		t.Fatalf("readView: %v, %v", saved, err)
+	}
+	head := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve"))
+	if saved.notes.String() != head {
+		t.Errorf("view describes %s, the ledger is at %s", saved.notes, head)
+	}
+}
