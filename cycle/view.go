@@ -104,33 +104,33 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 // error (its commit, line number, and the lengths then the bytes of its
 // text and message). Reading it copies nothing: the lines point into it.
 func (v *view) save(path string) error {
-	var b bytes.Buffer
-	b.WriteString(viewMagic)
-	b.Write(v.notes[:])
-	u32 := func(n int) { b.Write(binary.BigEndian.AppendUint32(nil, uint32(n))) }
+	size := len(viewMagic) + 40
+	for _, ln := range v.lines {
+		size += 44 + len(ln.Text) + len(ln.Summary.ID) + len(ln.Summary.Target) +
+			len(ln.Summary.Result) + len(ln.Summary.Timestamp)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, viewMagic...)
+	b = append(b, v.notes[:]...)
 	for _, ln := range v.lines {
 		if ln.commit.IsZero() {
 			return errors.New("a ledger line without a commit")
 		}
-		b.Write(ln.commit[:])
-		u32(ln.Summary.Cycle)
-		fields := [][]byte{ln.Text, ln.Summary.ID, ln.Summary.Target, ln.Summary.Result, ln.Summary.Timestamp}
-		for _, f := range fields {
-			u32(len(f))
+		s := &ln.Summary
+		b = append(b, ln.commit[:]...)
+		for _, n := range [...]int{s.Cycle, len(ln.Text), len(s.ID), len(s.Target), len(s.Result), len(s.Timestamp)} {
+			b = binary.BigEndian.AppendUint32(b, uint32(n))
 		}
-		for _, f := range fields {
-			b.Write(f)
-		}
+		b = append(append(append(append(append(b, ln.Text...), s.ID...), s.Target...), s.Result...), s.Timestamp...)
 	}
-	b.Write(gitstore.ZeroHash[:])
+	b = append(b, gitstore.ZeroHash[:]...)
 	for _, e := range v.errors {
-		b.Write(e.Commit[:])
-		u32(e.Line)
 		msg := e.Err.Error()
-		u32(len(e.Text))
-		u32(len(msg))
-		b.WriteString(e.Text)
-		b.WriteString(msg)
+		b = append(b, e.Commit[:]...)
+		b = binary.BigEndian.AppendUint32(b, uint32(e.Line))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(e.Text)))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
+		b = append(append(b, e.Text...), msg...)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -139,7 +139,7 @@ func (v *view) save(path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(b.Bytes())
+	_, err = tmp.Write(b)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -51,9 +51,11 @@ func (n *Notes) Tree() Hash { return n.tree }
 // (any case) and add up to 40 digits; 2-digit subtrees are fanout levels;
 // everything else is a non-note that git preserves but ignores.
 func classify(prefix string, e treeEntry) (kind int, name string) {
-	n := strings.ToLower(e.name)
+	n := e.name
 	if !isHex(n) {
-		return entryOther, ""
+		if n = strings.ToLower(n); !isHex(n) {
+			return entryOther, ""
+		}
 	}
 	switch {
 	case !e.dir && len(prefix)+len(n) == 40:

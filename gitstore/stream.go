@@ -56,64 +56,52 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("running git cat-file: %w", err)
 	}
-	// The walk feeds git the blob names as it finds them and hands the
-	// annotated objects, in the same order, to the reader below.
-	objs := make(chan Hash, 1024)
-	walkErr := make(chan error, 1)
+	// While git starts, list the notes; then one goroutine sends every name
+	// while this one reads the answers in order.
+	var objs, blobs []Hash
+	if err := n.Walk(func(obj, blob Hash) error {
+		objs = append(objs, obj)
+		blobs = append(blobs, blob)
+		return nil
+	}); err != nil {
+		stdin.Close()
+		_ = cmd.Wait()
+		return err
+	}
 	go func() {
-		w := bufio.NewWriterSize(stdin, 32<<10)
+		buf := make([]byte, 0, 41*len(blobs))
 		line := make([]byte, 41)
 		line[40] = '\n'
-		werr := n.Walk(func(obj, blob Hash) error {
-			hexEncode(line[:40], blob)
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
-			select {
-			case objs <- obj:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-		if ferr := w.Flush(); werr == nil {
-			werr = ferr
+		for _, b := range blobs {
+			hexEncode(line[:40], b)
+			buf = append(buf, line...)
 		}
+		stdin.Write(buf) // a failure shows as a short read below
 		stdin.Close()
-		close(objs)
-		walkErr <- werr
 	}()
 	rd := bufio.NewReaderSize(stdout, 256<<10)
-	var buf []byte
-	for obj := range objs {
+	var data []byte
+	for i, obj := range objs {
 		header, err := rd.ReadSlice('\n')
 		if err != nil {
 			return n.streamFailed(cmd, &stderr, err)
 		}
 		size, err := parseBatchHeader(header)
 		if err != nil {
+			return n.streamFailed(cmd, &stderr, fmt.Errorf("note on %s: %w", objs[i].Short(), err))
+		}
+		if cap(data) < size+1 {
+			data = make([]byte, size+1)
+		}
+		data = data[:size+1]
+		if _, err := io.ReadFull(rd, data); err != nil {
 			return n.streamFailed(cmd, &stderr, err)
 		}
-		if cap(buf) < size+1 {
-			buf = make([]byte, size+1)
-		}
-		buf = buf[:size+1]
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return n.streamFailed(cmd, &stderr, err)
-		}
-		if err := fn(obj, buf[:size]); err != nil {
+		if err := fn(obj, data[:size]); err != nil {
 			cancel()
-			for range objs {
-			}
-			<-walkErr
 			_ = cmd.Wait()
 			return err
 		}
-	}
-	if werr := <-walkErr; werr != nil {
-		cancel()
-		_ = cmd.Wait()
-		return werr
 	}
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("git cat-file: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
