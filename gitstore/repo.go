@@ -73,12 +73,17 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// git rev-parse, which everything waits for, starts first; git cat-file
+	// The common case is found without running git (discover.go); otherwise
+	// git rev-parse, which everything waits for, starts first. git cat-file
 	// (and what opts ask for) start while it runs: they find the same
 	// repository, and their start-up costs overlap.
-	discover := startGit(abs, false, "rev-parse", "--path-format=absolute",
-		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format",
-		"--is-inside-work-tree", "--show-cdup")
+	native, isNative := discoverNative(abs)
+	var discover *proc
+	if !isNative {
+		discover = startGit(abs, false, "rev-parse", "--path-format=absolute",
+			"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format",
+			"--is-inside-work-tree", "--show-cdup")
+	}
 	objects := startBatch(abs)
 	pre := &Repo{dir: abs}
 	for _, o := range opts {
@@ -90,28 +95,13 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 			pre.refUpdate.abandon()
 		}
 	}()
-	out, err := discover.finish(nil)
-	if err != nil {
-		objects.close()
-		var ge *GitError
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
-			return nil, fmt.Errorf("%w (or any of the parent directories): %s", ErrNotRepository, abs)
-		}
-		return nil, err
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) < 5 {
-		objects.close()
-		return nil, fmt.Errorf("git rev-parse printed %q, expected five lines or more", out)
-	}
 	r := pre
-	r.gitDir, r.commonDir, r.bare, r.objects = lines[0], lines[1], lines[2] == "true", objects
-	if lines[3] != "sha1" {
+	r.objects = objects
+	if isNative {
+		r.gitDir, r.commonDir, r.workTree = native.gitDir, native.commonDir, native.workTree
+	} else if err = r.readDiscovery(discover); err != nil {
 		objects.close()
-		return nil, fmt.Errorf("%w: the repository uses %s object names; git-evolve reads only sha1 repositories", ErrUnsupported, lines[3])
-	}
-	if lines[4] == "true" && len(lines) >= 6 {
-		r.workTree = filepath.Clean(filepath.Join(abs, lines[5]))
+		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(r.commonDir, "reftable")); err == nil && fi.IsDir() {
 		objects.close()
@@ -194,4 +184,29 @@ func trace(format string, args ...any) {
 
 func runGit(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
 	return startGit(dir, stdin != nil, args...).finish(stdin)
+}
+
+// readDiscovery reads what git rev-parse (started by Open) says of the
+// repository.
+func (r *Repo) readDiscovery(discover *proc) error {
+	out, err := discover.finish(nil)
+	if err != nil {
+		var ge *GitError
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
+			return fmt.Errorf("%w (or any of the parent directories): %s", ErrNotRepository, r.dir)
+		}
+		return err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) < 5 {
+		return fmt.Errorf("git rev-parse printed %q, expected five lines or more", out)
+	}
+	r.gitDir, r.commonDir, r.bare = lines[0], lines[1], lines[2] == "true"
+	if lines[3] != "sha1" {
+		return fmt.Errorf("%w: the repository uses %s object names; git-evolve reads only sha1 repositories", ErrUnsupported, lines[3])
+	}
+	if lines[4] == "true" && len(lines) >= 6 {
+		r.workTree = filepath.Clean(filepath.Join(r.dir, lines[5]))
+	}
+	return nil
 }
