@@ -22,6 +22,9 @@ import (
 type index struct {
 	notes   gitstore.Hash
 	entries []indexEntry
+	// saved is how many of entries the file holds as they are, or -1 when
+	// the file must be written anew.
+	saved int
 }
 
 type indexEntry struct {
@@ -40,16 +43,28 @@ func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.i
 func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	ix, err := readIndex(l.indexPath())
 	if err != nil || ix == nil {
-		ix = &index{}
+		ix = &index{saved: -1}
 	}
 	if ix.notes == snap.Commit() {
 		return ix, nil
 	}
-	changes, err := l.changesSince(ix.notes, snap)
-	if err != nil {
-		// The cached commit is gone or unreadable: start over.
-		ix = &index{}
-		if changes, err = l.changesSince(gitstore.ZeroHash, snap); err != nil {
+	var changes []gitstore.NoteChange
+	if !ix.notes.IsZero() {
+		changes, err = l.changesSince(ix.notes, snap)
+	}
+	if ix.notes.IsZero() || err != nil {
+		// No usable index (none yet, or its commit is gone): read the
+		// whole ledger in one stream.
+		ix = &index{saved: -1}
+		changes = nil
+		err := snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+			recs, _ := ledger.ParseLines(data)
+			for _, r := range recs {
+				ix.entries = append(ix.entries, indexEntry{obj, int32(r.Cycle)})
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -61,7 +76,7 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 		ix.set(c.Object, cycles)
 	}
 	ix.notes = snap.Commit()
-	// The cache only saves time: failing to write it is not an error.
+	// The index only saves time: failing to write it is not an error.
 	_ = ix.save(l.indexPath())
 	return ix, nil
 }
@@ -99,6 +114,9 @@ func (ix *index) set(obj gitstore.Hash, cycles []int) {
 		if e.obj != obj {
 			kept = append(kept, e)
 		}
+	}
+	if len(kept) != len(ix.entries) {
+		ix.saved = -1 // entries were removed: the file is written anew
 	}
 	ix.entries = kept
 	for _, c := range cycles {
@@ -138,6 +156,7 @@ func readIndex(path string) (*index, error) {
 		return nil, fmt.Errorf("%s: not a cycle index", path)
 	}
 	ix := &index{entries: make([]indexEntry, (len(body)-20)/24)}
+	ix.saved = len(ix.entries)
 	copy(ix.notes[:], body[:20])
 	body = body[20:]
 	for i := range ix.entries {
@@ -149,8 +168,51 @@ func readIndex(path string) (*index, error) {
 	return ix, nil
 }
 
-// save writes the index atomically (a temporary file renamed over it).
+// save writes the index. When the file already holds every entry but the
+// new ones (a record on a commit without one), it appends them and then
+// rewrites the notes commit in the header: a crash in between leaves a
+// header naming an older notes commit, which the next load brings up to
+// date from the notes diff, or a torn entry, which makes the file unreadable
+// and so rebuilt. Otherwise the file is written anew, atomically.
 func (ix *index) save(path string) error {
+	if ix.saved >= 0 && ix.saved <= len(ix.entries) {
+		if err := ix.appendTo(path); err == nil {
+			return nil
+		}
+	}
+	return ix.rewrite(path)
+}
+
+func (ix *index) appendTo(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() != int64(len(indexMagic)+20+24*ix.saved) {
+		return errors.New("the index file is not what was read")
+	}
+	var buf []byte
+	for _, e := range ix.entries[ix.saved:] {
+		buf = append(buf, e.obj[:]...)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(e.cycle))
+	}
+	if _, err := f.WriteAt(buf, fi.Size()); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(ix.notes[:], int64(len(indexMagic))); err != nil {
+		return err
+	}
+	ix.saved = len(ix.entries)
+	return nil
+}
+
+// rewrite writes the index atomically (a temporary file renamed over it).
+func (ix *index) rewrite(path string) error {
 	buf := make([]byte, 0, len(indexMagic)+20+24*len(ix.entries))
 	buf = append(buf, indexMagic...)
 	buf = append(buf, ix.notes[:]...)
@@ -174,5 +236,9 @@ func (ix *index) save(path string) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	ix.saved = len(ix.entries)
+	return nil
 }

@@ -57,12 +57,16 @@ func openLedger(t *testing.T, dir string) *Ledger {
 
 func record(t *testing.T, l *Ledger, commit string, cycle int) {
 	t.Helper()
-	one := 1
-	_, err := l.Record(ledger.Record{Cycle: cycle, Target: "t", Result: ledger.Harvested,
-		GoalsPassing: &one, GoalsTotal: &one, CanonicalSHA: commit})
-	if err != nil {
+	if _, err := l.Record(recordOn(commit, cycle)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recordOn is a harvested record on commit (cycle 0: the next number).
+func recordOn(commit string, cycle int) ledger.Record {
+	one := 1
+	return ledger.Record{Cycle: cycle, Target: "t", Result: ledger.Harvested,
+		GoalsPassing: &one, GoalsTotal: &one, CanonicalSHA: commit}
 }
 
 // export is the ledger as Lines gives it, one line each.
