@@ -18,6 +18,7 @@ var allowed = map[string][]string{
 	"setup":          {"gitstore"},
 	"cycle":          {"gitstore", "ledger", "journal", "gate"},
 	"gate":           {},
+	"revert":         {"gitstore"},
 	"journal":        {"ledger"},
 	"ledger":         {},
 	"gitstore":       {},

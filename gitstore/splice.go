@@ -1,0 +1,38 @@
+package gitstore
+
+import "fmt"
+
+// SpliceTree returns a tree that is base with its root entries named in
+// names taken from from instead: replaced by from's entry of that name, or
+// removed when from has none. Only the root tree is written; every other
+// tree and blob is shared with base and from.
+func (r *Repo) SpliceTree(base, from Hash, names ...string) (Hash, error) {
+	be, err := r.readTree(base)
+	if err != nil {
+		return ZeroHash, err
+	}
+	fe, err := r.readTree(from)
+	if err != nil {
+		return ZeroHash, err
+	}
+	take := map[string]bool{}
+	for _, n := range names {
+		take[n] = true
+	}
+	out := make([]treeEntry, 0, len(be)+len(names))
+	for _, e := range be {
+		if !take[e.name] {
+			out = append(out, e)
+		}
+	}
+	for _, e := range fe {
+		if take[e.name] {
+			out = append(out, e)
+		}
+	}
+	h, err := r.writeTree(out)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("writing the spliced tree: %w", err)
+	}
+	return h, nil
+}
