@@ -85,6 +85,47 @@ func BenchmarkList(b *testing.B) {
 	}
 }
 
+// BenchmarkLines lists the ledger as `git evolve log --json` does: warm
+// (the saved view is current) and cold (no saved view).
+func BenchmarkLines(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, cold := range []bool{false, true} {
+			name := fmt.Sprintf("records=%d/warm", n)
+			if cold {
+				name = fmt.Sprintf("records=%d/cold", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				dir := benchRepo(b, n)
+				repo, err := gitstore.Open(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer repo.Close()
+				l := Open(repo, time.Now)
+				if _, _, err := l.Lines(ListOptions{}, nil); err != nil { // warm the view
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if cold {
+						b.StopTimer()
+						os.Remove(l.viewPath())
+						b.StartTimer()
+					}
+					lines, _, err := l.Lines(ListOptions{}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(lines) != n {
+						b.Fatalf("listed %d lines, want %d", len(lines), n)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkRecord appends one productive cycle to a ledger of n records, as
 // `git evolve record` does (the cycle index cache is warm, as it is after
 // the first record in a clone).

@@ -26,9 +26,14 @@ type identCache struct {
 func (r *Repo) PrefetchIdentity() {
 	r.ident.mu.Lock()
 	defer r.ident.mu.Unlock()
-	if r.ident.proc == nil && !r.ident.done {
-		r.ident.proc = startGit(r.dir, false, "var", "-l")
+	if r.ident.proc != nil || r.ident.done {
+		return
 	}
+	if a, c, ok := nativeIdentity(r.commonDir, r.gitDir); ok {
+		r.ident.author, r.ident.committer, r.ident.done = a, c, true
+		return
+	}
+	r.ident.proc = startGit(r.dir, false, "var", "-l")
 }
 
 // Identity returns who git would record as author and committer of a commit

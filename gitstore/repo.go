@@ -31,17 +31,18 @@ var ErrNoWorkTree = errors.New("this operation needs a working tree")
 // Repo is an open repository. It is safe for use by one goroutine at a time
 // for writes; reads may run concurrently.
 type Repo struct {
-	dir       string // where git was asked to look (absolute)
-	gitDir    string // per-worktree git directory
-	commonDir string // shared git directory (objects, refs, config)
-	workTree  string // top of the working tree; "" when bare or unknown
-	bare      bool
-	st        *filesystem.Storage // writes loose objects; reads refs
-	objects   *batch              // reads objects (batch.go)
-	ident     identCache          // author and committer, fetched once (ident.go)
-	refUpdate *proc               // a git update-ref started by ForWriting
-	treeMu    sync.Mutex
-	trees     map[Hash][]treeEntry // trees read, by name (objects.go)
+	dir        string // where git was asked to look (absolute)
+	gitDir     string // per-worktree git directory
+	commonDir  string // shared git directory (objects, refs, config)
+	workTree   string // top of the working tree; "" when bare or unknown
+	bare       bool
+	st         *filesystem.Storage // writes loose objects; reads refs
+	objects    *batch              // reads objects (batch.go)
+	ident      identCache          // author and committer, fetched once (ident.go)
+	refUpdate  *proc               // a git update-ref started by ForWriting
+	forWriting bool
+	treeMu     sync.Mutex
+	trees      map[Hash][]treeEntry // trees read, by name (objects.go)
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per
@@ -51,13 +52,14 @@ const objectCacheBytes = 4 << 20
 // Option changes what Open prepares.
 type Option func(*Repo)
 
-// ForWriting makes Open start, beside the repository's discovery, the git
-// processes a write needs: the identity (git var) and a ref update waiting
-// for its transaction, whose reflog message is reason. Their start-up then
-// costs nothing on the way to the write; unused, they end with Close.
+// ForWriting makes Open prepare a write: a ref update waiting for its
+// transaction starts beside the repository's discovery (its reflog message
+// is reason), and the identity is resolved (without git when it can be, see
+// nativeIdentity), so that neither costs time on the way to the write.
+// Unused, they end with Close.
 func ForWriting(reason string) Option {
 	return func(r *Repo) {
-		r.ident.proc = startGit(r.dir, false, "var", "-l")
+		r.forWriting = true
 		r.refUpdate = startGit(r.dir, true, "update-ref", "-z", "--stdin", "-m", reason)
 	}
 }
@@ -91,7 +93,6 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	}
 	defer func() {
 		if err != nil {
-			pre.ident.proc.abandon()
 			pre.refUpdate.abandon()
 		}
 	}()
@@ -106,6 +107,9 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	if fi, err := os.Stat(filepath.Join(r.commonDir, "reftable")); err == nil && fi.IsDir() {
 		objects.close()
 		return nil, fmt.Errorf("%w: the repository stores its refs in reftable format (extensions.refStorage), which go-git cannot read; convert it with 'git refs migrate --ref-format=files'", ErrUnsupported)
+	}
+	if r.forWriting {
+		r.PrefetchIdentity() // natively, or git var starts now
 	}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(r.gitDir), osfs.New(r.commonDir))
 	r.st = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(objectCacheBytes), filesystem.Options{KeepDescriptors: true})

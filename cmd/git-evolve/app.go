@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,37 +179,10 @@ func commandOf(args []string) string {
 // it is set (as git does for commits, which also makes output reproducible),
 // the system clock otherwise.
 func clock(getenv func(string) string) func() time.Time {
-	if t, ok := parseGitDate(getenv("GIT_COMMITTER_DATE")); ok {
+	if t, ok := gitstore.ParseDate(getenv("GIT_COMMITTER_DATE")); ok {
 		return func() time.Time { return t }
 	}
 	return time.Now
-}
-
-// parseGitDate reads the date formats scripts give git most often: git's
-// internal "@1700000000 +0200" or "1700000000 +0200", RFC 3339 / ISO 8601,
-// and RFC 2822.
-func parseGitDate(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, false
-	}
-	if f := strings.Fields(strings.TrimPrefix(s, "@")); len(f) >= 1 && len(f) <= 2 {
-		if secs, err := strconv.ParseInt(f[0], 10, 64); err == nil && len(f[0]) >= 9 {
-			t := time.Unix(secs, 0).UTC()
-			if len(f) == 2 {
-				if z, err := time.Parse("-0700", f[1]); err == nil {
-					t = t.In(z.Location())
-				}
-			}
-			return t, true
-		}
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05", time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
 }
 
 // notFound turns cycle.ErrNotFound into a usage error (the user named

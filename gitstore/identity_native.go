@@ -1,0 +1,214 @@
+package gitstore
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseDate reads the date formats scripts give git most often: git's
+// internal "@1700000000 +0200" (or without the @), RFC 3339 / ISO 8601
+// (in local time without a zone, as git reads it), and RFC 2822. ok is
+// false for anything else (git accepts more: callers that must match git
+// exactly then ask git).
+func ParseDate(s string) (t time.Time, ok bool) {
+	s = strings.TrimSpace(s)
+	if f := strings.Fields(strings.TrimPrefix(s, "@")); len(f) == 2 {
+		secs, err := strconv.ParseInt(f[0], 10, 64)
+		z := f[1]
+		if err == nil && len(z) == 5 && (z[0] == '+' || z[0] == '-') && isDigits(z[1:]) {
+			hh, _ := strconv.Atoi(z[1:3])
+			mm, _ := strconv.Atoi(z[3:5])
+			off := (hh*60 + mm) * 60
+			if z[0] == '-' {
+				off = -off
+			}
+			return time.Unix(secs, 0).In(time.FixedZone("", off)), true
+		}
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05 -0700", time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// nativeIdentity resolves author and committer as git var would, without
+// running git, when that can be done exactly: names and emails from the
+// environment or from plain config files, dates from the environment in a
+// format ParseDate reads, or now. ok is false otherwise (config includes,
+// -c or GIT_CONFIG_* settings, quoted values, a system config this cannot
+// find, no identity configured, another date format), and git var decides.
+func nativeIdentity(commonDir, gitDir string) (author, committer Signature, ok bool) {
+	for _, v := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
+		if os.Getenv(v) != "" {
+			return author, committer, false
+		}
+	}
+	cfg := map[string]string{}
+	for _, p := range configFiles(commonDir, gitDir) {
+		if p == "" {
+			return author, committer, false
+		}
+		if !readPlainConfig(p, cfg) {
+			return author, committer, false
+		}
+	}
+	now := time.Now()
+	pick := func(role string) (Signature, bool) {
+		up := strings.ToUpper(role)
+		name, email := envOr("GIT_"+up+"_NAME", ""), envOr("GIT_"+up+"_EMAIL", "")
+		if name == "" {
+			name = firstSet(cfg[role+".name"], cfg["user.name"])
+		}
+		if email == "" {
+			email = firstSet(cfg[role+".email"], cfg["user.email"], os.Getenv("EMAIL"))
+		}
+		if name == "" || email == "" || crude(name) || crude(email) {
+			return Signature{}, false
+		}
+		when := now
+		if d, set := os.LookupEnv("GIT_" + up + "_DATE"); set {
+			t, ok := ParseDate(d)
+			if !ok {
+				return Signature{}, false
+			}
+			when = t
+		}
+		return Signature{Name: name, Email: email, When: when}, true
+	}
+	a, okA := pick("author")
+	c, okC := pick("committer")
+	return a, c, okA && okC
+}
+
+// envOr returns the variable's value; a variable set but empty is treated
+// as unset only when def is "".
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// crude reports a value git would clean before using it (it strips
+// whitespace and punctuation from the ends, and refuses angle brackets and
+// newlines): git var decides those.
+func crude(s string) bool {
+	const crud = " \t.,:;<>\"\\'"
+	return strings.ContainsAny(s, "<>\n") || strings.ContainsRune(crud, rune(s[0])) ||
+		strings.ContainsRune(crud, rune(s[len(s)-1]))
+}
+
+func firstSet(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// configFiles lists git's config files in the order git reads them (later
+// ones win). An empty path means a file git reads that this cannot find.
+func configFiles(commonDir, gitDir string) []string {
+	var files []string
+	switch {
+	case os.Getenv("GIT_CONFIG_NOSYSTEM") != "":
+	case os.Getenv("GIT_CONFIG_SYSTEM") != "":
+		files = append(files, os.Getenv("GIT_CONFIG_SYSTEM"))
+	default:
+		// git's system config is $(prefix)/etc/gitconfig, /etc/gitconfig
+		// for a git in /usr/bin. A git elsewhere may read another one.
+		if git, err := exec.LookPath("git"); err == nil && filepath.Dir(git) != "/usr/bin" && filepath.Dir(git) != "/bin" {
+			prefix := filepath.Dir(filepath.Dir(git))
+			if _, err := os.Stat(filepath.Join(prefix, "etc", "gitconfig")); err == nil {
+				return []string{""}
+			}
+		}
+		files = append(files, "/etc/gitconfig")
+	}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		files = append(files, g)
+	} else {
+		home := os.Getenv("HOME")
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" && home != "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		if xdg != "" {
+			files = append(files, filepath.Join(xdg, "git", "config"))
+		}
+		if home != "" {
+			files = append(files, filepath.Join(home, ".gitconfig"))
+		}
+	}
+	files = append(files, filepath.Join(commonDir, "config"))
+	if wc := filepath.Join(gitDir, "config.worktree"); fileExists(wc) {
+		files = append(files, wc)
+	}
+	return files
+}
+
+// readPlainConfig adds the identity keys of a config file to cfg (a
+// missing file adds nothing). It returns false for what it does not read
+// exactly as git does: includes, and quotes or escapes in a value.
+func readPlainConfig(path string, cfg map[string]string) bool {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	section := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return false
+			}
+			section = strings.ToLower(strings.TrimSpace(line[1:end]))
+			if strings.HasPrefix(section, "include") {
+				return false
+			}
+			line = strings.TrimSpace(line[end+1:])
+			if line == "" {
+				continue
+			}
+		}
+		key, val, hasVal := strings.Cut(line, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		full := section + "." + key
+		switch full {
+		case "user.name", "user.email", "author.name", "author.email", "committer.name", "committer.email":
+		default:
+			continue
+		}
+		val = strings.TrimSpace(val)
+		if i := strings.IndexAny(val, "#;"); i >= 0 {
+			val = strings.TrimSpace(val[:i])
+		}
+		if !hasVal || strings.ContainsAny(val, "\"\\") {
+			return false
+		}
+		cfg[full] = val
+	}
+	return sc.Err() == nil
+}
