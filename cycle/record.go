@@ -73,6 +73,10 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	if err := rec.Validate(); err != nil {
 		return nil, fieldInput(err)
 	}
+	if _, err := ledger.Parse(rec.Marshal()); err != nil {
+		// Never store what the ledger's own reader would reject.
+		return nil, fieldInput(err)
+	}
 	res := &RecordResult{}
 	if rec.Result == ledger.Improved && rec.CycleStartSHA != "" {
 		start, _ := gitstore.ParseHash(rec.CycleStartSHA)

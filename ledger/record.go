@@ -582,7 +582,8 @@ func (r Record) DeriveID(attached string) string {
 }
 
 // Validate checks the rules every new record must follow: a known result,
-// a positive cycle number, and for productive results the canonical sha and
+// a positive cycle number, numbers Parse reads back (32-bit integers, a
+// finite quality score), and for productive results the canonical sha and
 // both goal counts (passing ≤ total). It returns a *FieldError.
 func (r *Record) Validate() error {
 	if !ValidResult(r.Result) {
@@ -590,6 +591,17 @@ func (r *Record) Validate() error {
 	}
 	if r.Cycle < 1 {
 		return &FieldError{"cycle", "must be 1 or more"}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"cycle", &r.Cycle}, {"goals_passing", r.GoalsPassing}, {"goals_total", r.GoalsTotal}, {"idle_streak", r.IdleStreak}} {
+		if f.v != nil && (*f.v > math.MaxInt32 || *f.v < math.MinInt32) {
+			return &FieldError{f.name, "is out of range"}
+		}
+	}
+	if r.QualityScore != nil && (math.IsNaN(*r.QualityScore) || math.IsInf(*r.QualityScore, 0)) {
+		return &FieldError{"quality_score", "must be a finite number"}
 	}
 	if Productive(r.Result) {
 		if r.Commit() == "" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"io"
 	"os"
 	"path/filepath"
@@ -123,9 +125,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		if r := recover(); r != nil {
 			x, ok := r.(exitRequest)
 			if !ok {
-				panic(r)
+				// A bug: say so, with what a report needs, and do not let it
+				// pass for an integrity breach (a crash exits 2).
+				fmt.Fprintf(stderr, "git-evolve: error: internal error: %v\n%s", r, debug.Stack())
+				code = exitRuntime
+			} else {
+				code = x.code
 			}
-			code = x.code
 		}
 		if e.repo != nil {
 			e.repo.Close()

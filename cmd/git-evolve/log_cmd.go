@@ -181,8 +181,9 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
 	col := bytes.Index(lines[0], []byte("RESULT"))
 	out.Write(lines[0])
-	for i, line := range lines[1:] {
-		res := entries[min(i, len(entries)-1)].Record.Result
+	for i, en := range entries {
+		line := lines[1+i]
+		res := en.Record.Result
 		code, ok := resultColor[res]
 		if ok && col >= 0 && len(line) >= col+len(res) && string(line[col:col+len(res)]) == res {
 			fmt.Fprintf(out, "%s\x1b[%sm%s\x1b[0m%s", line[:col], code, res, line[col+len(res):])
