@@ -27,10 +27,11 @@ type batch struct {
 
 // startBatch starts git cat-file --batch in dir. A failure to start is kept
 // in the batch and returned by its first read.
-func startBatch(dir string) *batch {
+func startBatch(dir string, env []string) *batch {
 	b := &batch{}
 	b.cmd = exec.CommandContext(context.Background(), "git", "cat-file", "--batch")
 	b.cmd.Dir = dir
+	b.cmd.Env = env
 	b.cmd.Stderr = &b.stderr
 	stdin, err := b.cmd.StdinPipe()
 	if err != nil {

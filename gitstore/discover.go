@@ -34,9 +34,16 @@ func discoverNative(dir string) (d discovery, ok bool) {
 			return d, false
 		}
 	}
+	dev, ok := deviceOf(dir)
+	if !ok {
+		return d, false
+	}
 	for top := dir; ; {
 		if looksLikeGitDir(top) {
 			return d, false // bare, or inside a git directory
+		}
+		if dv, ok := deviceOf(top); !ok || dv != dev {
+			return d, false // git stops at a file system boundary
 		}
 		dotgit := filepath.Join(top, ".git")
 		fi, err := os.Lstat(dotgit)
@@ -78,8 +85,8 @@ func discoverNative(dir string) (d discovery, ok bool) {
 		}
 		d.commonDir = filepath.Clean(c)
 	}
-	if !fileExists(filepath.Join(d.gitDir, "HEAD")) || !isDir(filepath.Join(d.commonDir, "objects")) {
-		return d, false
+	if !validHEAD(filepath.Join(d.gitDir, "HEAD")) || !isDir(filepath.Join(d.commonDir, "objects")) {
+		return d, false // git would skip it and look further up
 	}
 	if !ownedByUs(d.workTree) || !ownedByUs(d.gitDir) {
 		return d, false // git's safe.directory rules decide
@@ -148,6 +155,21 @@ func plainConfig(path string) bool {
 		}
 	}
 	return sc.Err() == nil
+}
+
+// validHEAD reports whether a HEAD file is one git accepts: a symbolic ref
+// to refs/, or an object name.
+func validHEAD(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	s := strings.TrimRight(string(data), "\n")
+	if rest, ok := strings.CutPrefix(s, "ref: "); ok {
+		return strings.HasPrefix(rest, "refs/") && !strings.ContainsAny(rest, " \n")
+	}
+	_, err = ParseHash(s)
+	return err == nil
 }
 
 func looksLikeGitDir(dir string) bool {

@@ -50,6 +50,11 @@ func TestDiscoverNativeAgreesWithGit(t *testing.T) {
 	g(inc, "config", "include.path", "../extra")
 	sha256 := filepath.Join(root, "sha256")
 	g(root, "init", "-q", "--object-format=sha256", sha256)
+	// A repository inside another whose HEAD is broken: git skips it and
+	// finds the outer one.
+	broken := filepath.Join(main, "a", "broken")
+	g(root, "init", "-q", broken)
+	os.WriteFile(filepath.Join(broken, ".git", "HEAD"), []byte("garbage\n"), 0o644)
 
 	agree := []string{main, deep, filepath.Join(root, "wt"), filepath.Join(root, "wt", "sub"), sep, ext, inner,
 		filepath.Join(root, "link", "a")}
@@ -64,12 +69,21 @@ func TestDiscoverNativeAgreesWithGit(t *testing.T) {
 			t.Errorf("%s: native %q %q %q, git %q", dir, d.gitDir, d.commonDir, d.workTree, lines)
 		}
 	}
-	leave := []string{filepath.Join(main, ".git"), filepath.Join(main, ".git", "refs"), bare, cwt, isBare, inc, sha256, root}
+	leave := []string{filepath.Join(main, ".git"), filepath.Join(main, ".git", "refs"), bare, cwt, isBare, inc, sha256, root, broken}
 	for _, dir := range leave {
 		if d, ok := discoverNative(dir); ok {
 			t.Errorf("%s: found natively (%+v); want it left to git rev-parse", dir, d)
 		}
 	}
+	// Open agrees with git on the broken one too: it is the outer repository.
+	repo, err := Open(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo.GitDir() != filepath.Join(main, ".git") {
+		t.Errorf("Open(%s) found %s, git finds %s", broken, repo.GitDir(), filepath.Join(main, ".git"))
+	}
+	repo.Close()
 	t.Setenv("GIT_DIR", filepath.Join(main, ".git"))
 	if _, ok := discoverNative(deep); ok {
 		t.Error("with GIT_DIR set: found natively; want it left to git rev-parse")

@@ -33,7 +33,7 @@ func (r *Repo) PrefetchIdentity() {
 		r.ident.author, r.ident.committer, r.ident.done = a, c, true
 		return
 	}
-	r.ident.proc = startGit(r.dir, false, "var", "-l")
+	r.ident.proc = startGit(r.dir, r.env, false, "var", "-l")
 }
 
 // Identity returns who git would record as author and committer of a commit

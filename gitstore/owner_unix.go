@@ -17,3 +17,13 @@ func ownedByUs(dir string) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
 }
+
+// deviceOf returns the file system a directory is on.
+func deviceOf(dir string) (uint64, bool) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return uint64(st.Dev), ok
+}

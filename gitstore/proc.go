@@ -22,12 +22,13 @@ type proc struct {
 	err            error // starting failed
 }
 
-// startGit starts git with args in dir. With input, its standard input stays
-// open until finish.
-func startGit(dir string, input bool, args ...string) *proc {
+// startGit starts git with args in dir, with env (nil: this process's).
+// With input, its standard input stays open until finish.
+func startGit(dir string, env []string, input bool, args ...string) *proc {
 	p := &proc{args: args, t0: time.Now()}
 	p.cmd = exec.CommandContext(context.Background(), "git", args...)
 	p.cmd.Dir = dir
+	p.cmd.Env = env
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr
 	if input {

@@ -50,7 +50,7 @@ func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
 	p := r.refUpdate // started by ForWriting, with its own reflog message
 	r.refUpdate = nil
 	if p == nil {
-		p = startGit(r.dir, true, "update-ref", "-z", "--stdin", "-m", reason)
+		p = startGit(r.dir, r.env, true, "update-ref", "-z", "--stdin", "-m", reason)
 	}
 	_, err := p.finish([]byte(input))
 	if err == nil {

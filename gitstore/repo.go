@@ -39,8 +39,9 @@ type Repo struct {
 	st         *filesystem.Storage // writes loose objects; reads refs
 	objects    *batch              // reads objects (batch.go)
 	ident      identCache          // author and committer, fetched once (ident.go)
-	refUpdate  *proc               // a git update-ref started by ForWriting
-	forWriting bool
+	refUpdate   *proc    // a git update-ref started for ForWriting
+	writeReason string   // ForWriting's reflog message ("": not for writing)
+	env         []string // the environment of every git this runs: GIT_DIR pinned
 	treeMu     sync.Mutex
 	trees      map[Hash][]treeEntry // trees read, by name (objects.go)
 }
@@ -58,10 +59,7 @@ type Option func(*Repo)
 // nativeIdentity), so that neither costs time on the way to the write.
 // Unused, they end with Close.
 func ForWriting(reason string) Option {
-	return func(r *Repo) {
-		r.forWriting = true
-		r.refUpdate = startGit(r.dir, true, "update-ref", "-z", "--stdin", "-m", reason)
-	}
+	return func(r *Repo) { r.writeReason = reason }
 }
 
 // Open opens the repository that git would use when run in dir: dir itself,
@@ -75,40 +73,31 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The common case is found without running git (discover.go); otherwise
-	// git rev-parse, which everything waits for, starts first. git cat-file
-	// (and what opts ask for) start while it runs: they find the same
-	// repository, and their start-up costs overlap.
-	native, isNative := discoverNative(abs)
-	var discover *proc
-	if !isNative {
-		discover = startGit(abs, false, "rev-parse", "--path-format=absolute",
-			"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format",
-			"--is-inside-work-tree", "--show-cdup")
-	}
-	objects := startBatch(abs)
-	pre := &Repo{dir: abs}
+	// The common case is found without running git (discover.go); anything
+	// else is left to git rev-parse. The git processes the repository keeps
+	// (cat-file; update-ref for a write) start once it is found.
+	r := &Repo{dir: abs}
 	for _, o := range opts {
-		o(pre)
+		o(r)
 	}
-	defer func() {
-		if err != nil {
-			pre.refUpdate.abandon()
-		}
-	}()
-	r := pre
-	r.objects = objects
-	if isNative {
-		r.gitDir, r.commonDir, r.workTree = native.gitDir, native.commonDir, native.workTree
-	} else if err = r.readDiscovery(discover); err != nil {
-		objects.close()
+	if d, ok := discoverNative(abs); ok {
+		r.gitDir, r.commonDir, r.workTree = d.gitDir, d.commonDir, d.workTree
+	} else if err := r.readDiscovery(startGit(abs, nil, false, "rev-parse", "--path-format=absolute",
+		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format",
+		"--is-inside-work-tree", "--show-cdup")); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(r.commonDir, "reftable")); err == nil && fi.IsDir() {
-		objects.close()
 		return nil, fmt.Errorf("%w: the repository stores its refs in reftable format (extensions.refStorage), which go-git cannot read; convert it with 'git refs migrate --ref-format=files'", ErrUnsupported)
 	}
-	if r.forWriting {
+	// Every git this runs works on the repository found here, whatever it
+	// would find on its own from the directory (GIT_DIR pins it). Lazy
+	// fetches of a partial clone are not wanted either: a commit this clone
+	// has not fetched is reported as such.
+	r.env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_NO_LAZY_FETCH=1")
+	r.objects = startBatch(abs, r.env)
+	if r.writeReason != "" {
+		r.refUpdate = startGit(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
 		r.PrefetchIdentity() // natively, or git var starts now
 	}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(r.gitDir), osfs.New(r.commonDir))
@@ -170,7 +159,7 @@ func firstArg(args []string) string {
 
 // git runs a git command in the repository's directory.
 func (r *Repo) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	return runGit(ctx, r.dir, stdin, args...)
+	return startGit(r.dir, r.env, stdin != nil, args...).finish(stdin)
 }
 
 // traceStart is when this process started, for GIT_EVOLVE_TRACE.
@@ -186,9 +175,7 @@ func trace(format string, args ...any) {
 		append([]any{float64(time.Since(traceStart).Microseconds()) / 1000}, args...)...)
 }
 
-func runGit(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
-	return startGit(dir, stdin != nil, args...).finish(stdin)
-}
+
 
 // readDiscovery reads what git rev-parse (started by Open) says of the
 // repository.

@@ -43,6 +43,7 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
 	cmd.Dir = n.r.dir
+	cmd.Env = n.r.env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
