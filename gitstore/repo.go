@@ -31,19 +31,19 @@ var ErrNoWorkTree = errors.New("this operation needs a working tree")
 // Repo is an open repository. It is safe for use by one goroutine at a time
 // for writes; reads may run concurrently.
 type Repo struct {
-	dir        string // where git was asked to look (absolute)
-	gitDir     string // per-worktree git directory
-	commonDir  string // shared git directory (objects, refs, config)
-	workTree   string // top of the working tree; "" when bare or unknown
-	bare       bool
-	st         *filesystem.Storage // writes loose objects; reads refs
-	objects    *batch              // reads objects (batch.go)
-	ident      identCache          // author and committer, fetched once (ident.go)
-	refUpdate   *proc    // a git update-ref started for ForWriting
-	writeReason string   // ForWriting's reflog message ("": not for writing)
-	env         []string // the environment of every git this runs: GIT_DIR pinned
-	treeMu     sync.Mutex
-	trees      map[Hash][]treeEntry // trees read, by name (objects.go)
+	dir         string // where git was asked to look (absolute)
+	gitDir      string // per-worktree git directory
+	commonDir   string // shared git directory (objects, refs, config)
+	workTree    string // top of the working tree; "" when bare or unknown
+	bare        bool
+	st          *filesystem.Storage // writes loose objects; reads refs
+	objects     *batch              // reads objects (batch.go)
+	ident       identCache          // author and committer, fetched once (ident.go)
+	refUpdate   *proc               // a git update-ref started for ForWriting
+	writeReason string              // ForWriting's reflog message ("": not for writing)
+	env         []string            // the environment of every git this runs: GIT_DIR pinned
+	treeMu      sync.Mutex
+	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per
@@ -174,8 +174,6 @@ func trace(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "git-evolve: trace: %8.3fms "+format+"\n",
 		append([]any{float64(time.Since(traceStart).Microseconds()) / 1000}, args...)...)
 }
-
-
 
 // readDiscovery reads what git rev-parse (started by Open) says of the
 // repository.

@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
