@@ -29,12 +29,16 @@ type ImportProblem struct {
 
 // Import stores the records of a cycle-history.jsonl file (the script
 // shape with target/sha/goals_*, the second writer's mode/commit/started_at
-// shape, and their legacy names) on the commits they name, in one notes
-// commit. Records that name no commit go to the journal. Records the ledger
+// shape, and their legacy names), routed as record routes them: improved,
+// regressed, harvested and quarantined records become part of the note on
+// the commit they name (all in one notes commit); every other result
+// (unchanged, idle, or one this schema does not know) goes to the local
+// journal, never to the shared notes. Records the ledger or the journal
 // already holds (same id; a record without an id gets one derived from its
 // content) are not added again, so importing a file twice adds nothing.
-// Lines that do not parse, or name a commit this repository does not have,
-// are skipped and reported; the rest are still stored.
+// Lines that do not parse, have a cycle number below 1, or are productive
+// but name no commit this repository has are skipped and reported; the rest
+// are still stored.
 func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 	rep := &ImportReport{}
 	type pending struct {
@@ -43,23 +47,22 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 	}
 	var withCommit, withoutCommit []pending
 	var revs []string
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
+	ledger.EachLine(data, func(n int, line []byte) {
 		rec, err := ledger.Parse(line)
-		if err != nil {
-			rep.Skipped = append(rep.Skipped, ImportProblem{i + 1, err.Error()})
-			continue
+		switch {
+		case err != nil:
+			rep.Skipped = append(rep.Skipped, ImportProblem{n, err.Error()})
+		case rec.Cycle < 1:
+			rep.Skipped = append(rep.Skipped, ImportProblem{n, fmt.Sprintf("cycle %d: cycle numbers start at 1", rec.Cycle)})
+		case !ledger.Productive(rec.Result) && rec.Result != ledger.Quarantined:
+			withoutCommit = append(withoutCommit, pending{n, rec})
+		case rec.Commit() == "":
+			rep.Skipped = append(rep.Skipped, ImportProblem{n, fmt.Sprintf("the %s record names no commit", rec.Result)})
+		default:
+			withCommit = append(withCommit, pending{n, rec})
+			revs = append(revs, rec.Commit())
 		}
-		if rec.Commit() == "" {
-			withoutCommit = append(withoutCommit, pending{i + 1, rec})
-			continue
-		}
-		withCommit = append(withCommit, pending{i + 1, rec})
-		revs = append(revs, rec.Commit())
-	}
+	})
 	hashes, errs, err := l.repo.LookupCommits(revs...)
 	if err != nil {
 		return nil, err

@@ -67,32 +67,23 @@ func noteLines(note []byte, commit gitstore.Hash, journal bool, keep func(*ledge
 	var out []Line
 	var errs []*NoteError
 	note = append([]byte(nil), note...) // the summaries point into it
-	for i, n, start := 0, 1, 0; i <= len(note); i++ {
-		if i < len(note) && note[i] != '\n' {
-			continue
-		}
-		line := trimSpace(note[start:i])
-		ln := n
-		start, n = i+1, n+1
-		if len(line) == 0 {
-			continue
-		}
+	ledger.EachLine(note, func(n int, line []byte) {
 		if sum, ok := ledger.Summarize(line); ok {
 			if keep == nil || keep(&sum) {
 				out = append(out, Line{Summary: sum, Text: line})
 			}
-			continue
+			return
 		}
 		r, err := ledger.Parse(line)
 		if err != nil {
-			errs = append(errs, &NoteError{Commit: commit, Journal: journal, Line: ln, Text: string(line), Err: err})
-			continue
+			errs = append(errs, &NoteError{Commit: commit, Journal: journal, Line: n, Text: string(line), Err: err})
+			return
 		}
 		sum := ledger.SummaryOf(&r)
 		if keep == nil || keep(&sum) {
 			out = append(out, Line{Summary: sum, Text: r.Marshal()})
 		}
-	}
+	})
 	return out, errs
 }
 
@@ -114,14 +105,4 @@ func mergeLines(a, b []Line) []Line {
 		}
 	}
 	return append(append(out, a...), b...)
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

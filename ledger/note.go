@@ -20,23 +20,37 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 
 func (e *LineError) Unwrap() error { return e.Err }
 
+// EachLine calls fn with every line of JSON Lines data that is not blank,
+// and its 1-based number, without the JSON whitespace (space, tab, CR)
+// around it. Every reader of records splits lines this way.
+func EachLine(data []byte, fn func(n int, line []byte)) {
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.Trim(line, " \t\r")
+		if len(line) > 0 {
+			fn(n, line)
+		}
+	}
+}
+
 // ParseLines reads JSON Lines: one record per non-blank line. Lines that do
 // not parse are returned as LineErrors; the others are still read.
 func ParseLines(data []byte) ([]Record, []*LineError) {
 	var recs []Record
 	var bad []*LineError
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
+	EachLine(data, func(n int, line []byte) {
 		r, err := Parse(line)
 		if err != nil {
-			bad = append(bad, &LineError{Line: i + 1, Text: string(line), Err: err})
-			continue
+			bad = append(bad, &LineError{Line: n, Text: string(line), Err: err})
+			return
 		}
 		recs = append(recs, r)
-	}
+	})
 	return recs, bad
 }
 

@@ -16,10 +16,12 @@ func (importCmd) Help() string {
 canonical_sha, goals_passing, goals_total, timestamp, …) and the second writer's
 (cycle, mode, result, commit, milestone, started_at, title, trace), with the
 legacy names goal_id and commit_sha. Each record is stored on the commit it
-names, all in one notes commit; records that name no commit go to the local
-journal. Importing the same file again adds nothing. Lines that do not parse or
-name a commit this repository does not have are listed and skipped; the rest
-is still stored.`
+names, all in one notes commit (improved, regressed, harvested, quarantined);
+every other result goes to the local journal, never to the shared notes.
+Importing the same file again adds nothing. Lines that do not parse, have a
+cycle below 1, or are productive but name no commit this repository has are
+listed with their line numbers and skipped; the rest is still stored, and the
+exit code is 10.`
 }
 
 func (c *importCmd) Run(e *env) error {
@@ -55,9 +57,18 @@ func (c *importCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{
 			"stored": rep.Stored, "journaled": rep.Journaled, "present": rep.Present, "skipped": skipped,
 		}))
-		return nil
+		return skippedError(c.File, len(rep.Skipped))
 	}
 	fmt.Fprintf(e.stdout, "imported %d record(s) into the ledger and %d into the local journal; %d already present; %d line(s) skipped\n",
 		rep.Stored, rep.Journaled, rep.Present, len(rep.Skipped))
-	return nil
+	return skippedError(c.File, len(rep.Skipped))
+}
+
+// skippedError makes an import that skipped lines exit 10 once the rest is
+// stored, so that scripts can tell.
+func skippedError(file string, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return &usageError{msg: fmt.Sprintf("%s: %d line(s) skipped (listed above); the other records were imported", file, n)}
 }
