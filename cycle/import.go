@@ -2,11 +2,8 @@ package cycle
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
-	"time"
 
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
@@ -102,8 +99,7 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		next, err := l.writeNotes(snap, add, func(added int) string {
 			return fmt.Sprintf("git evolve: import %d records", added)
 		})
-		if errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts {
-			time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
+		if retry(err, attempt) {
 			continue
 		}
 		if err != nil {

@@ -32,9 +32,13 @@ type indexEntry struct {
 	cycle int32
 }
 
-// The file: a magic line, the notes commit, then 24 bytes per record: the
-// commit's name and the cycle number (big-endian).
-const indexMagic = "git-evolve cycle index 2\n"
+// The file: a magic line, the notes commit, the number of entries
+// (big-endian uint32), then 24 bytes per entry: the commit's name and the
+// cycle number (big-endian). The count catches an append that did not reach
+// the disk while the header did.
+const indexMagic = "git-evolve cycle index 3\n"
+
+const indexHeader = len(indexMagic) + 24
 
 func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.idx") }
 
@@ -152,13 +156,13 @@ func readIndex(path string) (*index, error) {
 		return nil, err
 	}
 	body, ok := bytes.CutPrefix(data, []byte(indexMagic))
-	if !ok || len(body) < 20 || (len(body)-20)%24 != 0 {
-		return nil, fmt.Errorf("%s: not a cycle index", path)
+	if !ok || len(body) < 24 || (len(body)-24)%24 != 0 || int(binary.BigEndian.Uint32(body[20:24])) != (len(body)-24)/24 {
+		return nil, fmt.Errorf("%s: not a cycle index, or a damaged one", path)
 	}
-	ix := &index{entries: make([]indexEntry, (len(body)-20)/24)}
+	ix := &index{entries: make([]indexEntry, (len(body)-24)/24)}
 	ix.saved = len(ix.entries)
 	copy(ix.notes[:], body[:20])
-	body = body[20:]
+	body = body[24:]
 	for i := range ix.entries {
 		e := &ix.entries[i]
 		copy(e.obj[:], body[:20])
@@ -193,7 +197,7 @@ func (ix *index) appendTo(path string) error {
 	if err != nil {
 		return err
 	}
-	if fi.Size() != int64(len(indexMagic)+20+24*ix.saved) {
+	if fi.Size() != int64(indexHeader+24*ix.saved) {
 		return errors.New("the index file is not what was read")
 	}
 	var buf []byte
@@ -204,7 +208,8 @@ func (ix *index) appendTo(path string) error {
 	if _, err := f.WriteAt(buf, fi.Size()); err != nil {
 		return err
 	}
-	if _, err := f.WriteAt(ix.notes[:], int64(len(indexMagic))); err != nil {
+	header := binary.BigEndian.AppendUint32(append([]byte(nil), ix.notes[:]...), uint32(len(ix.entries)))
+	if _, err := f.WriteAt(header, int64(len(indexMagic))); err != nil {
 		return err
 	}
 	ix.saved = len(ix.entries)
@@ -213,9 +218,10 @@ func (ix *index) appendTo(path string) error {
 
 // rewrite writes the index atomically (a temporary file renamed over it).
 func (ix *index) rewrite(path string) error {
-	buf := make([]byte, 0, len(indexMagic)+20+24*len(ix.entries))
+	buf := make([]byte, 0, indexHeader+24*len(ix.entries))
 	buf = append(buf, indexMagic...)
 	buf = append(buf, ix.notes[:]...)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(ix.entries)))
 	for _, e := range ix.entries {
 		buf = append(buf, e.obj[:]...)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(e.cycle))

@@ -82,7 +82,15 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	copy(data[len(indexMagic):], old[:])
 	os.WriteFile(path, data, 0o644)
-	record(t, l, commits[3], 0)
-	want[13] = commits[3]
+	record(t, l, commits[4], 0)
+	want[13] = commits[4]
 	check("after a stale header", want)
+
+	// An append that did not reach the disk while the header did: the
+	// count no longer matches, and the index is rebuilt.
+	data, _ = os.ReadFile(path)
+	os.WriteFile(path, data[:len(data)-24], 0o644)
+	record(t, l, commits[3], 0)
+	want[14] = commits[3]
+	check("after a lost append", want)
 }

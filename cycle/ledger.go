@@ -102,7 +102,14 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	out := &Listing{}
 	add := func(obj gitstore.Hash, data []byte) error {
 		recs, bad := ledger.ParseLines(data)
-		absent := opts.Presence && opts.Commits == nil && !l.repo.HasObject(obj)
+		absent := false
+		if opts.Presence && opts.Commits == nil {
+			present, err := l.repo.HasObject(obj)
+			if err != nil {
+				return err
+			}
+			absent = !present
+		}
 		for _, r := range recs {
 			out.Entries = append(out.Entries, Entry{Record: r, Commit: obj, Absent: absent})
 		}

@@ -133,8 +133,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		rec.ID = rec.DeriveID(commit.String())
 		next, err := l.writeNotes(snap, map[gitstore.Hash][]ledger.Record{commit: {rec}},
 			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) })
-		if errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts {
-			time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
+		if retry(err, attempt) {
 			continue
 		}
 		if err != nil {
@@ -148,6 +147,24 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		res.Entry = Entry{Record: rec, Commit: commit}
 		return res, nil
 	}
+}
+
+// retry reports whether a write that failed with err is worth redoing, and
+// waits before it is: after losing a compare-and-swap to another writer
+// (redone at once, on the new ledger), or while another git holds the ref
+// locked (for up to about a second; a lock that outlives that is reported
+// with git's message).
+func retry(err error, attempt int) bool {
+	var locked *gitstore.LockedError
+	switch {
+	case errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts:
+		time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
+		return true
+	case errors.As(err, &locked) && attempt < 8:
+		time.Sleep(time.Duration(25*attempt) * time.Millisecond)
+		return true
+	}
+	return false
 }
 
 // resolveShas turns the revisions in the sha fields into full commit names.
@@ -200,7 +217,9 @@ type written struct {
 
 // writeNotes adds records to the notes of their commits in one notes
 // commit on top of snap. Records whose id a note already holds are not added
-// twice; lines of an existing note that do not parse are kept verbatim. It
+// twice. A note of records only is written in canonical form (sorted lines,
+// as cat_sort_uniq leaves them); a note that also holds other text is kept
+// byte for byte, with the new records after it. It
 // returns an error wrapping gitstore.ErrRefChanged when the ref moved since
 // snap was read, and an error when the ledger's schema is newer than ours.
 func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger.Record, message func(added int) string) (*written, error) {
@@ -216,7 +235,8 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 			return nil, err
 		}
 		var have []ledger.Record
-		var keep []string
+		var original []byte // the note as it is, when it holds text that is not a record
+		foreign := false
 		for _, b := range blobs {
 			data, err := l.repo.ReadBlob(b)
 			if err != nil {
@@ -224,8 +244,10 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 			}
 			rs, bad := ledger.ParseLines(data)
 			have = append(have, rs...)
-			for _, e := range bad {
-				keep = append(keep, e.Text)
+			foreign = foreign || len(bad) > 0
+			original = append(original, data...)
+			if len(original) > 0 && original[len(original)-1] != '\n' {
+				original = append(original, '\n')
 			}
 		}
 		ids := map[string]bool{}
@@ -243,7 +265,13 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 			continue // nothing new on this commit
 		}
 		out.added += len(have) - n
-		blob, err := l.repo.WriteBlob(ledger.FormatNote(have, keep))
+		content := ledger.FormatNote(have, nil)
+		if foreign {
+			// Text that is not a record (a person's note, a broken line)
+			// is kept byte for byte; the new records follow it.
+			content = append(original, ledger.FormatNote(have[n:], nil)...)
+		}
+		blob, err := l.repo.WriteBlob(content)
 		if err != nil {
 			return nil, err
 		}

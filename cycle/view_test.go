@@ -17,6 +17,7 @@ import (
 // environment of the test only.
 func testRepo(t *testing.T, n int) (dir string, commits []string) {
 	t.Helper()
+	scrubGitEnv(t)
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
 		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C",
@@ -31,6 +32,17 @@ func testRepo(t *testing.T, n int) (dir string, commits []string) {
 	}
 	commits = strings.Fields(git(t, dir, "rev-list", "--reverse", "HEAD"))
 	return dir, commits
+}
+
+// scrubGitEnv removes the GIT_* variables the test inherited (a hook sets
+// GIT_DIR, for one), so that tests never touch another repository.
+func scrubGitEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GIT_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
 }
 
 func git(t *testing.T, dir string, args ...string) string {

@@ -79,7 +79,9 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		}
 		flat[obj] = blob
 	}
-	if len(flat) > splitThreshold && 40-len(prefix) > 2 {
+	if len(flat) > splitThreshold && len(fan) == 0 && 40-len(prefix) > 2 {
+		// Only a level without subtrees is split, so that a note another
+		// tool left at two paths never loses a copy to an unrelated write.
 		for obj, blob := range flat {
 			route(obj, blob)
 		}

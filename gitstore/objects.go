@@ -41,10 +41,14 @@ func (c CommitInfo) Subject() string {
 
 func toHash(h plumbing.Hash) Hash { return Hash(h) }
 
-// HasObject reports whether the object is present in this repository.
-func (r *Repo) HasObject(h Hash) bool {
+// HasObject reports whether the object is present in this repository. The
+// error is for git failing, not for the object being absent.
+func (r *Repo) HasObject(h Hash) (bool, error) {
 	_, _, _, err := r.object(h.String())
-	return err == nil
+	if errors.Is(err, ErrObjectNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Commit reads a commit. It returns ErrObjectNotFound when it is absent.

@@ -67,8 +67,8 @@ func TestBlobs(t *testing.T) {
 			if got := r.git("cat-file", "blob", h.String()); got != string(tc.data) {
 				t.Errorf("git reads %d bytes back, want %d", len(got), len(tc.data))
 			}
-			if !repo.HasObject(h) {
-				t.Error("HasObject = false after WriteBlob")
+			if ok, err := repo.HasObject(h); !ok || err != nil {
+				t.Errorf("HasObject = %v, %v after WriteBlob", ok, err)
 			}
 			// And gitstore reads what git wrote.
 			gh := mustHash(t, strings.TrimSpace(r.gitIn(string(tc.data)+"git", "hash-object", "-w", "--stdin")))
@@ -81,8 +81,8 @@ func TestBlobs(t *testing.T) {
 	if _, err := repo.ReadBlob(fakeObj(1)); !errors.Is(err, ErrObjectNotFound) {
 		t.Errorf("ReadBlob of a missing blob = %v, want ErrObjectNotFound", err)
 	}
-	if repo.HasObject(fakeObj(1)) {
-		t.Error("HasObject of a missing object = true")
+	if ok, err := repo.HasObject(fakeObj(1)); ok || err != nil {
+		t.Errorf("HasObject of a missing object = %v, %v", ok, err)
 	}
 	r.fsckClean()
 }

@@ -57,22 +57,31 @@ func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
 		return nil
 	}
 	var ge *GitError
-	if errors.As(err, &ge) && isRefRace(ge.Stderr) {
+	switch {
+	case errors.As(err, &ge) && isRefRace(ge.Stderr):
 		return fmt.Errorf("updating %s: %w", ref, ErrRefChanged)
+	case errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock': File exists"):
+		return &LockedError{Ref: ref, Err: ge}
 	}
 	return fmt.Errorf("updating %s: %w", ref, err)
 }
 
+// LockedError is a ref another process holds locked (git's <ref>.lock
+// exists): briefly, while it writes, or for good when a git process died.
+type LockedError struct {
+	Ref string
+	Err *GitError
+}
+
+func (e *LockedError) Error() string { return fmt.Sprintf("updating %s: %v", e.Ref, e.Err) }
+
+func (e *LockedError) Unwrap() error { return e.Err }
+
 // isRefRace recognises git's messages for a compare-and-swap that lost: the
-// ref moved, exists when it should not, or is locked by another writer.
+// ref moved, or exists when it should not.
 func isRefRace(stderr string) bool {
-	for _, s := range []string{"but expected", "reference already exists", "cannot lock ref",
-		"unable to lock", "is at ", "incorrect old value", "cannot lock references", "File exists"} {
-		if strings.Contains(stderr, s) {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(stderr, "but expected") || strings.Contains(stderr, "reference already exists") ||
+		strings.Contains(stderr, "unable to resolve reference") // deleted meanwhile
 }
 
 // RevisionError is returned when a revision does not name a commit.
@@ -143,7 +152,9 @@ func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
 // RevList returns the commits git rev-list selects with args (a revision
 // range such as main..topic, or several revisions), newest first.
 func (r *Repo) RevList(args ...string) ([]Hash, error) {
-	out, err := r.git(context.Background(), nil, append([]string{"rev-list"}, args...)...)
+	// Everything the user gave is a revision, never an option (such as
+	// --output=FILE).
+	out, err := r.git(context.Background(), nil, append([]string{"rev-list", "--end-of-options"}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -75,8 +75,9 @@ func TestUpdateRefCompareAndSwap(t *testing.T) {
 		}
 		err := repo.UpdateRef(ref, cs[1], cs[0], "locked")
 		os.Remove(lock)
-		if !errors.Is(err, ErrRefChanged) {
-			t.Errorf("UpdateRef = %v, want ErrRefChanged", err)
+		var locked *LockedError
+		if !errors.As(err, &locked) || errors.Is(err, ErrRefChanged) || !strings.Contains(err.Error(), ".lock") {
+			t.Errorf("UpdateRef = %v, want a *LockedError naming the lock, not ErrRefChanged", err)
 		}
 		if got := r.refAt(ref); got != cs[0].String() {
 			t.Errorf("ref moved to %q", got)

@@ -35,6 +35,12 @@ func write(t *testing.T, dir, name, content string) {
 // The revert tree is the start tree, except .agents, which is as the cycle
 // left it; C git reads it and sees exactly that.
 func TestRangeTree(t *testing.T) {
+	for _, kv := range os.Environ() { // a hook's GIT_DIR must not reach these tests
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GIT_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "A",
 		"GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com"} {

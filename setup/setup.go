@@ -19,15 +19,17 @@ const NotesRef = "refs/notes/evolve"
 // TrackingRef is where the ledger of remote is fetched to.
 func TrackingRef(remote string) string { return "refs/notes/remotes/" + remote + "/evolve" }
 
-// FetchRefspec is the tracking fetch refspec for remote. Forcing it is safe:
-// it only ever moves tracking refs, which git-evolve merges from. It is a
-// glob (refs/notes/evolve* matches refs/notes/evolve itself) because git
-// refuses to fetch at all when the source of a configured refspec without a
-// glob is missing on the remote: a remote without a ledger would break the
-// user's git fetch and git pull. The glob also carries the ledger's sibling
-// refs (refs/notes/evolve-…).
+// FetchRefspec is the tracking fetch refspec for remote. It is not forced:
+// a remote's ledger only moves forward (git-evolve pushes merges, with a
+// lease), so its tracking copy always fast-forwards, and a ledger rewritten
+// by force on the remote is reported by git fetch instead of silently
+// replacing the copy. It is a glob (refs/notes/evolve* matches
+// refs/notes/evolve itself) because git refuses to fetch at all when the
+// source of a configured refspec without a glob is missing on the remote:
+// a remote without a ledger would break the user's git fetch and git pull.
+// The glob also carries the ledger's sibling refs (refs/notes/evolve-…).
 func FetchRefspec(remote string) string {
-	return "+" + NotesRef + "*:" + TrackingRef(remote) + "*"
+	return NotesRef + "*:" + TrackingRef(remote) + "*"
 }
 
 // Change is one config value Init added.

@@ -12,7 +12,7 @@ func (initCmd) Help() string {
 	return `Adds, where missing:
   notes.rewriteRef = refs/notes/evolve   (amend and rebase carry records along)
   notes.displayRef = refs/notes/evolve   (git log shows them)
-  remote.<name>.fetch = +refs/notes/evolve*:refs/notes/remotes/<name>/evolve*
+  remote.<name>.fetch = refs/notes/evolve*:refs/notes/remotes/<name>/evolve*
                                          (for every remote: tracking copies only;
                                          a remote without a ledger still fetches)
 It never writes a push refspec and never fetches straight into
