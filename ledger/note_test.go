@@ -141,7 +141,7 @@ func TestFormatNoteIdempotent(t *testing.T) {
 	if twice := reformat(once); !bytes.Equal(once, twice) {
 		t.Errorf("reformatting is not idempotent:\n once\n%s\n twice\n%s", once, twice)
 	}
-	for _, s := range []string{canon1, canon2, "garbage", `{"v":1,"cycle":5,"target":"x","sha":"abc"}`} {
+	for _, s := range []string{canon1, canon2, "garbage", `{"v":1,"cycle":5,"target":"x","sha":"abc","commit_sha":"abc","goal_id":"x"}`} {
 		if !bytes.Contains(once, []byte(s+"\n")) {
 			t.Errorf("reformatted note lacks %s:\n%s", s, once)
 		}

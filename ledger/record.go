@@ -151,9 +151,11 @@ var fieldIndex, legacyIndex = func() (map[string]int, map[string]int) {
 
 // Parse reads one record from one JSON object. Legacy names (goal_id,
 // commit_sha, and the second writer's commit and started_at) are read as
-// their current names unless the current name is also present, in which case
-// the legacy field is kept as it is. A record without "v" is version 1.
-// It returns a *FieldError when the line does not fit the schema.
+// their current names when those are absent, and kept as written too;
+// fields given as null, "" or false are kept as written. So a record's
+// canonical form holds every field of its input. A record without "v" is
+// version 1. It returns a *FieldError when the line does not fit the
+// schema.
 func Parse(line []byte) (Record, error) {
 	members, err := topObject(line)
 	switch {
@@ -189,20 +191,35 @@ func Parse(line []byte) (Record, error) {
 		}
 	}
 	// Legacy names with a value fill their current name when it is absent
-	// (in the order of legacyFields); otherwise they are kept as unknown
-	// fields.
+	// (in the order of legacyFields). Every legacy field is also kept as it
+	// was written, so that nothing of the input is lost.
+	var promoted [numFields]bool
+	keepRaw := func(k string, v json.RawMessage) {
+		if raw == nil {
+			raw = map[string]json.RawMessage{}
+		}
+		raw[k] = v
+	}
 	for i, ln := range legacyFields {
 		v := legacyVals[i]
 		if v == nil {
 			continue
 		}
-		if cur := fieldIndex[ln.current]; absent(f[cur]) && !absent(v) {
+		if cur := fieldIndex[ln.current]; absent(f[cur]) && !absent(v) && !promoted[cur] {
 			f[cur] = v
-		} else {
-			if raw == nil {
-				raw = map[string]json.RawMessage{}
-			}
-			raw[ln.name] = v
+			promoted[cur] = true
+		}
+		keepRaw(ln.name, v)
+	}
+	// A known field given as null, "" or false (which the canonical form
+	// would omit) is kept as it was written, unless a legacy field filled it.
+	for i, v := range f {
+		if v == nil || promoted[i] || knownFields[i] == "v" || knownFields[i] == "cycle" {
+			continue
+		}
+		if s := string(v); s == "null" || s == `""` || s == "false" && knownFields[i] == "parallel" {
+			keepRaw(knownFields[i], v)
+			f[i] = nil
 		}
 	}
 	var r Record

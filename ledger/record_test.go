@@ -101,10 +101,13 @@ func TestParseSeeds(t *testing.T) {
 			SHA: "ghi9012", GoalsPassing: ip(22), GoalsTotal: ip(23), Parallel: true, Timestamp: "2026-02-11T22:30:00Z"}},
 		{lineExemptOnly, Record{V: 1, Cycle: 7, Target: "t", Result: Unchanged,
 			Trace: &Trace{Fields: map[string]string{"exemption_reason": "docs only"}}}},
-		{lineLegacy, Record{V: 1, Cycle: 5, Target: "x", SHA: "abc"}},
+		// Legacy names are read as the current ones and kept as written.
+		{lineLegacy, Record{V: 1, Cycle: 5, Target: "x", SHA: "abc",
+			Extra: map[string]json.RawMessage{"goal_id": raw(`"x"`), "commit_sha": raw(`"abc"`)}}},
 		{lineSecondWriter, Record{V: 1, Cycle: 7, Result: "idle", SHA: "abc1234", Timestamp: "2026-03-01T10:00:00Z",
 			Trace: &Trace{Fields: map[string]string{"gherkin": "g"}},
-			Extra: map[string]json.RawMessage{"mode": raw(`"evolve"`), "milestone": raw(`"m"`), "title": raw(`"t"`)}}},
+			Extra: map[string]json.RawMessage{"mode": raw(`"evolve"`), "milestone": raw(`"m"`), "title": raw(`"t"`),
+				"commit": raw(`"abc1234"`), "started_at": raw(`"2026-03-01T10:00:00Z"`)}}},
 		// Both legacy and current names: the current one wins, the legacy
 		// one is kept as an unknown field.
 		{lineBothNames, Record{V: 1, Cycle: 10, Target: "new", SHA: "s2", Timestamp: "2026-01-01T00:00:00Z",
@@ -124,11 +127,12 @@ func TestParseSeeds(t *testing.T) {
 		// Unicode and HTML characters are plain data.
 		{lineHTML, Record{V: 1, Cycle: 11, Target: "a<b>&c", Extra: map[string]json.RawMessage{
 			"title": raw(`"ünïcødé ✓ \u003cx\u003e"`), "note": raw(`"<&>"`)}}},
-		// null is absent for known fields (so v defaults to 1) and kept for
-		// unknown ones.
-		{lineNulls, Record{V: 1, Cycle: 13, Extra: map[string]json.RawMessage{"other": raw(`null`)}}},
+		// null is absent for known fields (so v defaults to 1) and kept as
+		// written, as it is for unknown ones.
+		{lineNulls, Record{V: 1, Cycle: 13, Extra: map[string]json.RawMessage{"other": raw(`null`),
+			"target": raw(`null`), "goals_passing": raw(`null`), "parallel": raw(`null`), "trace": raw(`null`), "gate": raw(`null`)}}},
 		{lineEscapedKeys, Record{V: 1, Cycle: 1, Target: "x", SHA: "s", Extra: map[string]json.RawMessage{
-			"goal_id": raw(`"y"`), "mé": raw(`"\u00e9"`)}}},
+			"goal_id": raw(`"y"`), "commit_sha": raw(`"s"`), "mé": raw(`"\u00e9"`)}}},
 		{lineDuplicateKeys, Record{V: 1, Cycle: 2, Target: "b", Extra: map[string]json.RawMessage{"x": raw(`[2]`)}}},
 		{`  {"cycle":0}  `, Record{V: 1, Cycle: 0}},
 		{`{"cycle":-0}`, Record{V: 1, Cycle: 0}},
@@ -558,9 +562,9 @@ func TestMarshalGolden(t *testing.T) {
 			`{"v":1,"cycle":4,"result":"improved","sha":"ghi9012","timestamp":"2026-02-11T22:30:00Z","goals_passing":22,"goals_total":23,"parallel":true,"goal_ids":["test-pass-rate","doc-coverage","lint-clean"]}`},
 		{"full trace", mustParse(t, lineFullTrace),
 			`{"v":1,"cycle":6,"target":"t","result":"improved","sha":"a1","canonical_sha":"a1","timestamp":"2026-02-12T00:00:00Z","goals_passing":1,"goals_total":2,"trace":{"goal_hypothesis":"h","selected_gap":"s","gherkin":"Given x","exemption_reason":"e","first_failing_proof":"f","red_evidence":"r","green_evidence":"gr","refactor_note":"rn","validation_evidence":"v","ratchet_action":"ra","goal_reshape":"gs","acceptance_examples":["a"],"bead_id":"b-1"}}`},
-		{"legacy", mustParse(t, lineLegacy), `{"v":1,"cycle":5,"target":"x","sha":"abc"}`},
+		{"legacy", mustParse(t, lineLegacy), `{"v":1,"cycle":5,"target":"x","sha":"abc","commit_sha":"abc","goal_id":"x"}`},
 		{"second writer", mustParse(t, lineSecondWriter),
-			`{"v":1,"cycle":7,"result":"idle","sha":"abc1234","timestamp":"2026-03-01T10:00:00Z","trace":{"gherkin":"g"},"milestone":"m","mode":"evolve","title":"t"}`},
+			`{"v":1,"cycle":7,"result":"idle","sha":"abc1234","timestamp":"2026-03-01T10:00:00Z","trace":{"gherkin":"g"},"commit":"abc1234","milestone":"m","mode":"evolve","started_at":"2026-03-01T10:00:00Z","title":"t"}`},
 		{"both names", mustParse(t, lineBothNames),
 			`{"v":1,"cycle":10,"target":"new","sha":"s2","timestamp":"2026-01-01T00:00:00Z","commit":"s0","commit_sha":"s1","goal_id":"old","started_at":"2025-12-31T00:00:00Z"}`},
 		{"unknown kept", mustParse(t, lineUnknown),
@@ -568,7 +572,7 @@ func TestMarshalGolden(t *testing.T) {
 		{"gate string", mustParse(t, lineGateString), `{"v":1,"cycle":8,"result":"quarantined","gate":"FAIL: x"}`},
 		{"gate object", mustParse(t, lineGateObject), `{"v":1,"cycle":8,"result":"quarantined","gate":{"status":"fail"}}`},
 		{"float ints", mustParse(t, lineFloatInts), `{"v":1,"cycle":12,"goals_passing":3,"goals_total":10,"quality_score":1.5,"idle_streak":0}`},
-		{"nulls", mustParse(t, lineNulls), `{"v":1,"cycle":13,"other":null}`},
+		{"nulls", mustParse(t, lineNulls), `{"v":1,"cycle":13,"gate":null,"goals_passing":null,"other":null,"parallel":null,"target":null,"trace":null}`},
 		{"built, zero counts are written", Record{V: 1, ID: "0123456789abcdef0123", Cycle: 9, Result: Harvested,
 			CanonicalSHA: "c", CycleStartSHA: "s", GoalsPassing: ip(0), GoalsTotal: ip(0), QualityScore: fp(0), IdleStreak: ip(0),
 			GoalIDs: []string{}},
@@ -683,70 +687,59 @@ func checkLossless(in, out []byte) error {
 	if err != nil {
 		return fmt.Errorf("output: %v", err)
 	}
-	// A legacy name is read as its current name when that is absent. When
-	// several legacy names stand for one absent field (commit_sha and
-	// commit), exactly one of them is read as it and the others are kept.
-	rename := map[string]string{}
-	promotedTo := map[string]bool{}
-	byCur := map[string][]string{}
-	for k, lv := range im {
-		if cur, ok := legacyNames[k]; ok && lv != nil && lv != "" {
-			// The current name counts as absent when it is missing, null or "".
-			if v, has := im[cur]; !has || v == nil || v == "" {
-				byCur[cur] = append(byCur[cur], k)
-			}
-		}
-	}
-	for cur, ks := range byCur {
-		var promoted []string
-		for _, k := range ks {
-			if _, kept := om[k]; !kept || len(ks) == 1 {
-				promoted = append(promoted, k)
-			}
-		}
-		if len(promoted) != 1 {
-			return fmt.Errorf("legacy fields %v for %q: %d of them read as %q", ks, cur, len(promoted), cur)
-		}
-		rename[promoted[0]] = cur
-		promotedTo[cur] = true
-	}
-	expected := map[string]bool{"v": true}
-	for k, v := range im {
-		name := k
-		if cur, ok := rename[k]; ok {
-			name = cur
-		}
-		expected[name] = true
-		if promotedTo[k] && zeroKnown(k, v) {
-			continue // an absent current field that a legacy field filled
-		}
-		ov, ok := om[name]
-		if !ok {
-			if zeroKnown(name, v) {
-				continue
-			}
-			return fmt.Errorf("field %q (%v) is lost", k, v)
-		}
-		if v == nil && zeroKnown(name, v) {
-			continue // null known field: absent, so "v" may be 1
-		}
-		if knownNumeric[name] {
-			vn, _ := v.(json.Number)
-			on, _ := ov.(json.Number)
-			a, aerr := strconv.ParseFloat(string(vn), 64)
-			b, berr := strconv.ParseFloat(string(on), 64)
-			if aerr != nil || berr != nil || a != b {
-				return fmt.Errorf("field %q: %v became %v", k, v, ov)
-			}
+	// A legacy name with a value fills its current name when that is
+	// missing, null or "" (the first such legacy name, in the schema's
+	// order); every field of the input is also kept as written.
+	absentVal := func(v any, has bool) bool { return !has || v == nil || v == "" }
+	filled := map[string]any{}
+	for _, lf := range []struct{ name, current string }{
+		{"goal_id", "target"}, {"commit_sha", "sha"}, {"commit", "sha"}, {"started_at", "timestamp"}} {
+		v, has := im[lf.name]
+		if absentVal(v, has) {
 			continue
 		}
-		if !reflect.DeepEqual(v, ov) {
+		if cv, has := im[lf.current]; !absentVal(cv, has) {
+			continue
+		}
+		if _, done := filled[lf.current]; !done {
+			filled[lf.current] = v
+		}
+	}
+	same := func(name string, a, b any) bool {
+		if knownNumeric[name] && a != nil && b != nil {
+			an, _ := a.(json.Number)
+			bn, _ := b.(json.Number)
+			x, xerr := strconv.ParseFloat(string(an), 64)
+			y, yerr := strconv.ParseFloat(string(bn), 64)
+			return xerr == nil && yerr == nil && x == y
+		}
+		return reflect.DeepEqual(a, b)
+	}
+	for cur, v := range filled {
+		if !same(cur, om[cur], v) {
+			return fmt.Errorf("field %q: %#v, want the legacy value %#v", cur, om[cur], v)
+		}
+	}
+	for k, v := range im {
+		if _, f := filled[k]; f {
+			continue // an absent current value a legacy field filled
+		}
+		if k == "v" && v == nil {
+			continue // v defaults to 1
+		}
+		ov, ok := om[k]
+		if !ok {
+			return fmt.Errorf("field %q (%v) is lost", k, v)
+		}
+		if !same(k, v, ov) {
 			return fmt.Errorf("field %q: %#v became %#v", k, v, ov)
 		}
 	}
 	for k := range om {
-		if !expected[k] {
-			return fmt.Errorf("field %q appeared from nowhere", k)
+		if _, ok := im[k]; !ok && k != "v" {
+			if _, f := filled[k]; !f {
+				return fmt.Errorf("field %q appeared from nowhere", k)
+			}
 		}
 	}
 	return nil
@@ -773,10 +766,12 @@ func TestRoundTripLossless(t *testing.T) {
 	if checkLossless([]byte(`{"cycle":1,"commit":"a","commit_sha":"b"}`), []byte(`{"v":1,"cycle":1,"sha":"a"}`)) == nil {
 		t.Error("checkLossless accepts a lost second legacy field")
 	}
-	for _, out := range []string{`{"v":1,"cycle":1,"sha":"a","commit_sha":"b"}`, `{"v":1,"cycle":1,"sha":"b","commit":"a"}`} {
-		if err := checkLossless([]byte(`{"cycle":1,"commit":"a","commit_sha":"b"}`), []byte(out)); err != nil {
-			t.Errorf("checkLossless rejects %s: %v", out, err)
-		}
+	// commit_sha comes before commit: it fills sha, and both are kept.
+	if err := checkLossless([]byte(`{"cycle":1,"commit":"a","commit_sha":"b"}`), []byte(`{"v":1,"cycle":1,"sha":"b","commit":"a","commit_sha":"b"}`)); err != nil {
+		t.Errorf("checkLossless rejects the legacy order: %v", err)
+	}
+	if checkLossless([]byte(`{"cycle":1,"commit":"a","commit_sha":"b"}`), []byte(`{"v":1,"cycle":1,"sha":"a","commit":"a","commit_sha":"b"}`)) == nil {
+		t.Error("checkLossless accepts commit over commit_sha")
 	}
 }
 
@@ -879,11 +874,12 @@ func TestDeriveID(t *testing.T) {
 	if withID.ID != "ffffffffffffffffffff" {
 		t.Errorf("DeriveID changed the record's id to %q", withID.ID)
 	}
-	// Legacy and current names for the same record give the same id.
+	// A record that keeps its legacy names is another record than the same
+	// one written with current names only (both are kept as written).
 	legacy := mustParse(t, lineLegacy)
 	current := mustParse(t, `{"cycle":5,"target":"x","sha":"abc"}`)
-	if legacy.DeriveID(attached) != current.DeriveID(attached) {
-		t.Error("legacy and current spellings of one record have different ids")
+	if legacy.DeriveID(attached) == current.DeriveID(attached) {
+		t.Error("a record with legacy names has the id of one without them")
 	}
 
 	mutations := map[string]func(*Record){
