@@ -13,6 +13,7 @@
 package cycle
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -134,7 +135,32 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 		}
 	}
 	sortEntries(out.Entries)
+	// A record on several commits (a note git copied when a commit was
+	// amended or rebased) is listed once, on the commit it names when that
+	// is one of them.
+	kept := out.Entries[:0]
+	for _, en := range out.Entries {
+		if n := len(kept); n > 0 && sameRecord(&kept[n-1], &en) {
+			if names(&en) && !names(&kept[n-1]) {
+				kept[n-1] = en
+			}
+			continue
+		}
+		kept = append(kept, en)
+	}
+	out.Entries = kept
 	return out, nil
+}
+
+func sameRecord(a, b *Entry) bool {
+	return a.Journal == b.Journal && a.Record.ID != "" && a.Record.ID == b.Record.ID &&
+		bytes.Equal(a.Record.Marshal(), b.Record.Marshal())
+}
+
+// names reports whether the entry sits on the commit its record names.
+func names(en *Entry) bool {
+	c := en.Record.Commit()
+	return c != "" && strings.HasPrefix(en.Commit.String(), c)
 }
 
 // eachNote calls fn with each note of the ledger that opts selects, and its

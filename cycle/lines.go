@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"bytes"
 	"slices"
 
 	"git-evolve/gitstore"
@@ -36,7 +37,12 @@ func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Lin
 		}
 	}
 	out := make([]Line, 0, len(v.lines))
-	for _, ln := range v.lines {
+	for i, ln := range v.lines {
+		// A record on several commits (a note git copied when a commit was
+		// amended or rebased) is listed once: the view sorts copies together.
+		if i > 0 && bytes.Equal(v.lines[i-1].Text, ln.Text) && (want == nil || want[v.lines[i-1].commit]) {
+			continue
+		}
 		if (want == nil || want[ln.commit]) && (keep == nil || keep(&ln.Summary)) {
 			out = append(out, ln.Line)
 		}

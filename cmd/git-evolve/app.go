@@ -120,7 +120,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return exitRuntime
 	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, dir: wd}
-	e.now = clock(getenv)
+	e.now = e.clock
 	defer func() {
 		if r := recover(); r != nil {
 			x, ok := r.(exitRequest)
@@ -181,14 +181,24 @@ func commandOf(args []string) string {
 	return ""
 }
 
-// clock returns the time records are stamped with: GIT_COMMITTER_DATE when
-// it is set (as git does for commits, which also makes output reproducible),
-// the system clock otherwise.
-func clock(getenv func(string) string) func() time.Time {
-	if t, ok := gitstore.ParseDate(getenv("GIT_COMMITTER_DATE")); ok {
-		return func() time.Time { return t }
+// clock is the time records are stamped with: GIT_COMMITTER_DATE when it
+// is set (as git does for commits, which also makes output reproducible),
+// read by git itself when it is in a format only git reads, so that a
+// record and its notes commit always agree; the system clock otherwise.
+func (e *env) clock() time.Time {
+	d := e.getenv("GIT_COMMITTER_DATE")
+	if d == "" {
+		return time.Now()
 	}
-	return time.Now
+	if t, ok := gitstore.ParseDate(d); ok {
+		return t
+	}
+	if e.repo != nil {
+		if _, c, err := e.repo.Identity(); err == nil {
+			return c.When
+		}
+	}
+	return time.Now()
 }
 
 // notFound turns cycle.ErrNotFound into a usage error (the user named

@@ -16,7 +16,7 @@ import (
 var allowed = map[string][]string{
 	"cmd/git-evolve": {"cycle", "gitstore", "ledger", "setup", "gate", "journal"},
 	"setup":          {"gitstore"},
-	"cycle":          {"gitstore", "ledger", "journal", "gate"},
+	"cycle":          {"gitstore", "ledger", "journal", "gate", "revert"},
 	"gate":           {},
 	"revert":         {"gitstore"},
 	"journal":        {"ledger"},

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -111,7 +112,9 @@ func (c *logCmd) Run(e *env) error {
 		if c.Limit > 0 && len(entries) > c.Limit {
 			entries = entries[len(entries)-c.Limit:]
 		}
-		printTable(w, l.Repo(), entries, now, e.color())
+		if err := printTable(w, l.Repo(), entries, now, e.color()); err != nil {
+			return err
+		}
 		errs = list.Errors
 	}
 	if err := w.Flush(); err != nil {
@@ -141,7 +144,7 @@ var resultColor = map[string]string{
 	ledger.Quarantined: "33",
 }
 
-func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) {
+func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE")
@@ -159,8 +162,14 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 			commit, subject = en.Commit.Short(), "(not fetched)"
 		default:
 			commit = en.Commit.Short()
-			if ci, err := repo.Commit(en.Commit); err == nil {
+			ci, err := repo.Commit(en.Commit)
+			switch {
+			case err == nil:
 				subject = ci.Subject()
+			case errors.Is(err, gitstore.ErrObjectNotFound):
+				subject = "(not fetched)"
+			default:
+				return err
 			}
 		}
 		result := r.Result
@@ -173,8 +182,8 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 	}
 	tw.Flush()
 	if !color {
-		out.Write(buf.Bytes())
-		return
+		_, err := out.Write(buf.Bytes())
+		return err
 	}
 	// Colour the results once the columns are laid out, so that the escapes
 	// take no width: each result starts where the RESULT header does.
@@ -191,6 +200,7 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		}
 		out.Write(line)
 	}
+	return nil
 }
 
 func dash(s string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -48,7 +49,9 @@ func (c *showCmd) Run(e *env) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		writeShow(w, l.Repo(), en)
+		if err := writeShow(w, l.Repo(), en); err != nil {
+			return err
+		}
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -70,7 +73,7 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) {
+func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 	r := &en.Record
 	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, r.Result, dash(r.Target))
 	switch {
@@ -79,11 +82,15 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) {
 	case en.Absent:
 		fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", "commit", en.Commit)
 	default:
-		subject := ""
-		if ci, err := repo.Commit(en.Commit); err == nil {
-			subject = ci.Subject()
+		ci, err := repo.Commit(en.Commit)
+		switch {
+		case err == nil:
+			fmt.Fprintf(w, "%-16s %s %s\n", "commit", en.Commit, ci.Subject())
+		case errors.Is(err, gitstore.ErrObjectNotFound):
+			fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", "commit", en.Commit)
+		default:
+			return err
 		}
-		fmt.Fprintf(w, "%-16s %s %s\n", "commit", en.Commit, subject)
 	}
 	kv := func(k, v string) {
 		if v != "" {
@@ -134,6 +141,7 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) {
 			field("  ", 20, k, string(r.Trace.Extra[k]))
 		}
 	}
+	return nil
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {
