@@ -272,8 +272,6 @@ func TestCommitOddHeaders(t *testing.T) {
 			"parseCommit (commit.go) fails the whole commit on an ident without a date, which git log reads"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.bug != "" {
-			}
 			raw := fmt.Sprintf("tree %s\nparent %s\n%s\nSubject line\n\nBody.\n", tree, cs[0], tc.headers)
 			h := mustHash(t, strings.TrimSpace(r.gitIn(raw, "hash-object", "-t", "commit", "--literally", "-w", "--stdin")))
 			want := strings.Split(r.git("log", "-1", "--format=%T%x00%P%x00%an%x00%ae%x00%cn%x00%ce%x00%s", h.String()), "\x00")
