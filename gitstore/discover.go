@@ -113,9 +113,39 @@ func discoverNative(dir string) (d discovery, ok bool) {
 // defaults: no core.bare, core.worktree or include, a format version of 0
 // or 1, and no extension but worktreeConfig.
 func plainConfig(path string) bool {
+	exists, ok := readConfig(path, func(section, key, val string, _ bool) bool {
+		val = strings.ToLower(val)
+		switch {
+		case (section == "core" || section == "extensions") && strings.ContainsAny(val, "\"\\"):
+			return false
+		case section == "core" && (key == "bare" && val != "false" || key == "worktree"):
+			return false
+		case section == "core" && key == "repositoryformatversion" && val != "0" && val != "1":
+			return false
+		case section == "extensions" && key != "worktreeconfig":
+			return false
+		case strings.HasPrefix(section, "core ") || strings.HasPrefix(section, "extensions "):
+			return false
+		}
+		return true
+	})
+	return exists && ok
+}
+
+// readConfig calls fn with each entry of a git config file: its section
+// (lowercased, with any subsection), its key (lowercased) and its value
+// (trimmed, with a trailing comment removed; hasVal is false for a key
+// without "="; quotes and escapes are left in, for fn to refuse where they
+// matter). exists is false when there is no such file; ok is false for a
+// file this cannot read the way git does (an include, a broken section
+// header), or when fn returns false.
+func readConfig(path string, fn func(section, key, val string, hasVal bool) bool) (exists, ok bool) {
 	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return false, true
+	}
 	if err != nil {
-		return false
+		return true, false
 	}
 	defer f.Close()
 	section := ""
@@ -128,33 +158,26 @@ func plainConfig(path string) bool {
 		if line[0] == '[' {
 			end := strings.IndexByte(line, ']')
 			if end < 0 {
-				return false
+				return true, false
 			}
 			section = strings.ToLower(strings.TrimSpace(line[1:end]))
 			if strings.HasPrefix(section, "include") {
-				return false
+				return true, false
 			}
-			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
-				line = rest // a key on the header's line
-			} else {
+			if line = strings.TrimSpace(line[end+1:]); line == "" {
 				continue
 			}
 		}
-		key, val, _ := strings.Cut(line, "=")
-		key = strings.ToLower(strings.TrimSpace(key))
-		val = strings.ToLower(strings.TrimSpace(val))
-		switch {
-		case section == "core" && (key == "bare" && val != "false" || key == "worktree"):
-			return false
-		case section == "core" && key == "repositoryformatversion" && val != "0" && val != "1":
-			return false
-		case section == "extensions" && key != "worktreeconfig":
-			return false
-		case strings.HasPrefix(section, "core ") || strings.HasPrefix(section, "extensions "):
-			return false
+		key, val, hasVal := strings.Cut(line, "=")
+		val = strings.TrimSpace(val)
+		if i := strings.IndexAny(val, "#;"); i >= 0 {
+			val = strings.TrimSpace(val[:i])
+		}
+		if !fn(section, strings.ToLower(strings.TrimSpace(key)), val, hasVal) {
+			return true, false
 		}
 	}
-	return sc.Err() == nil
+	return true, sc.Err() == nil
 }
 
 // validHEAD reports whether a HEAD file is one git accepts: a symbolic ref

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,53 +161,17 @@ func configFiles(commonDir, gitDir string) []string {
 
 // readPlainConfig adds the identity keys of a config file to cfg (a
 // missing file adds nothing). It returns false for what it does not read
-// exactly as git does: includes, and quotes or escapes in a value.
+// exactly as git does (see readConfig).
 func readPlainConfig(path string, cfg map[string]string) bool {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	section := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return false
-			}
-			section = strings.ToLower(strings.TrimSpace(line[1:end]))
-			if strings.HasPrefix(section, "include") {
-				return false
-			}
-			line = strings.TrimSpace(line[end+1:])
-			if line == "" {
-				continue
-			}
-		}
-		key, val, hasVal := strings.Cut(line, "=")
-		key = strings.ToLower(strings.TrimSpace(key))
-		full := section + "." + key
-		switch full {
+	_, ok := readConfig(path, func(section, key, val string, hasVal bool) bool {
+		switch full := section + "." + key; full {
 		case "user.name", "user.email", "author.name", "author.email", "committer.name", "committer.email":
-		default:
-			continue
+			if !hasVal || strings.ContainsAny(val, "\"\\") {
+				return false
+			}
+			cfg[full] = val
 		}
-		val = strings.TrimSpace(val)
-		if i := strings.IndexAny(val, "#;"); i >= 0 {
-			val = strings.TrimSpace(val[:i])
-		}
-		if !hasVal || strings.ContainsAny(val, "\"\\") {
-			return false
-		}
-		cfg[full] = val
-	}
-	return sc.Err() == nil
+		return true
+	})
+	return ok
 }
