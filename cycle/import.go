@@ -83,31 +83,13 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		return nil, err
 	}
 	defer unlock()
-	var ix *index
-	for attempt := 1; ; attempt++ {
-		snap, err := l.repo.ReadNotes(NotesRef)
-		if err != nil {
-			return nil, err
-		}
-		if ix, err = l.loadIndex(snap); err != nil {
-			return nil, err
-		}
-		n := 0
-		for _, rs := range add {
-			n += len(rs)
-		}
-		next, err := l.writeNotes(snap, add, func(added int) string {
-			return fmt.Sprintf("git evolve: import %d records", added)
-		})
-		if retry(err, attempt) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		rep.Stored = next.added
-		rep.Present = n - next.added
-		// Warn about cycle numbers the ledger already had on other records.
+	n := 0
+	for _, rs := range add {
+		n += len(rs)
+	}
+	next, err := l.update(func(_ *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		// Warn about cycle numbers the ledger already has on other commits.
+		rep.Warnings = rep.Warnings[:0]
 		for commit, rs := range add {
 			for _, r := range rs {
 				if obj, ok := ix.find(r.Cycle); ok && obj != commit {
@@ -116,13 +98,13 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 				}
 			}
 		}
-		ix.notes = next.snap.Commit()
-		for obj, cycles := range next.cycles {
-			ix.set(obj, cycles)
-		}
-		_ = ix.save(l.indexPath())
-		break
+		return add, func(added int) string { return fmt.Sprintf("git evolve: import %d records", added) }, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	rep.Stored = next.added
+	rep.Present = n - next.added
 
 	have, _, err := l.journal.Read()
 	if err != nil {

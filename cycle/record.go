@@ -98,18 +98,10 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		return nil, err
 	}
 	defer unlock()
-	for attempt := 1; ; attempt++ {
-		snap, err := l.repo.ReadNotes(NotesRef)
-		if err != nil {
-			return nil, err
-		}
-		ix, err := l.loadIndex(snap)
-		if err != nil {
-			return nil, err
-		}
+	_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
 		journal, _, err := l.journal.Read()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		free := ix.max()
 		for _, r := range journal {
@@ -119,20 +111,45 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		if auto {
 			rec.Cycle = free
 		} else if where, ok := cycleIn(ix, journal, rec.Cycle); ok {
-			return nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, free)
+			return nil, nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, free)
 		}
 		if !toNotes {
 			rec.ID = rec.DeriveID("")
-			if err := l.journal.Append(rec); err != nil {
-				return nil, err
-			}
 			res.Entry = Entry{Record: rec, Journal: true}
-			return res, nil
+			return nil, nil, l.journal.Append(rec)
 		}
 		commit, _ := gitstore.ParseHash(rec.CanonicalSHA)
 		rec.ID = rec.DeriveID(commit.String())
-		next, err := l.writeNotes(snap, map[gitstore.Hash][]ledger.Record{commit: {rec}},
-			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) })
+		res.Entry = Entry{Record: rec, Commit: commit}
+		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
+			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) }, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// update writes records into the ledger's notes, under the ledger lock the
+// caller holds. build sees the notes and the cycle index as they are and
+// returns what to add (nil: no notes to write) and the notes commit's
+// message; when another writer moved the ledger first, build runs again on
+// the new ledger. The cycle index follows the write.
+func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(added int) string, error)) (*written, error) {
+	for attempt := 1; ; attempt++ {
+		snap, err := l.repo.ReadNotes(NotesRef)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := l.loadIndex(snap)
+		if err != nil {
+			return nil, err
+		}
+		add, message, err := build(snap, ix)
+		if err != nil || add == nil {
+			return nil, err
+		}
+		next, err := l.writeNotes(snap, add, message)
 		if retry(err, attempt) {
 			continue
 		}
@@ -144,8 +161,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 			ix.set(obj, cycles)
 		}
 		_ = ix.save(l.indexPath())
-		res.Entry = Entry{Record: rec, Commit: commit}
-		return res, nil
+		return next, nil
 	}
 }
 
