@@ -27,6 +27,9 @@ const (
 type usageError struct {
 	msg  string
 	hint string
+	// verbatim keeps the message's first letter as it is: a phrase other
+	// tools match, such as the seeds' "No goals to measure".
+	verbatim bool
 }
 
 func (e *usageError) Error() string { return e.msg }
@@ -63,7 +66,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &ie):
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &ie), errors.As(err, new(*problemsError)):
 		return exitUsage
 	case errors.As(err, &ge):
 		return exitIntegrity
@@ -78,7 +81,11 @@ func report(w io.Writer, err error) {
 	if errors.As(err, &ie) && ie.Field != "" {
 		msg = flagFor(ie.Field) + ": " + ie.Msg
 	}
-	fmt.Fprintf(w, "git-evolve: error: %s\n", lowerFirst(msg))
+	var ve *usageError
+	if !errors.As(err, &ve) || !ve.verbatim {
+		msg = lowerFirst(msg)
+	}
+	fmt.Fprintf(w, "git-evolve: error: %s\n", msg)
 	var h *hinted
 	if errors.As(err, &h) {
 		fmt.Fprintf(w, "git-evolve: hint: %s\n", h.hint)

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+
+	"git-evolve/goals"
 
 	"git-evolve/setup"
 )
@@ -16,7 +20,8 @@ func (initCmd) Help() string {
                                          (for every remote: tracking copies only;
                                          a remote without a ledger still fetches)
 It never writes a push refspec and never fetches straight into
-refs/notes/evolve. Running it again changes nothing.`
+refs/notes/evolve. It also trusts the GOALS.yaml that is there (see git evolve
+trust). Running it again changes nothing.`
 }
 
 func (initCmd) Run(e *env) error {
@@ -31,8 +36,40 @@ func (initCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if len(changes) == 0 {
+	trusted, err := trustPresentGoals(e)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 && !trusted {
 		fmt.Fprintln(e.stdout, "already initialised: nothing to change")
 	}
 	return nil
+}
+
+// trustPresentGoals trusts the goals file that is there when init runs
+// (whoever runs init has the file in front of them), unless it is trusted
+// already. It reports whether it trusted something.
+func trustPresentGoals(e *env) (bool, error) {
+	repo, err := e.Repo()
+	if err != nil {
+		return false, err
+	}
+	top, err := repo.WorkTree()
+	if err != nil {
+		return false, nil // bare: no goals file
+	}
+	data, err := os.ReadFile(filepath.Join(top, goals.FileName))
+	if err != nil {
+		return false, nil
+	}
+	t := goals.TrustAt(stateDir(repo.CommonDir()))
+	d := goals.Digest(data)
+	if ok, err := t.Trusted(d); err != nil || ok {
+		return false, err
+	}
+	if err := t.Add(d, goals.FileName); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", goals.FileName, d[:12])
+	return true, nil
 }

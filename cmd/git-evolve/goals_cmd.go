@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"git-evolve/goals"
+)
+
+type goalsCmd struct {
+	Validate goalsValidateCmd `cmd:"" help:"Check GOALS.yaml and report every problem with file, line and column."`
+	Measure  goalsMeasureCmd  `cmd:"" help:"Run the goals' checks and print a fitness snapshot."`
+}
+
+// goalsFile is the goals file a command reads.
+type goalsFile struct {
+	File string `short:"f" help:"The goals file (default: GOALS.yaml at the top of the working tree)." placeholder:"PATH"`
+}
+
+// path returns the goals file's path.
+func (g goalsFile) path(e *env) (string, error) {
+	if g.File != "" {
+		return e.path(g.File), nil
+	}
+	repo, err := e.Repo()
+	if err != nil {
+		return "", err
+	}
+	top, err := repo.WorkTree()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(top, goals.FileName), nil
+}
+
+// load reads and checks the goals file; a missing or invalid file is a
+// usage error that says what to do.
+func (g goalsFile) load(e *env) (*goals.File, []byte, error) {
+	path, err := g.path(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, &usageError{msg: "No goals to measure: " + path + " does not exist", verbatim: true,
+			hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight); see git evolve goals validate -h"}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := goals.Parse(displayPath(e, path), data)
+	var ps goals.Problems
+	if errors.As(err, &ps) {
+		return nil, data, &problemsError{ps}
+	}
+	return f, data, err
+}
+
+// problemsError is an invalid goals file: a usage error listing each
+// problem on a line of its own.
+type problemsError struct{ ps goals.Problems }
+
+func (e *problemsError) Error() string {
+	return fmt.Sprintf("%d problem(s) in the goals file", len(e.ps))
+}
+
+func displayPath(e *env, path string) string {
+	if rel, err := filepath.Rel(e.dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+type goalsValidateCmd struct {
+	goalsFile
+	JSON bool `name:"json" help:"Print {valid, goals, era, problems: [{file, line, column, message}]}."`
+}
+
+func (goalsValidateCmd) Help() string {
+	return `The schema: version (1-3), mission, goals (each with id in kebab-case, unique;
+description; check, a shell command: exit 0 pass, 77 skip, anything else fail,
+a timeout is skip; weight 1-10; type health|architecture|quality|meta; pillar;
+tags; timeout such as 90s; continuous {metric, threshold, direction
+higher|lower, tolerance, value: a regular expression whose first group is the
+number, else the last number in the output}), and gate: the project's test
+command(s). Exit 0 when the file is valid, 10 when it is not.`
+}
+
+func (c *goalsValidateCmd) Run(e *env) error {
+	f, _, err := c.load(e)
+	var pe *problemsError
+	if c.JSON {
+		out := map[string]any{"valid": err == nil, "problems": []any{}}
+		if f != nil {
+			out["goals"], out["era"] = len(f.Goals), f.Era
+		}
+		if errors.As(err, &pe) {
+			var ps []any
+			for _, p := range pe.ps {
+				ps = append(ps, map[string]any{"file": p.Path, "line": p.Line, "column": p.Col, "message": p.Msg})
+			}
+			out["problems"] = ps
+			fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
+			return &usageError{msg: pe.Error()}
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
+		return nil
+	}
+	if errors.As(err, &pe) {
+		for _, p := range pe.ps {
+			fmt.Fprintf(e.stderr, "git-evolve: error: %s\n", p)
+		}
+		return &usageError{msg: pe.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s: %d goal(s), era %s\n", f.Path, len(f.Goals), f.Era)
+	return nil
+}
+
+type goalsMeasureCmd struct {
+	goalsFile
+	JSON bool     `name:"json" help:"Print the snapshot as JSON: {timestamp, git_sha, era, goals: [{goal_id, result, value, threshold, weight, duration_s, …}], summary}."`
+	Goal []string `name:"goal" help:"Measure only this goal (repeatable)." placeholder:"ID"`
+}
+
+func (goalsMeasureCmd) Help() string {
+	return `Runs each goal's check from the top of the working tree (meta goals first, one
+at a time; checks that run go test, or tagged exclusive, alone; the others in
+parallel), each within its timeout. A continuous goal passes when its check
+exits 0 and its value is on the good side of its threshold. The score is the
+passing weight over the weight of goals that passed or failed, skipped goals
+not counted.
+
+A goals file runs only once this machine trusts its content: see git evolve
+trust.`
+}
+
+func (c *goalsMeasureCmd) Run(e *env) error {
+	f, data, err := c.load(e)
+	if err != nil {
+		var pe *problemsError
+		if errors.As(err, &pe) {
+			for _, p := range pe.ps {
+				fmt.Fprintf(e.stderr, "git-evolve: error: %s\n", p)
+			}
+		}
+		return err
+	}
+	for _, id := range c.Goal {
+		if !hasGoal(f, id) {
+			return usagef("--goal: no goal %q in %s", id, f.Path)
+		}
+	}
+	repo, err := e.Repo()
+	if err != nil {
+		return err
+	}
+	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+		return err
+	}
+	top, err := repo.WorkTree()
+	if err != nil {
+		return err
+	}
+	snap := goals.Measure(context.Background(), f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
+	if h, err := repo.ResolveCommits("HEAD"); err == nil {
+		snap.GitSHA = h[0].String()
+	}
+	if c.JSON {
+		b, err := json.Marshal(snap)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GOAL\tRESULT\tVALUE\tTHRESHOLD\tWEIGHT\tTIME\tNOTE")
+	for _, r := range snap.Goals {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2fs\t%s\n", r.GoalID, r.Result, num(r.Value), num(r.Threshold), r.Weight, r.Duration, r.Reason)
+	}
+	tw.Flush()
+	s := snap.Summary
+	fmt.Fprintf(w, "score %.1f: %d passing, %d failing, %d skipped of %d (era %s)\n", s.Score, s.Passing, s.Failing, s.Skipped, s.Total, snap.Era)
+	return w.Flush()
+}
+
+func hasGoal(f *goals.File, id string) bool {
+	for _, g := range f.Goals {
+		if g.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+// requireTrust refuses to run the checks of a goals file this machine has
+// not trusted.
+func requireTrust(e *env, digest, path string) error {
+	repo, err := e.Repo()
+	if err != nil {
+		return err
+	}
+	ok, err := goals.TrustAt(stateDir(repo.CommonDir())).Trusted(digest)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return withHint(fmt.Errorf("%s (sha256 %s) is not trusted on this machine: its checks are shell commands from the repository", path, digest[:12]),
+			"read it, then run 'git evolve trust' to let its checks run here")
+	}
+	return nil
+}
+
+func stateDir(commonDir string) string { return filepath.Join(commonDir, "evolve") }
+
+type trustCmd struct {
+	goalsFile
+}
+
+func (trustCmd) Help() string {
+	return `A goals file's checks are shell commands from the repository. They run only
+once this machine trusts the file's exact content: after reading it, run this.
+A changed file (a pull, an edit) must be trusted again. Trust is kept under the
+git directory and never shared.`
+}
+
+func (c *trustCmd) Run(e *env) error {
+	path, err := c.path(e)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return usagef("%s does not exist: nothing to trust", displayPath(e, path))
+	}
+	if err != nil {
+		return err
+	}
+	repo, err := e.Repo()
+	if err != nil {
+		return err
+	}
+	d := goals.Digest(data)
+	if err := goals.TrustAt(stateDir(repo.CommonDir())).Add(d, displayPath(e, path)); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", displayPath(e, path), d[:12])
+	return nil
+}

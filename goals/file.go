@@ -1,0 +1,401 @@
+// Package goals is the ruler of evolve cycles: the GOALS.yaml file (read
+// with every problem located by line and column), running its checks
+// (shell commands: exit 0 pass, 77 skip, a timeout is skip, anything else
+// fail; in parallel where that is safe; with timeouts), the fitness snapshot
+// they give, and the local trust that must be given to a goals file before
+// its commands run.
+//
+// It knows nothing of git: callers hand it a file and a directory.
+package goals
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FileName is the goals file at the root of a repository.
+const FileName = "GOALS.yaml"
+
+// File is a goals file.
+type File struct {
+	Path    string
+	Version int
+	Mission string
+	Goals   []Goal
+	Gate    Gate
+	// Era names the file's content: "goals-" and the first 12 hex digits of
+	// its SHA-256. Baselines are kept per era.
+	Era string
+}
+
+// Goal is one fitness goal.
+type Goal struct {
+	ID          string
+	Description string
+	Check       string
+	Weight      int
+	Type        string // health (default), architecture, quality, meta
+	Pillar      string
+	Tags        []string
+	Continuous  *Continuous
+	Timeout     time.Duration
+	Line        int
+}
+
+// Continuous is a goal measured as a number.
+type Continuous struct {
+	Metric    string
+	Threshold float64
+	Direction string  // higher (default) or lower: which way is better
+	Tolerance float64 // how far the value may move the wrong way before it counts as a regression
+	// Value finds the number in the check's output: a regular expression
+	// whose first group (or whole match) is the number. Without it, the last
+	// number in the output is taken.
+	Value *regexp.Regexp
+}
+
+// Gate is the project's own test commands, run before the goals when a
+// cycle finishes.
+type Gate struct {
+	Commands []string
+	Timeout  time.Duration
+}
+
+// DefaultTimeout is a check's time limit when the goal sets none.
+const DefaultTimeout = 2 * time.Minute
+
+// Problem is something wrong in a goals file, with where it is.
+type Problem struct {
+	Path      string
+	Line, Col int
+	Msg       string
+}
+
+func (p Problem) Error() string {
+	if p.Line == 0 {
+		return fmt.Sprintf("%s: %s", p.Path, p.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", p.Path, p.Line, p.Col, p.Msg)
+}
+
+// Problems is every problem found in a goals file.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Load reads and checks a goals file. It returns the file and nil, or the
+// Problems found (all of them, each with its line and column), or an error
+// when the file cannot be read (errors.Is(err, fs.ErrNotExist) when there
+// is none).
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(filepath.Base(path), data)
+}
+
+// Parse checks the content of a goals file named name.
+func Parse(name string, data []byte) (*File, error) {
+	sum := sha256.Sum256(data)
+	f := &File{Path: name, Era: "goals-" + hex.EncodeToString(sum[:])[:12]}
+	p := &parser{name: name}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, Problems{p.syntax(err)}
+	}
+	if len(doc.Content) == 0 {
+		return nil, Problems{{Path: name, Msg: "the file is empty: no goals to measure"}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, Problems{p.at(root, "the file must be a mapping with version and goals")}
+	}
+	var goalsNode *yaml.Node
+	p.fields(root, func(key, val *yaml.Node) {
+		switch key.Value {
+		case "version":
+			f.Version = p.integer(val, 1, 3, "version")
+		case "mission":
+			f.Mission = p.str(val, "mission")
+		case "goals":
+			goalsNode = val
+		case "gate":
+			f.Gate = p.gate(val)
+		default:
+			p.add(key, "unknown key %q (known: version, mission, goals, gate)", key.Value)
+		}
+	})
+	if f.Version == 0 && !p.has(root, "version") {
+		p.add(root, "version is missing (1, 2 or 3)")
+	}
+	switch {
+	case goalsNode == nil:
+		p.add(root, "goals is missing: no goals to measure")
+	case goalsNode.Kind != yaml.SequenceNode:
+		p.add(goalsNode, "goals must be a list")
+	case len(goalsNode.Content) == 0:
+		p.add(goalsNode, "goals is empty: no goals to measure")
+	default:
+		seen := map[string]*yaml.Node{}
+		for _, g := range goalsNode.Content {
+			goal, idNode := p.goal(g)
+			if goal.ID != "" {
+				if first, dup := seen[goal.ID]; dup {
+					p.add(idNode, "goal id %q is also used at line %d", goal.ID, first.Line)
+				} else {
+					seen[goal.ID] = idNode
+				}
+			}
+			f.Goals = append(f.Goals, goal)
+		}
+	}
+	if len(p.problems) > 0 {
+		return nil, p.problems
+	}
+	return f, nil
+}
+
+type parser struct {
+	name     string
+	problems Problems
+}
+
+func (p *parser) at(n *yaml.Node, format string, args ...any) Problem {
+	return Problem{Path: p.name, Line: n.Line, Col: n.Column, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) add(n *yaml.Node, format string, args ...any) {
+	p.problems = append(p.problems, p.at(n, format, args...))
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (p *parser) syntax(err error) Problem {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Problem{Path: p.name, Line: line, Col: 1, Msg: m[2]}
+	}
+	return Problem{Path: p.name, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// fields calls fn with each key and value of a mapping.
+func (p *parser) fields(n *yaml.Node, fn func(key, val *yaml.Node)) {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		if seen[key.Value] {
+			p.add(key, "%q is given twice", key.Value)
+			continue
+		}
+		seen[key.Value] = true
+		fn(key, val)
+	}
+}
+
+func (p *parser) has(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) str(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" && n.Tag != "!!int" && n.Tag != "!!float" && n.Tag != "!!bool" {
+		p.add(n, "%s must be text", what)
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) integer(n *yaml.Node, lo, hi int, what string) int {
+	v, err := strconv.Atoi(n.Value)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil {
+		p.add(n, "%s must be a whole number from %d to %d", what, lo, hi)
+		return 0
+	}
+	if v < lo || v > hi {
+		p.add(n, "%s must be from %d to %d, not %d", what, lo, hi, v)
+		return 0
+	}
+	return v
+}
+
+func (p *parser) number(n *yaml.Node, what string) (float64, bool) {
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") || err != nil {
+		p.add(n, "%s must be a number", what)
+		return 0, false
+	}
+	return v, true
+}
+
+// duration reads "90s", "2m", or a number of seconds.
+func (p *parser) duration(n *yaml.Node, what string) time.Duration {
+	if n.Kind == yaml.ScalarNode {
+		if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs > 0 {
+			return time.Duration(secs * float64(time.Second))
+		}
+		if d, err := time.ParseDuration(n.Value); err == nil && d > 0 {
+			return d
+		}
+	}
+	p.add(n, "%s must be a duration such as 90s or 5m, or a number of seconds", what)
+	return 0
+}
+
+func (p *parser) strings(n *yaml.Node, what string) []string {
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "%s must be a list", what)
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		if s := p.str(c, what+" entries"); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var goalTypes = map[string]bool{"health": true, "architecture": true, "quality": true, "meta": true}
+
+func (p *parser) goal(n *yaml.Node) (Goal, *yaml.Node) {
+	g := Goal{Line: n.Line, Type: "health", Timeout: DefaultTimeout}
+	idNode := n
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "a goal must be a mapping (id, description, check, weight, …)")
+		return g, idNode
+	}
+	p.fields(n, func(key, val *yaml.Node) {
+		switch key.Value {
+		case "id":
+			idNode = val
+			if g.ID = p.str(val, "id"); g.ID != "" && !kebab.MatchString(g.ID) {
+				p.add(val, "id %q must be kebab-case (lowercase letters and digits joined by -)", g.ID)
+			}
+		case "description":
+			g.Description = p.str(val, "description")
+		case "check":
+			g.Check = p.str(val, "check")
+		case "weight":
+			g.Weight = p.integer(val, 1, 10, "weight")
+		case "type":
+			if g.Type = p.str(val, "type"); !goalTypes[g.Type] {
+				p.add(val, "type %q must be health, architecture, quality or meta", g.Type)
+			}
+		case "pillar":
+			g.Pillar = p.str(val, "pillar")
+		case "tags":
+			g.Tags = p.strings(val, "tags")
+		case "timeout":
+			g.Timeout = p.duration(val, "timeout")
+		case "continuous":
+			g.Continuous = p.continuous(val)
+		default:
+			p.add(key, "unknown goal key %q", key.Value)
+		}
+	})
+	for _, req := range []struct {
+		key string
+		ok  bool
+	}{{"id", g.ID != ""}, {"description", g.Description != ""}, {"check", strings.TrimSpace(g.Check) != ""}, {"weight", g.Weight != 0}} {
+		if !req.ok && !p.has(n, req.key) {
+			p.add(n, "goal %s is missing (required)", req.key)
+		} else if !req.ok && (req.key == "description" || req.key == "check") {
+			p.add(n, "goal %s is empty", req.key)
+		}
+	}
+	return g, idNode
+}
+
+func (p *parser) continuous(n *yaml.Node) *Continuous {
+	c := &Continuous{Direction: "higher"}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "continuous must be a mapping (metric, threshold, …)")
+		return nil
+	}
+	haveThreshold := false
+	p.fields(n, func(key, val *yaml.Node) {
+		switch key.Value {
+		case "metric":
+			c.Metric = p.str(val, "metric")
+		case "threshold":
+			c.Threshold, haveThreshold = p.number(val, "threshold")
+		case "direction":
+			if c.Direction = p.str(val, "direction"); c.Direction != "higher" && c.Direction != "lower" {
+				p.add(val, "direction %q must be higher or lower (which way is better)", c.Direction)
+			}
+		case "tolerance":
+			if t, ok := p.number(val, "tolerance"); ok && t < 0 {
+				p.add(val, "tolerance must not be negative")
+			} else {
+				c.Tolerance = t
+			}
+		case "value":
+			re, err := regexp.Compile(p.str(val, "value"))
+			if err != nil {
+				p.add(val, "value is not a regular expression: %v", err)
+			} else {
+				c.Value = re
+			}
+		default:
+			p.add(key, "unknown continuous key %q (known: metric, threshold, direction, tolerance, value)", key.Value)
+		}
+	})
+	if c.Metric == "" && !p.has(n, "metric") {
+		p.add(n, "continuous metric is missing")
+	}
+	if !haveThreshold && !p.has(n, "threshold") {
+		p.add(n, "continuous threshold is missing")
+	}
+	return c
+}
+
+func (p *parser) gate(n *yaml.Node) Gate {
+	g := Gate{Timeout: 30 * time.Minute}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if s := p.str(n, "gate"); s != "" {
+			g.Commands = []string{s}
+		}
+		return g
+	case yaml.SequenceNode:
+		g.Commands = p.strings(n, "gate")
+		return g
+	case yaml.MappingNode:
+		p.fields(n, func(key, val *yaml.Node) {
+			switch key.Value {
+			case "commands":
+				g.Commands = p.strings(val, "gate commands")
+			case "timeout":
+				g.Timeout = p.duration(val, "gate timeout")
+			default:
+				p.add(key, "unknown gate key %q (known: commands, timeout)", key.Value)
+			}
+		})
+		return g
+	}
+	p.add(n, "gate must be a command, a list of commands, or a mapping with commands")
+	return g
+}

@@ -1,0 +1,224 @@
+package goals
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const valid = `version: 3
+mission: ship
+goals:
+  - id: api-latency
+    description: p99 under 200ms
+    check: "echo 0.15"
+    weight: 7
+    type: health
+    pillar: reliability
+    tags: [slo, production]
+    continuous:
+      metric: api_latency_p99
+      threshold: 0.2
+      direction: lower
+      tolerance: 0.01
+  - id: docs
+    description: docs build
+    check: make docs
+    weight: 2
+    timeout: 90s
+gate:
+  commands: [go test ./..., go vet ./...]
+  timeout: 10m
+`
+
+func TestParseValid(t *testing.T) {
+	f, err := Parse("GOALS.yaml", []byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Version != 3 || f.Mission != "ship" || len(f.Goals) != 2 {
+		t.Fatalf("parsed %+v", f)
+	}
+	g := f.Goals[0]
+	if g.ID != "api-latency" || g.Weight != 7 || g.Pillar != "reliability" || strings.Join(g.Tags, ",") != "slo,production" ||
+		g.Timeout != DefaultTimeout || g.Continuous == nil || g.Continuous.Threshold != 0.2 ||
+		g.Continuous.Direction != "lower" || g.Continuous.Tolerance != 0.01 || g.Line != 4 {
+		t.Errorf("goal 1 = %+v, continuous %+v", g, g.Continuous)
+	}
+	if d := f.Goals[1]; d.Timeout != 90*time.Second || d.Type != "health" {
+		t.Errorf("goal 2 = %+v", d)
+	}
+	if strings.Join(f.Gate.Commands, "|") != "go test ./...|go vet ./..." || f.Gate.Timeout != 10*time.Minute {
+		t.Errorf("gate = %+v", f.Gate)
+	}
+	if !regexp.MustCompile(`^goals-[0-9a-f]{12}$`).MatchString(f.Era) {
+		t.Errorf("era = %q", f.Era)
+	}
+	if f2, _ := Parse("GOALS.yaml", []byte(valid+"\n")); f2.Era == f.Era {
+		t.Error("a different content has the same era")
+	}
+}
+
+// Every problem is reported, each where it is.
+func TestParseProblems(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      []string // "line:col: substring"
+	}{
+		{"empty", ``, []string{"0:0: no goals to measure"}},
+		{"not yaml", "version: [\n", []string{"1:1: did not find expected node content"}},
+		{"no goals", "version: 3\n", []string{"1:1: goals is missing"}},
+		{"empty goals", "version: 3\ngoals: []\n", []string{"2:8: goals is empty"}},
+		{"version", "version: 4\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n", []string{"1:10: version must be from 1 to 3, not 4"}},
+		{"no version", "goals:\n  - {id: a, description: d, check: c, weight: 1}\n", []string{"1:1: version is missing"}},
+		{"unknown top key", "version: 3\ngaols: []\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n", []string{`2:1: unknown key "gaols"`}},
+		{"goal fields", "version: 3\ngoals:\n  - id: Not_Kebab\n    check: ''\n    weight: 0\n    type: other\n    wieght: 3\n",
+			[]string{`3:9: id "Not_Kebab" must be kebab-case`, "5:13: weight must be from 1 to 10, not 0", `6:11: type "other"`,
+				`7:5: unknown goal key "wieght"`, "3:5: goal description is missing", "3:5: goal check is empty"}},
+		{"duplicate id", "version: 3\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n  - {id: a, description: d, check: c, weight: 1}\n",
+			[]string{`4:10: goal id "a" is also used at line 3`}},
+		{"continuous", "version: 3\ngoals:\n  - id: a\n    description: d\n    check: c\n    weight: 1\n    continuous: {threshold: x, direction: up, tolerance: -1, value: '(', colour: red}\n",
+			[]string{"7:29: threshold must be a number", `7:43: direction "up"`, "7:58: tolerance must not be negative",
+				"7:69: value is not a regular expression", `7:74: unknown continuous key "colour"`, "7:17: continuous metric is missing"}},
+		{"timeout", "version: 3\ngoals:\n  - {id: a, description: d, check: c, weight: 1, timeout: soon}\n", []string{"3:59: timeout must be a duration"}},
+		{"gate", "version: 3\ngate: {commands: go test, retries: 2}\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n",
+			[]string{"2:18: gate commands must be a list", `2:27: unknown gate key "retries"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("G.yaml", []byte(tt.doc))
+			var ps Problems
+			if !errors.As(err, &ps) {
+				t.Fatalf("Parse = %v, want Problems", err)
+			}
+			if len(ps) != len(tt.want) {
+				t.Errorf("%d problems, want %d:\n%v", len(ps), len(tt.want), ps)
+			}
+			for _, w := range tt.want {
+				found := false
+				for _, p := range ps {
+					if strings.Contains(strings.TrimPrefix(p.Error(), "G.yaml:"), w) || w[:4] == "0:0:" && p.Line == 0 && strings.Contains(p.Msg, w[5:]) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no problem %q in:\n%v", w, ps)
+				}
+			}
+		})
+	}
+}
+
+func goal(id, check string, weight int) Goal {
+	return Goal{ID: id, Description: id, Check: check, Weight: weight, Type: "health", Timeout: 10 * time.Second}
+}
+
+func TestMeasure(t *testing.T) {
+	dir := t.TempDir()
+	f := &File{Era: "goals-x", Goals: []Goal{
+		goal("pass", "test -d .", 5),
+		goal("fail", "echo broken >&2; exit 3", 3),
+		goal("skip", "exit 77", 2),
+		{ID: "hang", Check: "sleep 30 & sleep 30", Weight: 1, Timeout: 200 * time.Millisecond},
+		{ID: "cov", Check: "echo 'coverage: 83.5% of statements (12 pkgs)'", Weight: 4, Timeout: 5 * time.Second,
+			Continuous: &Continuous{Threshold: 80, Direction: "higher", Value: regexp.MustCompile(`coverage: ([0-9.]+)%`)}},
+		{ID: "latency", Check: "echo p99 250ms; echo 0.25", Weight: 4, Timeout: 5 * time.Second,
+			Continuous: &Continuous{Threshold: 0.2, Direction: "lower"}},
+		{ID: "no-number", Check: "echo none", Weight: 1, Timeout: 5 * time.Second, Continuous: &Continuous{Threshold: 1, Direction: "higher"}},
+		{ID: "env", Check: `test "$EVOLVE_GOAL_ID" = env`, Weight: 1, Timeout: 5 * time.Second},
+	}}
+	start := time.Now()
+	s := Measure(context.Background(), f, Options{Dir: dir, Parallel: 4, Now: func() time.Time { return time.Unix(1700000000, 0) }})
+	if time.Since(start) > 20*time.Second {
+		t.Fatalf("measure took %v: the timed-out check's children kept it waiting", time.Since(start))
+	}
+	want := map[string]string{"pass": Pass, "fail": Fail, "skip": Skip, "hang": Skip, "cov": Pass, "latency": Fail, "no-number": Fail, "env": Pass}
+	for _, r := range s.Goals {
+		if r.Result != want[r.GoalID] {
+			t.Errorf("%s: %s (%s, exit %d, %q), want %s", r.GoalID, r.Result, r.Reason, r.ExitCode, r.Output, want[r.GoalID])
+		}
+	}
+	byID := map[string]Result{}
+	for _, r := range s.Goals {
+		byID[r.GoalID] = r
+	}
+	if r := byID["cov"]; r.Value == nil || *r.Value != 83.5 || r.Threshold == nil || *r.Threshold != 80 {
+		t.Errorf("cov value %v threshold %v", r.Value, r.Threshold)
+	}
+	if r := byID["latency"]; r.Value == nil || *r.Value != 0.25 || !strings.Contains(r.Reason, "wrong side") {
+		t.Errorf("latency: %+v", r)
+	}
+	if r := byID["hang"]; !r.TimedOut || !strings.Contains(r.Reason, "timed out") {
+		t.Errorf("hang: %+v", r)
+	}
+	if r := byID["fail"]; r.ExitCode != 3 || !strings.Contains(r.Output, "broken") {
+		t.Errorf("fail: %+v", r)
+	}
+	// Weighted score: passing 5+4+1 of counted 5+3+4+4+1+1.
+	if sum := s.Summary; sum.Total != 8 || sum.Passing != 3 || sum.Failing != 3 || sum.Skipped != 2 || sum.Score != 55.6 {
+		t.Errorf("summary %+v", sum)
+	}
+	if s.Timestamp != "2023-11-14T22:13:20Z" || s.Era != "goals-x" {
+		t.Errorf("snapshot %s %s", s.Timestamp, s.Era)
+	}
+	only := Measure(context.Background(), f, Options{Dir: dir, Only: []string{"pass", "skip"}})
+	if len(only.Goals) != 2 {
+		t.Errorf("Only measured %d goals", len(only.Goals))
+	}
+}
+
+func TestExtractValueAndShorten(t *testing.T) {
+	for _, tt := range []struct {
+		out  string
+		re   string
+		want float64
+		ok   bool
+	}{
+		{"42\n", "", 42, true}, {"took 1.5s, score 0.93", "", 0.93, true}, {"-3e2 units", "", -300, true},
+		{"nothing", "", 0, false}, {"p99=210ms p50=20ms", `p99=(\d+)ms`, 210, true}, {"p50=20ms", `p99=(\d+)ms`, 0, false},
+	} {
+		var re *regexp.Regexp
+		if tt.re != "" {
+			re = regexp.MustCompile(tt.re)
+		}
+		v, ok := ExtractValue(tt.out, re)
+		if ok != tt.ok || v != tt.want {
+			t.Errorf("ExtractValue(%q, %q) = %v, %v; want %v, %v", tt.out, tt.re, v, ok, tt.want, tt.ok)
+		}
+	}
+	long := strings.Repeat("a", 300) + strings.Repeat("z", 300)
+	s := shorten(long)
+	if !strings.HasPrefix(s, strings.Repeat("a", 250)) || !strings.HasSuffix(s, strings.Repeat("z", 250)) || len(s) > 520 {
+		t.Errorf("shorten kept %d bytes", len(s))
+	}
+}
+
+func TestTrust(t *testing.T) {
+	dir := t.TempDir()
+	tr := TrustAt(dir)
+	d := Digest([]byte(valid))
+	if ok, err := tr.Trusted(d); ok || err != nil {
+		t.Fatalf("trusted before Add: %v %v", ok, err)
+	}
+	if err := tr.Add(d, "GOALS.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Add(d, "GOALS.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := tr.Trusted(d); !ok {
+		t.Error("not trusted after Add")
+	}
+	if ok, _ := tr.Trusted(Digest([]byte(valid + "x"))); ok {
+		t.Error("changed content is trusted")
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "trusted-goals"))
+	if strings.Count(string(data), d) != 1 {
+		t.Errorf("trust file holds the digest %d times", strings.Count(string(data), d))
+	}
+}

@@ -1,0 +1,281 @@
+package goals
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// The results of a goal.
+const (
+	Pass = "pass"
+	Fail = "fail"
+	Skip = "skip"
+)
+
+// Result is one goal measured.
+type Result struct {
+	GoalID    string   `json:"goal_id"`
+	Result    string   `json:"result"`
+	Value     *float64 `json:"value,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	Weight    int      `json:"weight"`
+	Duration  float64  `json:"duration_s"`
+	ExitCode  int      `json:"exit_code"`
+	TimedOut  bool     `json:"timed_out,omitempty"`
+	Reason    string   `json:"reason,omitempty"` // why a pass became a fail, for example
+	Output    string   `json:"output,omitempty"` // combined stdout and stderr, shortened
+	Tags      []string `json:"tags,omitempty"`
+}
+
+// Summary sums up a snapshot. Score is the passing weight over the weight
+// of goals that passed or failed (skipped goals are unknown, not counted),
+// times 100.
+type Summary struct {
+	Total   int     `json:"total"`
+	Passing int     `json:"passing"`
+	Failing int     `json:"failing"`
+	Skipped int     `json:"skipped"`
+	Score   float64 `json:"score"`
+}
+
+// Snapshot is every goal measured once.
+type Snapshot struct {
+	Timestamp string   `json:"timestamp"`
+	GitSHA    string   `json:"git_sha,omitempty"`
+	Era       string   `json:"era"`
+	Goals     []Result `json:"goals"`
+	Summary   Summary  `json:"summary"`
+}
+
+// Options change how Measure runs checks.
+type Options struct {
+	// Dir is where checks run (the top of the working tree).
+	Dir string
+	// Only measures these goal ids (all when empty).
+	Only []string
+	// Parallel is how many checks may run at once (default: the number of
+	// CPUs).
+	Parallel int
+	// Now is the clock of the snapshot's timestamp.
+	Now func() time.Time
+}
+
+// Measure runs the goals' checks and returns the snapshot. Meta goals run
+// first, one at a time; goals whose check runs `go test` or that are tagged
+// exclusive run alone; the others run in parallel.
+func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	par := opts.Parallel
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	var goals []Goal
+	for _, g := range f.Goals {
+		if len(opts.Only) == 0 || contains(opts.Only, g.ID) {
+			goals = append(goals, g)
+		}
+	}
+	results := make([]Result, len(goals))
+	var shared []int
+	for i, g := range goals {
+		if g.Type == "meta" || exclusive(g) {
+			results[i] = run(ctx, g, opts.Dir) // alone
+			continue
+		}
+		shared = append(shared, i)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for _, i := range shared {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = run(ctx, goals[i], opts.Dir)
+		}(i)
+	}
+	wg.Wait()
+	s := &Snapshot{Timestamp: now().UTC().Format(time.RFC3339), Era: f.Era, Goals: results}
+	s.Summary = Summarize(results)
+	return s
+}
+
+// Summarize counts results and computes the weighted score.
+func Summarize(results []Result) Summary {
+	var sum Summary
+	var passW, countedW int
+	for _, r := range results {
+		sum.Total++
+		switch r.Result {
+		case Pass:
+			sum.Passing++
+			passW += r.Weight
+			countedW += r.Weight
+		case Fail:
+			sum.Failing++
+			countedW += r.Weight
+		default:
+			sum.Skipped++
+		}
+	}
+	if countedW > 0 {
+		sum.Score = math.Round(float64(passW)/float64(countedW)*1000) / 10
+	}
+	return sum
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func exclusive(g Goal) bool {
+	return strings.Contains(g.Check, "go test") || contains(g.Tags, "exclusive")
+}
+
+// shell is how checks run: bash without profile or rc files when there is
+// one, sh otherwise.
+func shell() []string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return []string{p, "--noprofile", "--norc", "-c"}
+	}
+	return []string{"sh", "-c"}
+}
+
+// SkipCode is the exit code by which a check says it cannot tell
+// (the autotools convention).
+const SkipCode = 77
+
+func run(ctx context.Context, g Goal, dir string) Result {
+	r := Result{GoalID: g.ID, Weight: g.Weight, Tags: g.Tags}
+	if g.Continuous != nil {
+		t := g.Continuous.Threshold
+		r.Threshold = &t
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
+	defer cancel()
+	sh := shell()
+	cmd := exec.Command(sh[0], append(sh[1:], g.Check)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "EVOLVE_GOAL_ID="+g.ID)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	ownGroup(cmd)
+	start := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			killGroup(cmd) // the check and everything it started
+			<-done
+			r.TimedOut = true
+		}
+	}
+	r.Duration = math.Round(time.Since(start).Seconds()*1000) / 1000
+	r.Output = shorten(out.String())
+	var ee *exec.ExitError
+	switch {
+	case r.TimedOut:
+		r.Result, r.ExitCode, r.Reason = Skip, -1, "timed out after "+g.Timeout.String()
+		return r
+	case err == nil:
+		r.Result = Pass
+	case errors.As(err, &ee):
+		r.ExitCode = ee.ExitCode()
+		r.Result = Fail
+		if r.ExitCode == SkipCode {
+			r.Result = Skip
+		}
+	default:
+		r.Result, r.ExitCode, r.Reason = Fail, -1, err.Error()
+		return r
+	}
+	if c := g.Continuous; c != nil && r.Result != Skip {
+		v, ok := ExtractValue(out.String(), c.Value)
+		if !ok {
+			if r.Result == Pass {
+				r.Result, r.Reason = Fail, "no value in the check's output"
+			}
+			return r
+		}
+		r.Value = &v
+		if r.Result == Pass && !Meets(v, c) {
+			r.Result = Fail
+			r.Reason = "value " + strconv.FormatFloat(v, 'g', -1, 64) + " is on the wrong side of the threshold " +
+				strconv.FormatFloat(c.Threshold, 'g', -1, 64) + " (" + c.Direction + " is better)"
+		}
+	}
+	return r
+}
+
+// Meets reports whether v is on the good side of the goal's threshold.
+func Meets(v float64, c *Continuous) bool {
+	if c.Direction == "lower" {
+		return v <= c.Threshold
+	}
+	return v >= c.Threshold
+}
+
+var number = regexp.MustCompile(`[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?`)
+
+// ExtractValue finds a goal's number in a check's output: the first group
+// (or the whole match) of re, or, without re, the last number in the output.
+func ExtractValue(out string, re *regexp.Regexp) (float64, bool) {
+	var s string
+	if re != nil {
+		m := re.FindStringSubmatch(out)
+		if m == nil {
+			return 0, false
+		}
+		s = m[0]
+		if len(m) > 1 {
+			s = m[1]
+		}
+	} else {
+		all := number.FindAllString(out, -1)
+		if len(all) == 0 {
+			return 0, false
+		}
+		s = all[len(all)-1]
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+// maxOutput is how much of a check's output a snapshot keeps: the first and
+// last halves, in runes.
+const maxOutput = 500
+
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= maxOutput {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxOutput/2]) + "\n…\n" + string(r[len(r)-maxOutput/2:])
+}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package goals
+
+import "os/exec"
+
+func ownGroup(*exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) { cmd.Process.Kill() }
