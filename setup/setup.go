@@ -16,6 +16,14 @@ import (
 // NotesRef is the ledger's notes ref.
 const NotesRef = "refs/notes/evolve"
 
+// NotesGlob names the ledger for notes.rewriteRef and notes.displayRef as a
+// glob that matches it alone: git warns about a missing exact ref on every
+// git log and git commit --amend until the first record, but not about a
+// glob that matches nothing. (A wider glob, refs/notes/evolve*, would also
+// show the fitness snapshots in git log and carry them through rewrites,
+// where they no longer describe the tree.)
+const NotesGlob = "refs/notes/evolv[e]"
+
 // TrackingRef is where the ledger of remote is fetched to.
 func TrackingRef(remote string) string { return "refs/notes/remotes/" + remote + "/evolve" }
 
@@ -40,12 +48,12 @@ type Change struct {
 func (c Change) String() string { return fmt.Sprintf("%s = %s", c.Key, c.Value) }
 
 // Init adds what is missing of: notes.rewriteRef and notes.displayRef for
-// the ledger, and a tracking fetch refspec for every remote. It returns
+// the ledger (NotesGlob), and a tracking fetch refspec for every remote. It returns
 // what it added; a second run adds nothing.
 func Init(repo *gitstore.Repo) ([]Change, error) {
 	want := []Change{
-		{"notes.rewriteRef", NotesRef},
-		{"notes.displayRef", NotesRef},
+		{"notes.rewriteRef", NotesGlob},
+		{"notes.displayRef", NotesGlob},
 	}
 	remotes, err := repo.Remotes()
 	if err != nil {

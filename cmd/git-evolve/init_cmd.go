@@ -14,8 +14,10 @@ type initCmd struct{}
 
 func (initCmd) Help() string {
 	return `Adds, where missing:
-  notes.rewriteRef = refs/notes/evolve   (amend and rebase carry records along)
-  notes.displayRef = refs/notes/evolve   (git log shows them)
+  notes.rewriteRef = refs/notes/evolv[e]  (amend and rebase carry records along)
+  notes.displayRef = refs/notes/evolv[e]  (git log shows them)
+      (a glob that matches the ledger alone: git warns about a missing
+      exact ref until the first record, not about a glob)
   remote.<name>.fetch = refs/notes/evolve*:refs/notes/remotes/<name>/evolve*
                                          (for every remote: tracking copies only;
                                          a remote without a ledger still fetches)
