@@ -13,12 +13,15 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"git-evolve/fitness"
+	"git-evolve/gitstore"
 	"git-evolve/goals"
 )
 
 type goalsCmd struct {
 	Validate goalsValidateCmd `cmd:"" help:"Check GOALS.yaml and report every problem with file, line and column."`
 	Measure  goalsMeasureCmd  `cmd:"" help:"Run the goals' checks and print a fitness snapshot."`
+	Baseline goalsBaselineCmd `cmd:"" help:"Capture the baseline of the goals file's era, once per era."`
 }
 
 // goalsFile is the goals file a command reads.
@@ -135,6 +138,7 @@ type goalsMeasureCmd struct {
 	goalsFile
 	JSON bool     `name:"json" help:"Print the snapshot as JSON: {timestamp, git_sha, era, goals: [{goal_id, result, value, threshold, weight, duration_s, …}], summary}."`
 	Goal []string `name:"goal" help:"Measure only this goal (repeatable)." placeholder:"ID"`
+	Save bool     `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
 }
 
 func (goalsMeasureCmd) Help() string {
@@ -177,8 +181,17 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		return err
 	}
 	snap := goals.Measure(context.Background(), f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
-	if h, err := repo.ResolveCommits("HEAD"); err == nil {
-		snap.GitSHA = h[0].String()
+	head, headErr := repo.ResolveCommits("HEAD")
+	if headErr == nil {
+		snap.GitSHA = head[0].String()
+	}
+	if c.Save {
+		if headErr != nil {
+			return withHint(fmt.Errorf("--save: no commit to store the snapshot on"), "commit first")
+		}
+		if err := fitness.Save(repo, head[0], fitness.KindSnapshot, snap); err != nil {
+			return err
+		}
 	}
 	if c.JSON {
 		b, err := json.Marshal(snap)
@@ -268,5 +281,70 @@ func (c *trustCmd) Run(e *env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", displayPath(e, path), d[:12])
+	return nil
+}
+
+type goalsBaselineCmd struct {
+	goalsFile
+	Force bool `help:"Capture another baseline even when the era has one."`
+	JSON  bool `name:"json" help:"Print {era, captured, commit, snapshot}."`
+}
+
+func (goalsBaselineCmd) Help() string {
+	return `An era is the goals file's content (its SHA-256, shortened): changing the goals
+starts a new era. The first time this runs in an era it measures every goal
+and stores the snapshot, marked as the era's baseline, in the note on HEAD in
+refs/notes/evolve-fitness, where other clones fetch it. Later it only says
+when and where the era's baseline was captured.`
+}
+
+func (c *goalsBaselineCmd) Run(e *env) error {
+	f, data, err := c.load(e)
+	if err != nil {
+		return err
+	}
+	repo, err := e.Repo()
+	if err != nil {
+		return err
+	}
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil {
+		return withHint(fmt.Errorf("no commit to capture a baseline on"), "commit first")
+	}
+	found, err := fitness.Baseline(repo, f.Era)
+	if err != nil {
+		return err
+	}
+	if found != nil && !c.Force {
+		return c.print(e, f.Era, false, found.Commit, &found.Snapshot)
+	}
+	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+		return err
+	}
+	top, err := repo.WorkTree()
+	if err != nil {
+		return err
+	}
+	snap := goals.Measure(context.Background(), f, goals.Options{Dir: top, Now: e.now})
+	snap.GitSHA = head[0].String()
+	if err := fitness.Save(repo, head[0], fitness.KindBaseline, snap); err != nil {
+		return err
+	}
+	return c.print(e, f.Era, true, head[0], snap)
+}
+
+func (c *goalsBaselineCmd) print(e *env, era string, captured bool, commit gitstore.Hash, s *goals.Snapshot) error {
+	if c.JSON {
+		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"era": era, "captured": captured, "commit": commit.String(), "snapshot": s}))
+		return err
+	}
+	sum := s.Summary
+	if captured {
+		fmt.Fprintf(e.stdout, "captured the baseline of era %s on %s: score %.1f, %d passing, %d failing, %d skipped of %d\n",
+			era, commit.Short(), sum.Score, sum.Passing, sum.Failing, sum.Skipped, sum.Total)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "era %s has a baseline: captured %s on %s, score %.1f (--force captures another)\n",
+		era, s.Timestamp, commit.Short(), sum.Score)
 	return nil
 }
