@@ -103,13 +103,15 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		free := ix.max()
-		for _, r := range journal {
-			free = max(free, r.Cycle)
+		reserved, err := l.reserved()
+		if err != nil {
+			return nil, nil, err
 		}
-		free++
+		free := nextFree(ix, journal, reserved)
 		if auto {
 			rec.Cycle = free
+		} else if id, ok := reserved[rec.Cycle]; ok {
+			return nil, nil, inputErr("cycle", "cycle %d is taken by an open cycle (id %s); omit --cycle to take the next number, %d", rec.Cycle, id, free)
 		} else if where, ok := cycleIn(ix, journal, rec.Cycle); ok {
 			return nil, nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, free)
 		}

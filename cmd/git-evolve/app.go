@@ -26,6 +26,7 @@ type cli struct {
 	Show    showCmd    `cmd:"" help:"Show the whole record of a cycle or of a commit."`
 	Import  importCmd  `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
 	Export  exportCmd  `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
+	Cycle   cycleCmd   `cmd:"" help:"Open, inspect and close cycles."`
 	Goals   goalsCmd   `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
 	Trust   trustCmd   `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
 	Version versionCmd `cmd:"" help:"Print git-evolve's version."`

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/gate"
+	"git-evolve/gitstore"
+	"git-evolve/goals"
+)
+
+type cycleCmd struct {
+	Start  cycleStartCmd  `cmd:"" help:"Open a cycle: measure the goals, take the next number, name the target."`
+	Status cycleStatusCmd `cmd:"" help:"Show the open cycle: its start, how long it has run, what it has changed."`
+	Abort  cycleAbortCmd  `cmd:"" help:"Close the open cycle without a productive record, saving its work first."`
+}
+
+type cycleStartCmd struct {
+	goalsFile
+	Target string `help:"The goal to work on (default: the failing goal with the highest weight)." placeholder:"ID"`
+	JSON   bool   `name:"json" help:"Print the open cycle as JSON."`
+}
+
+func (cycleStartCmd) Help() string {
+	return `Refuses while another cycle is open in this worktree, or while git has a merge
+or rebase in progress. Measures every goal as the cycle's "before" (the goals
+file must be trusted: see git evolve trust), takes the next cycle number
+(reserved, so that no other worktree or record takes it), keeps the start
+commit from gc with refs/evolve/cycles/<id>/start, and prints the cycle, its
+target and the failing goals by weight.`
+}
+
+func (c *cycleStartCmd) Run(e *env) error {
+	f, data, err := c.load(e)
+	if err != nil {
+		return err
+	}
+	if c.Target != "" && !hasGoal(f, c.Target) {
+		return usagef("--target: no goal %q in %s", c.Target, f.Path)
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	if open, err := l.Current(); err == nil {
+		return withHint(fmt.Errorf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
+			"finish it with 'git evolve cycle finish' or drop it with 'git evolve cycle abort'")
+	}
+	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+		return err
+	}
+	top, err := l.Repo().WorkTree()
+	if err != nil {
+		return err
+	}
+	before := goals.Measure(context.Background(), f, goals.Options{Dir: top, Now: e.now})
+	failing := failingByWeight(before)
+	target := c.Target
+	if target == "" {
+		if len(failing) == 0 {
+			return &usageError{msg: "every goal passes or skips: there is no failing goal to target",
+				hint: "give --target ID to work on a goal anyway"}
+		}
+		target = failing[0].GoalID
+	}
+	beforeJSON, err := json.Marshal(before)
+	if err != nil {
+		return err
+	}
+	open, err := l.StartCycle(target, f.Era, beforeJSON)
+	var se *cycle.StartError
+	if errors.As(err, &se) {
+		return &usageError{msg: se.Msg, hint: se.Hint}
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		b, _ := json.Marshal(open)
+		_, err := fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	fmt.Fprintf(e.stdout, "cycle %d started on %s: target %s\n", open.Cycle, open.Start[:7], open.Target)
+	fmt.Fprintf(e.stdout, "goals: score %.1f, %d passing, %d failing, %d skipped of %d\n", before.Summary.Score,
+		before.Summary.Passing, before.Summary.Failing, before.Summary.Skipped, before.Summary.Total)
+	for _, r := range failing {
+		fmt.Fprintf(e.stdout, "  failing  %-24s weight %d\n", r.GoalID, r.Weight)
+	}
+	return nil
+}
+
+// failingByWeight lists the failing goals, highest weight first.
+func failingByWeight(s *goals.Snapshot) []goals.Result {
+	var out []goals.Result
+	for _, r := range s.Goals {
+		if r.Result == goals.Fail {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
+	return out
+}
+
+type cycleStatusCmd struct {
+	JSON bool `name:"json" help:"Print {open, cycle, id, target, start, started_at, elapsed_s, changed, substantive}."`
+}
+
+func (c *cycleStatusCmd) Run(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	open, err := l.Current()
+	if errors.Is(err, cycle.ErrNoOpenCycle) {
+		if c.JSON {
+			fmt.Fprintln(e.stdout, `{"open":false}`)
+			return nil
+		}
+		fmt.Fprintln(e.stdout, "no cycle is open in this worktree")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	start, err := gitstore.ParseHash(open.Start)
+	if err != nil {
+		return err
+	}
+	changed, err := l.Repo().ChangedSince(start)
+	if err != nil {
+		return err
+	}
+	substantive := gate.Substantive(changed)
+	elapsed := 0.0
+	if t, err := time.Parse(time.RFC3339, open.StartedAt); err == nil {
+		elapsed = e.now().Sub(t).Seconds()
+	}
+	if c.JSON {
+		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"open": true, "cycle": open.Cycle, "id": open.ID,
+			"target": open.Target, "start": open.Start, "started_at": open.StartedAt, "elapsed_s": elapsed,
+			"changed": nonNil(changed), "substantive": nonNil(substantive)}))
+		return err
+	}
+	fmt.Fprintf(e.stdout, "cycle %d (id %s): target %s\n", open.Cycle, open.ID, open.Target)
+	fmt.Fprintf(e.stdout, "started %s on %s, %s ago\n", open.StartedAt, open.Start[:7], time.Duration(elapsed*float64(time.Second)).Round(time.Second))
+	fmt.Fprintf(e.stdout, "changed since the start: %d file(s), %d substantive\n", len(changed), len(substantive))
+	for _, p := range substantive {
+		fmt.Fprintf(e.stdout, "  %s\n", p)
+	}
+	if len(substantive) < len(changed) {
+		fmt.Fprintf(e.stdout, "  (and %d in .agents/** or the goals files)\n", len(changed)-len(substantive))
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+type cycleAbortCmd struct{}
+
+func (cycleAbortCmd) Help() string {
+	return `The working tree, committed or not (untracked files too, ignored ones not), is
+first saved as a commit under refs/evolve/cycles/<id>/aborted; the cycle then
+goes to the local journal as unchanged and aborted. Nothing in the working tree
+or the index changes.`
+}
+
+func (c *cycleAbortCmd) Run(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	open, saved, err := l.AbortCycle()
+	if errors.Is(err, cycle.ErrNoOpenCycle) {
+		return &usageError{msg: "no cycle is open in this worktree: nothing to abort"}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "aborted cycle %d: its work is saved as %s (%s); the working tree is as it was\n",
+		open.Cycle, saved.Short(), strings.TrimPrefix(cycle.SavedRef(open.ID), "refs/"))
+	return nil
+}

@@ -1,0 +1,293 @@
+package cycle
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// OpenCycle is a cycle that has started and not finished, in one worktree.
+type OpenCycle struct {
+	Cycle     int    `json:"cycle"`
+	ID        string `json:"id"`
+	Target    string `json:"target"`
+	Start     string `json:"start"` // the commit the cycle started from
+	StartedAt string `json:"started_at"`
+	Era       string `json:"era"` // the goals file's era at the start
+	// Before is the goals as measured at the start (a fitness snapshot).
+	Before json.RawMessage `json:"before,omitempty"`
+}
+
+// StartRef is the ref that keeps a cycle's start commit from gc.
+func StartRef(id string) string { return "refs/evolve/cycles/" + id + "/start" }
+
+// SavedRef is where the work of an aborted cycle is kept.
+func SavedRef(id string) string { return "refs/evolve/cycles/" + id + "/aborted" }
+
+// ErrNoOpenCycle is returned when a worktree has no open cycle.
+var ErrNoOpenCycle = errors.New("no cycle is open in this worktree")
+
+// openPath is the open cycle's file: per worktree.
+func (l *Ledger) openPath() string { return filepath.Join(l.repo.GitDir(), "evolve", "cycle.json") }
+
+// reservedPath lists the numbers taken by open cycles of every worktree.
+func (l *Ledger) reservedPath() string { return filepath.Join(l.stateDir, "reserved") }
+
+// Current returns the open cycle of this worktree, or ErrNoOpenCycle.
+func (l *Ledger) Current() (*OpenCycle, error) {
+	data, err := os.ReadFile(l.openPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoOpenCycle
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c OpenCycle
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s does not parse: %v (it holds the open cycle; fix or remove it)", l.openPath(), err)
+	}
+	return &c, nil
+}
+
+// StartError is a cycle that cannot start, with why.
+type StartError struct{ Msg, Hint string }
+
+func (e *StartError) Error() string { return e.Msg }
+
+// StartCycle opens a cycle in this worktree on HEAD: it refuses while a
+// cycle is open here or git has a merge or rebase in progress, takes the
+// next cycle number (reserved, so that no worktree and no record takes it
+// meanwhile), keeps the start commit alive with a ref, and gives the cycle
+// a stable id. era and before are the goals' era and measurement.
+func (l *Ledger) StartCycle(target, era string, before json.RawMessage) (*OpenCycle, error) {
+	if open, err := l.Current(); err == nil {
+		return nil, &StartError{fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
+			"finish it with 'git evolve cycle finish' or drop it with 'git evolve cycle abort'"}
+	} else if !errors.Is(err, ErrNoOpenCycle) {
+		return nil, err
+	}
+	if what := l.repo.InProgress(); what != "" {
+		return nil, &StartError{"git has " + what + " in progress in this worktree", "finish or abort it first"}
+	}
+	head, err := l.repo.ResolveCommits("HEAD")
+	if err != nil {
+		return nil, &StartError{"there is no commit to start a cycle from", "commit first"}
+	}
+	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
+		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before}
+	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := l.loadIndex(snap)
+	if err != nil {
+		return nil, err
+	}
+	journal, _, err := l.journal.Read()
+	if err != nil {
+		return nil, err
+	}
+	reserved, err := l.reserved()
+	if err != nil {
+		return nil, err
+	}
+	c.Cycle = nextFree(ix, journal, reserved)
+	// Reservation, then the start ref, then the open cycle: a crash in
+	// between leaves a skipped number or an unused ref, never a lost one.
+	if err := appendLine(l.reservedPath(), fmt.Sprintf("%d %s", c.Cycle, c.ID)); err != nil {
+		return nil, err
+	}
+	if err := l.repo.CreateRef(StartRef(c.ID), head[0], fmt.Sprintf("git evolve: cycle %d starts", c.Cycle)); err != nil {
+		return nil, err
+	}
+	data, _ := json.MarshalIndent(c, "", "  ")
+	if err := writeFileAtomic(l.openPath(), append(data, '\n')); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// AbortCycle closes this worktree's open cycle without a productive
+// record: its working tree, committed or not (untracked files included,
+// ignored ones not), is first saved as a commit under SavedRef, then the
+// cycle goes to the journal as unchanged and aborted. Nothing in the
+// working tree changes.
+func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
+	c, err := l.Current()
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	head, err := l.repo.ResolveCommits("HEAD")
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	saved, err := l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	if err := l.repo.UpdateRef(SavedRef(c.ID), saved, l.refOrZero(SavedRef(c.ID)), fmt.Sprintf("git evolve: cycle %d aborted", c.Cycle)); err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	defer unlock()
+	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: ledger.Unchanged,
+		CycleStartSHA: c.Start, Timestamp: l.now().UTC().Format(time.RFC3339),
+		Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true"), "saved": mustJSON(saved.String())}}
+	have, _, err := l.journal.Read()
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	if !hasID(have, c.ID) { // an abort interrupted after this step is not recorded twice
+		if err := l.journal.Append(rec); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
+	}
+	if err := l.release(c.ID); err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	if start, err := gitstore.ParseHash(c.Start); err == nil {
+		_ = l.repo.DeleteRef(StartRef(c.ID), start) // the saved work keeps what matters
+	}
+	if err := os.Remove(l.openPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, gitstore.ZeroHash, err
+	}
+	return c, saved, nil
+}
+
+func (l *Ledger) refOrZero(ref string) gitstore.Hash {
+	h, ok, err := l.repo.RefHash(ref)
+	if err != nil || !ok {
+		return gitstore.ZeroHash
+	}
+	return h
+}
+
+func hasID(recs []ledger.Record, id string) bool {
+	for _, r := range recs {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// reserved returns the cycle numbers open cycles hold, by number.
+func (l *Ledger) reserved() (map[int]string, error) {
+	f, err := os.Open(l.reservedPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[int]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		n, id, _ := strings.Cut(sc.Text(), " ")
+		if c, err := strconv.Atoi(n); err == nil {
+			out[c] = id
+		}
+	}
+	return out, sc.Err()
+}
+
+// release gives back the number an open cycle reserved.
+func (l *Ledger) release(id string) error {
+	data, err := os.ReadFile(l.reservedPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if _, lid, _ := strings.Cut(line, " "); line != "" && lid != id {
+			kept = append(kept, line)
+		}
+	}
+	out := strings.Join(kept, "\n")
+	if out != "" {
+		out += "\n"
+	}
+	return writeFileAtomic(l.reservedPath(), []byte(out))
+}
+
+// nextFree is the next cycle number: past everything in the ledger, the
+// journal and the reservations of open cycles.
+func nextFree(ix *index, journal []ledger.Record, reserved map[int]string) int {
+	n := ix.max()
+	for _, r := range journal {
+		n = max(n, r.Cycle)
+	}
+	for c := range reserved {
+		n = max(n, c)
+	}
+	return n + 1
+}
+
+func newID() string {
+	b := make([]byte, 10)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func appendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,104 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// InProgress names an operation git has left unfinished in this worktree
+// (a merge, a rebase, a cherry-pick, a revert), or returns "".
+func (r *Repo) InProgress() string {
+	for _, p := range []struct{ file, what string }{
+		{"MERGE_HEAD", "a merge"}, {"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase or git am"},
+		{"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"},
+	} {
+		if _, err := os.Stat(filepath.Join(r.gitDir, p.file)); err == nil {
+			return p.what
+		}
+	}
+	return ""
+}
+
+// ChangedSince lists the files of the working tree that differ from the
+// tree of commit: committed or not, tracked or untracked (ignored files
+// excepted), as git sees them, in path order.
+func (r *Repo) ChangedSince(commit Hash) ([]string, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return nil, err
+	}
+	diff, err := startGit(top, r.env, false, "diff", "--name-only", "-z", "--no-renames", commit.String(), "--").finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	others, err := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard").finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range bytes.Split(append(append(diff, 0), others...), []byte{0}) {
+		if s := string(b); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// SaveWorktree commits the whole working tree (tracked and untracked files,
+// not ignored ones) on top of parent, without touching the index or the
+// files, and returns the commit. It uses a temporary index, as git stash
+// does.
+func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return ZeroHash, err
+	}
+	tmp, err := os.CreateTemp(r.gitDir, "evolve-index-*")
+	if err != nil {
+		return ZeroHash, err
+	}
+	tmp.Close()
+	os.Remove(tmp.Name()) // git creates it
+	defer os.Remove(tmp.Name())
+	env := append(append([]string(nil), r.env...), "GIT_INDEX_FILE="+tmp.Name())
+	steps := [][]string{{"read-tree", parent.String()}, {"add", "-A", "--", "."}}
+	for _, args := range steps {
+		if _, err := startGit(top, env, false, args...).finish(nil); err != nil {
+			return ZeroHash, fmt.Errorf("saving the working tree: %w", err)
+		}
+	}
+	out, err := startGit(top, env, false, "write-tree").finish(nil)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("saving the working tree: %w", err)
+	}
+	tree, err := ParseHash(strings.TrimSpace(string(out)))
+	if err != nil {
+		return ZeroHash, errors.New("git write-tree printed no tree")
+	}
+	author, committer, err := r.Identity()
+	if err != nil {
+		return ZeroHash, err
+	}
+	return r.WriteCommit(tree, []Hash{parent}, message, author, committer)
+}
+
+// CreateRef makes ref point at h; it must not exist yet.
+func (r *Repo) CreateRef(ref string, h Hash, reason string) error {
+	return r.UpdateRef(ref, h, ZeroHash, reason)
+}
+
+// DeleteRef removes ref if it holds old.
+func (r *Repo) DeleteRef(ref string, old Hash) error {
+	input := fmt.Sprintf("delete %s\x00%s\x00", ref, old)
+	_, err := startGit(r.dir, r.env, true, "update-ref", "-z", "--stdin").finish([]byte(input))
+	return err
+}
+
