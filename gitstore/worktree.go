@@ -101,4 +101,3 @@ func (r *Repo) DeleteRef(ref string, old Hash) error {
 	_, err := startGit(r.dir, r.env, true, "update-ref", "-z", "--stdin").finish([]byte(input))
 	return err
 }
-
