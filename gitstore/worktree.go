@@ -101,3 +101,15 @@ func (r *Repo) DeleteRef(ref string, old Hash) error {
 	_, err := startGit(r.dir, r.env, true, "update-ref", "-z", "--stdin").finish([]byte(input))
 	return err
 }
+
+// AddTrailers sets trailers (key, value pairs) in the commit message file
+// the way git interpret-trailers does: in the message's last paragraph,
+// replacing a trailer with the same key.
+func (r *Repo) AddTrailers(file string, trailers [][2]string) error {
+	args := []string{"interpret-trailers", "--in-place", "--if-exists", "replace"}
+	for _, t := range trailers {
+		args = append(args, "--trailer", t[0]+": "+t[1])
+	}
+	_, err := startGit(r.dir, r.env, false, append(args, file)...).finish(nil)
+	return err
+}

@@ -29,6 +29,7 @@ type cli struct {
 	Cycle   cycleCmd   `cmd:"" help:"Open, inspect and close cycles."`
 	Goals   goalsCmd   `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
 	Trust   trustCmd   `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
+	Hook    hookCmd    `cmd:"" help:"What the installed git hooks run."`
 	Version versionCmd `cmd:"" help:"Print git-evolve's version."`
 }
 

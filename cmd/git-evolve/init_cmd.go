@@ -10,7 +10,9 @@ import (
 	"git-evolve/setup"
 )
 
-type initCmd struct{}
+type initCmd struct {
+	NoHooks bool `name:"no-hooks" help:"Do not install the commit-msg hook."`
+}
 
 func (initCmd) Help() string {
 	return `Adds, where missing:
@@ -23,10 +25,13 @@ func (initCmd) Help() string {
                                          a remote without a ledger still fetches)
 It never writes a push refspec and never fetches straight into
 refs/notes/evolve. It also trusts the GOALS.yaml that is there (see git evolve
-trust). Running it again changes nothing.`
+trust), and installs the commit-msg hook (the trailers of an open cycle) where
+git runs hooks (core.hooksPath, else .git/hooks): a commit-msg hook you already
+have is kept as commit-msg.pre-evolve and runs first. Running it again changes
+nothing.`
 }
 
-func (initCmd) Run(e *env) error {
+func (c initCmd) Run(e *env) error {
 	repo, err := e.Repo()
 	if err != nil {
 		return err
@@ -42,7 +47,19 @@ func (initCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if len(changes) == 0 && !trusted {
+	var hooks []setup.HookChange
+	if !c.NoHooks && !repo.Bare() {
+		if hooks, err = setup.InstallHooks(repo); err != nil {
+			return err
+		}
+		for _, h := range hooks {
+			fmt.Fprintf(e.stdout, "installed the commit-msg hook: %s\n", displayPath(e, h.Path))
+			if h.Chained != "" {
+				fmt.Fprintf(e.stdout, "kept your commit-msg hook as %s: it runs first\n", displayPath(e, h.Chained))
+			}
+		}
+	}
+	if len(changes) == 0 && !trusted && len(hooks) == 0 {
 		fmt.Fprintln(e.stdout, "already initialised: nothing to change")
 	}
 	return nil
