@@ -168,3 +168,50 @@ func (r *Repo) RevList(args ...string) ([]Hash, error) {
 	}
 	return hashes, nil
 }
+
+// TrailerCommit is a commit and the values of the trailers asked for.
+type TrailerCommit struct {
+	Hash     Hash
+	Subject  string
+	Trailers map[string]string // key -> its last value in the commit's trailer block
+}
+
+// TrailerLog returns the commits git log selects with revs (HEAD when
+// empty) whose trailer block has the trailer must, with the values of keys,
+// newest first.
+func (r *Repo) TrailerLog(must string, keys []string, revs ...string) ([]TrailerCommit, error) {
+	format := "%H%x1f%s"
+	for _, k := range keys {
+		format += "%x1f%(trailers:key=" + k + ",valueonly,separator=%x1e)"
+	}
+	if len(revs) == 0 {
+		revs = []string{"HEAD"}
+	}
+	args := append([]string{"log", "-z", "--format=" + format, "--end-of-options"}, revs...)
+	out, err := r.git(context.Background(), nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	var commits []TrailerCommit
+	for _, rec := range strings.Split(string(out), "\x00") {
+		f := strings.Split(strings.TrimPrefix(rec, "\n"), "\x1f")
+		if len(f) != 2+len(keys) {
+			continue
+		}
+		h, err := ParseHash(f[0])
+		if err != nil {
+			continue
+		}
+		c := TrailerCommit{Hash: h, Subject: f[1], Trailers: map[string]string{}}
+		for i, k := range keys {
+			vals := strings.Split(strings.TrimSpace(f[2+i]), "\x1e")
+			if v := strings.TrimSpace(vals[len(vals)-1]); v != "" {
+				c.Trailers[k] = v
+			}
+		}
+		if c.Trailers[must] != "" {
+			commits = append(commits, c)
+		}
+	}
+	return commits, nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,6 +25,8 @@ type logCmd struct {
 	Since  string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
 	Limit  int      `help:"Only the last N cycles (after the other filters)." placeholder:"N"`
 	All    bool     `help:"Include the local journal (idle and unchanged cycles)."`
+	// FromTrailers reads commits instead of notes.
+	FromTrailers bool `name:"from-trailers" help:"Rebuild the productive cycles from commit trailers alone (Evolve-Cycle, Evolve-Id, Evolve-Target, Evolve-Result), for clones without the notes; the range defaults to HEAD."`
 }
 
 func (logCmd) Help() string {
@@ -54,6 +57,12 @@ func (c *logCmd) Run(e *env) error {
 	l, err := e.Ledger()
 	if err != nil {
 		return err
+	}
+	if c.FromTrailers {
+		if c.All {
+			return usagef("--all reads the journal: it cannot be combined with --from-trailers")
+		}
+		return c.fromTrailers(e, l.Repo(), now, since)
 	}
 	opts := cycle.ListOptions{Journal: c.All, Presence: !c.JSON}
 	if len(c.Range) > 0 {
@@ -258,4 +267,47 @@ func parseSince(s string, now time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// fromTrailers lists the cycles the delivered commits (those with an
+// Evolve-Result trailer) name in their trailers.
+func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time) error {
+	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Target", "Evolve-Result"}, c.Range...)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	var entries []cycle.Entry
+	for _, tc := range commits {
+		n, err := strconv.Atoi(tc.Trailers["Evolve-Cycle"])
+		if err != nil {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: commit %s: Evolve-Cycle %q is not a number\n", tc.Hash.Short(), tc.Trailers["Evolve-Cycle"])
+			continue
+		}
+		r := ledger.Record{V: ledger.SchemaMajor, ID: tc.Trailers["Evolve-Id"], Cycle: n, Target: tc.Trailers["Evolve-Target"],
+			Result: tc.Trailers["Evolve-Result"], SHA: tc.Hash.String(), CanonicalSHA: tc.Hash.String()}
+		if c.Target != "" && r.Target != c.Target || c.Result != "" && r.Result != c.Result {
+			continue
+		}
+		if !since.IsZero() {
+			ci, err := repo.Commit(tc.Hash)
+			if err != nil || ci.Committer.When.Before(since) {
+				continue
+			}
+		}
+		entries = append(entries, cycle.Entry{Record: r, Commit: tc.Hash})
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return ledger.Less(&entries[i].Record, &entries[j].Record) })
+	if c.Limit > 0 && len(entries) > c.Limit {
+		entries = entries[len(entries)-c.Limit:]
+	}
+	w := bufio.NewWriter(e.stdout)
+	if c.JSON {
+		for i := range entries {
+			w.Write(entries[i].Record.Marshal())
+			w.WriteByte('\n')
+		}
+	} else if err := printTable(w, repo, entries, now, e.color()); err != nil {
+		return err
+	}
+	return w.Flush()
 }
