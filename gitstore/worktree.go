@@ -113,3 +113,65 @@ func (r *Repo) AddTrailers(file string, trailers [][2]string) error {
 	_, err := startGit(r.dir, r.env, false, append(args, file)...).finish(nil)
 	return err
 }
+
+// LineDelta is how a file changed, in lines. Binary files count no lines.
+type LineDelta struct {
+	Path       string
+	Insertions int
+	Deletions  int
+	Binary     bool
+}
+
+// DiffStat lists the files of the working tree that differ from commit
+// (as ChangedSince) with their inserted and deleted lines: git diff
+// --numstat for tracked files, and every line of an untracked text file as
+// inserted.
+func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return nil, err
+	}
+	out, err := startGit(top, r.env, false, "diff", "--numstat", "-z", "--no-renames", commit.String(), "--").finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	var deltas []LineDelta
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		f := bytes.SplitN(rec, []byte{'\t'}, 3)
+		if len(f) != 3 {
+			continue
+		}
+		d := LineDelta{Path: string(f[2])}
+		if string(f[0]) == "-" {
+			d.Binary = true
+		} else {
+			fmt.Sscan(string(f[0]), &d.Insertions)
+			fmt.Sscan(string(f[1]), &d.Deletions)
+		}
+		deltas = append(deltas, d)
+	}
+	others, err := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard").finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range bytes.Split(others, []byte{0}) {
+		if len(p) == 0 {
+			continue
+		}
+		d := LineDelta{Path: string(p)}
+		data, err := os.ReadFile(filepath.Join(top, string(p)))
+		switch {
+		case err != nil:
+		case bytes.IndexByte(data, 0) >= 0:
+			d.Binary = true
+		default:
+			d.Insertions = bytes.Count(data, []byte{'\n'})
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				d.Insertions++
+			}
+		}
+		deltas = append(deltas, d)
+	}
+	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
+	return deltas, nil
+}

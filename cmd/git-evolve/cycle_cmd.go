@@ -132,11 +132,22 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	changed, err := l.Repo().ChangedSince(start)
+	deltas, err := l.Repo().DiffStat(start)
 	if err != nil {
 		return err
 	}
+	var changed []string
+	byPath := map[string]gitstore.LineDelta{}
+	for _, d := range deltas {
+		changed = append(changed, d.Path)
+		byPath[d.Path] = d
+	}
 	substantive := gate.Substantive(changed)
+	ins, del := 0, 0
+	for _, p := range substantive {
+		ins += byPath[p].Insertions
+		del += byPath[p].Deletions
+	}
 	elapsed := 0.0
 	if t, err := time.Parse(time.RFC3339, open.StartedAt); err == nil {
 		elapsed = e.now().Sub(t).Seconds()
@@ -144,14 +155,18 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if c.JSON {
 		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"open": true, "cycle": open.Cycle, "id": open.ID,
 			"target": open.Target, "start": open.Start, "started_at": open.StartedAt, "elapsed_s": elapsed,
-			"changed": nonNil(changed), "substantive": nonNil(substantive)}))
+			"changed": nonNil(changed), "substantive": nonNil(substantive), "insertions": ins, "deletions": del}))
 		return err
 	}
 	fmt.Fprintf(e.stdout, "cycle %d (id %s): target %s\n", open.Cycle, open.ID, open.Target)
 	fmt.Fprintf(e.stdout, "started %s on %s, %s ago\n", open.StartedAt, open.Start[:7], time.Duration(elapsed*float64(time.Second)).Round(time.Second))
-	fmt.Fprintf(e.stdout, "changed since the start: %d file(s), %d substantive\n", len(changed), len(substantive))
+	fmt.Fprintf(e.stdout, "changed since the start: %d file(s), %d substantive (+%d -%d lines)\n", len(changed), len(substantive), ins, del)
 	for _, p := range substantive {
-		fmt.Fprintf(e.stdout, "  %s\n", p)
+		if d := byPath[p]; d.Binary {
+			fmt.Fprintf(e.stdout, "  %s (binary)\n", p)
+		} else {
+			fmt.Fprintf(e.stdout, "  %s +%d -%d\n", p, d.Insertions, d.Deletions)
+		}
 	}
 	if len(substantive) < len(changed) {
 		fmt.Fprintf(e.stdout, "  (and %d in .agents/** or the goals files)\n", len(changed)-len(substantive))
