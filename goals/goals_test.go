@@ -222,3 +222,54 @@ func TestTrust(t *testing.T) {
 		t.Errorf("trust file holds the digest %d times", strings.Count(string(data), d))
 	}
 }
+
+// A check's children do not hold the measure hostage: one left running by a
+// passing check does not make it time out, one that escapes the process
+// group does not keep measure waiting, and endless output stays bounded.
+func TestMeasureChildrenAndOutput(t *testing.T) {
+	dir := t.TempDir()
+	f := &File{Goals: []Goal{
+		{ID: "bg", Check: "sleep 30 & echo ok", Weight: 1, Timeout: 5 * time.Second},
+		{ID: "escapes", Check: "setsid sleep 30 & echo done", Weight: 1, Timeout: 5 * time.Second},
+		{ID: "noisy", Check: "yes", Weight: 1, Timeout: time.Second},
+	}}
+	start := time.Now()
+	s := Measure(context.Background(), f, Options{Dir: dir, Parallel: 3})
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("measure took %v", d)
+	}
+	byID := map[string]Result{}
+	for _, r := range s.Goals {
+		byID[r.GoalID] = r
+	}
+	if r := byID["bg"]; r.Result != Pass || r.TimedOut {
+		t.Errorf("a passing check with a background child: %+v", r)
+	}
+	if r := byID["escapes"]; r.Result != Pass {
+		t.Errorf("a check whose child escaped the group: %+v", r)
+	}
+	if r := byID["noisy"]; !r.TimedOut || len(r.Output) > 600*4 {
+		t.Errorf("noisy: timed out %v, %d bytes of output kept", r.TimedOut, len(r.Output))
+	}
+	c := &capture{limit: 10}
+	for i := 0; i < 1000; i++ {
+		c.Write([]byte("0123456789"))
+	}
+	if got := c.String(); len(got) > 30 || !strings.HasPrefix(got, "0123456789") || !strings.HasSuffix(got, "0123456789") {
+		t.Errorf("capture kept %q", got)
+	}
+}
+
+// An interrupt (a cancelled context) ends running checks at once.
+func TestMeasureInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	start := time.Now()
+	s := Measure(ctx, &File{Goals: []Goal{{ID: "long", Check: "sleep 30", Weight: 1, Timeout: time.Minute}}}, Options{Dir: t.TempDir()})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("an interrupted measure took %v", d)
+	}
+	if s.Goals[0].Result == Pass {
+		t.Errorf("an interrupted check passed: %+v", s.Goals[0])
+	}
+}

@@ -1,7 +1,6 @@
 package goals
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -174,25 +173,27 @@ func run(ctx context.Context, g Goal, dir string) Result {
 	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
 	defer cancel()
 	sh := shell()
-	cmd := exec.Command(sh[0], append(sh[1:], g.Check)...)
+	cmd := exec.CommandContext(ctx, sh[0], append(sh[1:], g.Check)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "EVOLVE_GOAL_ID="+g.ID)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	out := &capture{limit: captureLimit}
+	cmd.Stdout = out
+	cmd.Stderr = out
 	ownGroup(cmd)
+	// A timeout (or an interrupt) ends the check and everything it started;
+	// once the shell has exited, output held open by a child it left
+	// running is not waited for.
+	cmd.Cancel = func() error { killGroup(cmd); return nil }
+	cmd.WaitDelay = time.Second
 	start := time.Now()
-	err := cmd.Start()
-	if err == nil {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			killGroup(cmd) // the check and everything it started
-			<-done
-			r.TimedOut = true
-		}
+	err := cmd.Run()
+	if cmd.Process != nil {
+		killGroup(cmd) // children the check left behind
+	}
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == -1 && ctx.Err() != nil {
+		r.TimedOut = true // killed by us, not exited
+	} else if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // the shell exited 0; a child held its output
 	}
 	r.Duration = math.Round(time.Since(start).Seconds()*1000) / 1000
 	r.Output = shorten(out.String())
@@ -203,6 +204,9 @@ func run(ctx context.Context, g Goal, dir string) Result {
 		return r
 	case err == nil:
 		r.Result = Pass
+	case errors.As(err, &ee) && ee.ExitCode() == -1:
+		r.Result, r.ExitCode, r.Reason = Fail, -1, "killed by a signal"
+		return r
 	case errors.As(err, &ee):
 		r.ExitCode = ee.ExitCode()
 		r.Result = Fail
@@ -266,6 +270,48 @@ func ExtractValue(out string, re *regexp.Regexp) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// captureLimit bounds how much of a check's output is kept in memory: the
+// first and the last captureLimit bytes.
+const captureLimit = 64 << 10
+
+// capture keeps the start and the end of what is written to it.
+type capture struct {
+	limit int
+	head  []byte
+	tail  []byte // a window over the most recent bytes
+	cut   bool   // bytes between head and tail were dropped
+	mu    sync.Mutex
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(p)
+	if room := c.limit - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > c.limit {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-c.limit:]...)
+		c.cut = true
+	}
+	return n, nil
+}
+
+func (c *capture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return string(c.head) + "\n…\n" + string(c.tail)
+	}
+	return string(c.head) + string(c.tail)
 }
 
 // maxOutput is how much of a check's output a snapshot keeps: the first and

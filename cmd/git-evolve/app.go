@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -44,6 +47,7 @@ Exit codes: 0 ok, 1 runtime error, 2 integrity breach, 3 recoverable failure
 // env is what commands work with: streams, the clock, and the repository,
 // opened on first use so that --help and version work anywhere.
 type env struct {
+	ctx            context.Context // cancelled by an interrupt
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
@@ -123,7 +127,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		report(stderr, err)
 		return exitRuntime
 	}
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, dir: wd}
+	// An interrupt (Ctrl-C) or SIGTERM cancels ctx: running checks are ended
+	// (they run in process groups of their own, out of the terminal's reach).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, dir: wd, ctx: ctx}
 	e.now = e.clock
 	defer func() {
 		if r := recover(); r != nil {

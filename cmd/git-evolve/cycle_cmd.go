@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,7 +58,10 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	before := goals.Measure(context.Background(), f, goals.Options{Dir: top, Now: e.now})
+	before := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now})
+	if err := e.ctx.Err(); err != nil {
+		return errInterrupted
+	}
 	failing := failingByWeight(before)
 	target := c.Target
 	if target == "" {

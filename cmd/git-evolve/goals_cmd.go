@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,7 +179,10 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	snap := goals.Measure(context.Background(), f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
+	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
+	if err := e.ctx.Err(); err != nil {
+		return errInterrupted
+	}
 	head, headErr := repo.ResolveCommits("HEAD")
 	if headErr == nil {
 		snap.GitSHA = head[0].String()
@@ -228,6 +230,9 @@ func num(v *float64) string {
 	}
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
+
+// errInterrupted is a command stopped by an interrupt while checks ran.
+var errInterrupted = errors.New("interrupted: the running checks were stopped, nothing was stored")
 
 // requireTrust refuses to run the checks of a goals file this machine has
 // not trusted.
@@ -325,7 +330,10 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	snap := goals.Measure(context.Background(), f, goals.Options{Dir: top, Now: e.now})
+	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now})
+	if err := e.ctx.Err(); err != nil {
+		return errInterrupted
+	}
 	snap.GitSHA = head[0].String()
 	if err := fitness.Save(repo, head[0], fitness.KindBaseline, snap); err != nil {
 		return err
