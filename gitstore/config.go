@@ -36,3 +36,13 @@ func (r *Repo) Remotes() ([]string, error) {
 	}
 	return strings.Fields(string(out)), nil
 }
+
+// GitPath resolves a path inside the git directory the way git does (git
+// rev-parse --git-path), so that core.hooksPath and the like are honoured.
+func (r *Repo) GitPath(name string) (string, error) {
+	out, err := r.git(context.Background(), nil, "rev-parse", "--path-format=absolute", "--git-path", name)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,10 +1,7 @@
 #!/bin/sh
 # git-evolve commit-msg hook: while a cycle is open in this worktree, adds the
 # trailers Evolve-Cycle, Evolve-Id and Evolve-Target to the commit message.
-# `git evolve init` installs this file; a commit-msg hook that was there
-# before is kept as commit-msg.pre-evolve and runs first.
-pre="$(dirname "$0")/commit-msg.pre-evolve"
-if [ -x "$pre" ]; then
-	"$pre" "$@" || exit $?
-fi
-exec git evolve hook commit-msg "$@"
+# `git evolve init` installs this file. It never stops a commit: without
+# git-evolve on PATH it does nothing.
+command -v git-evolve >/dev/null 2>&1 || exit 0
+git evolve hook commit-msg "$@" || true

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"git-evolve/gitstore"
 )
 
-// commitMsgHook is the shim init installs: it runs a hook that was there
-// before (kept as commit-msg.pre-evolve), then git evolve hook commit-msg.
-// The same text is in .githooks/commit-msg; a test keeps them equal.
+// commitMsgHook is the shim init installs: it runs git evolve hook
+// commit-msg when git-evolve is on PATH, and never fails a commit. The same
+// text is in .githooks/commit-msg; a test keeps them equal.
 //
 //go:embed commit-msg.sh
 var commitMsgHook []byte
@@ -24,41 +23,42 @@ var hookMarker = []byte("git-evolve commit-msg hook")
 
 // HookChange is what InstallHooks did.
 type HookChange struct {
-	Path    string // the hook installed
-	Chained string // the user's hook, kept and run first ("" when there was none)
+	Path string // the hook installed, or the user's hook left alone
+	// Advice, when set, says what the user may add themselves: git-evolve
+	// does not write into a hook of the user's, nor into a hooks directory
+	// that is shared (core.hooksPath outside the git directory) or tracked.
+	Advice string
 }
 
-// InstallHooks installs the commit-msg shim where git runs hooks
-// (core.hooksPath, else the git directory's hooks/). A hook the user already
-// has is never overwritten: it is renamed commit-msg.pre-evolve and the shim
-// runs it first. Installing again changes nothing.
+// HookLine is what a commit-msg hook of the user's can run to get the
+// trailers of an open cycle.
+const HookLine = `command -v git-evolve >/dev/null 2>&1 && git evolve hook commit-msg "$1"`
+
+// InstallHooks installs the commit-msg shim in the repository's own hooks
+// directory (the git directory's hooks/). It never overwrites, renames or
+// edits a hook the user already has, and never writes into a hooks
+// directory core.hooksPath names (it may be shared by other repositories,
+// tracked, or run by a hook manager): in both cases it returns the advice
+// instead. Installing again changes nothing.
 func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
-	dir, err := hooksDir(repo)
+	dir, err := repo.GitPath("hooks")
 	if err != nil {
 		return nil, err
 	}
+	own := filepath.Join(repo.CommonDir(), "hooks")
 	path := filepath.Join(dir, "commit-msg")
 	old, err := os.ReadFile(path)
 	switch {
-	case err == nil && bytes.Contains(old, hookMarker):
-		if bytes.Equal(old, commitMsgHook) {
-			return nil, nil
-		}
-		// An older shim of ours: replace it (it holds nothing of the user's).
+	case err == nil && bytes.Equal(old, commitMsgHook):
+		return nil, nil
+	case err == nil && bytes.Contains(old, hookMarker) && sameDir(dir, own):
+		// An older shim of ours, in our own directory: bring it up to date.
 	case err == nil:
-		pre := filepath.Join(dir, "commit-msg.pre-evolve")
-		if _, serr := os.Stat(pre); serr == nil {
-			return nil, fmt.Errorf("%s and %s both exist: move one away, then run init again", path, pre)
-		}
-		if err := os.Rename(path, pre); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(path, commitMsgHook, 0o755); err != nil {
-			return nil, err
-		}
-		return []HookChange{{Path: path, Chained: pre}}, nil
+		return []HookChange{{Path: path, Advice: "to get the trailers of open cycles, add this line to your commit-msg hook: " + HookLine}}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
+	case !sameDir(dir, own):
+		return []HookChange{{Path: path, Advice: "core.hooksPath names " + dir + ", which git-evolve leaves alone: to get the trailers of open cycles, put a commit-msg hook there that runs: " + HookLine}}, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -69,23 +69,11 @@ func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 	return []HookChange{{Path: path}}, nil
 }
 
-// hooksDir is where git looks for hooks: core.hooksPath (relative to the
-// top of the working tree, as git reads it) or <common git dir>/hooks.
-func hooksDir(repo *gitstore.Repo) (string, error) {
-	vals, err := repo.ConfigGetAll("core.hooksPath")
-	if err != nil {
-		return "", err
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
 	}
-	if len(vals) > 0 && vals[len(vals)-1] != "" {
-		p := vals[len(vals)-1]
-		if filepath.IsAbs(p) {
-			return p, nil
-		}
-		top, err := repo.WorkTree()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(top, p), nil
-	}
-	return filepath.Join(repo.CommonDir(), "hooks"), nil
+	return ra == rb
 }

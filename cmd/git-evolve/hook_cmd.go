@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"git-evolve/cycle"
 )
@@ -43,10 +46,43 @@ func (c *hookCommitMsgCmd) Run(e *env) error {
 	if err != nil {
 		return warn(err)
 	}
+	msg, err := os.ReadFile(e.path(c.File))
+	if err != nil {
+		return warn(err)
+	}
+	if !worthTrailers(string(msg), open.ID) {
+		return nil
+	}
 	err = l.Repo().AddTrailers(e.path(c.File), [][2]string{
 		{"Evolve-Cycle", strconv.Itoa(open.Cycle)}, {"Evolve-Id", open.ID}, {"Evolve-Target", open.Target}})
 	if err != nil {
 		return warn(err)
 	}
 	return nil
+}
+
+var (
+	idTrailer     = regexp.MustCompile(`(?m)^Evolve-Id:\s*(\S+)`)
+	resultTrailer = regexp.MustCompile(`(?m)^Evolve-Result:`)
+)
+
+// worthTrailers reports whether the open cycle's trailers belong in msg:
+// not in an empty message (git aborts the commit on it, and must go on
+// doing so), nor in a message that already names another cycle or a
+// result (an amend or a rebase of a cycle's delivered commit).
+func worthTrailers(msg, id string) bool {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	text := strings.Join(lines, "\n")
+	if strings.TrimSpace(text) == "" || resultTrailer.MatchString(text) {
+		return false
+	}
+	if m := idTrailer.FindStringSubmatch(text); m != nil && m[1] != id {
+		return false
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"git-evolve/goals"
 
@@ -25,10 +26,10 @@ func (initCmd) Help() string {
                                          a remote without a ledger still fetches)
 It never writes a push refspec and never fetches straight into
 refs/notes/evolve. It also trusts the GOALS.yaml that is there (see git evolve
-trust), and installs the commit-msg hook (the trailers of an open cycle) where
-git runs hooks (core.hooksPath, else .git/hooks): a commit-msg hook you already
-have is kept as commit-msg.pre-evolve and runs first. Running it again changes
-nothing.`
+trust), and installs the commit-msg hook (the trailers of an open cycle) in
+.git/hooks. It never touches a commit-msg hook you already have, nor a
+directory core.hooksPath names: then it prints the line to add yourself.
+Running it again changes nothing.`
 }
 
 func (c initCmd) Run(e *env) error {
@@ -53,11 +54,13 @@ func (c initCmd) Run(e *env) error {
 			return err
 		}
 		for _, h := range hooks {
-			fmt.Fprintf(e.stdout, "installed the commit-msg hook: %s\n", displayPath(e, h.Path))
-			if h.Chained != "" {
-				fmt.Fprintf(e.stdout, "kept your commit-msg hook as %s: it runs first\n", displayPath(e, h.Chained))
+			if h.Advice != "" {
+				fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", h.Advice)
+				continue
 			}
+			fmt.Fprintf(e.stdout, "installed the commit-msg hook: %s\n", displayPath(e, h.Path))
 		}
+		hooks = slices.DeleteFunc(hooks, func(h setup.HookChange) bool { return h.Advice != "" })
 	}
 	if len(changes) == 0 && !trusted && len(hooks) == 0 {
 		fmt.Fprintln(e.stdout, "already initialised: nothing to change")
