@@ -72,12 +72,6 @@ func (e *StartError) Error() string { return e.Msg }
 // meanwhile), keeps the start commit alive with a ref, and gives the cycle
 // a stable id. era and before are the goals' era and measurement.
 func (l *Ledger) StartCycle(target, era string, before json.RawMessage) (*OpenCycle, error) {
-	if open, err := l.Current(); err == nil {
-		return nil, &StartError{fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
-			"finish it with 'git evolve cycle finish' or drop it with 'git evolve cycle abort'"}
-	} else if !errors.Is(err, ErrNoOpenCycle) {
-		return nil, err
-	}
 	if what := l.repo.InProgress(); what != "" {
 		return nil, &StartError{"git has " + what + " in progress in this worktree", "finish or abort it first"}
 	}
@@ -92,6 +86,13 @@ func (l *Ledger) StartCycle(target, era string, before json.RawMessage) (*OpenCy
 		return nil, err
 	}
 	defer unlock()
+	// Under the lock, so that two starts in one worktree cannot both pass.
+	if open, err := l.Current(); err == nil {
+		return nil, &StartError{fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
+			"see it with 'git evolve cycle status'; drop it with 'git evolve cycle abort'"}
+	} else if !errors.Is(err, ErrNoOpenCycle) {
+		return nil, err
+	}
 	snap, err := l.repo.ReadNotes(NotesRef)
 	if err != nil {
 		return nil, err
@@ -196,7 +197,9 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// reserved returns the cycle numbers open cycles hold, by number.
+// reserved returns the cycle numbers open cycles hold, by number. A
+// reservation whose start ref is gone (a start that crashed before it, a
+// cycle whose worktree was removed and its ref deleted) holds nothing.
 func (l *Ledger) reserved() (map[int]string, error) {
 	f, err := os.Open(l.reservedPath())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -210,7 +213,11 @@ func (l *Ledger) reserved() (map[int]string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		n, id, _ := strings.Cut(sc.Text(), " ")
-		if c, err := strconv.Atoi(n); err == nil {
+		c, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if _, ok, err := l.repo.RefHash(StartRef(id)); err == nil && ok {
 			out[c] = id
 		}
 	}

@@ -159,9 +159,10 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 			continue
 		}
 		d := LineDelta{Path: string(p)}
-		data, err := os.ReadFile(filepath.Join(top, string(p)))
+		data, err := readRegular(filepath.Join(top, string(p)), 8<<20)
 		switch {
-		case err != nil:
+		case err != nil || data == nil:
+			d.Binary = true // a symlink, a device, or too big to count: no lines
 		case bytes.IndexByte(data, 0) >= 0:
 			d.Binary = true
 		default:
@@ -174,4 +175,14 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 	}
 	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
 	return deltas, nil
+}
+
+// readRegular reads a regular file of at most limit bytes; it returns nil
+// for anything else (a symlink is not followed).
+func readRegular(path string, limit int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }

@@ -48,8 +48,8 @@ func (c *cycleStartCmd) Run(e *env) error {
 		return err
 	}
 	if open, err := l.Current(); err == nil {
-		return withHint(fmt.Errorf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
-			"finish it with 'git evolve cycle finish' or drop it with 'git evolve cycle abort'")
+		return &usageError{msg: fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
+			hint: "see it with 'git evolve cycle status'; drop it with 'git evolve cycle abort'"}
 	}
 	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
 		return err

@@ -82,7 +82,13 @@ func report(w io.Writer, err error) {
 		msg = flagFor(ie.Field) + ": " + ie.Msg
 	}
 	var ve *usageError
-	if !errors.As(err, &ve) || !ve.verbatim {
+	var pe *problemsError
+	if errors.As(err, &pe) {
+		for _, p := range pe.ps {
+			fmt.Fprintf(w, "git-evolve: error: %s\n", p)
+		}
+		defer fmt.Fprintf(w, "git-evolve: hint: fix them (git evolve goals validate lists them); see git evolve goals validate -h for the schema\n")
+	} else if !errors.As(err, &ve) || !ve.verbatim {
 		msg = lowerFirst(msg)
 	}
 	fmt.Fprintf(w, "git-evolve: error: %s\n", msg)

@@ -72,7 +72,11 @@ func (g goalsFile) load(e *env) (*goals.File, []byte, error) {
 type problemsError struct{ ps goals.Problems }
 
 func (e *problemsError) Error() string {
-	return fmt.Sprintf("%d problem(s) in the goals file", len(e.ps))
+	path := "the goals file"
+	if len(e.ps) > 0 {
+		path = e.ps[0].Path
+	}
+	return fmt.Sprintf("No goals to measure: %s has %d problem(s)", path, len(e.ps))
 }
 
 func displayPath(e *env, path string) string {
@@ -112,19 +116,13 @@ func (c *goalsValidateCmd) Run(e *env) error {
 			}
 			out["problems"] = ps
 			fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
-			return &usageError{msg: pe.Error()}
+			return &usageError{msg: pe.Error(), verbatim: true}
 		}
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
 		return nil
-	}
-	if errors.As(err, &pe) {
-		for _, p := range pe.ps {
-			fmt.Fprintf(e.stderr, "git-evolve: error: %s\n", p)
-		}
-		return &usageError{msg: pe.Error()}
 	}
 	if err != nil {
 		return err
@@ -155,12 +153,6 @@ trust.`
 func (c *goalsMeasureCmd) Run(e *env) error {
 	f, data, err := c.load(e)
 	if err != nil {
-		var pe *problemsError
-		if errors.As(err, &pe) {
-			for _, p := range pe.ps {
-				fmt.Fprintf(e.stderr, "git-evolve: error: %s\n", p)
-			}
-		}
 		return err
 	}
 	for _, id := range c.Goal {
