@@ -103,24 +103,41 @@ type Found struct {
 }
 
 // Baseline returns the baseline of era (the earliest, if there are
-// several: two clones may each have captured one), or nil.
+// several: two clones may each have captured one), or nil. It looks in the
+// local snapshots and in each remote's fetched copy of them.
 func Baseline(repo *gitstore.Repo, era string) (*Found, error) {
-	snap, err := repo.ReadNotes(Ref)
+	refs := []string{Ref}
+	remotes, err := repo.Remotes()
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range remotes {
+		refs = append(refs, "refs/notes/remotes/"+r+"/evolve-fitness")
+	}
 	var best *Found
-	err = snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+	for _, ref := range refs {
+		if err := baselineIn(repo, ref, era, &best); err != nil {
+			return nil, err
+		}
+	}
+	return best, nil
+}
+
+func baselineIn(repo *gitstore.Repo, ref, era string, best **Found) error {
+	snap, err := repo.ReadNotes(ref)
+	if err != nil {
+		return err
+	}
+	return snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
 		for _, l := range bytes.Split(data, []byte("\n")) {
 			var s Stored
 			if len(bytes.TrimSpace(l)) == 0 || json.Unmarshal(l, &s) != nil {
 				continue // not a snapshot this reads
 			}
-			if s.Kind == KindBaseline && s.Era == era && (best == nil || s.Timestamp < best.Timestamp) {
-				best = &Found{Commit: obj, Stored: s}
+			if s.Kind == KindBaseline && s.Era == era && (*best == nil || s.Timestamp < (*best).Timestamp) {
+				*best = &Found{Commit: obj, Stored: s}
 			}
 		}
 		return nil
 	})
-	return best, err
 }

@@ -16,6 +16,7 @@ func (r *Repo) InProgress() string {
 	for _, p := range []struct{ file, what string }{
 		{"MERGE_HEAD", "a merge"}, {"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase or git am"},
 		{"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"},
+		{"sequencer", "a cherry-pick or revert sequence"}, {"BISECT_LOG", "a bisect"},
 	} {
 		if _, err := os.Stat(filepath.Join(r.gitDir, p.file)); err == nil {
 			return p.what

@@ -35,6 +35,9 @@ type File struct {
 	// Era names the file's content: "goals-" and the first 12 hex digits of
 	// its SHA-256. Baselines are kept per era.
 	Era string
+	// Warnings are keys this schema does not know: the existing tools read
+	// such files, so they are not errors, but often they are typos.
+	Warnings Problems
 }
 
 // Goal is one fitness goal.
@@ -70,6 +73,9 @@ type Gate struct {
 	Timeout  time.Duration
 }
 
+// maxTimeout bounds a check's or the gate's time limit.
+const maxTimeout = 24 * time.Hour
+
 // DefaultTimeout is a check's time limit when the goal sets none.
 const DefaultTimeout = 2 * time.Minute
 
@@ -78,6 +84,7 @@ type Problem struct {
 	Path      string
 	Line, Col int
 	Msg       string
+	Warning   bool // a key the schema does not know: reported, not an error
 }
 
 func (p Problem) Error() string {
@@ -87,8 +94,20 @@ func (p Problem) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", p.Path, p.Line, p.Col, p.Msg)
 }
 
-// Problems is every problem found in a goals file.
+// Problems is every problem found in a goals file (warnings included, after
+// the errors, when the file also has errors).
 type Problems []Problem
+
+// Errors counts the problems that are not warnings.
+func (ps Problems) Errors() int {
+	n := 0
+	for _, p := range ps {
+		if !p.Warning {
+			n++
+		}
+	}
+	return n
+}
 
 func (ps Problems) Error() string {
 	msgs := make([]string, len(ps))
@@ -140,7 +159,7 @@ func Parse(name string, data []byte) (*File, error) {
 		case "gate":
 			f.Gate = p.gate(val)
 		default:
-			p.add(key, "unknown key %q (known: version, mission, goals, gate)", key.Value)
+			p.warn(key, "unknown key %q (known: version, mission, goals, gate)", key.Value)
 		}
 	})
 	if f.Version == 0 && !p.has(root, "version") {
@@ -168,14 +187,26 @@ func Parse(name string, data []byte) (*File, error) {
 		}
 	}
 	if len(p.problems) > 0 {
+		for _, w := range p.warnings {
+			w.Warning = true
+			p.problems = append(p.problems, w)
+		}
 		return nil, p.problems
 	}
+	f.Warnings = p.warnings
 	return f, nil
 }
 
 type parser struct {
 	name     string
 	problems Problems
+	warnings Problems
+}
+
+func (p *parser) warn(n *yaml.Node, format string, args ...any) {
+	w := p.at(n, format, args...)
+	w.Warning = true
+	p.warnings = append(p.warnings, w)
 }
 
 func (p *parser) at(n *yaml.Node, format string, args ...any) Problem {
@@ -253,14 +284,14 @@ func (p *parser) number(n *yaml.Node, what string) (float64, bool) {
 // duration reads "90s", "2m", or a number of seconds.
 func (p *parser) duration(n *yaml.Node, what string) time.Duration {
 	if n.Kind == yaml.ScalarNode {
-		if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs > 0 {
+		if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs > 0 && secs <= maxTimeout.Seconds() {
 			return time.Duration(secs * float64(time.Second))
 		}
-		if d, err := time.ParseDuration(n.Value); err == nil && d > 0 {
+		if d, err := time.ParseDuration(n.Value); err == nil && d > 0 && d <= maxTimeout {
 			return d
 		}
 	}
-	p.add(n, "%s must be a duration such as 90s or 5m, or a number of seconds", what)
+	p.add(n, "%s must be a duration such as 90s or 5m, or a number of seconds, up to %v", what, maxTimeout)
 	return 0
 }
 
@@ -313,7 +344,7 @@ func (p *parser) goal(n *yaml.Node) (Goal, *yaml.Node) {
 		case "continuous":
 			g.Continuous = p.continuous(val)
 		default:
-			p.add(key, "unknown goal key %q", key.Value)
+			p.warn(key, "unknown goal key %q", key.Value)
 		}
 	})
 	for _, req := range []struct {
@@ -360,7 +391,7 @@ func (p *parser) continuous(n *yaml.Node) *Continuous {
 				c.Value = re
 			}
 		default:
-			p.add(key, "unknown continuous key %q (known: metric, threshold, direction, tolerance, value)", key.Value)
+			p.warn(key, "unknown continuous key %q (known: metric, threshold, direction, tolerance, value)", key.Value)
 		}
 	})
 	if c.Metric == "" && !p.has(n, "metric") {
@@ -391,7 +422,7 @@ func (p *parser) gate(n *yaml.Node) Gate {
 			case "timeout":
 				g.Timeout = p.duration(val, "gate timeout")
 			default:
-				p.add(key, "unknown gate key %q (known: commands, timeout)", key.Value)
+				p.warn(key, "unknown gate key %q (known: commands, timeout)", key.Value)
 			}
 		})
 		return g

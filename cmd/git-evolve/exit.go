@@ -85,7 +85,11 @@ func report(w io.Writer, err error) {
 	var pe *problemsError
 	if errors.As(err, &pe) {
 		for _, p := range pe.ps {
-			fmt.Fprintf(w, "git-evolve: error: %s\n", p)
+			if p.Warning {
+				fmt.Fprintf(w, "git-evolve: warning: %s (ignored)\n", p)
+			} else {
+				fmt.Fprintf(w, "git-evolve: error: %s\n", p)
+			}
 		}
 		defer fmt.Fprintf(w, "git-evolve: hint: fix them (git evolve goals validate lists them); see git evolve goals validate -h for the schema\n")
 	} else if !errors.As(err, &ve) || !ve.verbatim {

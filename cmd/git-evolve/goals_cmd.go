@@ -60,6 +60,11 @@ func (g goalsFile) load(e *env) (*goals.File, []byte, error) {
 		return nil, nil, err
 	}
 	f, err := goals.Parse(displayPath(e, path), data)
+	if f != nil {
+		for _, w := range f.Warnings {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: %s (ignored)\n", w)
+		}
+	}
 	var ps goals.Problems
 	if errors.As(err, &ps) {
 		return nil, data, &problemsError{ps}
@@ -76,7 +81,7 @@ func (e *problemsError) Error() string {
 	if len(e.ps) > 0 {
 		path = e.ps[0].Path
 	}
-	return fmt.Sprintf("No goals to measure: %s has %d problem(s)", path, len(e.ps))
+	return fmt.Sprintf("No goals to measure: %s has %d problem(s)", path, e.ps.Errors())
 }
 
 func displayPath(e *env, path string) string {
@@ -112,7 +117,7 @@ func (c *goalsValidateCmd) Run(e *env) error {
 		if errors.As(err, &pe) {
 			var ps []any
 			for _, p := range pe.ps {
-				ps = append(ps, map[string]any{"file": p.Path, "line": p.Line, "column": p.Col, "message": p.Msg})
+				ps = append(ps, map[string]any{"file": p.Path, "line": p.Line, "column": p.Col, "message": p.Msg, "warning": p.Warning})
 			}
 			out["problems"] = ps
 			fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
