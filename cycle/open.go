@@ -139,12 +139,20 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
-	saved, err := l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
-	if err != nil {
-		return nil, gitstore.ZeroHash, err
+	// An abort that was interrupted after its record keeps the save that
+	// record names: saving again would leave the record pointing at a
+	// commit nothing keeps.
+	saved, resumed := l.recordedSave(c.ID)
+	if !resumed {
+		saved, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+		if err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
 	}
-	if err := l.repo.UpdateRef(SavedRef(c.ID), saved, l.refOrZero(SavedRef(c.ID)), fmt.Sprintf("git evolve: cycle %d aborted", c.Cycle)); err != nil {
-		return nil, gitstore.ZeroHash, err
+	if old := l.refOrZero(SavedRef(c.ID)); old != saved {
+		if err := l.repo.UpdateRef(SavedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d aborted", c.Cycle)); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
 	}
 	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
 	if err != nil {
@@ -173,6 +181,24 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 		return nil, gitstore.ZeroHash, err
 	}
 	return c, saved, nil
+}
+
+// recordedSave returns the saved work the journal's record of cycle id
+// names, if the journal has that record.
+func (l *Ledger) recordedSave(id string) (gitstore.Hash, bool) {
+	recs, _, err := l.journal.Read()
+	if err != nil {
+		return gitstore.ZeroHash, false
+	}
+	for _, r := range recs {
+		var s string
+		if r.ID == id && json.Unmarshal(r.Extra["saved"], &s) == nil {
+			if h, err := gitstore.ParseHash(s); err == nil {
+				return h, true
+			}
+		}
+	}
+	return gitstore.ZeroHash, false
 }
 
 func (l *Ledger) refOrZero(ref string) gitstore.Hash {

@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,5 +178,38 @@ func TestViewNamesItsNotesCommit(t *testing.T) {
 	head := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve"))
 	if saved.notes.String() != head {
 		t.Errorf("view describes %s, the ledger is at %s", saved.notes, head)
+	}
+}
+
+// An abort interrupted after its record is completed by the next abort,
+// which keeps the save the record names and records nothing twice.
+func TestAbortResumes(t *testing.T) {
+	dir, _ := testRepo(t, 2)
+	l := openLedger(t, dir)
+	if _, err := l.StartCycle("t", "goals-x", nil); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("one\n"), 0o644)
+	// The first abort stops after its record: the open cycle stays.
+	open, saved, err := l.AbortCycle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(open)
+	os.WriteFile(l.openPath(), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("two\n"), 0o644)
+	_, again, err := l.AbortCycle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != saved {
+		t.Errorf("the resumed abort saved %s, the record names %s", again, saved)
+	}
+	if got := strings.TrimSpace(git(t, dir, "rev-parse", SavedRef(open.ID))); got != saved.String() {
+		t.Errorf("the saved ref is at %s, the record names %s", got, saved)
+	}
+	recs, _, _ := l.journal.Read()
+	if len(recs) != 1 {
+		t.Errorf("the journal has %d records of the abort, want 1", len(recs))
 	}
 }
