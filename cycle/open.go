@@ -28,7 +28,14 @@ type OpenCycle struct {
 	Era       string `json:"era"` // the goals file's era at the start
 	// Before is the goals as measured at the start (a fitness snapshot).
 	Before json.RawMessage `json:"before,omitempty"`
+	// Goals is the blob of the goals file as it was at the start, kept by
+	// GoalsRef: the ruler the cycle is judged by, even if it was never
+	// committed.
+	Goals string `json:"goals,omitempty"`
 }
+
+// GoalsRef keeps the goals file a cycle started with.
+func GoalsRef(id string) string { return "refs/evolve/cycles/" + id + "/goals" }
 
 // StartRef is the ref that keeps a cycle's start commit from gc.
 func StartRef(id string) string { return "refs/evolve/cycles/" + id + "/start" }
@@ -71,7 +78,7 @@ func (e *StartError) Error() string { return e.Msg }
 // next cycle number (reserved, so that no worktree and no record takes it
 // meanwhile), keeps the start commit alive with a ref, and gives the cycle
 // a stable id. era and before are the goals' era and measurement.
-func (l *Ledger) StartCycle(target, era string, before json.RawMessage) (*OpenCycle, error) {
+func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.RawMessage) (*OpenCycle, error) {
 	if what := l.repo.InProgress(); what != "" {
 		return nil, &StartError{"git has " + what + " in progress in this worktree", "finish or abort it first"}
 	}
@@ -117,6 +124,16 @@ func (l *Ledger) StartCycle(target, era string, before json.RawMessage) (*OpenCy
 	}
 	if err := l.repo.CreateRef(StartRef(c.ID), head[0], fmt.Sprintf("git evolve: cycle %d starts", c.Cycle)); err != nil {
 		return nil, err
+	}
+	if goalsFile != nil {
+		blob, err := l.repo.WriteBlob(goalsFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.repo.CreateRef(GoalsRef(c.ID), blob, fmt.Sprintf("git evolve: cycle %d's goals", c.Cycle)); err != nil {
+			return nil, err
+		}
+		c.Goals = blob.String()
 	}
 	data, _ := json.MarshalIndent(c, "", "  ")
 	if err := writeFileAtomic(l.openPath(), append(data, '\n')); err != nil {
@@ -176,6 +193,9 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	}
 	if start, err := gitstore.ParseHash(c.Start); err == nil {
 		_ = l.repo.DeleteRef(StartRef(c.ID), start) // the saved work keeps what matters
+	}
+	if g, err := gitstore.ParseHash(c.Goals); err == nil {
+		_ = l.repo.DeleteRef(GoalsRef(c.ID), g)
 	}
 	if err := os.Remove(l.openPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, gitstore.ZeroHash, err

@@ -66,11 +66,23 @@ func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
 	if err != nil {
 		return ZeroHash, err
 	}
-	tmp.Close()
-	os.Remove(tmp.Name()) // git creates it
 	defer os.Remove(tmp.Name())
+	// Start from a copy of the real index, as git stash does: git add then
+	// knows from its stat information which files are unchanged and does
+	// not hash a large tree again. Without an index, start from parent.
+	steps := [][]string{{"add", "-A", "--", "."}}
+	if data, err := os.ReadFile(filepath.Join(r.gitDir, "index")); err == nil {
+		_, err = tmp.Write(data)
+		tmp.Close()
+		if err != nil {
+			return ZeroHash, err
+		}
+	} else {
+		tmp.Close()
+		os.Remove(tmp.Name()) // git creates it
+		steps = append([][]string{{"read-tree", parent.String()}}, steps...)
+	}
 	env := append(append([]string(nil), r.env...), "GIT_INDEX_FILE="+tmp.Name())
-	steps := [][]string{{"read-tree", parent.String()}, {"add", "-A", "--", "."}}
 	for _, args := range steps {
 		if _, err := startGit(top, env, false, args...).finish(nil); err != nil {
 			return ZeroHash, fmt.Errorf("saving the working tree: %w", err)

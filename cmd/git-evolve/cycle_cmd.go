@@ -75,7 +75,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	open, err := l.StartCycle(target, f.Era, beforeJSON)
+	open, err := l.StartCycle(target, f.Era, data, beforeJSON)
 	var se *cycle.StartError
 	if errors.As(err, &se) {
 		return &usageError{msg: se.Msg, hint: se.Hint}
