@@ -226,23 +226,7 @@ func (ix *index) rewrite(path string) error {
 		buf = append(buf, e.obj[:]...)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(e.cycle))
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "cycles.idx.tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(buf); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := writeFileAtomic(path, buf); err != nil {
 		return err
 	}
 	ix.saved = len(ix.entries)

@@ -132,22 +132,7 @@ func (v *view) save(path string) error {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
 		b = append(append(b, e.Text...), msg...)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "ledger.view.tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeFileAtomic(path, b)
 }
 
 func readView(path string) (*view, error) {
