@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -32,6 +33,10 @@ type File struct {
 	Mission string
 	Goals   []Goal
 	Gate    Gate
+	// NonSubstantive are paths whose changes do not count as a cycle's
+	// work, beside .agents/**, GOALS.yaml and GOALS.md: "dir/**" for a
+	// directory, or a path.Match pattern.
+	NonSubstantive []string
 	// Era names the file's content: "goals-" and the first 12 hex digits of
 	// its SHA-256. Baselines are kept per era.
 	Era string
@@ -158,8 +163,16 @@ func Parse(name string, data []byte) (*File, error) {
 			goalsNode = val
 		case "gate":
 			f.Gate = p.gate(val)
+		case "non_substantive":
+			for i, pat := range p.strings(val, "non_substantive") {
+				if _, err := path.Match(strings.TrimSuffix(pat, "/**"), ""); err != nil {
+					p.add(val.Content[i], "non_substantive pattern %q: %v", pat, err)
+					continue
+				}
+				f.NonSubstantive = append(f.NonSubstantive, pat)
+			}
 		default:
-			p.warn(key, "unknown key %q (known: version, mission, goals, gate)", key.Value)
+			p.warn(key, "unknown key %q (known: version, mission, goals, gate, non_substantive)", key.Value)
 		}
 	})
 	if f.Version == 0 && !p.has(root, "version") {

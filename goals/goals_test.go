@@ -297,3 +297,19 @@ func TestParseWarnings(t *testing.T) {
 		}
 	}
 }
+
+func TestParseNonSubstantive(t *testing.T) {
+	doc := "version: 3\nnon_substantive: [docs/**, \"*.lock\"]\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n"
+	f, err := Parse("G.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(f.NonSubstantive, ",") != "docs/**,*.lock" {
+		t.Errorf("non_substantive = %q", f.NonSubstantive)
+	}
+	_, err = Parse("G.yaml", []byte("version: 3\nnon_substantive: [\"[\"]\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n"))
+	var ps Problems
+	if !errors.As(err, &ps) || !strings.Contains(ps[0].Error(), "G.yaml:2:19: non_substantive pattern") {
+		t.Errorf("a bad pattern: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -144,7 +145,7 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		changed = append(changed, d.Path)
 		byPath[d.Path] = d
 	}
-	substantive := gate.Substantive(changed)
+	substantive := gate.Substantive(changed, nonSubstantive(e)...)
 	ins, del := 0, 0
 	for _, p := range substantive {
 		ins += byPath[p].Insertions
@@ -171,9 +172,28 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		}
 	}
 	if len(substantive) < len(changed) {
-		fmt.Fprintf(e.stdout, "  (and %d in .agents/** or the goals files)\n", len(changed)-len(substantive))
+		fmt.Fprintf(e.stdout, "  (and %d in .agents/**, the goals files or non_substantive paths)\n", len(changed)-len(substantive))
 	}
 	return nil
+}
+
+// nonSubstantive is the goals file's non_substantive paths, when there is a
+// goals file that reads (the defaults alone otherwise).
+func nonSubstantive(e *env) []string {
+	var g goalsFile
+	path, err := g.path(e)
+	if err != nil {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	f, err := goals.Parse(goals.FileName, data)
+	if err != nil {
+		return nil
+	}
+	return f.NonSubstantive
 }
 
 func nonNil(s []string) []string {

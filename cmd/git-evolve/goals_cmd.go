@@ -103,7 +103,9 @@ a timeout is skip; weight 1-10; type health|architecture|quality|meta; pillar;
 tags; timeout such as 90s; continuous {metric, threshold, direction
 higher|lower, tolerance, value: a regular expression whose first group is the
 number, else the last number in the output}), and gate: the project's test
-command(s). Exit 0 when the file is valid, 10 when it is not.`
+command(s); non_substantive: paths whose changes do not count as a cycle's
+work, beside .agents/**, GOALS.yaml and GOALS.md ("dir/**" or a path.Match
+pattern). Exit 0 when the file is valid, 10 when it is not.`
 }
 
 func (c *goalsValidateCmd) Run(e *env) error {
