@@ -33,13 +33,16 @@ func (r *Repo) ChangedSince(commit Hash) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	diff, err := startGit(top, r.env, false, "diff", "--name-only", "-z", "--no-renames", commit.String(), "--").finish(nil)
+	// The two listings are independent: run them side by side.
+	diffProc := startGit(top, r.env, false, "diff", "--name-only", "-z", "--no-renames", commit.String(), "--")
+	othersProc := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+	diff, err := diffProc.finish(nil)
+	others, oerr := othersProc.finish(nil)
 	if err != nil {
 		return nil, err
 	}
-	others, err := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard").finish(nil)
-	if err != nil {
-		return nil, err
+	if oerr != nil {
+		return nil, oerr
 	}
 	seen := map[string]bool{}
 	var out []string
@@ -144,9 +147,17 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := startGit(top, r.env, false, "diff", "--numstat", "-z", "--no-renames", commit.String(), "--").finish(nil)
+	// The numstat and the untracked listing are independent: run them side
+	// by side.
+	diffProc := startGit(top, r.env, false, "diff", "--numstat", "-z", "--no-renames", commit.String(), "--")
+	othersProc := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+	out, err := diffProc.finish(nil)
+	others, oerr := othersProc.finish(nil)
 	if err != nil {
 		return nil, err
+	}
+	if oerr != nil {
+		return nil, oerr
 	}
 	var deltas []LineDelta
 	for _, rec := range bytes.Split(out, []byte{0}) {
@@ -162,10 +173,6 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 			fmt.Sscan(string(f[1]), &d.Deletions)
 		}
 		deltas = append(deltas, d)
-	}
-	others, err := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard").finish(nil)
-	if err != nil {
-		return nil, err
 	}
 	for _, p := range bytes.Split(others, []byte{0}) {
 		if len(p) == 0 {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# delta.sh [FILES]: time the substantive delta of an open cycle on a working
+# tree of FILES files (default 20000) beside the git CLI on the same tree.
+#
+#   delta:  git evolve cycle status --json  vs  git diff --name-only <start>
+#   status: the same                        vs  git status --porcelain -uall
+#
+# The cycle has changed 20 tracked files, committed 10 more, and added 5
+# untracked ones. git-evolve's figure includes its own start-up, reading the
+# open cycle, the line counts and the untracked listing that git diff does not
+# do; git status lists the untracked files too (against HEAD, not the start).
+#
+# Needs git and go. RUNS sets the runs per figure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+files=${1:-20000}
+runs=${RUNS:-11}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(cd "$here/.." && go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
+export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
+git config --global user.name Bench
+git config --global user.email bench@example.com
+export PATH="$work/bin:$PATH"
+
+wall_ms() {
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+repo="$work/repo"
+git init -q "$repo"
+cd "$repo"
+awk -v n="$files" 'BEGIN { for (i = 0; i < n; i++) { d = sprintf("src/d%03d", i % 200); f = sprintf("%s/f%05d.txt", d, i); system("mkdir -p " d); print "line " i > f; close(f) } }'
+printf 'version: 3\ngoals:\n  - id: ok\n    description: passes\n    check: "true"\n    weight: 1\n' >GOALS.yaml
+git add -A && git commit -q -m base
+git evolve init --no-hooks >/dev/null
+git evolve cycle start --target ok >/dev/null
+start=$(git rev-parse HEAD)
+for i in $(seq 0 9); do echo more >>"src/d$(printf %03d "$i")/f$(printf %05d "$i").txt"; done
+git commit -q -am 'cycle work'
+for i in $(seq 10 29); do echo more >>"src/d$(printf %03d "$i")/f$(printf %05d "$i").txt"; done
+for i in $(seq 1 5); do echo new >"src/new$i.txt"; done
+
+: >"$work/a"; : >"$work/b"; : >"$work/c"
+git status >/dev/null    # refresh the index stat data, as any earlier git command would
+for ((i = 0; i < runs; i++)); do
+  wall_ms git evolve cycle status --json >>"$work/a"
+  wall_ms git diff --name-only "$start" >>"$work/b"
+  wall_ms git status --porcelain -uall >>"$work/c"
+done
+ma=$(median <"$work/a"); mb=$(median <"$work/b"); mc=$(median <"$work/c")
+printf '%-8s %-8s %12s %12s %7s\n' files op "git-evolve" "git" ratio
+printf '%-8s %-8s %10sms %10sms %7.2f\n' "$files" delta "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN{print a/b}')"
+printf '%-8s %-8s %10sms %10sms %7.2f\n' "$files" status "$ma" "$mc" "$(awk -v a="$ma" -v c="$mc" 'BEGIN{print a/c}')"
