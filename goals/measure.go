@@ -50,11 +50,15 @@ type Summary struct {
 
 // Snapshot is every goal measured once.
 type Snapshot struct {
-	Timestamp string   `json:"timestamp"`
-	GitSHA    string   `json:"git_sha,omitempty"`
-	Era       string   `json:"era"`
-	Goals     []Result `json:"goals"`
-	Summary   Summary  `json:"summary"`
+	Timestamp string `json:"timestamp"`
+	GitSHA    string `json:"git_sha,omitempty"`
+	// Dirty says the working tree differed from GitSHA when it was measured
+	// (uncommitted or untracked files): the figures are not those of the
+	// commit alone.
+	Dirty   bool     `json:"dirty,omitempty"`
+	Era     string   `json:"era"`
+	Goals   []Result `json:"goals"`
+	Summary Summary  `json:"summary"`
 }
 
 // Options change how Measure runs checks.

@@ -178,18 +178,25 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
-	if err := e.ctx.Err(); err != nil {
-		return errInterrupted
-	}
 	head, headErr := repo.ResolveCommits("HEAD")
-	if headErr == nil {
-		snap.GitSHA = head[0].String()
-	}
+	dirty := false
 	if c.Save {
 		if headErr != nil {
 			return withHint(fmt.Errorf("--save: no commit to store the snapshot on"), "commit first")
 		}
+		if dirty, err = dirtyAgainst(e, repo, head[0]); err != nil {
+			return err
+		}
+	}
+	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
+	if err := e.ctx.Err(); err != nil {
+		return errInterrupted
+	}
+	if headErr == nil {
+		snap.GitSHA = head[0].String()
+	}
+	if c.Save {
+		snap.Dirty = dirty
 		if err := fitness.Save(repo, head[0], fitness.KindSnapshot, snap); err != nil {
 			return err
 		}
@@ -329,11 +336,16 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	dirty, err := dirtyAgainst(e, repo, head[0])
+	if err != nil {
+		return err
+	}
 	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now})
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
 	}
 	snap.GitSHA = head[0].String()
+	snap.Dirty = dirty
 	if err := fitness.Save(repo, head[0], fitness.KindBaseline, snap); err != nil {
 		return err
 	}
@@ -354,4 +366,18 @@ func (c *goalsBaselineCmd) print(e *env, era string, captured bool, commit gitst
 	fmt.Fprintf(e.stdout, "era %s has a baseline: captured %s on %s, score %.1f (--force captures another)\n",
 		era, s.Timestamp, commit.Short(), sum.Score)
 	return nil
+}
+
+// dirtyAgainst says, before measuring, whether the working tree differs from
+// head (files changed, staged or untracked), and warns when it does: the
+// snapshot is stored on head, but its figures include work head does not
+// have, so it is marked dirty. Files the checks write come later and do not
+// count.
+func dirtyAgainst(e *env, repo *gitstore.Repo, head gitstore.Hash) (bool, error) {
+	changed, err := repo.ChangedSince(head)
+	if err != nil || len(changed) == 0 {
+		return false, err
+	}
+	fmt.Fprintf(e.stderr, "git-evolve: warning: %d file(s) differ from %s: the snapshot stored on it is marked dirty\n", len(changed), head.Short())
+	return true, nil
 }
