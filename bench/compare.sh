@@ -15,14 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
 runs=${RUNS:-11}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# Build first, with the user's Go caches; then give git a home of its own.
-(cd "$here/.." && go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
-export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
-git config --global user.name Bench
-git config --global user.email bench@example.com
-export PATH="$work/bin:$PATH"
+source "$here/lib.sh"
 
 # time_ms CMD...: wall-clock milliseconds of one run; peak RSS (KiB) in $work/rss
 time_ms() {
@@ -31,17 +24,6 @@ time_ms() {
   echo "$rss" >"$work/rss"
   awk -v s="$secs" 'BEGIN { printf "%d\n", s * 1000 + 0.5 }'
 }
-
-# Finer than /usr/bin/time's 10 ms: nanoseconds from date, per run.
-wall_ms() {
-  local t0 t1
-  t0=$(date +%s%N)
-  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
-  t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'
-}
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 printf '%-8s %-8s %12s %12s %7s %10s %10s\n' records op "git-evolve" "git" ratio "evolve KiB" "git KiB"
 for n in "${sizes[@]}"; do

@@ -15,22 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 files=${1:-20000}
 runs=${RUNS:-11}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-(cd "$here/.." && go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
-export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
-git config --global user.name Bench
-git config --global user.email bench@example.com
-export PATH="$work/bin:$PATH"
-
-wall_ms() {
-  local t0 t1
-  t0=$(date +%s%N)
-  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
-  t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+source "$here/lib.sh"
 
 repo="$work/repo"
 git init -q "$repo"

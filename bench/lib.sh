@@ -1,0 +1,25 @@
+# lib.sh: what the benchmark scripts share. Sourced, not run: it builds
+# git-evolve into a temporary directory ($work, removed on exit), gives git a
+# home of its own there, and defines wall_ms and median.
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Build first, with the user's Go caches; then give git a home of its own.
+(cd "$here/.." && go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
+export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
+git config --global user.name Bench
+git config --global user.email bench@example.com
+export PATH="$work/bin:$PATH"
+
+# wall_ms CMD...: wall-clock milliseconds of one run, from date's nanoseconds
+# (finer than /usr/bin/time's 10 ms).
+wall_ms() {
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'
+}
+
+# median: the median of the numbers on standard input, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
