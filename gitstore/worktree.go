@@ -29,20 +29,9 @@ func (r *Repo) InProgress() string {
 // tree of commit: committed or not, tracked or untracked (ignored files
 // excepted), as git sees them, in path order.
 func (r *Repo) ChangedSince(commit Hash) ([]string, error) {
-	top, err := r.WorkTree()
+	_, diff, others, err := r.diffAndUntracked(commit, "--name-only")
 	if err != nil {
 		return nil, err
-	}
-	// The two listings are independent: run them side by side.
-	diffProc := startGit(top, r.env, false, "diff", "--name-only", "-z", "--no-renames", commit.String(), "--")
-	othersProc := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
-	diff, err := diffProc.finish(nil)
-	others, oerr := othersProc.finish(nil)
-	if err != nil {
-		return nil, err
-	}
-	if oerr != nil {
-		return nil, oerr
 	}
 	seen := map[string]bool{}
 	var out []string
@@ -54,6 +43,27 @@ func (r *Repo) ChangedSince(commit Hash) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// diffAndUntracked runs git diff <format> -z against commit (tracked files,
+// committed or not) beside git ls-files --others (untracked files, ignored
+// ones excepted): the two are independent, so they run side by side. It
+// returns the top of the working tree and both outputs.
+func (r *Repo) diffAndUntracked(commit Hash, format string) (top string, diff, others []byte, err error) {
+	if top, err = r.WorkTree(); err != nil {
+		return "", nil, nil, err
+	}
+	diffProc := startGit(top, r.env, false, "diff", format, "-z", "--no-renames", commit.String(), "--")
+	othersProc := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+	diff, err = diffProc.finish(nil)
+	others, oerr := othersProc.finish(nil)
+	if err == nil {
+		err = oerr
+	}
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return top, diff, others, nil
 }
 
 // SaveWorktree commits the whole working tree (tracked and untracked files,
@@ -143,21 +153,9 @@ type LineDelta struct {
 // --numstat for tracked files, and every line of an untracked text file as
 // inserted.
 func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
-	top, err := r.WorkTree()
+	top, out, others, err := r.diffAndUntracked(commit, "--numstat")
 	if err != nil {
 		return nil, err
-	}
-	// The numstat and the untracked listing are independent: run them side
-	// by side.
-	diffProc := startGit(top, r.env, false, "diff", "--numstat", "-z", "--no-renames", commit.String(), "--")
-	othersProc := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
-	out, err := diffProc.finish(nil)
-	others, oerr := othersProc.finish(nil)
-	if err != nil {
-		return nil, err
-	}
-	if oerr != nil {
-		return nil, oerr
 	}
 	var deltas []LineDelta
 	for _, rec := range bytes.Split(out, []byte{0}) {
