@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -66,11 +67,10 @@ func (r *Repo) diffAndUntracked(commit Hash, format string) (top string, diff, o
 	return top, diff, others, nil
 }
 
-// SaveWorktree commits the whole working tree (tracked and untracked files,
-// not ignored ones) on top of parent, without touching the index or the
-// files, and returns the commit. It uses a temporary index, as git stash
-// does.
-func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
+// CaptureWorktree writes the whole working tree (tracked and untracked
+// files, not ignored ones) as a tree and returns it, without touching the
+// index or the files. It uses a temporary index, as git stash does.
+func (r *Repo) CaptureWorktree() (Hash, error) {
 	top, err := r.WorkTree()
 	if err != nil {
 		return ZeroHash, err
@@ -82,7 +82,7 @@ func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
 	defer os.Remove(tmp.Name())
 	// Start from a copy of the real index, as git stash does: git add then
 	// knows from its stat information which files are unchanged and does
-	// not hash a large tree again. Without an index, start from parent.
+	// not hash a large tree again. Without an index, start from HEAD.
 	steps := [][]string{{"add", "-A", "--", "."}}
 	if data, err := os.ReadFile(filepath.Join(r.gitDir, "index")); err == nil {
 		_, err = tmp.Write(data)
@@ -93,7 +93,9 @@ func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
 	} else {
 		tmp.Close()
 		os.Remove(tmp.Name()) // git creates it
-		steps = append([][]string{{"read-tree", parent.String()}}, steps...)
+		if _, ok, _ := r.RefHash("HEAD"); ok {
+			steps = append([][]string{{"read-tree", "HEAD"}}, steps...)
+		}
 	}
 	env := append(append([]string(nil), r.env...), "GIT_INDEX_FILE="+tmp.Name())
 	for _, args := range steps {
@@ -109,11 +111,76 @@ func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
 	if err != nil {
 		return ZeroHash, errors.New("git write-tree printed no tree")
 	}
+	return tree, nil
+}
+
+// SaveWorktree commits the whole working tree (see CaptureWorktree) on top
+// of parent, without touching the index or the files, and returns the
+// commit.
+func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
+	tree, err := r.CaptureWorktree()
+	if err != nil {
+		return ZeroHash, err
+	}
 	author, committer, err := r.Identity()
 	if err != nil {
 		return ZeroHash, err
 	}
 	return r.WriteCommit(tree, []Hash{parent}, message, author, committer)
+}
+
+// IsAncestor reports whether commit a is an ancestor of commit b, or b
+// itself.
+func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	_, err := r.git(context.Background(), nil, "merge-base", "--is-ancestor", a.String(), b.String())
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// MoveHead moves HEAD from old to newHash with compare-and-swap: the branch
+// HEAD names, or HEAD itself when it is detached. It returns an error
+// wrapping ErrRefChanged when HEAD no longer names old.
+func (r *Repo) MoveHead(newHash, old Hash, reason string) error {
+	return r.UpdateRef("HEAD", newHash, old, reason)
+}
+
+// ResetIndex makes the index hold the tree of commit, keeping git's cached
+// file information for the entries that do not change, so that git status
+// does not hash the whole tree again. The working tree is not touched.
+func (r *Repo) ResetIndex(commit Hash) error {
+	top, err := r.WorkTree()
+	if err != nil {
+		return err
+	}
+	if _, err := startGit(top, r.env, false, "read-tree", "--reset", commit.String()).finish(nil); err != nil {
+		return fmt.Errorf("updating the index: %w", err)
+	}
+	return nil
+}
+
+// ResetWorktree makes the index and the working tree hold the tree of to,
+// from a working tree that holds the tree of from (a commit CaptureWorktree
+// made of it): files of from that to lacks are removed, the others written
+// as to has them. Files in neither (ignored ones, build caches) are left
+// alone. Whatever the working tree held beyond from is overwritten, so the
+// caller saves it first.
+func (r *Repo) ResetWorktree(from, to Hash) error {
+	top, err := r.WorkTree()
+	if err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"read-tree", "--reset", from.String()}, {"read-tree", "--reset", "-u", to.String()}} {
+		if _, err := startGit(top, r.env, false, args...).finish(nil); err != nil {
+			return fmt.Errorf("updating the working tree: %w", err)
+		}
+	}
+	return nil
 }
 
 // CreateRef makes ref point at h; it must not exist yet.
@@ -132,12 +199,22 @@ func (r *Repo) DeleteRef(ref string, old Hash) error {
 // the way git interpret-trailers does: in the message's last paragraph,
 // replacing a trailer with the same key.
 func (r *Repo) AddTrailers(file string, trailers [][2]string) error {
-	args := []string{"interpret-trailers", "--in-place", "--if-exists", "replace"}
+	_, err := startGit(r.dir, r.env, false, append(trailerArgs(trailers), "--in-place", file)...).finish(nil)
+	return err
+}
+
+// WithTrailers returns message with trailers set as AddTrailers sets them.
+func (r *Repo) WithTrailers(message string, trailers [][2]string) (string, error) {
+	out, err := startGit(r.dir, r.env, true, trailerArgs(trailers)...).finish([]byte(message))
+	return string(out), err
+}
+
+func trailerArgs(trailers [][2]string) []string {
+	args := []string{"interpret-trailers", "--if-exists", "replace"}
 	for _, t := range trailers {
 		args = append(args, "--trailer", t[0]+": "+t[1])
 	}
-	_, err := startGit(r.dir, r.env, false, append(args, file)...).finish(nil)
-	return err
+	return args
 }
 
 // LineDelta is how a file changed, in lines. Binary files count no lines.
@@ -157,21 +234,7 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 	if err != nil {
 		return nil, err
 	}
-	var deltas []LineDelta
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		f := bytes.SplitN(rec, []byte{'\t'}, 3)
-		if len(f) != 3 {
-			continue
-		}
-		d := LineDelta{Path: string(f[2])}
-		if string(f[0]) == "-" {
-			d.Binary = true
-		} else {
-			fmt.Sscan(string(f[0]), &d.Insertions)
-			fmt.Sscan(string(f[1]), &d.Deletions)
-		}
-		deltas = append(deltas, d)
-	}
+	deltas := parseNumstat(out)
 	for _, p := range bytes.Split(others, []byte{0}) {
 		if len(p) == 0 {
 			continue
@@ -193,6 +256,39 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 	}
 	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
 	return deltas, nil
+}
+
+// TreeDiffStat lists the files that differ between two trees (or commits)
+// with their inserted and deleted lines, in path order. Only the subtrees
+// that differ are read.
+func (r *Repo) TreeDiffStat(from, to Hash) ([]LineDelta, error) {
+	out, err := r.git(context.Background(), nil, "diff-tree", "-r", "-z", "--numstat", "--no-renames", from.String(), to.String(), "--")
+	if err != nil {
+		return nil, err
+	}
+	deltas := parseNumstat(out)
+	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
+	return deltas, nil
+}
+
+// parseNumstat reads git's --numstat -z output (without renames).
+func parseNumstat(out []byte) []LineDelta {
+	var deltas []LineDelta
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		f := bytes.SplitN(rec, []byte{'\t'}, 3)
+		if len(f) != 3 {
+			continue
+		}
+		d := LineDelta{Path: string(f[2])}
+		if string(f[0]) == "-" {
+			d.Binary = true
+		} else {
+			fmt.Sscan(string(f[0]), &d.Insertions)
+			fmt.Sscan(string(f[1]), &d.Deletions)
+		}
+		deltas = append(deltas, d)
+	}
+	return deltas
 }
 
 // readRegular reads a regular file of at most limit bytes; it returns nil

@@ -1,0 +1,240 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// worktreeRepo is a repository with one commit (a.txt, b.txt, dir/c.txt and
+// a .gitignore for *.log), then uncommitted work: a.txt modified and staged,
+// b.txt modified, dir/c.txt deleted, new.txt untracked, build.log ignored.
+func worktreeRepo(t *testing.T) (*testRepo, Hash) {
+	t.Helper()
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	r.write("b.txt", "b\n")
+	r.write("dir/c.txt", "c\n")
+	r.write(".gitignore", "*.log\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "one")
+	head := r.hash("rev-parse", "HEAD")
+	r.write("a.txt", "a2\n")
+	r.git("add", "a.txt")
+	r.write("b.txt", "b2\nmore\n")
+	if err := os.Remove(filepath.Join(r.dir, "dir/c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r.write("new.txt", "new\n")
+	r.write("build.log", "cache\n")
+	return r, head
+}
+
+func (r *testRepo) write(path, content string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func TestCaptureWorktree(t *testing.T) {
+	setEnv(t)
+	r, _ := worktreeRepo(t)
+	status := r.git("status", "--porcelain")
+	repo := r.open()
+	tree, err := repo.CaptureWorktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.git("ls-tree", "-r", "--name-only", tree.String())
+	if want := ".gitignore\na.txt\nb.txt\nnew.txt\n"; got != want {
+		t.Errorf("captured tree lists\n%s\nwant\n%s", got, want)
+	}
+	if got := r.git("show", tree.String()+":b.txt"); got != "b2\nmore\n" {
+		t.Errorf("b.txt in the capture = %q, want the unstaged content", got)
+	}
+	if after := r.git("status", "--porcelain"); after != status {
+		t.Errorf("the capture changed git status:\n%s\nwas\n%s", after, status)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, ".git", "index.lock")); err == nil {
+		t.Error("an index.lock is left behind")
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(r.dir, ".git", "evolve-index-*"))
+	if len(leftovers) > 0 {
+		t.Errorf("temporary indexes left behind: %v", leftovers)
+	}
+}
+
+func TestCaptureWorktreeWithoutIndex(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("x.txt", "x\n")
+	tree, err := r.open().CaptureWorktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("ls-tree", "-r", "--name-only", tree.String()); got != "x.txt\n" {
+		t.Errorf("capture of a repository without commits lists %q", got)
+	}
+}
+
+func TestIsAncestor(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	r.git("checkout", "-q", "-b", "side", cs[0].String())
+	r.git("commit", "-q", "--allow-empty", "-m", "side")
+	side := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	for _, c := range []struct {
+		a, b Hash
+		want bool
+	}{{cs[0], cs[2], true}, {cs[2], cs[2], true}, {cs[2], cs[0], false}, {cs[1], side, false}, {cs[0], side, true}} {
+		got, err := repo.IsAncestor(c.a, c.b)
+		if err != nil || got != c.want {
+			t.Errorf("IsAncestor(%s, %s) = %v, %v; want %v", c.a.Short(), c.b.Short(), got, err, c.want)
+		}
+	}
+	if _, err := repo.IsAncestor(fakeObj(1), cs[0]); err == nil {
+		t.Error("IsAncestor of a missing commit gave no error")
+	}
+}
+
+func TestMoveHead(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	r.git("reset", "-q", "--hard", cs[1].String())
+	repo := r.open()
+	if err := repo.MoveHead(cs[2], cs[0], "test"); !errors.Is(err, ErrRefChanged) {
+		t.Fatalf("MoveHead from a stale value: %v, want ErrRefChanged", err)
+	}
+	if err := repo.MoveHead(cs[2], cs[1], "test: move"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.hash("rev-parse", "refs/heads/main"); got != cs[2] {
+		t.Errorf("main is %s, want %s (HEAD's branch moves)", got.Short(), cs[2].Short())
+	}
+	if got := strings.TrimSpace(r.git("symbolic-ref", "HEAD")); got != "refs/heads/main" {
+		t.Errorf("HEAD is %s after the move, want it still on main", got)
+	}
+	if got := r.git("reflog", "-1", "--format=%gs", "main"); got != "test: move\n" {
+		t.Errorf("the branch's reflog says %q", got)
+	}
+	r.git("checkout", "-q", "-f", "--detach", cs[0].String())
+	if err := repo.MoveHead(cs[1], cs[0], "detached"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.hash("rev-parse", "HEAD"); got != cs[1] {
+		t.Errorf("detached HEAD is %s, want %s", got.Short(), cs[1].Short())
+	}
+	if got := r.hash("rev-parse", "refs/heads/main"); got != cs[2] {
+		t.Errorf("moving a detached HEAD moved main to %s", got.Short())
+	}
+}
+
+func TestResetIndex(t *testing.T) {
+	setEnv(t)
+	r, head := worktreeRepo(t)
+	repo := r.open()
+	tree, err := repo.CaptureWorktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.hash("commit-tree", tree.String(), "-p", head.String(), "-m", "work")
+	r.git("update-ref", "HEAD", c.String())
+	if err := repo.ResetIndex(c); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("status", "--porcelain"); got != "" {
+		t.Errorf("after ResetIndex to a commit of the working tree, git status says\n%s", got)
+	}
+	// The cached stat information of unchanged files is kept: git diff-files
+	// (which does not refresh) sees nothing for them.
+	if got := r.git("diff-files", "--name-only"); strings.Contains(got, ".gitignore") {
+		t.Errorf("ResetIndex dropped the stat information of unchanged files: %q", got)
+	}
+}
+
+func TestResetWorktree(t *testing.T) {
+	setEnv(t)
+	r, head := worktreeRepo(t)
+	r.write(".agents/notes.md", "learned\n")
+	repo := r.open()
+	saved, err := repo.SaveWorktree(head, "saved\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.ResetWorktree(saved, head); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("status", "--porcelain", "--ignored"); got != "!! build.log\n" {
+		t.Errorf("after ResetWorktree to HEAD, git status says\n%s\nwant only the ignored file", got)
+	}
+	for path, want := range map[string]string{"a.txt": "a\n", "b.txt": "b\n", "dir/c.txt": "c\n", "build.log": "cache\n"} {
+		data, err := os.ReadFile(filepath.Join(r.dir, path))
+		if err != nil || string(data) != want {
+			t.Errorf("%s = %q, %v; want %q", path, data, err, want)
+		}
+	}
+	for _, gone := range []string{"new.txt", ".agents/notes.md"} {
+		if _, err := os.Stat(filepath.Join(r.dir, gone)); err == nil {
+			t.Errorf("%s is still there", gone)
+		}
+	}
+	if got := r.git("show", saved.String()+":.agents/notes.md"); got != "learned\n" {
+		t.Errorf("the save lost the untracked file: %q", got)
+	}
+}
+
+func TestWithTrailers(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	repo := r.open()
+	for _, c := range []struct{ msg, want string }{
+		{"subject\n", "subject\n\nEvolve-Cycle: 3\nEvolve-Id: abc\n"},
+		{"subject\n\nbody\n\nSigned-off-by: A <a@b>\n", "subject\n\nbody\n\nSigned-off-by: A <a@b>\nEvolve-Cycle: 3\nEvolve-Id: abc\n"},
+		{"subject\n\nEvolve-Cycle: 2\n", "subject\n\nEvolve-Cycle: 3\nEvolve-Id: abc\n"},
+	} {
+		got, err := repo.WithTrailers(c.msg, [][2]string{{"Evolve-Cycle", "3"}, {"Evolve-Id", "abc"}})
+		if err != nil || got != c.want {
+			t.Errorf("WithTrailers(%q) = %q, %v; want %q", c.msg, got, err, c.want)
+		}
+	}
+}
+
+func TestTreeDiffStat(t *testing.T) {
+	setEnv(t)
+	r, head := worktreeRepo(t)
+	r.write("bin.dat", "\x00\x01")
+	repo := r.open()
+	tree, err := repo.CaptureWorktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deltas, err := repo.TreeDiffStat(head, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range deltas {
+		s := d.Path
+		if d.Binary {
+			s += " binary"
+		} else {
+			s += " +" + strconv.Itoa(d.Insertions) + " -" + strconv.Itoa(d.Deletions)
+		}
+		got = append(got, s)
+	}
+	want := "a.txt +1 -1, b.txt +2 -1, bin.dat binary, dir/c.txt +0 -1, new.txt +1 -0"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("TreeDiffStat = %s\nwant %s", strings.Join(got, ", "), want)
+	}
+}
