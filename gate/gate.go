@@ -1,9 +1,15 @@
-// Package gate decides whether a cycle's work counts. Today that is the
-// substantive-delta rule of the seeds: a cycle whose changes touch only the
-// loop's own bookkeeping (.agents/**, GOALS.yaml, GOALS.md, and paths a
-// project adds) delivered nothing, whatever the agent says.
+// Package gate decides whether a cycle's work counts, by rules the agent
+// cannot talk its way past:
+//   - the substantive-delta rule of the seeds: a cycle whose changes touch
+//     only the loop's own bookkeeping (.agents/**, GOALS.yaml, GOALS.md, and
+//     paths a project adds) delivered nothing, whatever the agent says;
+//   - the regression gate: the project's test commands, then every goal
+//     measured again and compared with its measure before the cycle (a goal
+//     that passed and fails, or a value that moved the wrong way beyond its
+//     tolerance, measured twice before it counts; a skip is unknown, never a
+//     pass).
 //
-// It works on paths and values only; callers read git.
+// It works on paths, goals files and snapshots; callers read git.
 package gate
 
 import (

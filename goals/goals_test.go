@@ -313,3 +313,29 @@ func TestParseNonSubstantive(t *testing.T) {
 		t.Errorf("a bad pattern: %v", err)
 	}
 }
+
+func TestRunGate(t *testing.T) {
+	dir := t.TempDir()
+	g := Gate{Commands: []string{"echo built > out.txt", "grep -q built out.txt && echo tests ok", "exit 4", "echo never > never.txt"},
+		Timeout: 5 * time.Second}
+	res := RunGate(context.Background(), g, dir)
+	if len(res) != 3 {
+		t.Fatalf("RunGate ran %d commands, want 3 (it stops at the first failure): %+v", len(res), res)
+	}
+	if !res[0].Passed || !res[1].Passed || res[1].Output != "tests ok\n" {
+		t.Errorf("the passing commands: %+v", res[:2])
+	}
+	if r := res[2]; r.Passed || r.ExitCode != 4 || r.Reason != "exit status 4" {
+		t.Errorf("the failing command: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "never.txt")); err == nil {
+		t.Error("a command after the failure ran")
+	}
+	hang := RunGate(context.Background(), Gate{Commands: []string{"sleep 30"}, Timeout: 200 * time.Millisecond}, dir)
+	if r := hang[0]; r.Passed || !r.TimedOut || !strings.Contains(r.Reason, "timed out after 200ms") {
+		t.Errorf("a command that hangs: %+v (a timeout does not pass the gate)", r)
+	}
+	if res := RunGate(context.Background(), Gate{Timeout: time.Second}, dir); len(res) != 0 {
+		t.Errorf("no commands: %+v", res)
+	}
+}

@@ -168,61 +168,89 @@ func shell() []string {
 // (the autotools convention).
 const SkipCode = 77
 
+// shellRun is one shell command run to its end or its time limit.
+type shellRun struct {
+	exitCode int // -1 when killed or not started
+	timedOut bool
+	signaled bool
+	err      error // the command could not run
+	duration float64
+	output   string // combined stdout and stderr, as captured (bounded)
+}
+
+// runShell runs command with the shell in dir, within timeout, with extra
+// environment variables. A timeout (or an interrupt through ctx) ends the
+// command and everything it started.
+func runShell(ctx context.Context, command, dir string, timeout time.Duration, env ...string) shellRun {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sh := shell()
+	cmd := exec.CommandContext(ctx, sh[0], append(sh[1:], command)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out := &capture{limit: captureLimit}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	ownGroup(cmd)
+	// A timeout (or an interrupt) ends the command and everything it
+	// started; once the shell has exited, output held open by a child it
+	// left running is not waited for.
+	cmd.Cancel = func() error { killGroup(cmd); return nil }
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	err := cmd.Run()
+	if cmd.Process != nil {
+		killGroup(cmd) // children the command left behind
+	}
+	r := shellRun{output: out.String()}
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == -1 && ctx.Err() != nil {
+		r.timedOut = true // killed by us, not exited
+	} else if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // the shell exited 0; a child held its output
+	}
+	r.duration = math.Round(time.Since(start).Seconds()*1000) / 1000
+	var ee *exec.ExitError
+	switch {
+	case r.timedOut:
+		r.exitCode = -1
+	case err == nil:
+	case errors.As(err, &ee) && ee.ExitCode() == -1:
+		r.exitCode, r.signaled = -1, true
+	case errors.As(err, &ee):
+		r.exitCode = ee.ExitCode()
+	default:
+		r.exitCode, r.err = -1, err
+	}
+	return r
+}
+
 func run(ctx context.Context, g Goal, dir string) Result {
 	r := Result{GoalID: g.ID, Weight: g.Weight, Tags: g.Tags}
 	if g.Continuous != nil {
 		t := g.Continuous.Threshold
 		r.Threshold = &t
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.Timeout)
-	defer cancel()
-	sh := shell()
-	cmd := exec.CommandContext(ctx, sh[0], append(sh[1:], g.Check)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "EVOLVE_GOAL_ID="+g.ID)
-	out := &capture{limit: captureLimit}
-	cmd.Stdout = out
-	cmd.Stderr = out
-	ownGroup(cmd)
-	// A timeout (or an interrupt) ends the check and everything it started;
-	// once the shell has exited, output held open by a child it left
-	// running is not waited for.
-	cmd.Cancel = func() error { killGroup(cmd); return nil }
-	cmd.WaitDelay = time.Second
-	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
-		killGroup(cmd) // children the check left behind
-	}
-	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == -1 && ctx.Err() != nil {
-		r.TimedOut = true // killed by us, not exited
-	} else if errors.Is(err, exec.ErrWaitDelay) {
-		err = nil // the shell exited 0; a child held its output
-	}
-	r.Duration = math.Round(time.Since(start).Seconds()*1000) / 1000
-	r.Output = shorten(out.String())
-	var ee *exec.ExitError
+	sr := runShell(ctx, g.Check, dir, g.Timeout, "EVOLVE_GOAL_ID="+g.ID)
+	r.Duration, r.Output, r.ExitCode = sr.duration, shorten(sr.output), sr.exitCode
 	switch {
-	case r.TimedOut:
-		r.Result, r.ExitCode, r.Reason = Skip, -1, "timed out after "+g.Timeout.String()
+	case sr.timedOut:
+		r.Result, r.TimedOut, r.Reason = Skip, true, "timed out after "+g.Timeout.String()
 		return r
-	case err == nil:
+	case sr.signaled:
+		r.Result, r.Reason = Fail, "killed by a signal"
+		return r
+	case sr.err != nil:
+		r.Result, r.Reason = Fail, sr.err.Error()
+		return r
+	case sr.exitCode == 0:
 		r.Result = Pass
-	case errors.As(err, &ee) && ee.ExitCode() == -1:
-		r.Result, r.ExitCode, r.Reason = Fail, -1, "killed by a signal"
-		return r
-	case errors.As(err, &ee):
-		r.ExitCode = ee.ExitCode()
-		r.Result = Fail
-		if r.ExitCode == SkipCode {
-			r.Result = Skip
-		}
+	case sr.exitCode == SkipCode:
+		r.Result = Skip
 	default:
-		r.Result, r.ExitCode, r.Reason = Fail, -1, err.Error()
-		return r
+		r.Result = Fail
 	}
 	if c := g.Continuous; c != nil && r.Result != Skip {
-		v, ok := ExtractValue(out.String(), c.Value)
+		v, ok := ExtractValue(sr.output, c.Value)
 		if !ok {
 			if r.Result == Pass {
 				r.Result, r.Reason = Fail, "no value in the check's output"
@@ -237,6 +265,45 @@ func run(ctx context.Context, g Goal, dir string) Result {
 		}
 	}
 	return r
+}
+
+// CommandResult is one of the gate's test commands, run.
+type CommandResult struct {
+	Command  string  `json:"command"`
+	Passed   bool    `json:"passed"`
+	ExitCode int     `json:"exit_code"`
+	TimedOut bool    `json:"timed_out,omitempty"`
+	Duration float64 `json:"duration_s"`
+	Reason   string  `json:"reason,omitempty"`
+	Output   string  `json:"output,omitempty"` // shortened
+}
+
+// RunGate runs the gate's test commands in dir, in order, each within the
+// gate's timeout, and stops at the first that does not pass (exit 0). A
+// command that times out does not pass: a gate is a verdict, not a goal
+// that may be unknown.
+func RunGate(ctx context.Context, g Gate, dir string) []CommandResult {
+	var out []CommandResult
+	for _, c := range g.Commands {
+		sr := runShell(ctx, c, dir, g.Timeout)
+		cr := CommandResult{Command: c, Passed: sr.exitCode == 0 && !sr.timedOut && sr.err == nil,
+			ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
+		switch {
+		case sr.timedOut:
+			cr.Reason = "timed out after " + g.Timeout.String()
+		case sr.signaled:
+			cr.Reason = "killed by a signal"
+		case sr.err != nil:
+			cr.Reason = sr.err.Error()
+		case !cr.Passed:
+			cr.Reason = "exit status " + strconv.Itoa(sr.exitCode)
+		}
+		out = append(out, cr)
+		if !cr.Passed || ctx.Err() != nil {
+			break
+		}
+	}
+	return out
 }
 
 // Meets reports whether v is on the good side of the goal's threshold.

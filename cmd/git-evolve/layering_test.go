@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"goals":          {},
 	"setup":          {"gitstore"},
 	"cycle":          {"gitstore", "ledger", "journal", "gate", "revert"},
-	"gate":           {},
+	"gate":           {"goals"},
 	"revert":         {"gitstore"},
 	"journal":        {"ledger"},
 	"ledger":         {},

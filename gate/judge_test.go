@@ -1,0 +1,115 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"git-evolve/goals"
+)
+
+func val(v float64) *float64 { return &v }
+
+func snapshot(results ...goals.Result) *goals.Snapshot {
+	s := &goals.Snapshot{Goals: results}
+	s.Summary = goals.Summarize(results)
+	return s
+}
+
+func TestCompare(t *testing.T) {
+	f := &goals.File{Goals: []goals.Goal{
+		{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}, {ID: "e"}, {ID: "new"},
+		{ID: "cov", Continuous: &goals.Continuous{Threshold: 50, Direction: "higher", Tolerance: 1}},
+		{ID: "lat", Continuous: &goals.Continuous{Threshold: 100, Direction: "lower"}},
+		{ID: "lat-ok", Continuous: &goals.Continuous{Threshold: 100, Direction: "lower", Tolerance: 5}},
+	}}
+	before := snapshot(
+		goals.Result{GoalID: "a", Result: goals.Pass}, goals.Result{GoalID: "b", Result: goals.Pass},
+		goals.Result{GoalID: "c", Result: goals.Fail}, goals.Result{GoalID: "d", Result: goals.Skip},
+		goals.Result{GoalID: "e", Result: goals.Pass},
+		goals.Result{GoalID: "cov", Result: goals.Pass, Value: val(80)}, goals.Result{GoalID: "lat", Result: goals.Pass, Value: val(40)},
+		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(40)})
+	after := snapshot(
+		goals.Result{GoalID: "a", Result: goals.Pass}, goals.Result{GoalID: "b", Result: goals.Fail, ExitCode: 2},
+		goals.Result{GoalID: "c", Result: goals.Pass}, goals.Result{GoalID: "d", Result: goals.Fail},
+		goals.Result{GoalID: "e", Result: goals.Skip}, goals.Result{GoalID: "new", Result: goals.Fail},
+		goals.Result{GoalID: "cov", Result: goals.Pass, Value: val(78.5)}, goals.Result{GoalID: "lat", Result: goals.Pass, Value: val(41)},
+		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(44)})
+	got := map[string]GoalChange{}
+	for _, c := range Compare(f, before, after) {
+		got[c.GoalID] = c
+	}
+	for id, want := range map[string]bool{"a": false, "b": true, "c": false, "d": false, "e": false, "new": false, "cov": true, "lat": true, "lat-ok": false} {
+		if got[id].Regressed != want {
+			t.Errorf("%s: regressed %v, want %v (%+v)", id, got[id].Regressed, want, got[id])
+		}
+	}
+	if r := got["b"].Reason; r != "pass → fail (exit status 2)" {
+		t.Errorf("b: reason %q", r)
+	}
+	if r := got["cov"].Reason; r != "value 80 → 78.5 (higher is better, tolerance 1)" {
+		t.Errorf("cov: reason %q", r)
+	}
+	if r := got["e"].Reason; !strings.Contains(r, "unknown") {
+		t.Errorf("e (pass → skip) should be reported as unknown, not as a regression: %+v", got["e"])
+	}
+	if c := got["new"]; c.Before != "" || c.After != goals.Fail {
+		t.Errorf("a goal not measured before: %+v", c)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	dir := t.TempDir()
+	// flaky fails on its first run only; broken always fails.
+	f := &goals.File{Era: "e", Gate: goals.Gate{Commands: []string{"true"}, Timeout: 5 * time.Second}, Goals: []goals.Goal{
+		{ID: "steady", Check: "true", Weight: 3, Timeout: 5 * time.Second},
+		{ID: "flaky", Check: "if [ -e ran ]; then exit 0; fi; touch ran; exit 1", Weight: 2, Timeout: 5 * time.Second},
+		{ID: "broken", Check: "exit 1", Weight: 1, Timeout: 5 * time.Second},
+		{ID: "was-failing", Check: "exit 1", Weight: 1, Timeout: 5 * time.Second},
+	}}
+	before := snapshot(goals.Result{GoalID: "steady", Result: goals.Pass}, goals.Result{GoalID: "flaky", Result: goals.Pass},
+		goals.Result{GoalID: "broken", Result: goals.Pass}, goals.Result{GoalID: "was-failing", Result: goals.Fail})
+	v := Judge(context.Background(), f, before, goals.Options{Dir: dir})
+	if !v.CommandsPassed() {
+		t.Fatalf("gate commands: %+v", v.Commands)
+	}
+	reg := v.Regressed()
+	if len(reg) != 1 || reg[0].GoalID != "broken" || !reg[0].Rechecked {
+		t.Errorf("regressed %+v, want broken alone, rechecked", reg)
+	}
+	for _, c := range v.Changes {
+		if c.GoalID == "flaky" && (!c.Flaky || !c.Rechecked || c.Regressed || c.After != goals.Pass) {
+			t.Errorf("flaky: %+v, want a pass on its second run", c)
+		}
+		if c.GoalID == "was-failing" && (c.Rechecked || c.Regressed) {
+			t.Errorf("a goal that failed before is not a regression: %+v", c)
+		}
+	}
+	if s := v.After.Summary; s.Passing != 2 || s.Failing != 2 {
+		t.Errorf("after summary %+v: the re-run result must replace the first", s)
+	}
+	if got := v.Text(); got != "FAIL: regressed broken" {
+		t.Errorf("Text() = %q", got)
+	}
+	if !v.Regression() {
+		t.Error("Regression() is false with a regressed goal")
+	}
+
+	// A failing test command is a regression on its own, and names itself.
+	f.Gate.Commands = []string{"exit 3"}
+	f.Goals = f.Goals[:1]
+	v = Judge(context.Background(), f, before, goals.Options{Dir: dir})
+	if !v.Regression() || v.Text() != "FAIL: `exit 3` exit status 3" {
+		t.Errorf("failing gate command: regression %v, text %q", v.Regression(), v.Text())
+	}
+	f.Gate.Commands = nil
+	if v := Judge(context.Background(), f, before, goals.Options{Dir: dir}); v.Regression() || v.Text() != "PASS" {
+		t.Errorf("no commands, a passing goal: %q", v.Text())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err != nil {
+		t.Error("the flaky check never ran")
+	}
+}
