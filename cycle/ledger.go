@@ -36,6 +36,7 @@ type Ledger struct {
 	journal  *journal.Journal
 	stateDir string
 	now      func() time.Time
+	dieAt    string // DieAt
 }
 
 // Open returns the ledger of repo. now is the clock records are stamped with.

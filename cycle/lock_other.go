@@ -31,3 +31,21 @@ func lockFile(path string) (unlock func(), err error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// tryLockFile takes the lock on path if no one holds it; ok is false when
+// someone does.
+func tryLockFile(path string) (unlock func(), ok bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, false, err
+	}
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot lock %s: %w", lock, err)
+	}
+	f.Close()
+	return func() { os.Remove(lock) }, true, nil
+}

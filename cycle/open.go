@@ -32,6 +32,8 @@ type OpenCycle struct {
 	// GoalsRef: the ruler the cycle is judged by, even if it was never
 	// committed.
 	Goals string `json:"goals,omitempty"`
+	// Finish is the finish under way, once the cycle's work is judged.
+	Finish *Finishing `json:"finish,omitempty"`
 }
 
 // GoalsRef keeps the goals file a cycle started with.
@@ -68,10 +70,11 @@ func (l *Ledger) Current() (*OpenCycle, error) {
 	return &c, nil
 }
 
-// StartError is a cycle that cannot start, with why.
-type StartError struct{ Msg, Hint string }
+// Refusal is a cycle command that cannot go on in the state the cycle or
+// the repository is in: what is wrong and what to do. Nothing was changed.
+type Refusal struct{ Msg, Hint string }
 
-func (e *StartError) Error() string { return e.Msg }
+func (e *Refusal) Error() string { return e.Msg }
 
 // StartCycle opens a cycle in this worktree on HEAD: it refuses while a
 // cycle is open here or git has a merge or rebase in progress, takes the
@@ -80,11 +83,11 @@ func (e *StartError) Error() string { return e.Msg }
 // a stable id. era and before are the goals' era and measurement.
 func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.RawMessage) (*OpenCycle, error) {
 	if what := l.repo.InProgress(); what != "" {
-		return nil, &StartError{"git has " + what + " in progress in this worktree", "finish or abort it first"}
+		return nil, &Refusal{"git has " + what + " in progress in this worktree", "finish or abort it first"}
 	}
 	head, err := l.repo.ResolveCommits("HEAD")
 	if err != nil {
-		return nil, &StartError{"there is no commit to start a cycle from", "commit first"}
+		return nil, &Refusal{"there is no commit to start a cycle from", "commit first"}
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
 		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before}
@@ -95,7 +98,7 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 	defer unlock()
 	// Under the lock, so that two starts in one worktree cannot both pass.
 	if open, err := l.Current(); err == nil {
-		return nil, &StartError{fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
+		return nil, &Refusal{fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
 			"see it with 'git evolve cycle status'; drop it with 'git evolve cycle abort'"}
 	} else if !errors.Is(err, ErrNoOpenCycle) {
 		return nil, err
@@ -135,11 +138,39 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 		}
 		c.Goals = blob.String()
 	}
-	data, _ := json.MarshalIndent(c, "", "  ")
-	if err := writeFileAtomic(l.openPath(), append(data, '\n')); err != nil {
+	if err := l.saveOpen(c); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// saveOpen writes the open cycle's file (atomically: a crash leaves the
+// old content or the new).
+func (l *Ledger) saveOpen(c *OpenCycle) error {
+	data, _ := json.MarshalIndent(c, "", "  ")
+	return writeFileAtomic(l.openPath(), append(data, '\n'))
+}
+
+// removeOpen removes the open cycle's file: the worktree has no open cycle.
+func (l *Ledger) removeOpen() error {
+	if err := os.Remove(l.openPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// lockWorktree keeps other finishes and aborts of this worktree's cycle
+// out while one runs (a finish may run the gate for minutes: a second one
+// is refused at once, not made to wait).
+func (l *Ledger) lockWorktree() (unlock func(), err error) {
+	unlock, ok, err := tryLockFile(filepath.Join(l.repo.GitDir(), "evolve", "cycle.lock"))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &Refusal{"another git evolve is finishing or aborting this worktree's cycle", "wait for it to end, or look at it with git evolve cycle status"}
+	}
+	return unlock, nil
 }
 
 // AbortCycle closes this worktree's open cycle without a productive
@@ -148,6 +179,11 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 // cycle goes to the journal as unchanged and aborted. Nothing in the
 // working tree changes.
 func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
+	wunlock, err := l.lockWorktree()
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
+	defer wunlock()
 	c, err := l.Current()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
@@ -155,6 +191,12 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	head, err := l.repo.ResolveCommits("HEAD")
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
+	}
+	if f := c.Finish; f != nil && f.Commit != "" {
+		if moved, err := l.repo.IsAncestor(mustParse(f.Commit), head[0]); err != nil || moved {
+			return nil, gitstore.ZeroHash, &Refusal{fmt.Sprintf("cycle %d is finishing (%s): it can no longer be aborted", c.Cycle, f.State(head[0])),
+				"complete it with git evolve cycle finish"}
+		}
 	}
 	// An abort that was interrupted after its record keeps the save that
 	// record names: saving again would leave the record pointing at a
@@ -197,7 +239,7 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	if g, err := gitstore.ParseHash(c.Goals); err == nil {
 		_ = l.repo.DeleteRef(GoalsRef(c.ID), g)
 	}
-	if err := os.Remove(l.openPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := l.removeOpen(); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
 	return c, saved, nil
@@ -236,6 +278,11 @@ func hasID(recs []ledger.Record, id string) bool {
 		}
 	}
 	return false
+}
+
+func mustParse(s string) gitstore.Hash {
+	h, _ := gitstore.ParseHash(s)
+	return h
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -1,6 +1,9 @@
 package gitstore
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // SpliceTree returns a tree that is base with its root entries named in
 // names taken from from instead: replaced by from's entry of that name, or
@@ -35,4 +38,43 @@ func (r *Repo) SpliceTree(base, from Hash, names ...string) (Hash, error) {
 		return ZeroHash, fmt.Errorf("writing the spliced tree: %w", err)
 	}
 	return h, nil
+}
+
+// TreeFile returns the blob at path (slash-separated, from the root) in a
+// tree or in a commit's tree; ok is false when there is no file there.
+func (r *Repo) TreeFile(treeOrCommit Hash, path string) (blob Hash, ok bool, err error) {
+	tree := treeOrCommit
+	if _, typ, data, err := r.object(treeOrCommit.String()); err != nil {
+		return ZeroHash, false, err
+	} else if typ == commitType {
+		ci, err := parseCommit(treeOrCommit, data)
+		if err != nil {
+			return ZeroHash, false, err
+		}
+		tree = ci.Tree
+	}
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		entries, err := r.readTree(tree)
+		if err != nil {
+			return ZeroHash, false, err
+		}
+		found := false
+		for _, e := range entries {
+			if e.name != name {
+				continue
+			}
+			if last := i == len(parts)-1; last != e.dir {
+				if last {
+					return e.hash, true, nil
+				}
+				tree, found = e.hash, true
+			}
+			break
+		}
+		if !found {
+			return ZeroHash, false, nil
+		}
+	}
+	return ZeroHash, false, nil
 }

@@ -109,7 +109,19 @@ func (e *env) color() bool {
 	if e.getenv("NO_COLOR") != "" || e.getenv("TERM") == "dumb" {
 		return false
 	}
-	f, ok := e.stdout.(*os.File)
+	return terminal(e.stdout)
+}
+
+// progress prints what a long command is doing on stderr, as git does:
+// only when stderr is a terminal.
+func (e *env) progress(msg string) {
+	if terminal(e.stderr) {
+		fmt.Fprintf(e.stderr, "git-evolve: %s…\n", msg)
+	}
+}
+
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}

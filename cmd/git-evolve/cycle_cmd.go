@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 type cycleCmd struct {
 	Start  cycleStartCmd  `cmd:"" help:"Open a cycle: measure the goals, take the next number, name the target."`
 	Status cycleStatusCmd `cmd:"" help:"Show the open cycle: its start, how long it has run, what it has changed."`
+	Finish cycleFinishCmd `cmd:"" help:"Judge the open cycle's work: commit it, or revert it when a goal regressed, and record the cycle."`
 	Abort  cycleAbortCmd  `cmd:"" help:"Close the open cycle without a productive record, saving its work first."`
 }
 
@@ -77,10 +77,6 @@ func (c *cycleStartCmd) Run(e *env) error {
 		return err
 	}
 	open, err := l.StartCycle(target, f.Era, data, beforeJSON)
-	var se *cycle.StartError
-	if errors.As(err, &se) {
-		return &usageError{msg: se.Msg, hint: se.Hint}
-	}
 	if err != nil {
 		return err
 	}
@@ -145,7 +141,20 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		changed = append(changed, d.Path)
 		byPath[d.Path] = d
 	}
-	substantive := gate.Substantive(changed, nonSubstantive(e)...)
+	var extra []string
+	if f, _, err := l.CycleGoals(open); err == nil {
+		extra = f.NonSubstantive // the ruler the cycle is judged by
+	}
+	substantive := gate.Substantive(changed, extra...)
+	var finishing string
+	if open.Finish != nil {
+		head, _ := l.Repo().ResolveCommits("HEAD")
+		var h gitstore.Hash
+		if len(head) > 0 {
+			h = head[0]
+		}
+		finishing = open.Finish.State(h)
+	}
 	ins, del := 0, 0
 	for _, p := range substantive {
 		ins += byPath[p].Insertions
@@ -156,13 +165,21 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		elapsed = e.now().Sub(t).Seconds()
 	}
 	if c.JSON {
-		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"open": true, "cycle": open.Cycle, "id": open.ID,
+		out := map[string]any{"open": true, "cycle": open.Cycle, "id": open.ID,
 			"target": open.Target, "start": open.Start, "started_at": open.StartedAt, "elapsed_s": elapsed,
-			"changed": nonNil(changed), "substantive": nonNil(substantive), "insertions": ins, "deletions": del}))
+			"changed": nonNil(changed), "substantive": nonNil(substantive), "insertions": ins, "deletions": del}
+		if open.Finish != nil {
+			out["finishing"] = map[string]any{"state": finishing, "result": open.Finish.Result, "commit": open.Finish.Commit, "saved": open.Finish.Saved}
+		}
+		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
 		return err
 	}
 	fmt.Fprintf(e.stdout, "cycle %d (id %s): target %s\n", open.Cycle, open.ID, open.Target)
 	fmt.Fprintf(e.stdout, "started %s on %s, %s ago\n", open.StartedAt, open.Start[:7], time.Duration(elapsed*float64(time.Second)).Round(time.Second))
+	if open.Finish != nil {
+		fmt.Fprintf(e.stdout, "finishing: %s\n", finishing)
+		fmt.Fprintf(e.stdout, "  (git evolve cycle finish completes it)\n")
+	}
 	fmt.Fprintf(e.stdout, "changed since the start: %d file(s), %d substantive (+%d -%d lines)\n", len(changed), len(substantive), ins, del)
 	for _, p := range substantive {
 		if d := byPath[p]; d.Binary {
@@ -175,25 +192,6 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "  (and %d in .agents/**, the goals files or non_substantive paths)\n", len(changed)-len(substantive))
 	}
 	return nil
-}
-
-// nonSubstantive is the goals file's non_substantive paths, when there is a
-// goals file that reads (the defaults alone otherwise).
-func nonSubstantive(e *env) []string {
-	var g goalsFile
-	path, err := g.path(e)
-	if err != nil {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	f, err := goals.Parse(goals.FileName, data)
-	if err != nil {
-		return nil
-	}
-	return f.NonSubstantive
 }
 
 func nonNil(s []string) []string {

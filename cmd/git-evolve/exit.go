@@ -44,6 +44,13 @@ type integrityError struct{ msg string }
 
 func (e *integrityError) Error() string { return e.msg }
 
+// recoverable is a command that did its job and ended with a recoverable
+// failure (a cycle regressed and was reverted): exit 3, reported without
+// "error:".
+type recoverable struct{ msg string }
+
+func (e *recoverable) Error() string { return e.msg }
+
 // hinted carries advice to print after the error.
 type hinted struct {
 	err  error
@@ -62,14 +69,17 @@ func exitCode(err error) int {
 		ue *usageError
 		ie *cycle.InputError
 		ge *integrityError
+		rf *cycle.Refusal
 	)
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &ie), errors.As(err, new(*problemsError)):
+	case errors.As(err, &pe), errors.As(err, &ue), errors.As(err, &ie), errors.As(err, &rf), errors.As(err, new(*problemsError)):
 		return exitUsage
 	case errors.As(err, &ge):
 		return exitIntegrity
+	case errors.As(err, new(*recoverable)):
+		return exitRecoverable
 	}
 	return exitRuntime
 }
@@ -77,6 +87,10 @@ func exitCode(err error) int {
 // report prints err as `git-evolve: error: …` with any hints.
 func report(w io.Writer, err error) {
 	msg := err.Error()
+	if errors.As(err, new(*recoverable)) {
+		fmt.Fprintf(w, "git-evolve: %s\n", msg)
+		return
+	}
 	var ie *cycle.InputError
 	if errors.As(err, &ie) && ie.Field != "" {
 		msg = flagFor(ie.Field) + ": " + ie.Msg
@@ -92,7 +106,7 @@ func report(w io.Writer, err error) {
 			}
 		}
 		defer fmt.Fprintf(w, "git-evolve: hint: fix them (git evolve goals validate lists them); see git evolve goals validate -h for the schema\n")
-	} else if !errors.As(err, &ve) || !ve.verbatim {
+	} else if (!errors.As(err, &ve) || !ve.verbatim) && !strings.HasPrefix(msg, "No goals to measure") {
 		msg = lowerFirst(msg)
 	}
 	fmt.Fprintf(w, "git-evolve: error: %s\n", msg)
@@ -103,6 +117,10 @@ func report(w io.Writer, err error) {
 	var ue *usageError
 	if errors.As(err, &ue) && ue.hint != "" {
 		fmt.Fprintf(w, "git-evolve: hint: %s\n", ue.hint)
+	}
+	var rf *cycle.Refusal
+	if errors.As(err, &rf) && rf.Hint != "" {
+		fmt.Fprintf(w, "git-evolve: hint: %s\n", rf.Hint)
 	}
 	if errors.Is(err, gitstore.ErrNotRepository) {
 		fmt.Fprintf(w, "git-evolve: hint: run it inside a git repository, or name one with -C <path>\n")

@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"fitness":        {"gitstore", "goals"},
 	"goals":          {},
 	"setup":          {"gitstore"},
-	"cycle":          {"gitstore", "ledger", "journal", "gate", "revert"},
+	"cycle":          {"gitstore", "ledger", "journal", "gate", "revert", "goals"},
 	"gate":           {"goals"},
 	"revert":         {"gitstore"},
 	"journal":        {"ledger"},

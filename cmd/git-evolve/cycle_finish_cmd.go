@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"git-evolve/cycle"
+	"git-evolve/fitness"
+	"git-evolve/gitstore"
+	"git-evolve/goals"
+	"git-evolve/ledger"
+)
+
+type cycleFinishCmd struct {
+	Message string `short:"m" help:"The message of the commit that delivers the work (default: one that says what the cycle did); the cycle's trailers are added." placeholder:"MSG"`
+	JSON    bool   `name:"json" help:"Print {cycle, id, target, result, commit, saved, resumed, record, verdict}."`
+}
+
+func (cycleFinishCmd) Help() string {
+	return `Takes the working tree, committed and uncommitted (untracked files too,
+ignored ones not), as the cycle's work, and judges it:
+
+ 1. Without a change outside .agents/**, GOALS.yaml, GOALS.md and the goals
+    file's non_substantive paths, the cycle is unchanged: it goes to the local
+    journal and nothing is committed.
+ 2. Otherwise the gate runs, with the goals file as it was when the cycle
+    started: the gate's test commands, then every goal. A goal that passed
+    and fails now, or a continuous value that moved the wrong way beyond its
+    tolerance, is measured once more before it counts; a skip is never a
+    pass.
+ 3. No regression: the work is committed (with -m or a default message) with
+    the trailers Evolve-Cycle, Evolve-Id, Evolve-Target and Evolve-Result,
+    and the record becomes a note on that commit. The result is improved.
+ 4. A regression: the working tree is saved as a commit under
+    refs/evolve/cycles/<id>/regressed, then one commit on top of HEAD
+    reverts the cycle's whole range (its tree is the start's, with .agents/**
+    as the cycle left it) with the trailers and Evolve-Reverts; the index and
+    the working tree are brought to it (ignored files are left alone), and
+    the record, naming the goals that regressed, becomes a note on it. The
+    result is regressed and the exit code is 3.
+
+The commits are written directly, as git stash writes its own: commit hooks
+do not run. A finish that is interrupted or killed is completed by the next
+git evolve cycle finish; git evolve cycle status says how far it came.`
+}
+
+func (c *cycleFinishCmd) Run(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	if step := e.getenv("GIT_EVOLVE_TEST_DIE_AT"); step != "" {
+		l.DieAt(step) // tests of an interrupted finish
+	}
+	if open, err := l.Current(); err == nil && open.Finish != nil {
+		head, _ := l.Repo().ResolveCommits("HEAD")
+		var h gitstore.Hash
+		if len(head) > 0 {
+			h = head[0]
+		}
+		fmt.Fprintf(e.stderr, "git-evolve: completing the finish of cycle %d, %s\n", open.Cycle, open.Finish.State(h))
+		if c.Message != "" && c.Message != open.Finish.Message {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: -m is ignored: the finish under way keeps the message it started with\n")
+		}
+	}
+	res, err := l.Finish(e.ctx, cycle.FinishOptions{Message: c.Message, Progress: e.progress})
+	switch {
+	case errors.Is(err, cycle.ErrNoOpenCycle):
+		return &usageError{msg: "no cycle is open in this worktree: nothing to finish", hint: "open one with git evolve cycle start"}
+	case errors.Is(err, cycle.ErrInterrupted):
+		return err
+	case err != nil:
+		return err
+	}
+	f := res.Cycle.Finish
+	if f.GoalsEdited {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the cycle changed %s: it was judged by the goals file as it was when the cycle started, and its record says so\n", goals.FileName)
+	}
+	saveAfterSnapshot(e, l.Repo(), res)
+	if c.JSON {
+		out := map[string]any{"cycle": res.Cycle.Cycle, "id": res.Cycle.ID, "target": res.Cycle.Target, "result": res.Result,
+			"resumed": res.Resumed, "record": json.RawMessage(res.Record.Marshal())}
+		if !res.Commit.IsZero() {
+			out["commit"] = res.Commit.String()
+		}
+		if !res.Saved.IsZero() {
+			out["saved"] = res.Saved.String()
+		}
+		if res.Verdict != nil {
+			out["verdict"] = res.Verdict
+		}
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
+	} else if err := printFinish(e, l, res); err != nil {
+		return err
+	}
+	if res.Result == ledger.Regressed {
+		return &recoverable{msg: fmt.Sprintf("cycle %d regressed: its work is reverted by %s and saved as %s", res.Cycle.Cycle, res.Commit.Short(), res.Saved.Short())}
+	}
+	return nil
+}
+
+func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
+	c, f := res.Cycle, res.Cycle.Finish
+	w := bufio.NewWriter(e.stdout)
+	if res.Result == ledger.Unchanged {
+		fmt.Fprintf(w, "cycle %d (target %s): unchanged: nothing changed outside .agents/**, the goals files and the non_substantive paths\n", c.Cycle, c.Target)
+		fmt.Fprintf(w, "recorded in the local journal; nothing was committed\n")
+		return w.Flush()
+	}
+	fmt.Fprintf(w, "cycle %d (target %s): %s\n", c.Cycle, c.Target, res.Result)
+	fmt.Fprintf(w, "  changed: %d file(s), +%d -%d lines\n", f.Delta.Files, f.Delta.Insertions, f.Delta.Deletions)
+	if v := res.Verdict; v != nil {
+		for _, cr := range v.Commands {
+			status := "passed"
+			if !cr.Passed {
+				status = "failed: " + cr.Reason
+			}
+			fmt.Fprintf(w, "  gate: %s %s (%.1fs)\n", cr.Command, status, cr.Duration)
+		}
+		for _, ch := range v.Changes {
+			switch {
+			case ch.Regressed:
+				fmt.Fprintf(w, "  regressed: %s: %s\n", ch.GoalID, ch.Reason)
+			case ch.Flaky:
+				fmt.Fprintf(w, "  flaky: %s failed, then passed when measured again\n", ch.GoalID)
+			case ch.Reason != "":
+				fmt.Fprintf(w, "  unknown: %s: %s\n", ch.GoalID, ch.Reason)
+			}
+		}
+	}
+	if b, ok := beforeCounts(c); ok {
+		fmt.Fprintf(w, "  goals: %d → %d passing of %d, score %.1f → %.1f\n", b.Passing, f.Passing, f.Total, b.Score, f.Score)
+	} else {
+		fmt.Fprintf(w, "  goals: %d passing of %d, score %.1f\n", f.Passing, f.Total, f.Score)
+	}
+	subject := ""
+	if ci, err := l.Repo().Commit(res.Commit); err == nil {
+		subject = ci.Subject()
+	}
+	if res.Result == ledger.Regressed {
+		fmt.Fprintf(w, "saved the working tree as %s (%s)\n", res.Saved.Short(), strings.TrimPrefix(cycle.RegressedRef(c.ID), "refs/"))
+		fmt.Fprintf(w, "reverted %s..%s with %s %q; the record is a note on it\n", c.Start[:7], f.Head[:7], res.Commit.Short(), subject)
+	} else {
+		fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
+	}
+	return w.Flush()
+}
+
+func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
+	var s goals.Snapshot
+	if err := json.Unmarshal(c.Before, &s); err != nil || s.Summary.Total == 0 {
+		return goals.Summary{}, false
+	}
+	return s.Summary, true
+}
+
+// saveAfterSnapshot stores the goals measured by the gate in git, on the
+// commit whose tree they measured: the delivered commit, or the saved work
+// of a regressed cycle. A failure is a warning: the record is written.
+func saveAfterSnapshot(e *env, repo *gitstore.Repo, res *cycle.FinishResult) {
+	if res.Verdict == nil {
+		return
+	}
+	on := res.Commit
+	if res.Result == ledger.Regressed {
+		on = res.Saved
+	}
+	snap := *res.Verdict.After
+	snap.GitSHA = on.String()
+	if err := fitness.Save(repo, on, fitness.KindSnapshot, &snap); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured by the gate were not stored: %v\n", err)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package cycle
+
+import "os"
+
+func killSelf() { os.Exit(137) }

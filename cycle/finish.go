@@ -1,0 +1,607 @@
+package cycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"git-evolve/gate"
+	"git-evolve/gitstore"
+	"git-evolve/goals"
+	"git-evolve/ledger"
+	"git-evolve/revert"
+)
+
+// RegressedRef is where the working tree of a cycle that regressed is
+// kept (committed or not, untracked files included) before the revert.
+func RegressedRef(id string) string { return "refs/evolve/cycles/" + id + "/regressed" }
+
+// Finishing is a finish under way, kept in the open cycle's file: the
+// verdict, decided once, and how far acting on it has come. A finish that
+// was interrupted resumes from here and never judges again, so a cycle is
+// recorded once, with the verdict its work was given.
+type Finishing struct {
+	Result   string  `json:"result"`    // improved, regressed or unchanged
+	Head     string  `json:"head"`      // HEAD when the work was judged
+	Tree     string  `json:"tree"`      // the working tree judged
+	JudgedAt string  `json:"judged_at"` // the record's timestamp
+	Message  string  `json:"message,omitempty"`
+	Gate     string  `json:"gate,omitempty"`
+	Passing  int     `json:"goals_passing"`
+	Total    int     `json:"goals_total"`
+	Score    float64 `json:"score"`
+	Delta    Delta   `json:"delta"`
+	// GoalsEdited says the cycle changed the goals file: it was judged by
+	// the file as it was at the start all the same.
+	GoalsEdited bool              `json:"goals_edited,omitempty"`
+	Regressed   []gate.GoalChange `json:"regressed,omitempty"`
+	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
+	Saved string `json:"saved,omitempty"`
+	// Commit is the commit the finish made: the delivered commit of an
+	// improved cycle, the revert of a regressed one. It is written here
+	// before HEAD moves to it.
+	Commit string `json:"commit,omitempty"`
+	// CheckedOut says the index (and, for a revert, the working tree) has
+	// been brought to Commit.
+	CheckedOut bool `json:"checked_out,omitempty"`
+}
+
+// Delta is the substantive part of a cycle's work: files changed outside
+// the non-substantive paths, and their lines.
+type Delta struct {
+	Files      int      `json:"files"`
+	Insertions int      `json:"insertions"`
+	Deletions  int      `json:"deletions"`
+	Paths      []string `json:"paths,omitempty"`
+}
+
+// State says in words how far a finish has come, for cycle status.
+func (f *Finishing) State(head gitstore.Hash) string {
+	switch {
+	case f.Result == ledger.Unchanged:
+		return "judged unchanged (no substantive change); the record is not written yet"
+	case f.Result == ledger.Regressed && f.Saved == "":
+		return "judged regressed; nothing is saved or reverted yet"
+	case f.Commit == "":
+		if f.Result == ledger.Regressed {
+			return "judged regressed; the work is saved as " + short(f.Saved) + ", the revert is not made yet"
+		}
+		return "judged improved; the commit is not made yet"
+	case head.String() != f.Commit:
+		return fmt.Sprintf("judged %s; commit %s is made, HEAD is not moved to it yet", f.Result, short(f.Commit))
+	case !f.CheckedOut && f.Result == ledger.Regressed:
+		return "judged regressed; HEAD is on the revert " + short(f.Commit) + ", the working tree is not reset yet"
+	}
+	return fmt.Sprintf("judged %s; HEAD is on %s, the record is not written yet", f.Result, short(f.Commit))
+}
+
+func short(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
+}
+
+// FinishOptions change what Finish does.
+type FinishOptions struct {
+	// Message is the delivered commit's message (a default is written
+	// when it is empty); the cycle's trailers are added to it.
+	Message string
+	// Progress, when set, is told what the finish is doing.
+	Progress func(string)
+}
+
+// FinishResult is what Finish did.
+type FinishResult struct {
+	Cycle  *OpenCycle
+	Result string
+	// Commit is the commit the record is on: the delivered commit
+	// (improved), the revert (regressed); zero for unchanged.
+	Commit gitstore.Hash
+	// Saved is a regressed cycle's working tree, kept by RegressedRef.
+	Saved gitstore.Hash
+	// Verdict is the gate's verdict; nil for an unchanged cycle and for a
+	// finish that resumed after an interruption (it was judged before).
+	Verdict *gate.Verdict
+	Record  ledger.Record
+	Resumed bool
+}
+
+// ErrInterrupted is returned by Finish when ctx was cancelled while the
+// gate ran: nothing was stored and the cycle is still open.
+var ErrInterrupted = errors.New("interrupted while the gate ran: nothing was stored, the cycle is still open")
+
+// Finish closes this worktree's open cycle with the verdict of its work.
+// The work is the working tree, committed or not (untracked files
+// included, ignored ones not). Without a substantive change the cycle is
+// unchanged: it goes to the journal and nothing is committed. Otherwise the
+// gate runs with the goals file the cycle started with; without a
+// regression the work is committed with the cycle's trailers and the record
+// becomes a note on that commit (improved); with one the working tree is
+// saved under RegressedRef, one commit on top of HEAD reverts the cycle's
+// whole range (keeping .agents/**), the index and the working tree are
+// brought to it, and the record becomes a note on it (regressed).
+//
+// The verdict is kept in the open cycle's file before anything moves, and
+// every later step is redone safely, so a finish that was killed is
+// completed by the next Finish. It returns a *Refusal when the cycle or the
+// repository is in no state to finish, ErrNoOpenCycle, or ErrInterrupted.
+func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult, error) {
+	unlock, err := l.lockWorktree()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, err := l.Current()
+	if err != nil {
+		return nil, err
+	}
+	if what := l.repo.InProgress(); what != "" {
+		return nil, &Refusal{"git has " + what + " in progress in this worktree", "finish or abort it first, then run git evolve cycle finish again"}
+	}
+	head, err := l.repo.ResolveCommits("HEAD")
+	if err != nil {
+		return nil, err
+	}
+	res := &FinishResult{Cycle: c, Resumed: c.Finish != nil}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if c.Finish == nil {
+		if err := l.judge(ctx, c, head[0], opts, progress, res); err != nil {
+			return nil, err
+		}
+	}
+	f := c.Finish
+	res.Result = f.Result
+	switch f.Result {
+	case ledger.Unchanged:
+		err = l.finishUnchanged(c, res)
+	case ledger.Improved:
+		err = l.finishImproved(c, res)
+	case ledger.Regressed:
+		err = l.finishRegressed(c, res)
+	default:
+		err = fmt.Errorf("%s: unknown result %q in the finish under way", l.openPath(), f.Result)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// judge decides the verdict of the cycle's work and keeps it in the open
+// cycle's file.
+func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, opts FinishOptions, progress func(string), res *FinishResult) error {
+	start, err := gitstore.ParseHash(c.Start)
+	if err != nil {
+		return fmt.Errorf("%s: bad start %q", l.openPath(), c.Start)
+	}
+	if ok, err := l.repo.IsAncestor(start, head); err != nil {
+		return err
+	} else if !ok {
+		return &Refusal{fmt.Sprintf("HEAD (%s) is no longer a descendant of cycle %d's start %s", head.Short(), c.Cycle, start.Short()),
+			"check out the branch the cycle worked on and finish again, or close the cycle with git evolve cycle abort (its work is saved)"}
+	}
+	ruler, data, err := l.CycleGoals(c)
+	if err != nil {
+		return err
+	}
+	top, err := l.repo.WorkTree()
+	if err != nil {
+		return err
+	}
+	progress("saving the working tree")
+	tree, err := l.repo.CaptureWorktree()
+	if err != nil {
+		return err
+	}
+	deltas, err := l.repo.TreeDiffStat(start, tree)
+	if err != nil {
+		return err
+	}
+	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message}
+	f.Delta = substantiveDelta(deltas, ruler.NonSubstantive)
+	if c.Goals != "" {
+		blob, ok, err := l.repo.TreeFile(tree, goals.FileName)
+		if err != nil {
+			return err
+		}
+		f.GoalsEdited = !ok || blob.String() != c.Goals
+	}
+	if f.Delta.Files == 0 {
+		f.Result = ledger.Unchanged
+	} else {
+		if ok, err := goals.TrustAt(l.stateDir).Trusted(goals.Digest(data)); err != nil {
+			return err
+		} else if !ok {
+			return &Refusal{fmt.Sprintf("the goals file cycle %d started with (sha256 %s) is not trusted on this machine", c.Cycle, goals.Digest(data)[:12]),
+				"read it (git cat-file -p " + short(c.Goals) + "), then trust it with git evolve trust"}
+		}
+		var before goals.Snapshot
+		if len(c.Before) > 0 {
+			if err := json.Unmarshal(c.Before, &before); err != nil {
+				return fmt.Errorf("%s: the goals measured at the start do not parse: %v", l.openPath(), err)
+			}
+		}
+		progress("running the gate")
+		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now})
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		res.Verdict = v
+		f.Result = ledger.Improved
+		if v.Regression() {
+			f.Result = ledger.Regressed
+			f.Regressed = v.Regressed()
+		}
+		f.Gate = v.Text()
+		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
+	}
+	c.Finish = f
+	if err := l.saveOpen(c); err != nil {
+		return err
+	}
+	l.die("judged")
+	return nil
+}
+
+// substantiveDelta keeps the changes outside the non-substantive paths.
+func substantiveDelta(deltas []gitstore.LineDelta, extra []string) Delta {
+	paths := make([]string, len(deltas))
+	for i, d := range deltas {
+		paths[i] = d.Path
+	}
+	keep := map[string]bool{}
+	for _, p := range gate.Substantive(paths, extra...) {
+		keep[p] = true
+	}
+	var d Delta
+	for _, x := range deltas {
+		if keep[x.Path] {
+			d.Files++
+			d.Insertions += x.Insertions
+			d.Deletions += x.Deletions
+			d.Paths = append(d.Paths, x.Path)
+		}
+	}
+	return d
+}
+
+// CycleGoals returns the goals file cycle c is judged by: the one it
+// started with (kept by GoalsRef), or, for a cycle opened without one, the
+// goals file of its start commit. The error says "No goals to measure" when
+// there is none.
+func (l *Ledger) CycleGoals(c *OpenCycle) (*goals.File, []byte, error) {
+	var data []byte
+	if h, err := gitstore.ParseHash(c.Goals); err == nil {
+		if data, err = l.repo.ReadBlob(h); err != nil {
+			return nil, nil, &Refusal{fmt.Sprintf("No goals to measure: the goals file cycle %d started with is gone (%s): %v", c.Cycle, GoalsRef(c.ID), err),
+				"close the cycle with git evolve cycle abort and start another"}
+		}
+	} else {
+		start, _ := gitstore.ParseHash(c.Start)
+		blob, ok, err := l.repo.TreeFile(start, goals.FileName)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, &Refusal{fmt.Sprintf("No goals to measure: cycle %d's start %s has no %s", c.Cycle, start.Short(), goals.FileName),
+				"close the cycle with git evolve cycle abort, add GOALS.yaml and start another"}
+		}
+		if data, err = l.repo.ReadBlob(blob); err != nil {
+			return nil, nil, err
+		}
+	}
+	f, err := goals.Parse(goals.FileName+" (as cycle "+fmt.Sprint(c.Cycle)+" started)", data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, data, nil
+}
+
+func (l *Ledger) finishUnchanged(c *OpenCycle, res *FinishResult) error {
+	res.Record = c.record(ledger.Unchanged, "")
+	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	if err != nil {
+		return err
+	}
+	have, _, err := l.journal.Read()
+	if err == nil && !hasID(have, c.ID) { // a finish interrupted after this step is not recorded twice
+		err = l.journal.Append(res.Record)
+	}
+	if err == nil {
+		l.die("recorded")
+		err = l.release(c.ID)
+	}
+	unlock()
+	if err != nil {
+		return err
+	}
+	return l.closeCycle(c)
+}
+
+func (l *Ledger) finishImproved(c *OpenCycle, res *FinishResult) error {
+	f := c.Finish
+	head, _ := gitstore.ParseHash(f.Head)
+	tree, _ := gitstore.ParseHash(f.Tree)
+	if f.Commit == "" {
+		msg, err := l.deliveredMessage(c)
+		if err != nil {
+			return err
+		}
+		author, committer, err := l.repo.Identity()
+		if err != nil {
+			return err
+		}
+		commit, err := l.repo.WriteCommit(tree, []gitstore.Hash{head}, msg, author, committer)
+		if err != nil {
+			return err
+		}
+		f.Commit = commit.String()
+		if err := l.saveOpen(c); err != nil {
+			return err
+		}
+		l.die("committed")
+	}
+	commit, _ := gitstore.ParseHash(f.Commit)
+	if err := l.moveHead(c, head, commit); err != nil {
+		return err
+	}
+	if !f.CheckedOut {
+		hc, err := l.repo.Commit(head)
+		if err != nil {
+			return err
+		}
+		if hc.Tree != tree { // the index holds the judged tree, as committed
+			if err := l.repo.ResetIndex(commit); err != nil {
+				return err
+			}
+		}
+		f.CheckedOut = true
+		if err := l.saveOpen(c); err != nil {
+			return err
+		}
+		l.die("checked-out")
+	}
+	res.Commit = commit
+	return l.recordAndClose(c, commit, res)
+}
+
+func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
+	f := c.Finish
+	head, _ := gitstore.ParseHash(f.Head)
+	start, _ := gitstore.ParseHash(c.Start)
+	if f.Saved == "" {
+		saved, err := l.repo.SaveWorktree(head, fmt.Sprintf("git evolve: the work of cycle %d, regressed\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+		if err != nil {
+			return err
+		}
+		if old := l.refOrZero(RegressedRef(c.ID)); old != saved {
+			if err := l.repo.UpdateRef(RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle)); err != nil {
+				return err
+			}
+		}
+		f.Saved = saved.String()
+		if err := l.saveOpen(c); err != nil {
+			return err
+		}
+		l.die("saved")
+	}
+	saved, _ := gitstore.ParseHash(f.Saved)
+	res.Saved = saved
+	if f.Commit == "" {
+		tree, err := revert.RangeTree(l.repo, start, saved)
+		if err != nil {
+			return err
+		}
+		author, committer, err := l.repo.Identity()
+		if err != nil {
+			return err
+		}
+		commit, err := l.repo.WriteCommit(tree, []gitstore.Hash{head}, revertMessage(c), author, committer)
+		if err != nil {
+			return err
+		}
+		f.Commit = commit.String()
+		if err := l.saveOpen(c); err != nil {
+			return err
+		}
+		l.die("committed")
+	}
+	commit, _ := gitstore.ParseHash(f.Commit)
+	if err := l.moveHead(c, head, commit); err != nil {
+		return err
+	}
+	if !f.CheckedOut {
+		if err := l.repo.ResetWorktree(saved, commit); err != nil {
+			return err
+		}
+		f.CheckedOut = true
+		if err := l.saveOpen(c); err != nil {
+			return err
+		}
+		l.die("checked-out")
+	}
+	res.Commit = commit
+	return l.recordAndClose(c, commit, res)
+}
+
+// moveHead moves HEAD from the judged head to the finish's commit, unless it
+// is there already (a finish that resumes).
+func (l *Ledger) moveHead(c *OpenCycle, from, to gitstore.Hash) error {
+	cur, err := l.repo.ResolveCommits("HEAD")
+	if err != nil {
+		return err
+	}
+	switch cur[0] {
+	case to:
+		return nil
+	case from:
+		err := l.repo.MoveHead(to, from, fmt.Sprintf("git evolve: cycle %d %s", c.Cycle, c.Finish.Result))
+		if errors.Is(err, gitstore.ErrRefChanged) {
+			return &Refusal{fmt.Sprintf("HEAD moved while cycle %d was finishing", c.Cycle), "run git evolve cycle finish again"}
+		}
+		if err != nil {
+			return err
+		}
+		l.die("moved")
+		return nil
+	}
+	return &Refusal{fmt.Sprintf("HEAD moved while cycle %d was finishing: it was %s, it is %s now", c.Cycle, from.Short(), cur[0].Short()),
+		fmt.Sprintf("put it back with 'git reset --soft %s' and run git evolve cycle finish again", from.Short())}
+}
+
+// recordAndClose writes the cycle's record as a note on commit (once: a
+// note that has the record's id already is left alone), gives back the
+// cycle's number and closes it.
+func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishResult) error {
+	rec := c.record(c.Finish.Result, commit.String())
+	if err := rec.Validate(); err != nil {
+		return fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
+	}
+	res.Record = rec
+	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	if err != nil {
+		return err
+	}
+	_, err = l.update(func(*gitstore.Notes, *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
+			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) }, nil
+	})
+	if err == nil {
+		l.die("recorded")
+		err = l.release(c.ID)
+	}
+	unlock()
+	if err != nil {
+		return err
+	}
+	return l.closeCycle(c)
+}
+
+// closeCycle drops what kept the open cycle: its start and goals refs (the
+// record names the start, and the ledger keeps the delivered commit) and
+// its file.
+func (l *Ledger) closeCycle(c *OpenCycle) error {
+	if start, err := gitstore.ParseHash(c.Start); err == nil {
+		_ = l.repo.DeleteRef(StartRef(c.ID), start)
+	}
+	if g, err := gitstore.ParseHash(c.Goals); err == nil {
+		_ = l.repo.DeleteRef(GoalsRef(c.ID), g)
+	}
+	return l.removeOpen()
+}
+
+// record is the ledger record of a finished cycle, on commit ("" for the
+// journal).
+func (c *OpenCycle) record(result, commit string) ledger.Record {
+	f := c.Finish
+	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: result,
+		SHA: commit, CanonicalSHA: commit, CycleStartSHA: c.Start, Timestamp: f.JudgedAt,
+		Extra: map[string]json.RawMessage{}}
+	delta := f.Delta
+	delta.Paths = nil
+	rec.Extra["delta"] = mustJSON(delta)
+	if c.Era != "" {
+		rec.Extra["era"] = mustJSON(c.Era)
+	}
+	if f.GoalsEdited {
+		rec.Extra["goals_edited"] = json.RawMessage("true")
+	}
+	var before goals.Snapshot
+	if json.Unmarshal(c.Before, &before) == nil && before.Summary.Total > 0 {
+		rec.Extra["before"] = mustJSON(map[string]any{"goals_passing": before.Summary.Passing,
+			"goals_total": before.Summary.Total, "score": before.Summary.Score})
+	}
+	if result == ledger.Unchanged {
+		return rec
+	}
+	passing, total := f.Passing, f.Total
+	rec.GoalsPassing, rec.GoalsTotal = &passing, &total
+	rec.Gate = mustJSON(f.Gate)
+	rec.Extra["score"] = mustJSON(f.Score)
+	if result == ledger.Regressed {
+		ids := make([]string, len(f.Regressed))
+		for i, r := range f.Regressed {
+			ids[i] = r.GoalID
+		}
+		rec.Extra["regressed_goals"] = mustJSON(ids)
+		rec.Extra["reverts"] = mustJSON(c.Start + ".." + f.Head)
+		rec.Extra["saved"] = mustJSON(f.Saved)
+	}
+	return rec
+}
+
+// trailers are the trailers of the commit a finish makes.
+func (c *OpenCycle) trailers() [][2]string {
+	t := [][2]string{{"Evolve-Cycle", fmt.Sprint(c.Cycle)}, {"Evolve-Id", c.ID}, {"Evolve-Target", c.Target},
+		{"Evolve-Result", c.Finish.Result}}
+	if c.Finish.Result == ledger.Regressed {
+		t = append(t, [2]string{"Evolve-Reverts", c.Start + ".." + c.Finish.Head})
+	}
+	return t
+}
+
+func trailerBlock(t [][2]string) string {
+	var b strings.Builder
+	for _, kv := range t {
+		b.WriteString(kv[0] + ": " + kv[1] + "\n")
+	}
+	return b.String()
+}
+
+// deliveredMessage is the message of an improved cycle's commit: the
+// user's, or one that says what the cycle did, with the trailers.
+func (l *Ledger) deliveredMessage(c *OpenCycle) (string, error) {
+	f := c.Finish
+	if strings.TrimSpace(f.Message) != "" {
+		return l.repo.WithTrailers(strings.TrimSpace(f.Message)+"\n", c.trailers())
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "evolve: cycle %d -- %s improved\n\n", c.Cycle, c.Target)
+	if s, ok := beforeSummary(c); ok {
+		fmt.Fprintf(&b, "Goals passing: %d → %d of %d (score %s → %s).\n", s.Passing, f.Passing, f.Total, score(s.Score), score(f.Score))
+	} else {
+		fmt.Fprintf(&b, "Goals passing: %d of %d (score %s).\n", f.Passing, f.Total, score(f.Score))
+	}
+	fmt.Fprintf(&b, "Changed: %d file(s), +%d -%d lines.\n", f.Delta.Files, f.Delta.Insertions, f.Delta.Deletions)
+	fmt.Fprintf(&b, "Gate: %s.\n\n", f.Gate)
+	b.WriteString(trailerBlock(c.trailers()))
+	return b.String(), nil
+}
+
+// revertMessage says which goals regressed and what the revert undoes.
+func revertMessage(c *OpenCycle) string {
+	f := c.Finish
+	var b strings.Builder
+	fmt.Fprintf(&b, "evolve: cycle %d -- %s regressed, reverted\n\n", c.Cycle, c.Target)
+	if len(f.Regressed) > 0 {
+		b.WriteString("Goals that regressed:\n")
+		for _, r := range f.Regressed {
+			fmt.Fprintf(&b, "- %s: %s\n", r.GoalID, r.Reason)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Gate: %s.\n\n", f.Gate)
+	fmt.Fprintf(&b, "This commit undoes the cycle's work, %s..%s and what was left\n", short(c.Start), short(f.Head))
+	b.WriteString("uncommitted, in one step; .agents/ is kept as the cycle left it. The\n")
+	fmt.Fprintf(&b, "cycle's commits stay in history; its working tree is saved as %s\n(%s).\n\n", short(f.Saved), RegressedRef(c.ID))
+	b.WriteString(trailerBlock(c.trailers()))
+	return b.String()
+}
+
+func beforeSummary(c *OpenCycle) (goals.Summary, bool) {
+	var s goals.Snapshot
+	if json.Unmarshal(c.Before, &s) != nil || s.Summary.Total == 0 {
+		return goals.Summary{}, false
+	}
+	return s.Summary, true
+}
+
+func score(v float64) string { return fmt.Sprintf("%.1f", v) }
