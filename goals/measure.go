@@ -283,7 +283,7 @@ type CommandResult struct {
 // command that times out does not pass: a gate is a verdict, not a goal
 // that may be unknown.
 func RunGate(ctx context.Context, g Gate, dir string) []CommandResult {
-	var out []CommandResult
+	out := []CommandResult{}
 	for _, c := range g.Commands {
 		sr := runShell(ctx, c, dir, g.Timeout)
 		cr := CommandResult{Command: c, Passed: sr.exitCode == 0 && !sr.timedOut && sr.err == nil,
