@@ -80,13 +80,24 @@ func (r *Repo) CaptureWorktree() (Hash, error) {
 		return ZeroHash, err
 	}
 	defer os.Remove(tmp.Name())
-	// Start from a copy of the real index, as git stash does: git add then
-	// knows from its stat information which files are unchanged and does
-	// not hash a large tree again. Without an index, start from HEAD.
+	// Start from a copy of the real index: git add then knows from its stat
+	// information which files are unchanged and does not hash a large tree
+	// again. The copy keeps the index's modification time, which git
+	// compares with each entry's to find the entries whose stat information
+	// cannot be trusted (a file changed within the second the index was
+	// written: "racy git"); a copy stamped now would pass them as clean.
+	// Without an index, start from HEAD.
 	steps := [][]string{{"add", "-A", "--", "."}}
-	if data, err := os.ReadFile(filepath.Join(r.gitDir, "index")); err == nil {
+	index := filepath.Join(r.gitDir, "index")
+	fi, serr := os.Stat(index)
+	if data, err := os.ReadFile(index); err == nil && serr == nil {
 		_, err = tmp.Write(data)
-		tmp.Close()
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chtimes(tmp.Name(), fi.ModTime(), fi.ModTime())
+		}
 		if err != nil {
 			return ZeroHash, err
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // worktreeRepo is a repository with one commit (a.txt, b.txt, dir/c.txt and
@@ -236,5 +237,62 @@ func TestTreeDiffStat(t *testing.T) {
 	want := "a.txt +1 -1, b.txt +2 -1, bin.dat binary, dir/c.txt +0 -1, new.txt +1 -0"
 	if strings.Join(got, ", ") != want {
 		t.Errorf("TreeDiffStat = %s\nwant %s", strings.Join(got, ", "), want)
+	}
+}
+
+// TestCaptureWorktreeRacyChange checks a file rewritten, with the same size,
+// within the second the index recorded it: git must look at its content,
+// not trust its stat information, in the temporary index too.
+func TestCaptureWorktreeRacyChange(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	var second int64
+	for attempt := 0; ; attempt++ {
+		start := time.Now().Unix()
+		r.write("v.txt", "40\n")
+		r.git("add", "v.txt")
+		r.write("v.txt", "41\n")
+		if time.Now().Unix() == start {
+			second = start
+			break
+		}
+		if attempt > 5 {
+			t.Skip("could not write, add and rewrite a file within one second")
+		}
+	}
+	for time.Now().Unix() == second {
+		time.Sleep(20 * time.Millisecond) // the capture happens a second later
+	}
+	tree, err := r.open().CaptureWorktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("show", tree.String()+":v.txt"); got != "41\n" {
+		t.Errorf("the capture holds v.txt = %q: a change within the index's second was missed", got)
+	}
+}
+
+func TestTreeFile(t *testing.T) {
+	setEnv(t)
+	r, head := worktreeRepo(t)
+	repo := r.open()
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{{"a.txt", true}, {"dir/c.txt", true}, {"dir", false}, {"dir/c.txt/x", false}, {"nope", false}, {"a.txt/b", false}} {
+		blob, ok, err := repo.TreeFile(head, c.path)
+		if err != nil || ok != c.ok {
+			t.Errorf("TreeFile(%s) = %v, %v; want %v", c.path, ok, err, c.ok)
+			continue
+		}
+		if ok {
+			if want := r.hash("rev-parse", head.String()+":"+c.path); blob != want {
+				t.Errorf("TreeFile(%s) = %s, want %s", c.path, blob.Short(), want.Short())
+			}
+		}
+	}
+	ci, _ := repo.Commit(head)
+	if _, ok, err := repo.TreeFile(ci.Tree, "a.txt"); !ok || err != nil {
+		t.Errorf("TreeFile on a tree: %v, %v", ok, err)
 	}
 }
