@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -59,8 +58,30 @@ type Delta struct {
 	Paths      []string `json:"paths,omitempty"`
 }
 
-// State says in words how far a finish has come, for cycle status.
-func (f *Finishing) State(head gitstore.Hash) string {
+// State says in words how far the cycle's finish (or revert) has come, for
+// cycle status; "" when it has not begun.
+func (c *OpenCycle) State(head gitstore.Hash) string {
+	if c.Finish == nil {
+		return ""
+	}
+	return c.Finish.state(head, c.Reverts)
+}
+
+func (f *Finishing) state(head gitstore.Hash, r *Reverting) string {
+	if r != nil {
+		what := fmt.Sprintf("reverting cycle %d", r.Cycle)
+		switch {
+		case f.Commit == "":
+			return what + ": the revert commit is not made yet"
+		case !f.CheckedOut:
+			return what + ": commit " + short(f.Commit) + " is made, the working tree is not updated yet"
+		case head.String() != f.Commit:
+			return what + ": the working tree holds commit " + short(f.Commit) + ", HEAD is not moved to it yet"
+		case !r.Measured:
+			return what + ": HEAD is on " + short(f.Commit) + ", the goals are not measured yet"
+		}
+		return what + ": HEAD is on " + short(f.Commit) + ", the record is not written yet"
+	}
 	switch {
 	case f.Result == ledger.Unchanged:
 		return "judged unchanged (no substantive change); the record is not written yet"
@@ -107,6 +128,8 @@ type FinishResult struct {
 	// Verdict is the gate's verdict; nil for an unchanged cycle and for a
 	// finish that resumed after an interruption (it was judged before).
 	Verdict *gate.Verdict
+	// After is the goals measured after a later revert (RevertCycle).
+	After   *goals.Snapshot
 	Record  ledger.Record
 	Resumed bool
 }
@@ -151,6 +174,9 @@ func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult,
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(string) {}
+	}
+	if c.Reverts != nil { // a later revert under way (RevertCycle)
+		return l.completeRevert(ctx, c, progress, true)
 	}
 	if c.Finish == nil {
 		if err := l.judge(ctx, c, head[0], opts, progress, res); err != nil {
@@ -307,7 +333,7 @@ func (l *Ledger) CycleGoals(c *OpenCycle) (*goals.File, []byte, error) {
 
 func (l *Ledger) finishUnchanged(c *OpenCycle, res *FinishResult) error {
 	res.Record = c.record(ledger.Unchanged, "")
-	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	unlock, err := lockFile(l.ledgerLock())
 	if err != nil {
 		return err
 	}
@@ -466,7 +492,7 @@ func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishR
 		return fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
 	}
 	res.Record = rec
-	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	unlock, err := lockFile(l.ledgerLock())
 	if err != nil {
 		return err
 	}
@@ -526,7 +552,11 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	rec.GoalsPassing, rec.GoalsTotal = &passing, &total
 	rec.Gate = mustJSON(f.Gate)
 	rec.Extra["score"] = mustJSON(f.Score)
-	if result == ledger.Regressed {
+	if r := c.Reverts; r != nil {
+		rec.Extra["reverts"] = mustJSON(r.Range)
+		rec.Extra["reverts_cycle"] = mustJSON(r.Cycle)
+		rec.Extra["reverts_id"] = mustJSON(r.ID)
+	} else if result == ledger.Regressed {
 		ids := make([]string, len(f.Regressed))
 		for i, r := range f.Regressed {
 			ids[i] = r.GoalID
@@ -542,7 +572,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 func (c *OpenCycle) trailers() [][2]string {
 	t := [][2]string{{"Evolve-Cycle", fmt.Sprint(c.Cycle)}, {"Evolve-Id", c.ID}, {"Evolve-Target", c.Target},
 		{"Evolve-Result", c.Finish.Result}}
-	if c.Finish.Result == ledger.Regressed {
+	if c.Reverts != nil {
+		t = append(t, [2]string{"Evolve-Reverts", c.Reverts.Range})
+	} else if c.Finish.Result == ledger.Regressed {
 		t = append(t, [2]string{"Evolve-Reverts", c.Start + ".." + c.Finish.Head})
 	}
 	return t

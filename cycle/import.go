@@ -3,7 +3,6 @@ package cycle
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
@@ -78,7 +77,7 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		add[hashes[k]] = append(add[hashes[k]], p.rec)
 	}
 
-	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	unlock, err := lockFile(l.ledgerLock())
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,8 @@ type OpenCycle struct {
 	Goals string `json:"goals,omitempty"`
 	// Finish is the finish under way, once the cycle's work is judged.
 	Finish *Finishing `json:"finish,omitempty"`
+	// Reverts is set when the cycle is a later revert of a finished one.
+	Reverts *Reverting `json:"reverts,omitempty"`
 }
 
 // GoalsRef keeps the goals file a cycle started with.
@@ -91,7 +93,7 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
 		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before}
-	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	unlock, err := lockFile(l.ledgerLock())
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +146,9 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 	return c, nil
 }
 
+// ledgerLock is the lock writers of the ledger hold.
+func (l *Ledger) ledgerLock() string { return filepath.Join(l.stateDir, "ledger.lock") }
+
 // saveOpen writes the open cycle's file (atomically: a crash leaves the
 // old content or the new).
 func (l *Ledger) saveOpen(c *OpenCycle) error {
@@ -194,7 +199,7 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	}
 	if f := c.Finish; f != nil && f.Commit != "" {
 		if moved, err := l.repo.IsAncestor(mustParse(f.Commit), head[0]); err != nil || moved {
-			return nil, gitstore.ZeroHash, &Refusal{fmt.Sprintf("cycle %d is finishing (%s): it can no longer be aborted", c.Cycle, f.State(head[0])),
+			return nil, gitstore.ZeroHash, &Refusal{fmt.Sprintf("cycle %d is finishing (%s): it can no longer be aborted", c.Cycle, c.State(head[0])),
 				"complete it with git evolve cycle finish"}
 		}
 	}
@@ -213,7 +218,7 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 			return nil, gitstore.ZeroHash, err
 		}
 	}
-	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	unlock, err := lockFile(l.ledgerLock())
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}

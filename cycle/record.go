@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"time"
 
 	"git-evolve/gate"
@@ -93,7 +92,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	}
 	rec.Timestamp = l.now().Format(time.RFC3339)
 
-	unlock, err := lockFile(filepath.Join(l.stateDir, "ledger.lock"))
+	unlock, err := lockFile(l.ledgerLock())
 	if err != nil {
 		return nil, err
 	}

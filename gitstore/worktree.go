@@ -311,3 +311,68 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	}
 	return os.ReadFile(path)
 }
+
+// ErrMergeTreeUnsupported is returned by MergeTree when git is older than
+// 2.38, whose git merge-tree cannot write a merged tree.
+var ErrMergeTreeUnsupported = errors.New("three-way merges need git 2.38 or newer (git merge-tree --write-tree)")
+
+// MergeTree merges commit theirs into commit ours, three ways from their
+// merge base, as git merge would, without touching the index or the working
+// tree. It returns the merged tree, or the paths that conflict (and a zero
+// tree).
+func (r *Repo) MergeTree(ours, theirs Hash) (Hash, []string, error) {
+	out, err := r.git(context.Background(), nil, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", ours.String(), theirs.String())
+	var ge *GitError
+	switch {
+	case errors.As(err, &ge) && ge.ExitCode == 1 && len(out) > 0:
+		// Conflicts: the tree, then the conflicted paths, NUL-terminated.
+		fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		var paths []string
+		seen := map[string]bool{}
+		for _, p := range fields[1:] {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+		return ZeroHash, paths, nil
+	case errors.As(err, &ge) && (strings.Contains(ge.Stderr, "unknown option") || strings.Contains(ge.Stderr, "usage: git merge-tree")):
+		return ZeroHash, nil, ErrMergeTreeUnsupported
+	case err != nil:
+		return ZeroHash, nil, err
+	}
+	tree, err := ParseHash(strings.TrimSuffix(string(out), "\x00"))
+	if err != nil {
+		return ZeroHash, nil, fmt.Errorf("git merge-tree printed %q", out)
+	}
+	return tree, nil, nil
+}
+
+// TrackedChanges reports whether the index or the tracked files of the
+// working tree differ from HEAD (untracked files do not count).
+func (r *Repo) TrackedChanges() (bool, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return false, err
+	}
+	_, err = startGit(top, r.env, false, "diff", "--quiet", "HEAD", "--").finish(nil)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return true, nil
+	}
+	return false, err
+}
+
+// Checkout brings the index and the working tree from commit from, which
+// they hold, to commit to, as git checkout does: a file that differs from
+// from, or an untracked file in the way, stops it with nothing changed.
+func (r *Repo) Checkout(from, to Hash) error {
+	top, err := r.WorkTree()
+	if err != nil {
+		return err
+	}
+	if _, err := startGit(top, r.env, false, "read-tree", "-m", "-u", from.String(), to.String()).finish(nil); err != nil {
+		return fmt.Errorf("updating the working tree: %w", err)
+	}
+	return nil
+}

@@ -296,3 +296,84 @@ func TestTreeFile(t *testing.T) {
 		t.Errorf("TreeFile on a tree: %v, %v", ok, err)
 	}
 }
+
+func TestMergeTree(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("a.txt", "one\ntwo\nthree\n")
+	r.write("b.txt", "b\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "base")
+	base := r.hash("rev-parse", "HEAD")
+	r.write("a.txt", "one\ntwo\nTHREE\n")
+	r.git("commit", "-q", "-am", "ours")
+	ours := r.hash("rev-parse", "HEAD")
+	r.git("checkout", "-q", "-b", "theirs", base.String())
+	r.write("a.txt", "ONE\ntwo\nthree\n")
+	r.write("c.txt", "c\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "theirs")
+	theirs := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	tree, conflicts, err := repo.MergeTree(ours, theirs)
+	if errors.Is(err, ErrMergeTreeUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil || len(conflicts) > 0 {
+		t.Fatalf("MergeTree: %v, conflicts %v", err, conflicts)
+	}
+	if got := r.git("show", tree.String()+":a.txt"); got != "ONE\ntwo\nTHREE\n" {
+		t.Errorf("merged a.txt = %q", got)
+	}
+	if got := r.git("ls-tree", "--name-only", tree.String()); got != "a.txt\nb.txt\nc.txt\n" {
+		t.Errorf("merged tree lists %q", got)
+	}
+	r.write("a.txt", "one\ntwo\nthree!\n")
+	r.write("b.txt", "B\n")
+	r.git("commit", "-q", "-am", "clash")
+	clash := r.hash("rev-parse", "HEAD")
+	r.git("checkout", "-q", "main")
+	r.write("b.txt", "bb\n")
+	r.git("commit", "-q", "-am", "clash too")
+	tree, conflicts, err = repo.MergeTree(r.hash("rev-parse", "HEAD"), clash)
+	if err != nil || !tree.IsZero() || strings.Join(conflicts, ",") != "a.txt,b.txt" {
+		t.Errorf("a conflicting merge: tree %s, conflicts %v, %v; want a.txt and b.txt", tree.Short(), conflicts, err)
+	}
+	if got := r.git("status", "--porcelain"); got != "" {
+		t.Errorf("MergeTree touched the working tree: %q", got)
+	}
+}
+
+func TestTrackedChangesAndCheckout(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "one")
+	one := r.hash("rev-parse", "HEAD")
+	r.write("b.txt", "b\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "two")
+	two := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	r.write("untracked.txt", "u\n")
+	if dirty, err := repo.TrackedChanges(); err != nil || dirty {
+		t.Errorf("TrackedChanges with an untracked file only = %v, %v", dirty, err)
+	}
+	if err := repo.Checkout(two, one); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "b.txt")); err == nil {
+		t.Error("Checkout to one left b.txt")
+	}
+	if dirty, err := repo.TrackedChanges(); err != nil || !dirty {
+		t.Errorf("TrackedChanges after the checkout (HEAD is two) = %v, %v", dirty, err)
+	}
+	r.write("b.txt", "in the way\n")
+	if err := repo.Checkout(one, two); err == nil {
+		t.Error("Checkout overwrote an untracked file in its way")
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.dir, "b.txt")); string(data) != "in the way\n" {
+		t.Errorf("b.txt = %q after the refused checkout", data)
+	}
+}

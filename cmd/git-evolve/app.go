@@ -30,6 +30,7 @@ type cli struct {
 	Import  importCmd  `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
 	Export  exportCmd  `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
 	Cycle   cycleCmd   `cmd:"" help:"Open, inspect and close cycles."`
+	Revert  revertCmd  `cmd:"" help:"Revert a finished cycle later, as a recorded commit."`
 	Goals   goalsCmd   `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
 	Trust   trustCmd   `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
 	Hook    hookCmd    `cmd:"" help:"What the installed git hooks run."`
@@ -76,6 +77,17 @@ func (e *env) open(opts ...gitstore.Option) (*gitstore.Repo, error) {
 
 // Ledger opens the repository's ledger for reading.
 func (e *env) Ledger() (*cycle.Ledger, error) { return e.ledgerWith() }
+
+// CycleLedger opens the ledger for a command that moves a cycle through its
+// steps (finish, revert): GIT_EVOLVE_TEST_DIE_AT kills it at a step, for the
+// tests of an interrupted finish.
+func (e *env) CycleLedger() (*cycle.Ledger, error) {
+	l, err := e.Ledger()
+	if err == nil && e.getenv("GIT_EVOLVE_TEST_DIE_AT") != "" {
+		l.DieAt(e.getenv("GIT_EVOLVE_TEST_DIE_AT"))
+	}
+	return l, err
+}
 
 // WritableLedger opens the repository's ledger for a command that writes
 // it: the git processes of the write start while the repository is found.

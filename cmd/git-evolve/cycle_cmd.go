@@ -153,7 +153,7 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		if len(head) > 0 {
 			h = head[0]
 		}
-		finishing = open.Finish.State(h)
+		finishing = open.State(h)
 	}
 	ins, del := 0, 0
 	for _, p := range substantive {

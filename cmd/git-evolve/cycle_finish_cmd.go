@@ -48,12 +48,9 @@ git evolve cycle finish; git evolve cycle status says how far it came.`
 }
 
 func (c *cycleFinishCmd) Run(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.CycleLedger()
 	if err != nil {
 		return err
-	}
-	if step := e.getenv("GIT_EVOLVE_TEST_DIE_AT"); step != "" {
-		l.DieAt(step) // tests of an interrupted finish
 	}
 	if open, err := l.Current(); err == nil && open.Finish != nil {
 		head, _ := l.Repo().ResolveCommits("HEAD")
@@ -61,7 +58,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 		if len(head) > 0 {
 			h = head[0]
 		}
-		fmt.Fprintf(e.stderr, "git-evolve: completing the finish of cycle %d, %s\n", open.Cycle, open.Finish.State(h))
+		fmt.Fprintf(e.stderr, "git-evolve: completing the finish of cycle %d, %s\n", open.Cycle, open.State(h))
 		if c.Message != "" && c.Message != open.Finish.Message {
 			fmt.Fprintf(e.stderr, "git-evolve: warning: -m is ignored: the finish under way keeps the message it started with\n")
 		}
@@ -93,10 +90,12 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			out["verdict"] = res.Verdict
 		}
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
+	} else if res.Cycle.Reverts != nil { // a later revert, completed
+		printRevert(e, l, res)
 	} else if err := printFinish(e, l, res); err != nil {
 		return err
 	}
-	if res.Result == ledger.Regressed {
+	if res.Result == ledger.Regressed && res.Cycle.Reverts == nil {
 		return &recoverable{msg: fmt.Sprintf("cycle %d regressed: its work is reverted by %s and saved as %s", res.Cycle.Cycle, res.Commit.Short(), res.Saved.Short())}
 	}
 	return nil
@@ -159,18 +158,24 @@ func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
 
 // saveAfterSnapshot stores the goals measured by the gate in git, on the
 // commit whose tree they measured: the delivered commit, or the saved work
-// of a regressed cycle. A failure is a warning: the record is written.
+// of a regressed cycle.
 func saveAfterSnapshot(e *env, repo *gitstore.Repo, res *cycle.FinishResult) {
-	if res.Verdict == nil {
-		return
+	switch {
+	case res.Verdict != nil && res.Result == ledger.Regressed:
+		saveSnapshot(e, repo, res.Saved, res.Verdict.After)
+	case res.Verdict != nil:
+		saveSnapshot(e, repo, res.Commit, res.Verdict.After)
+	case res.After != nil:
+		saveSnapshot(e, repo, res.Commit, res.After)
 	}
-	on := res.Commit
-	if res.Result == ledger.Regressed {
-		on = res.Saved
-	}
-	snap := *res.Verdict.After
+}
+
+// saveSnapshot stores a snapshot of the goals in git on the commit whose
+// tree was measured. A failure is a warning: the record is written.
+func saveSnapshot(e *env, repo *gitstore.Repo, on gitstore.Hash, s *goals.Snapshot) {
+	snap := *s
 	snap.GitSHA = on.String()
 	if err := fitness.Save(repo, on, fitness.KindSnapshot, &snap); err != nil {
-		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured by the gate were not stored: %v\n", err)
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
 	}
 }
