@@ -376,3 +376,29 @@ func (r *Repo) Checkout(from, to Hash) error {
 	}
 	return nil
 }
+
+// InitRepository creates a repository with a working tree in dir (git init,
+// with main as its first branch).
+func InitRepository(dir string) error {
+	_, err := startGit(dir, nil, false, "init", "-q", "-b", "main", dir).finish(nil)
+	return err
+}
+
+// CommitAll commits every change of the working tree (git add -A, then git
+// commit, hooks and all, as a person would) and returns the commit.
+func (r *Repo) CommitAll(message string) (Hash, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return ZeroHash, err
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", message}} {
+		if _, err := startGit(top, r.env, false, args...).finish(nil); err != nil {
+			return ZeroHash, err
+		}
+	}
+	h, err := r.ResolveCommits("HEAD")
+	if err != nil {
+		return ZeroHash, err
+	}
+	return h[0], nil
+}

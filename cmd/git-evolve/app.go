@@ -34,6 +34,7 @@ type cli struct {
 	Goals   goalsCmd   `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
 	Trust   trustCmd   `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
 	Hook    hookCmd    `cmd:"" help:"What the installed git hooks run."`
+	Demo    demoCmd    `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version versionCmd `cmd:"" help:"Print git-evolve's version."`
 }
 

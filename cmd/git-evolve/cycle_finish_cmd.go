@@ -141,7 +141,11 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	}
 	if res.Result == ledger.Regressed {
 		fmt.Fprintf(w, "saved the working tree as %s (%s)\n", res.Saved.Short(), strings.TrimPrefix(cycle.RegressedRef(c.ID), "refs/"))
-		fmt.Fprintf(w, "reverted %s..%s with %s %q; the record is a note on it\n", c.Start[:7], f.Head[:7], res.Commit.Short(), subject)
+		what := c.Start[:7] + ".." + f.Head[:7] + " and the uncommitted work"
+		if c.Start == f.Head {
+			what = "the uncommitted work"
+		}
+		fmt.Fprintf(w, "reverted %s with %s %q; the record is a note on it\n", what, res.Commit.Short(), subject)
 	} else {
 		fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
 	}
