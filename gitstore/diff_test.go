@@ -97,10 +97,18 @@ func TestChangedPaths(t *testing.T) {
 			t.Errorf("ChangedPaths to a missing commit = %v, want ErrObjectNotFound", err)
 		}
 	})
-	t.Run("not a commit", func(t *testing.T) {
+	t.Run("trees", func(t *testing.T) {
 		tree := r.hash("rev-parse", "a^{tree}")
-		if _, err := repo.ChangedPaths(tree, commit["b"]); err == nil {
-			t.Error("ChangedPaths from a tree succeeded")
+		fromTree, err := repo.ChangedPaths(tree, commit["b"])
+		fromCommit, err2 := repo.ChangedPaths(commit["a"], commit["b"])
+		if err != nil || err2 != nil || strings.Join(fromTree, " ") != strings.Join(fromCommit, " ") {
+			t.Errorf("ChangedPaths from a's tree = %v, %v; from a = %v, %v", fromTree, err, fromCommit, err2)
+		}
+	})
+	t.Run("not a commit or a tree", func(t *testing.T) {
+		blob := r.hash("rev-parse", "a:a.txt")
+		if _, err := repo.ChangedPaths(blob, commit["b"]); err == nil {
+			t.Error("ChangedPaths from a blob succeeded")
 		}
 	})
 }

@@ -20,6 +20,7 @@ type proc struct {
 	args           []string
 	t0             time.Time
 	err            error // starting failed
+	done           bool  // finished: abandon has nothing to do
 }
 
 // startGit starts git with args in dir, with env (nil: this process's).
@@ -45,6 +46,7 @@ func startGit(dir string, env []string, input bool, args ...string) *proc {
 // finish writes input (when the process takes input), waits for git and
 // returns what it printed, or a *GitError.
 func (p *proc) finish(input []byte) ([]byte, error) {
+	p.done = true
 	defer func() {
 		trace("git %s (%.3fms)", strings.Join(p.args, " "), float64(time.Since(p.t0).Microseconds())/1000)
 	}()
@@ -73,9 +75,10 @@ func (p *proc) finish(input []byte) ([]byte, error) {
 // (a ref update with no transaction does nothing) and is reaped in the
 // background.
 func (p *proc) abandon() {
-	if p == nil || p.err != nil {
+	if p == nil || p.err != nil || p.done {
 		return
 	}
+	p.done = true
 	if p.stdin != nil {
 		p.stdin.Close()
 	}

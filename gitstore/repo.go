@@ -175,6 +175,10 @@ func trace(format string, args ...any) {
 		append([]any{float64(time.Since(traceStart).Microseconds()) / 1000}, args...)...)
 }
 
+// Tracef writes a line of GIT_EVOLVE_TRACE output (nothing when it is not
+// set), for callers that time their own steps.
+func Tracef(format string, args ...any) { trace(format, args...) }
+
 // readDiscovery reads what git rev-parse (started by Open) says of the
 // repository.
 func (r *Repo) readDiscovery(discover *proc) error {

@@ -43,15 +43,9 @@ func (r *Repo) SpliceTree(base, from Hash, names ...string) (Hash, error) {
 // TreeFile returns the blob at path (slash-separated, from the root) in a
 // tree or in a commit's tree; ok is false when there is no file there.
 func (r *Repo) TreeFile(treeOrCommit Hash, path string) (blob Hash, ok bool, err error) {
-	tree := treeOrCommit
-	if _, typ, data, err := r.object(treeOrCommit.String()); err != nil {
+	tree, err := r.treeOf(treeOrCommit)
+	if err != nil {
 		return ZeroHash, false, err
-	} else if typ == commitType {
-		ci, err := parseCommit(treeOrCommit, data)
-		if err != nil {
-			return ZeroHash, false, err
-		}
-		tree = ci.Tree
 	}
 	parts := strings.Split(path, "/")
 	for i, name := range parts {
