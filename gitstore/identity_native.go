@@ -175,3 +175,43 @@ func readPlainConfig(path string, cfg map[string]string) bool {
 	})
 	return ok
 }
+
+// nativeConfig returns the values of keys (lowercase "section.key") as git
+// would resolve them from its config files, read here, when they are plain
+// (see readConfig); ok is false otherwise, and git must be asked. A key
+// given without a value is a boolean: "true".
+func nativeConfig(commonDir, gitDir string, keys ...string) (map[string]string, bool) {
+	for _, v := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
+		if os.Getenv(v) != "" {
+			return nil, false
+		}
+	}
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	out := map[string]string{}
+	for _, p := range configFiles(commonDir, gitDir) {
+		if p == "" {
+			return nil, false
+		}
+		_, ok := readConfig(p, func(section, key, val string, hasVal bool) bool {
+			full := strings.ToLower(section + "." + key)
+			if !want[full] {
+				return true
+			}
+			if !hasVal {
+				val = "true"
+			}
+			if strings.ContainsAny(val, "\"\\") {
+				return false
+			}
+			out[full] = val
+			return true
+		})
+		if !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}

@@ -67,10 +67,10 @@ func (r *Repo) diffAndUntracked(commit Hash, format string) (top string, diff, o
 	return top, diff, others, nil
 }
 
-// CaptureWorktree writes the whole working tree (tracked and untracked
+// captureWithIndex writes the whole working tree (tracked and untracked
 // files, not ignored ones) as a tree and returns it, without touching the
 // index or the files. It uses a temporary index, as git stash does.
-func (r *Repo) CaptureWorktree() (Hash, error) {
+func (r *Repo) captureWithIndex() (Hash, error) {
 	top, err := r.WorkTree()
 	if err != nil {
 		return ZeroHash, err
@@ -129,7 +129,7 @@ func (r *Repo) CaptureWorktree() (Hash, error) {
 // of parent, without touching the index or the files, and returns the
 // commit.
 func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
-	tree, err := r.CaptureWorktree()
+	c, err := r.CaptureWorktree()
 	if err != nil {
 		return ZeroHash, err
 	}
@@ -137,14 +137,42 @@ func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
 	if err != nil {
 		return ZeroHash, err
 	}
-	return r.WriteCommit(tree, []Hash{parent}, message, author, committer)
+	return r.WriteCommit(c.Tree, []Hash{parent}, message, author, committer)
 }
+
+// ancestorWalk bounds how many commits IsAncestor reads itself before it
+// asks git, which has commit-graph files and generation numbers for long
+// histories.
+const ancestorWalk = 64
 
 // IsAncestor reports whether commit a is an ancestor of commit b, or b
 // itself.
 func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
-	if a == b {
-		return true, nil
+	if _, err := r.Commit(a); err != nil {
+		return false, err
+	}
+	// The common case is a handful of commits from b back to a.
+	seen := map[Hash]bool{b: true}
+	queue := []Hash{b}
+	for len(queue) > 0 && len(seen) <= ancestorWalk {
+		h := queue[0]
+		queue = queue[1:]
+		if h == a {
+			return true, nil
+		}
+		ci, err := r.Commit(h)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range ci.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	if len(queue) == 0 {
+		return false, nil // every ancestor of b was read
 	}
 	_, err := r.git(context.Background(), nil, "merge-base", "--is-ancestor", a.String(), b.String())
 	var ge *GitError
@@ -201,8 +229,20 @@ func (r *Repo) CreateRef(ref string, h Hash, reason string) error {
 
 // DeleteRef removes ref if it holds old.
 func (r *Repo) DeleteRef(ref string, old Hash) error {
-	input := fmt.Sprintf("delete %s\x00%s\x00", ref, old)
-	_, err := startGit(r.dir, r.env, true, "update-ref", "-z", "--stdin").finish([]byte(input))
+	return r.DeleteRefs(map[string]Hash{ref: old})
+}
+
+// DeleteRefs removes each ref that holds the value given for it, in one
+// transaction: all of them, or none when one of them moved.
+func (r *Repo) DeleteRefs(refs map[string]Hash) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for ref, old := range refs {
+		fmt.Fprintf(&b, "delete %s\x00%s\x00", ref, old)
+	}
+	_, err := startGit(r.dir, r.env, true, "update-ref", "-z", "--stdin").finish([]byte(b.String()))
 	return err
 }
 
@@ -265,19 +305,6 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 		}
 		deltas = append(deltas, d)
 	}
-	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
-	return deltas, nil
-}
-
-// TreeDiffStat lists the files that differ between two trees (or commits)
-// with their inserted and deleted lines, in path order. Only the subtrees
-// that differ are read.
-func (r *Repo) TreeDiffStat(from, to Hash) ([]LineDelta, error) {
-	out, err := r.git(context.Background(), nil, "diff-tree", "-r", "-z", "--numstat", "--no-renames", from.String(), to.String(), "--")
-	if err != nil {
-		return nil, err
-	}
-	deltas := parseNumstat(out)
 	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
 	return deltas, nil
 }

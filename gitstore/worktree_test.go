@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,10 +49,11 @@ func TestCaptureWorktree(t *testing.T) {
 	r, _ := worktreeRepo(t)
 	status := r.git("status", "--porcelain")
 	repo := r.open()
-	tree, err := repo.CaptureWorktree()
+	capture, err := repo.CaptureWorktree()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := capture.Tree
 	got := r.git("ls-tree", "-r", "--name-only", tree.String())
 	if want := ".gitignore\na.txt\nb.txt\nnew.txt\n"; got != want {
 		t.Errorf("captured tree lists\n%s\nwant\n%s", got, want)
@@ -77,10 +77,12 @@ func TestCaptureWorktreeWithoutIndex(t *testing.T) {
 	setEnv(t)
 	r := newRepo(t)
 	r.write("x.txt", "x\n")
-	tree, err := r.open().CaptureWorktree()
+	repo := r.open()
+	capture, err := repo.CaptureWorktree()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := capture.Tree
 	if got := r.git("ls-tree", "-r", "--name-only", tree.String()); got != "x.txt\n" {
 		t.Errorf("capture of a repository without commits lists %q", got)
 	}
@@ -145,10 +147,11 @@ func TestResetIndex(t *testing.T) {
 	setEnv(t)
 	r, head := worktreeRepo(t)
 	repo := r.open()
-	tree, err := repo.CaptureWorktree()
+	capture, err := repo.CaptureWorktree()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := capture.Tree
 	c := r.hash("commit-tree", tree.String(), "-p", head.String(), "-m", "work")
 	r.git("update-ref", "HEAD", c.String())
 	if err := repo.ResetIndex(c); err != nil {
@@ -211,35 +214,6 @@ func TestWithTrailers(t *testing.T) {
 	}
 }
 
-func TestTreeDiffStat(t *testing.T) {
-	setEnv(t)
-	r, head := worktreeRepo(t)
-	r.write("bin.dat", "\x00\x01")
-	repo := r.open()
-	tree, err := repo.CaptureWorktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	deltas, err := repo.TreeDiffStat(head, tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, d := range deltas {
-		s := d.Path
-		if d.Binary {
-			s += " binary"
-		} else {
-			s += " +" + strconv.Itoa(d.Insertions) + " -" + strconv.Itoa(d.Deletions)
-		}
-		got = append(got, s)
-	}
-	want := "a.txt +1 -1, b.txt +2 -1, bin.dat binary, dir/c.txt +0 -1, new.txt +1 -0"
-	if strings.Join(got, ", ") != want {
-		t.Errorf("TreeDiffStat = %s\nwant %s", strings.Join(got, ", "), want)
-	}
-}
-
 // TestCaptureWorktreeRacyChange checks a file rewritten, with the same size,
 // within the second the index recorded it: git must look at its content,
 // not trust its stat information, in the temporary index too.
@@ -263,10 +237,12 @@ func TestCaptureWorktreeRacyChange(t *testing.T) {
 	for time.Now().Unix() == second {
 		time.Sleep(20 * time.Millisecond) // the capture happens a second later
 	}
-	tree, err := r.open().CaptureWorktree()
+	repo := r.open()
+	capture, err := repo.CaptureWorktree()
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := capture.Tree
 	if got := r.git("show", tree.String()+":v.txt"); got != "41\n" {
 		t.Errorf("the capture holds v.txt = %q: a change within the index's second was missed", got)
 	}
@@ -375,5 +351,41 @@ func TestTrackedChangesAndCheckout(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(r.dir, "b.txt")); string(data) != "in the way\n" {
 		t.Errorf("b.txt = %q after the refused checkout", data)
+	}
+}
+
+// TestIsAncestorLongHistory checks the answer past the commits IsAncestor
+// walks itself, where git answers.
+func TestIsAncestorLongHistory(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	cs := r.makeCommits(3 * ancestorWalk)
+	repo := r.open()
+	for _, c := range []struct {
+		a, b Hash
+		want bool
+	}{{cs[0], cs[len(cs)-1], true}, {cs[len(cs)-1], cs[0], false}, {cs[ancestorWalk], cs[2*ancestorWalk], true}} {
+		if got, err := repo.IsAncestor(c.a, c.b); err != nil || got != c.want {
+			t.Errorf("IsAncestor(%s, %s) = %v, %v; want %v", c.a.Short(), c.b.Short(), got, err, c.want)
+		}
+	}
+}
+
+func TestReadBlobs(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	repo := r.open()
+	a, _ := repo.WriteBlob([]byte("a\n"))
+	b, _ := repo.WriteBlob([]byte(""))
+	got, err := repo.ReadBlobs([]Hash{a, ZeroHash, b, a})
+	if err != nil || len(got) != 4 || string(got[0]) != "a\n" || got[1] != nil || len(got[2]) != 0 || got[2] == nil || string(got[3]) != "a\n" {
+		t.Errorf("ReadBlobs = %q, %v", got, err)
+	}
+	if _, err := repo.ReadBlobs([]Hash{fakeObj(1)}); err == nil {
+		t.Error("ReadBlobs of a missing blob gave no error")
+	}
+	tree := r.hash("write-tree")
+	if _, err := repo.ReadBlobs([]Hash{tree}); err == nil {
+		t.Error("ReadBlobs of a tree gave no error")
 	}
 }

@@ -1,0 +1,353 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Capture is a working tree written as a tree: tracked and untracked files,
+// not ignored ones, as git add -A would stage them.
+type Capture struct {
+	Tree Hash
+	// Paths are the paths whose entry in Tree may differ from HEAD's (and
+	// from the index's), each with its entry in Tree (a zero Blob: none),
+	// when the capture knows them; nil when it does not.
+	Paths []CapturedPath
+}
+
+// CapturedPath is one path of a capture and its entry.
+type CapturedPath struct {
+	Path string
+	Mode uint32 // 0o100644, 0o100755 or 0o120000; 0 when the path is absent
+	Blob Hash
+}
+
+// CaptureWorktree writes the whole working tree (tracked and untracked
+// files, not ignored ones) as a tree, without touching the index or the
+// files.
+//
+// In the common case it asks git which paths differ from HEAD (git
+// diff-index, beside git ls-files --others: the files themselves are read
+// only for those paths), hashes those paths with git's filters (git
+// hash-object) and writes only the trees on their way. Whatever that does
+// not cover exactly (no HEAD, submodules, nested repositories, unmerged
+// entries, sparse checkouts, core.fileMode or core.symlinks off, a file that
+// changes while it is read) is captured the way git stash does it, through
+// a temporary index and git add -A.
+func (r *Repo) CaptureWorktree() (*Capture, error) {
+	c, ok, err := r.captureChanged()
+	if err != nil || !ok {
+		tree, err := r.captureWithIndex()
+		if err != nil {
+			return nil, err
+		}
+		return &Capture{Tree: tree}, nil
+	}
+	return c, nil
+}
+
+// captureChanged is the common case of CaptureWorktree; ok is false when it
+// does not apply.
+func (r *Repo) captureChanged() (*Capture, bool, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return nil, false, err
+	}
+	head, ok, err := r.RefHash("HEAD")
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	// The working tree against HEAD (a path whose stat information does not
+	// match the index is listed: only its content can tell), beside the
+	// untracked files; the hashing of what they list starts meanwhile.
+	diffP := startGit(top, r.env, false, "diff-index", "-z", "--raw", "HEAD", "--")
+	othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+	hashP := startGit(top, r.env, true, "hash-object", "-w", "--stdin-paths")
+	defer hashP.abandon() // when this returns before the paths are given
+	hc, cerr := r.Commit(head)
+	diff, derr := diffP.finish(nil)
+	others, oerr := othersP.finish(nil)
+	if err := errors.Join(cerr, derr, oerr); err != nil {
+		return nil, false, err
+	}
+	if !r.captureSettingsPlain(top) {
+		return nil, false, nil
+	}
+	paths := map[string]bool{}
+	fields := bytes.Split(diff, []byte{0})
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(string(fields[i]))
+		if len(meta) != 5 {
+			return nil, false, nil
+		}
+		if meta[0] == ":160000" || meta[1] == "160000" || meta[4] == "U" {
+			return nil, false, nil // a submodule, an unmerged entry
+		}
+		paths[string(fields[i+1])] = true
+	}
+	for _, p := range bytes.Split(others, []byte{0}) {
+		if len(p) == 0 {
+			continue
+		}
+		if p[len(p)-1] == '/' {
+			return nil, false, nil // a nested repository: git add -A makes it a gitlink
+		}
+		paths[string(p)] = true
+	}
+	edits, captured, ok, err := r.hashPaths(top, paths, hashP)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	tree, err := r.editTree(hc.Tree, edits)
+	if errors.Is(err, errTreeShape) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &Capture{Tree: tree, Paths: captured}, true, nil
+}
+
+// hashPaths reads each path of the working tree and writes its content as
+// a blob: regular files through git hash-object (so that git's filters and
+// line-ending conversions apply as git add applies them), symbolic links
+// here. A path that is not in the working tree is absent.
+func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[string]*CapturedPath, []CapturedPath, bool, error) {
+	sorted := make([]string, 0, len(paths))
+	for p := range paths {
+		sorted = append(sorted, p)
+	}
+	sort.Strings(sorted)
+	edits := map[string]*CapturedPath{}
+	var regular []string
+	for _, p := range sorted {
+		cp := &CapturedPath{Path: p}
+		edits[p] = cp
+		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
+		switch {
+		case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || err == nil && fi.IsDir():
+			// absent (a file where its directory was; a directory in its
+			// place, which holds files of its own)
+		case err != nil:
+			return nil, nil, false, err
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(filepath.Join(top, filepath.FromSlash(p)))
+			if err != nil {
+				return nil, nil, false, nil
+			}
+			if cp.Blob, err = r.WriteBlob([]byte(target)); err != nil {
+				return nil, nil, false, err
+			}
+			cp.Mode = 0o120000
+		case fi.Mode().IsRegular():
+			cp.Mode = 0o100644
+			if fi.Mode()&0o100 != 0 {
+				cp.Mode = 0o100755
+			}
+			regular = append(regular, p)
+		default:
+			return nil, nil, false, nil // a device, a socket: let git add decide
+		}
+	}
+	if len(regular) > 0 {
+		out, err := hashP.finish([]byte(strings.Join(regular, "\n") + "\n"))
+		if err != nil {
+			return nil, nil, false, nil // a file changed or went while it was read
+		}
+		lines := strings.Fields(string(out))
+		if len(lines) != len(regular) {
+			return nil, nil, false, nil
+		}
+		for i, p := range regular {
+			h, err := ParseHash(lines[i])
+			if err != nil {
+				return nil, nil, false, nil
+			}
+			edits[p].Blob = h
+		}
+	}
+	captured := make([]CapturedPath, 0, len(sorted))
+	for _, p := range sorted {
+		captured = append(captured, *edits[p])
+	}
+	return edits, captured, true, nil
+}
+
+// captureSettingsPlain reports whether the settings the common case of
+// CaptureWorktree relies on hold: core.fileMode and core.symlinks on,
+// core.sparseCheckout and core.ignoreCase off. They are read from the config
+// files here when those are plain, else from git.
+func (r *Repo) captureSettingsPlain(top string) bool {
+	keys := []string{"core.filemode", "core.symlinks", "core.sparsecheckout", "core.ignorecase"}
+	cfg, ok := nativeConfig(r.commonDir, r.gitDir, keys...)
+	if !ok {
+		cfg = map[string]string{}
+		out, _ := startGit(top, r.env, false, "config", "-z", "--get-regexp", `^core\.(filemode|symlinks|sparsecheckout|ignorecase)$`).finish(nil) // exit 1: none is set
+		for _, kv := range bytes.Split(out, []byte{0}) {
+			key, val, found := strings.Cut(strings.ToLower(string(kv)), "\n")
+			if !found {
+				val = "true"
+			}
+			cfg[key] = val
+		}
+	}
+	off := func(k string) bool {
+		v := strings.ToLower(cfg[k])
+		return v == "false" || v == "no" || v == "off" || v == "0" || v == ""
+	}
+	_, fm := cfg["core.filemode"]
+	_, sl := cfg["core.symlinks"]
+	return !(fm && off("core.filemode")) && !(sl && off("core.symlinks")) && off("core.sparsecheckout") && off("core.ignorecase")
+}
+
+// errTreeShape is an edit that does not fit the tree (a path that is both a
+// file and a directory).
+var errTreeShape = errors.New("the edits do not fit the tree")
+
+// editTree writes the tree that is base with edits applied: each path set
+// to its entry, or removed when it has none. Directories left empty are
+// removed; only the trees on the edited paths are written.
+func (r *Repo) editTree(base Hash, edits map[string]*CapturedPath) (Hash, error) {
+	entries, err := r.readTree(base)
+	if err != nil {
+		return ZeroHash, err
+	}
+	files := map[string]*CapturedPath{}
+	subs := map[string]map[string]*CapturedPath{}
+	for p, e := range edits {
+		if dir, rest, ok := strings.Cut(p, "/"); ok {
+			if subs[dir] == nil {
+				subs[dir] = map[string]*CapturedPath{}
+			}
+			subs[dir][rest] = e
+		} else {
+			files[p] = e
+		}
+	}
+	byName := make(map[string]treeEntry, len(entries))
+	for _, e := range entries {
+		byName[e.name] = e
+	}
+	for name, e := range files {
+		old, had := byName[name]
+		switch {
+		case e.Mode != 0:
+			byName[name] = treeEntry{name: name, mode: e.Mode, hash: e.Blob}
+		case had && !old.dir:
+			delete(byName, name)
+		}
+	}
+	from := map[string]Hash{} // each directory as base had it
+	var prefetch []Hash
+	for _, e := range entries {
+		if _, ok := subs[e.name]; ok && e.dir {
+			from[e.name] = e.hash
+			prefetch = append(prefetch, e.hash)
+		}
+	}
+	if err := r.prefetchTrees(prefetch); err != nil {
+		return ZeroHash, err
+	}
+	for name, sub := range subs {
+		tree, err := r.editTree(from[name], sub)
+		if err != nil {
+			return ZeroHash, err
+		}
+		cur, had := byName[name]
+		switch {
+		case tree == emptyTree && had && cur.dir:
+			delete(byName, name)
+		case tree == emptyTree:
+			// nothing left under it (a file may have taken its name)
+		case had && !cur.dir:
+			return ZeroHash, fmt.Errorf("%w: %s is a file and has files in it", errTreeShape, name)
+		default:
+			byName[name] = treeEntry{name: name, dir: true, hash: tree}
+		}
+	}
+	out := make([]treeEntry, 0, len(byName))
+	for _, e := range byName {
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return emptyTree, nil
+	}
+	return r.writeTree(out)
+}
+
+// emptyTree is the name of the tree with no entries.
+var emptyTree = Hash{0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0, 0x60, 0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88, 0xfb, 0xee, 0x49, 0x04}
+
+// SyncIndex makes the index hold a capture's tree, committed as commit:
+// with the paths the capture knows, only their entries are set (the others
+// hold HEAD's already, with their cached stat information); otherwise the
+// index is reset from commit's whole tree. The working tree is not touched.
+func (r *Repo) SyncIndex(c *Capture, commit Hash) error {
+	if c.Paths == nil {
+		return r.ResetIndex(commit)
+	}
+	top, err := r.WorkTree()
+	if err != nil {
+		return err
+	}
+	// Removals first: a path may go from a file to a directory.
+	var b strings.Builder
+	for _, p := range c.Paths {
+		if p.Mode == 0 {
+			fmt.Fprintf(&b, "0 %s\t%s\x00", ZeroHash, p.Path)
+		}
+	}
+	for _, p := range c.Paths {
+		if p.Mode != 0 {
+			fmt.Fprintf(&b, "%o %s\t%s\x00", p.Mode, p.Blob, p.Path)
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	if _, err := startGit(top, r.env, true, "update-index", "-z", "--index-info").finish([]byte(b.String())); err != nil {
+		return fmt.Errorf("updating the index: %w", err)
+	}
+	return nil
+}
+
+// ErrWorktreeChanged is returned by SwitchWorktree when the working tree is
+// not as its capture found it where the switch would write.
+var ErrWorktreeChanged = errors.New("the working tree changed since it was captured")
+
+// SwitchWorktree brings the index and the working tree from the tree of
+// from, which the working tree held when c captured it, to the tree of to,
+// as git checkout does: the paths c knows are staged as they are, then git
+// read-tree -m -u switches. Files the switch does not write (ignored ones,
+// build caches, files that are neither in from nor in to) are left alone.
+// It returns an error wrapping ErrWorktreeChanged, with the working tree
+// unchanged, when a file that from and to disagree on is no longer as
+// captured (it must be saved first), or when c does not know its paths.
+func (r *Repo) SwitchWorktree(c *Capture, from, to Hash) error {
+	if c == nil || c.Paths == nil {
+		return fmt.Errorf("%w: the capture does not list its paths", ErrWorktreeChanged)
+	}
+	top, err := r.WorkTree()
+	if err != nil {
+		return err
+	}
+	if len(c.Paths) > 0 {
+		var b strings.Builder
+		for _, p := range c.Paths {
+			b.WriteString(p.Path + "\x00")
+		}
+		if _, err := startGit(top, r.env, true, "update-index", "-z", "--add", "--remove", "--stdin").finish([]byte(b.String())); err != nil {
+			return fmt.Errorf("%w: staging it: %v", ErrWorktreeChanged, err)
+		}
+	}
+	if _, err := startGit(top, r.env, false, "read-tree", "-m", "-u", from.String(), to.String()).finish(nil); err != nil {
+		return fmt.Errorf("%w: %v", ErrWorktreeChanged, err)
+	}
+	return nil
+}
