@@ -92,10 +92,12 @@ func (f *Finishing) state(head gitstore.Hash, r *Reverting) string {
 			return "judged regressed; the work is saved as " + short(f.Saved) + ", the revert is not made yet"
 		}
 		return "judged improved; the commit is not made yet"
+	case f.Result == ledger.Regressed && !f.CheckedOut:
+		return "judged regressed; the revert " + short(f.Commit) + " is made, the working tree is not reset to it yet"
+	case head.String() != f.Commit && f.Result == ledger.Regressed:
+		return "judged regressed; the working tree holds the revert " + short(f.Commit) + ", HEAD is not moved to it yet"
 	case head.String() != f.Commit:
 		return fmt.Sprintf("judged %s; commit %s is made, HEAD is not moved to it yet", f.Result, short(f.Commit))
-	case !f.CheckedOut && f.Result == ledger.Regressed:
-		return "judged regressed; HEAD is on the revert " + short(f.Commit) + ", the working tree is not reset yet"
 	}
 	return fmt.Sprintf("judged %s; HEAD is on %s, the record is not written yet", f.Result, short(f.Commit))
 }
@@ -132,6 +134,13 @@ type FinishResult struct {
 	After   *goals.Snapshot
 	Record  ledger.Record
 	Resumed bool
+	// DeltaTime is how long the substantive delta took (the working tree
+	// captured, compared with the start, its lines counted); GateTime how
+	// long the gate's commands and checks took.
+	DeltaTime, GateTime time.Duration
+	// capture is the working tree as judged, in the process that judged it
+	// (nil after a resume: the index is then reset from the whole tree).
+	capture *gitstore.Capture
 }
 
 // ErrInterrupted is returned by Finish when ctx was cancelled while the
@@ -154,6 +163,7 @@ var ErrInterrupted = errors.New("interrupted while the gate ran: nothing was sto
 // completed by the next Finish. It returns a *Refusal when the cycle or the
 // repository is in no state to finish, ErrNoOpenCycle, or ErrInterrupted.
 func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult, error) {
+	t0 := time.Now()
 	unlock, err := l.lockWorktree()
 	if err != nil {
 		return nil, err
@@ -198,8 +208,11 @@ func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult,
 	if err != nil {
 		return nil, err
 	}
+	gitstore.Tracef("finish: done (%s, of which the gate %s)", ms(time.Since(t0)), ms(res.GateTime))
 	return res, nil
 }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d.Microseconds())/1000) }
 
 // judge decides the verdict of the cycle's work and keeps it in the open
 // cycle's file.
@@ -223,16 +236,19 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		return err
 	}
 	progress("saving the working tree")
-	tree, err := l.repo.CaptureWorktree()
+	t0 := time.Now()
+	capture, err := l.repo.CaptureWorktree()
 	if err != nil {
 		return err
 	}
-	deltas, err := l.repo.TreeDiffStat(start, tree)
-	if err != nil {
-		return err
-	}
+	tree := capture.Tree
+	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message}
-	f.Delta = substantiveDelta(deltas, ruler.NonSubstantive)
+	if f.Delta, err = l.substantiveDelta(start, tree, ruler.NonSubstantive); err != nil {
+		return err
+	}
+	res.DeltaTime = time.Since(t0)
+	gitstore.Tracef("finish: the delta, the working tree captured and its lines counted (%s)", ms(res.DeltaTime))
 	if c.Goals != "" {
 		blob, ok, err := l.repo.TreeFile(tree, goals.FileName)
 		if err != nil {
@@ -256,7 +272,10 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			}
 		}
 		progress("running the gate")
+		t1 := time.Now()
 		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now})
+		res.GateTime = time.Since(t1)
+		gitstore.Tracef("finish: the gate (%s)", ms(res.GateTime))
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
@@ -277,26 +296,44 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	return nil
 }
 
-// substantiveDelta keeps the changes outside the non-substantive paths.
-func substantiveDelta(deltas []gitstore.LineDelta, extra []string) Delta {
-	paths := make([]string, len(deltas))
-	for i, d := range deltas {
-		paths[i] = d.Path
+// substantiveDelta is the change from one tree (or commit) to another
+// outside the non-substantive paths, with its lines counted by a line diff
+// of each file.
+func (l *Ledger) substantiveDelta(from, to gitstore.Hash, extra []string) (Delta, error) {
+	changes, err := l.repo.ChangedFiles(from, to)
+	if err != nil {
+		return Delta{}, err
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
 	}
 	keep := map[string]bool{}
 	for _, p := range gate.Substantive(paths, extra...) {
 		keep[p] = true
 	}
 	var d Delta
-	for _, x := range deltas {
-		if keep[x.Path] {
-			d.Files++
-			d.Insertions += x.Insertions
-			d.Deletions += x.Deletions
-			d.Paths = append(d.Paths, x.Path)
+	var blobs []gitstore.Hash // old and new of each file whose lines count
+	for _, c := range changes {
+		if !keep[c.Path] {
+			continue
+		}
+		d.Files++
+		d.Paths = append(d.Paths, c.Path)
+		if c.OldMode != 0o160000 && c.NewMode != 0o160000 { // a submodule has no lines
+			blobs = append(blobs, c.Old, c.New)
 		}
 	}
-	return d
+	contents, err := l.repo.ReadBlobs(blobs)
+	if err != nil {
+		return Delta{}, err
+	}
+	for i := 0; i+1 < len(contents); i += 2 {
+		ins, del, _ := gate.CountLines(contents[i], contents[i+1])
+		d.Insertions += ins
+		d.Deletions += del
+	}
+	return d, nil
 }
 
 // CycleGoals returns the goals file cycle c is judged by: the one it
@@ -361,11 +398,7 @@ func (l *Ledger) finishImproved(c *OpenCycle, res *FinishResult) error {
 		if err != nil {
 			return err
 		}
-		author, committer, err := l.repo.Identity()
-		if err != nil {
-			return err
-		}
-		commit, err := l.repo.WriteCommit(tree, []gitstore.Hash{head}, msg, author, committer)
+		commit, err := l.commitTree(tree, head, msg)
 		if err != nil {
 			return err
 		}
@@ -379,12 +412,14 @@ func (l *Ledger) finishImproved(c *OpenCycle, res *FinishResult) error {
 	if err := l.moveHead(c, head, commit); err != nil {
 		return err
 	}
-	if !f.CheckedOut {
-		hc, err := l.repo.Commit(head)
-		if err != nil {
+	if !f.CheckedOut { // the index holds the judged tree, as committed
+		if res.capture != nil {
+			if err := l.repo.SyncIndex(res.capture, commit); err != nil {
+				return err
+			}
+		} else if hc, err := l.repo.Commit(head); err != nil {
 			return err
-		}
-		if hc.Tree != tree { // the index holds the judged tree, as committed
+		} else if hc.Tree != tree {
 			if err := l.repo.ResetIndex(commit); err != nil {
 				return err
 			}
@@ -404,14 +439,20 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 	head, _ := gitstore.ParseHash(f.Head)
 	start, _ := gitstore.ParseHash(c.Start)
 	if f.Saved == "" {
-		saved, err := l.repo.SaveWorktree(head, fmt.Sprintf("git evolve: the work of cycle %d, regressed\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+		// The work as judged, when this process judged it; after a resume,
+		// the working tree as it is.
+		var saved gitstore.Hash
+		var err error
+		if res.capture != nil {
+			saved, err = l.commitTree(mustParse(f.Tree), head, savedMessage(c, "regressed"))
+		} else {
+			saved, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
+		}
 		if err != nil {
 			return err
 		}
-		if old := l.refOrZero(RegressedRef(c.ID)); old != saved {
-			if err := l.repo.UpdateRef(RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle)); err != nil {
-				return err
-			}
+		if err := l.keepSaved(c, saved); err != nil {
+			return err
 		}
 		f.Saved = saved.String()
 		if err := l.saveOpen(c); err != nil {
@@ -426,11 +467,7 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 		if err != nil {
 			return err
 		}
-		author, committer, err := l.repo.Identity()
-		if err != nil {
-			return err
-		}
-		commit, err := l.repo.WriteCommit(tree, []gitstore.Hash{head}, revertMessage(c), author, committer)
+		commit, err := l.commitTree(tree, head, revertMessage(c))
 		if err != nil {
 			return err
 		}
@@ -441,12 +478,13 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 		l.die("committed")
 	}
 	commit, _ := gitstore.ParseHash(f.Commit)
-	if err := l.moveHead(c, head, commit); err != nil {
-		return err
-	}
 	if !f.CheckedOut {
-		if err := l.repo.ResetWorktree(saved, commit); err != nil {
+		if cur, err := l.repo.ResolveCommits("HEAD"); err != nil {
 			return err
+		} else if cur[0] == head {
+			if err := l.revertWorktree(c, res, saved, commit); err != nil {
+				return err
+			}
 		}
 		f.CheckedOut = true
 		if err := l.saveOpen(c); err != nil {
@@ -454,8 +492,52 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 		}
 		l.die("checked-out")
 	}
+	if err := l.moveHead(c, head, commit); err != nil {
+		return err
+	}
 	res.Commit = commit
 	return l.recordAndClose(c, commit, res)
+}
+
+// revertWorktree brings the index and the working tree from the saved work
+// to the revert. When the working tree is not as it was judged (a check or
+// a person changed it since, or this finish resumes), it is saved once more,
+// on top of the saved work, before it is reset: nothing in it is lost.
+func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert gitstore.Hash) error {
+	err := l.repo.SwitchWorktree(res.capture, saved, revert)
+	if !errors.Is(err, gitstore.ErrWorktreeChanged) {
+		return err
+	}
+	again, err := l.repo.SaveWorktree(saved, savedMessage(c, "regressed, as it was when it was reverted"))
+	if err != nil {
+		return err
+	}
+	if err := l.keepSaved(c, again); err != nil {
+		return err
+	}
+	return l.repo.ResetWorktree(again, revert)
+}
+
+// keepSaved points RegressedRef at the saved work.
+func (l *Ledger) keepSaved(c *OpenCycle, saved gitstore.Hash) error {
+	old := l.refOrZero(RegressedRef(c.ID))
+	if old == saved {
+		return nil
+	}
+	return l.repo.UpdateRef(RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle))
+}
+
+func savedMessage(c *OpenCycle, what string) string {
+	return fmt.Sprintf("git evolve: the work of cycle %d, %s\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, what, c.Cycle, c.ID)
+}
+
+// commitTree writes a commit of tree on parent.
+func (l *Ledger) commitTree(tree, parent gitstore.Hash, message string) (gitstore.Hash, error) {
+	author, committer, err := l.repo.Identity()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return l.repo.WriteCommit(tree, []gitstore.Hash{parent}, message, author, committer)
 }
 
 // moveHead moves HEAD from the judged head to the finish's commit, unless it
@@ -515,12 +597,7 @@ func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishR
 // record names the start, and the ledger keeps the delivered commit) and
 // its file.
 func (l *Ledger) closeCycle(c *OpenCycle) error {
-	if start, err := gitstore.ParseHash(c.Start); err == nil {
-		_ = l.repo.DeleteRef(StartRef(c.ID), start)
-	}
-	if g, err := gitstore.ParseHash(c.Goals); err == nil {
-		_ = l.repo.DeleteRef(GoalsRef(c.ID), g)
-	}
+	_ = l.repo.DeleteRefs(c.keptRefs())
 	return l.removeOpen()
 }
 

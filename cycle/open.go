@@ -38,6 +38,19 @@ type OpenCycle struct {
 	Reverts *Reverting `json:"reverts,omitempty"`
 }
 
+// keptRefs are the refs an open cycle keeps (its start, its goals file),
+// with the values they hold.
+func (c *OpenCycle) keptRefs() map[string]gitstore.Hash {
+	refs := map[string]gitstore.Hash{}
+	if h, err := gitstore.ParseHash(c.Start); err == nil {
+		refs[StartRef(c.ID)] = h
+	}
+	if h, err := gitstore.ParseHash(c.Goals); err == nil {
+		refs[GoalsRef(c.ID)] = h
+	}
+	return refs
+}
+
 // GoalsRef keeps the goals file a cycle started with.
 func GoalsRef(id string) string { return "refs/evolve/cycles/" + id + "/goals" }
 
@@ -238,12 +251,7 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	if err := l.release(c.ID); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
-	if start, err := gitstore.ParseHash(c.Start); err == nil {
-		_ = l.repo.DeleteRef(StartRef(c.ID), start) // the saved work keeps what matters
-	}
-	if g, err := gitstore.ParseHash(c.Goals); err == nil {
-		_ = l.repo.DeleteRef(GoalsRef(c.ID), g)
-	}
+	_ = l.repo.DeleteRefs(c.keptRefs()) // the saved work keeps what matters
 	if err := l.removeOpen(); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}

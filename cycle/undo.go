@@ -101,7 +101,7 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 		return nil, &Refusal{fmt.Sprintf("the goals file after the revert (sha256 %s) is not trusted on this machine: the revert measures it", goals.Digest(data)[:12]),
 			"read it, then trust it with git evolve trust"}
 	}
-	deltas, err := l.repo.TreeDiffStat(head[0], tree)
+	delta, err := l.substantiveDelta(head[0], tree, ruler.NonSubstantive)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 	}
 	c.Reverts = &Reverting{Cycle: target.Cycle, ID: target.ID, Range: start.String() + ".." + end.String()}
 	c.Finish = &Finishing{Result: ledger.Regressed, Head: head[0].String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339),
-		Message: opts.Message, Gate: fmt.Sprintf("REVERT: cycle %d", target.Cycle), Delta: substantiveDelta(deltas, ruler.NonSubstantive)}
+		Message: opts.Message, Gate: fmt.Sprintf("REVERT: cycle %d", target.Cycle), Delta: delta}
 	if err := l.saveOpen(c); err != nil {
 		return nil, err
 	}
@@ -174,13 +174,9 @@ func (l *Ledger) revertTree(start, end, head gitstore.Hash, cycleNo int) (gitsto
 	if end == head {
 		return undone, nil
 	}
-	author, committer, err := l.repo.Identity()
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
 	// A commit whose change, from end, is the revert: merged into head from
 	// their merge base (end), it undoes the range and keeps what came since.
-	theirs, err := l.repo.WriteCommit(undone, []gitstore.Hash{end}, "the revert of a cycle\n", author, committer)
+	theirs, err := l.commitTree(undone, end, "the revert of a cycle\n")
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
@@ -231,11 +227,7 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 		if err != nil {
 			return nil, err
 		}
-		author, committer, err := l.repo.Identity()
-		if err != nil {
-			return nil, err
-		}
-		commit, err := l.repo.WriteCommit(tree, []gitstore.Hash{head}, msg, author, committer)
+		commit, err := l.commitTree(tree, head, msg)
 		if err != nil {
 			return nil, err
 		}
