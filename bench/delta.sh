@@ -18,11 +18,8 @@ runs=${RUNS:-11}
 source "$here/lib.sh"
 
 repo="$work/repo"
-git init -q "$repo"
+bash "$here/gentree.sh" "$files" "$repo"
 cd "$repo"
-awk -v n="$files" 'BEGIN { for (i = 0; i < n; i++) { d = sprintf("src/d%03d", i % 200); f = sprintf("%s/f%05d.txt", d, i); system("mkdir -p " d); print "line " i > f; close(f) } }'
-printf 'version: 3\ngoals:\n  - id: ok\n    description: passes\n    check: "true"\n    weight: 1\n' >GOALS.yaml
-git add -A && git commit -q -m base
 git evolve init --no-hooks >/dev/null
 git evolve cycle start --target ok >/dev/null
 start=$(git rev-parse HEAD)
