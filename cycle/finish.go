@@ -256,9 +256,14 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		f.GoalsEdited = !ok || blob.String() != c.Goals
 	}
+	var flushed chan error
 	if f.Delta.Files == 0 {
-		f.Result = ledger.Unchanged
+		f.Result = ledger.Unchanged // nothing of the capture is kept: none of it is written
 	} else {
+		// The judged tree will be committed, and is named in the open
+		// cycle's file below: it is written while the gate runs.
+		flushed = make(chan error, 1)
+		go func() { flushed <- l.repo.Flush() }()
 		if ok, err := goals.TrustAt(l.stateDir).Trusted(goals.Digest(data)); err != nil {
 			return err
 		} else if !ok {
@@ -287,6 +292,10 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		f.Gate = v.Text()
 		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
+		// What the open cycle's file names must be on disk before it does.
+		if err := <-flushed; err != nil {
+			return err
+		}
 	}
 	c.Finish = f
 	if err := l.saveOpen(c); err != nil {

@@ -200,6 +200,9 @@ func (b *batch) fail(err error) error {
 
 // readObject reads the object h, which must have type want.
 func (r *Repo) readObject(h Hash, want objectType) ([]byte, error) {
+	if typ, data, ok := r.pendingData(h); ok && typ == want {
+		return data, nil
+	}
 	_, typ, data, err := r.object(h.String())
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +16,9 @@ import (
 // Capture is a working tree written as a tree: tracked and untracked files,
 // not ignored ones, as git add -A would stage them.
 type Capture struct {
+	// Tree, and the blobs of files hashed here, read back at once but are
+	// written to disk by the repository's Flush (WriteCommit flushes): a
+	// capture that is not committed writes nothing.
 	Tree Hash
 	// Paths are the paths whose entry in Tree may differ from HEAD's (and
 	// from the index's), each with its entry in Tree (a zero Blob: none),
@@ -141,10 +146,7 @@ func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[st
 			if err != nil {
 				return nil, nil, false, nil
 			}
-			if cp.Blob, err = r.WriteBlob([]byte(target)); err != nil {
-				return nil, nil, false, err
-			}
-			cp.Mode = 0o120000
+			cp.Blob, cp.Mode = r.pendingBlob([]byte(target)), 0o120000
 		case fi.Mode().IsRegular():
 			cp.Mode = 0o100644
 			if fi.Mode()&0o100 != 0 {
@@ -155,7 +157,18 @@ func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[st
 			return nil, nil, false, nil // a device, a socket: let git add decide
 		}
 	}
-	if len(regular) > 0 {
+	if len(regular) > 0 && r.noConversions(top, regular) {
+		// Nothing converts these files on their way in: their blobs are
+		// their bytes, hashed here.
+		hashP.abandon()
+		for _, p := range regular {
+			data, err := readRegular(filepath.Join(top, filepath.FromSlash(p)), 64<<20)
+			if err != nil || data == nil {
+				return nil, nil, false, nil // changed, gone or large: let git add decide
+			}
+			edits[p].Blob = r.pendingBlob(data)
+		}
+	} else if len(regular) > 0 {
 		out, err := hashP.finish([]byte(strings.Join(regular, "\n") + "\n"))
 		if err != nil {
 			return nil, nil, false, nil // a file changed or went while it was read
@@ -206,13 +219,59 @@ func (r *Repo) captureSettingsPlain(top string) bool {
 	return !(fm && off("core.filemode")) && !(sl && off("core.symlinks")) && off("core.sparsecheckout") && off("core.ignorecase")
 }
 
+// noConversions reports whether git add would store the files at paths as
+// they are: no attributes file could apply to them (.gitattributes in their
+// directories or above, info/attributes, core.attributesFile or its default,
+// the system's) and core.autocrlf is off. Then no filter, line-ending or
+// encoding conversion runs.
+func (r *Repo) noConversions(top string, paths []string) bool {
+	cfg, ok := nativeConfig(r.commonDir, r.gitDir, "core.autocrlf", "core.attributesfile")
+	if !ok || os.Getenv("GIT_ATTR_SOURCE") != "" {
+		return false
+	}
+	switch strings.ToLower(cfg["core.autocrlf"]) {
+	case "", "false", "no", "off", "0":
+	default:
+		return false
+	}
+	files := []string{filepath.Join(r.commonDir, "info", "attributes"), "/etc/gitattributes"}
+	if f := cfg["core.attributesfile"]; f != "" {
+		if strings.HasPrefix(f, "~/") {
+			f = filepath.Join(os.Getenv("HOME"), f[2:])
+		}
+		files = append(files, f)
+	} else if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		files = append(files, filepath.Join(x, "git", "attributes"))
+	} else if h := os.Getenv("HOME"); h != "" {
+		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
+	}
+	if git, err := exec.LookPath("git"); err != nil || filepath.Dir(git) != "/usr/bin" && filepath.Dir(git) != "/bin" {
+		return false // a git elsewhere may read another system attributes file
+	}
+	dirs := map[string]bool{"": true}
+	for _, p := range paths {
+		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	for d := range dirs {
+		files = append(files, filepath.Join(top, filepath.FromSlash(d), ".gitattributes"))
+	}
+	for _, f := range files {
+		if _, err := os.Lstat(f); !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
 // errTreeShape is an edit that does not fit the tree (a path that is both a
 // file and a directory).
 var errTreeShape = errors.New("the edits do not fit the tree")
 
-// editTree writes the tree that is base with edits applied: each path set
+// editTree names the tree that is base with edits applied: each path set
 // to its entry, or removed when it has none. Directories left empty are
-// removed; only the trees on the edited paths are written.
+// removed; only the trees on the edited paths are new (pending, see Flush).
 func (r *Repo) editTree(base Hash, edits map[string]*CapturedPath) (Hash, error) {
 	entries, err := r.readTree(base)
 	if err != nil {
@@ -278,7 +337,7 @@ func (r *Repo) editTree(base Hash, edits map[string]*CapturedPath) (Hash, error)
 	if len(out) == 0 {
 		return emptyTree, nil
 	}
-	return r.writeTree(out)
+	return r.pendingTree(out), nil
 }
 
 // emptyTree is the name of the tree with no entries.

@@ -85,6 +85,29 @@ var captureCases = []captureCase{
 		r.write("a.txt", "crlf\r\nline\r\n")
 		r.write("shout.up", "quiet words\n")
 	}},
+	{name: "core.autocrlf without attributes", fast: true, base: func(r *testRepo) {
+		r.git("config", "core.autocrlf", "input")
+		r.write("a.txt", "a\n")
+	}, change: func(r *testRepo) {
+		r.write("a.txt", "crlf\r\nline\r\n")
+		r.write("new.txt", "new\r\n")
+	}},
+	{name: "info/attributes", fast: true, base: func(r *testRepo) {
+		r.write(".git/info/attributes", "*.up filter=upper\n")
+		r.git("config", "filter.upper.clean", "tr a-z A-Z")
+		r.write("a.txt", "a\n")
+	}, change: func(r *testRepo) {
+		r.write("sub/shout.up", "quiet words\n")
+		r.write("a.txt", "b\n")
+	}},
+	{name: "attributes in a parent directory", fast: true, base: func(r *testRepo) {
+		r.write("deep/.gitattributes", "*.txt filter=upper\n")
+		r.git("config", "filter.upper.clean", "tr a-z A-Z")
+		r.write("deep/er/a.txt", "a\n")
+	}, change: func(r *testRepo) {
+		r.write("deep/er/a.txt", "quiet\n")
+		r.write("deep/er/est/b.txt", "also quiet\n")
+	}},
 	{name: "nested repository", base: baseTree, change: func(r *testRepo) {
 		nested := filepath.Join(r.dir, "nested")
 		if _, err := runGitCmd(r.dir, "", nil, "init", "-q", nested); err != nil {
@@ -145,6 +168,9 @@ func TestCaptureAgreesWithGitAdd(t *testing.T) {
 				t.Errorf("the capture changed git status:\n%s\nwas\n%s", got, status)
 			}
 			// Committed, with the index brought to it, the working tree is clean.
+			if err := repo.Flush(); err != nil { // git reads the tree below
+				t.Fatal(err)
+			}
 			head := r.hash("rev-parse", "HEAD")
 			commit := r.hash("commit-tree", capture.Tree.String(), "-p", head.String(), "-m", "captured")
 			r.git("update-ref", "HEAD", commit.String())

@@ -50,7 +50,7 @@ func (r *Repo) treeOf(h Hash) (Hash, error) {
 	r.treeMu.Lock()
 	_, cached := r.trees[h] // the cache holds trees only
 	r.treeMu.Unlock()
-	if cached {
+	if typ, _, pending := r.pendingData(h); cached || pending && typ == treeType {
 		return h, nil
 	}
 	_, typ, data, err := r.object(h.String())

@@ -82,10 +82,15 @@ func (r *Repo) ReadBlobs(hashes []Hash) ([][]byte, error) {
 	var names []string
 	var at []int
 	for i, h := range hashes {
-		if !h.IsZero() {
-			names = append(names, h.String())
-			at = append(at, i)
+		if h.IsZero() {
+			continue
 		}
+		if typ, data, ok := r.pendingData(h); ok && typ == blobType {
+			out[i] = data
+			continue
+		}
+		names = append(names, h.String())
+		at = append(at, i)
 	}
 	err := r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
 		if err != nil {
@@ -101,6 +106,81 @@ func (r *Repo) ReadBlobs(hashes []Hash) ([][]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// pendingObject is an object named but not written yet (see Flush).
+type pendingObject struct {
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+// addPending names an object and keeps it to be written by Flush: a capture
+// names the blobs and trees of the working tree at once, but a cycle found
+// unchanged never writes them, and one that is committed writes them while
+// its gate runs. Reads here see pending objects.
+func (r *Repo) addPending(t plumbing.ObjectType, data []byte) Hash {
+	h := objectName(t, data)
+	r.pendingMu.Lock()
+	if r.pending == nil {
+		r.pending = map[Hash]pendingObject{}
+	}
+	r.pending[h] = pendingObject{t, data}
+	r.pendingMu.Unlock()
+	return h
+}
+
+// pendingData returns a pending object's content.
+func (r *Repo) pendingData(h Hash) (objectType, []byte, bool) {
+	r.pendingMu.Lock()
+	defer r.pendingMu.Unlock()
+	o, ok := r.pending[h]
+	if !ok {
+		return "", nil, false
+	}
+	return objectType(o.typ.String()), o.data, true
+}
+
+// Flush writes the objects named but not written yet, so that git sees
+// them: WriteCommit flushes first, and a caller flushes before it hands one
+// of their names to git or keeps it anywhere that outlives the process.
+func (r *Repo) Flush() error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.pendingMu.Lock()
+	todo := make(map[Hash]pendingObject, len(r.pending))
+	for h, o := range r.pending {
+		todo[h] = o
+	}
+	r.pendingMu.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	// A loose object is a file created: several at once on slow disks.
+	var wg sync.WaitGroup
+	errs := make(chan error, len(todo))
+	sem := make(chan struct{}, 4)
+	for _, o := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(o pendingObject) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := r.writeObject(o.typ, o.data); err != nil {
+				errs <- err
+			}
+		}(o)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	r.pendingMu.Lock()
+	for h := range todo {
+		delete(r.pending, h)
+	}
+	r.pendingMu.Unlock()
+	return nil
 }
 
 // WriteBlob stores data as a blob and returns its name.
@@ -185,8 +265,12 @@ func (r *Repo) objectsDir() string {
 	return filepath.Join(r.commonDir, "objects")
 }
 
-// WriteCommit stores a commit and returns its name.
+// WriteCommit stores a commit and returns its name, once the objects
+// pending (Flush) are written: a commit never names what git cannot read.
 func (r *Repo) WriteCommit(tree Hash, parents []Hash, message string, author, committer Signature) (Hash, error) {
+	if err := r.Flush(); err != nil {
+		return ZeroHash, err
+	}
 	return r.writeObject(plumbing.CommitObject, encodeCommit(tree, parents, message, author, committer))
 }
 
@@ -277,6 +361,15 @@ func (r *Repo) writeTree(entries []treeEntry) (Hash, error) {
 	}
 	return h, nil
 }
+
+// pendingTree names a tree and keeps it to be written by Flush.
+func (r *Repo) pendingTree(entries []treeEntry) Hash {
+	_, data := r.encodeTree(entries)
+	return r.addPending(plumbing.TreeObject, data)
+}
+
+// pendingBlob names a blob and keeps it to be written by Flush.
+func (r *Repo) pendingBlob(data []byte) Hash { return r.addPending(plumbing.BlobObject, data) }
 
 // encodeTree sorts entries, encodes them in git's tree format, names the
 // tree and keeps it as a read would give it, for the diffs and the reads

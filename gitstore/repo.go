@@ -44,6 +44,9 @@ type Repo struct {
 	env         []string            // the environment of every git this runs: GIT_DIR pinned
 	treeMu      sync.Mutex
 	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
+	pendingMu   sync.Mutex
+	pending     map[Hash]pendingObject // named, not written yet (Flush)
+	flushMu     sync.Mutex
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per

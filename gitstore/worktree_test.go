@@ -50,6 +50,9 @@ func TestCaptureWorktree(t *testing.T) {
 	status := r.git("status", "--porcelain")
 	repo := r.open()
 	capture, err := repo.CaptureWorktree()
+	if err == nil {
+		err = repo.Flush() // git reads the tree below
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +82,9 @@ func TestCaptureWorktreeWithoutIndex(t *testing.T) {
 	r.write("x.txt", "x\n")
 	repo := r.open()
 	capture, err := repo.CaptureWorktree()
+	if err == nil {
+		err = repo.Flush() // git reads the tree below
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +154,9 @@ func TestResetIndex(t *testing.T) {
 	r, head := worktreeRepo(t)
 	repo := r.open()
 	capture, err := repo.CaptureWorktree()
+	if err == nil {
+		err = repo.Flush() // git reads the tree below
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +248,9 @@ func TestCaptureWorktreeRacyChange(t *testing.T) {
 	}
 	repo := r.open()
 	capture, err := repo.CaptureWorktree()
+	if err == nil {
+		err = repo.Flush() // git reads the tree below
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
