@@ -455,7 +455,7 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 		if res.capture != nil {
 			saved, err = l.commitTree(mustParse(f.Tree), head, savedMessage(c, "regressed"))
 		} else {
-			saved, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
+			saved, _, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
 		}
 		if err != nil {
 			return err
@@ -513,18 +513,20 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 // a person changed it since, or this finish resumes), it is saved once more,
 // on top of the saved work, before it is reset: nothing in it is lost.
 func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert gitstore.Hash) error {
-	err := l.repo.SwitchWorktree(res.capture, saved, revert)
-	if !errors.Is(err, gitstore.ErrWorktreeChanged) {
-		return err
+	if res.capture != nil {
+		err := l.repo.SwitchWorktree(res.capture, saved, revert, gitstore.SwitchChecked)
+		if !errors.Is(err, gitstore.ErrWorktreeChanged) {
+			return err
+		}
 	}
-	again, err := l.repo.SaveWorktree(saved, savedMessage(c, "regressed, as it was when it was reverted"))
+	again, capture, err := l.repo.SaveWorktree(saved, savedMessage(c, "regressed, as it was when it was reverted"))
 	if err != nil {
 		return err
 	}
 	if err := l.keepSaved(c, again); err != nil {
 		return err
 	}
-	return l.repo.ResetWorktree(again, revert)
+	return l.repo.SwitchWorktree(capture, again, revert, gitstore.SwitchForce)
 }
 
 // keepSaved points RegressedRef at the saved work.

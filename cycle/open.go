@@ -221,7 +221,7 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	// commit nothing keeps.
 	saved, resumed := l.recordedSave(c.ID)
 	if !resumed {
-		saved, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+		saved, _, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
 		if err != nil {
 			return nil, gitstore.ZeroHash, err
 		}

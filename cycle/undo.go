@@ -244,7 +244,11 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 			return nil, err
 		}
 		if cur[0] != commit { // HEAD has not moved to it: the files have not either, or not all
-			if err := l.repo.Checkout(head, commit); err != nil {
+			mode := gitstore.SwitchChecked
+			if resumed { // an interrupted switch left some files switched
+				mode = gitstore.SwitchResume
+			}
+			if err := l.repo.SwitchWorktree(nil, head, commit, mode); err != nil {
 				if !resumed { // nothing has moved: the revert is dropped
 					return nil, l.dropRevert(c, err)
 				}

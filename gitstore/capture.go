@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Capture is a working tree written as a tree: tracked and untracked files,
@@ -245,7 +246,7 @@ func (r *Repo) noConversions(top string, paths []string) bool {
 	} else if h := os.Getenv("HOME"); h != "" {
 		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
 	}
-	if git, err := exec.LookPath("git"); err != nil || filepath.Dir(git) != "/usr/bin" && filepath.Dir(git) != "/bin" {
+	if !systemFilesInEtc() {
 		return false // a git elsewhere may read another system attributes file
 	}
 	dirs := map[string]bool{"": true}
@@ -377,36 +378,178 @@ func (r *Repo) SyncIndex(c *Capture, commit Hash) error {
 }
 
 // ErrWorktreeChanged is returned by SwitchWorktree when the working tree is
-// not as its capture found it where the switch would write.
+// not as the switch expects it where the switch would write.
 var ErrWorktreeChanged = errors.New("the working tree changed since it was captured")
 
-// SwitchWorktree brings the index and the working tree from the tree of
-// from, which the working tree held when c captured it, to the tree of to,
-// as git checkout does: the paths c knows are staged as they are, then git
-// read-tree -m -u switches. Files the switch does not write (ignored ones,
-// build caches, files that are neither in from nor in to) are left alone.
-// It returns an error wrapping ErrWorktreeChanged, with the working tree
-// unchanged, when a file that from and to disagree on is no longer as
-// captured (it must be saved first), or when c does not know its paths.
-func (r *Repo) SwitchWorktree(c *Capture, from, to Hash) error {
-	if c == nil || c.Paths == nil {
-		return fmt.Errorf("%w: the capture does not list its paths", ErrWorktreeChanged)
-	}
+// SwitchMode says what SwitchWorktree checks before it writes.
+type SwitchMode int
+
+const (
+	// SwitchChecked: each file to be written or removed must be as from
+	// has it.
+	SwitchChecked SwitchMode = iota
+	// SwitchResume: as from or as to has it (a switch that was interrupted
+	// left some files switched).
+	SwitchResume
+	// SwitchForce: nothing is checked (the caller saved the working tree).
+	SwitchForce
+)
+
+// SwitchWorktree brings the index and the working tree from from (a commit
+// or tree the working tree held when c captured it; c may be nil) to to.
+// Only the files that differ between the two are written (by git
+// checkout-index, with git's filters) or removed; the index entries of
+// those, and of the paths c knows, are set to to's. Files in neither
+// (ignored ones, build caches, files written since the capture that from
+// and to agree on) are left alone. Unless mode is SwitchForce, each file to
+// be written or removed is first checked: when one is not as expected (a
+// check or a person changed it since the capture, or put a file where to
+// has one), it returns an error wrapping ErrWorktreeChanged and nothing
+// has changed.
+func (r *Repo) SwitchWorktree(c *Capture, from, to Hash, mode SwitchMode) error {
 	top, err := r.WorkTree()
 	if err != nil {
 		return err
 	}
-	if len(c.Paths) > 0 {
-		var b strings.Builder
-		for _, p := range c.Paths {
-			b.WriteString(p.Path + "\x00")
-		}
-		if _, err := startGit(top, r.env, true, "update-index", "-z", "--add", "--remove", "--stdin").finish([]byte(b.String())); err != nil {
-			return fmt.Errorf("%w: staging it: %v", ErrWorktreeChanged, err)
+	changes, err := r.ChangedFiles(from, to)
+	if err != nil {
+		return err
+	}
+	if mode != SwitchForce {
+		if err := r.checkWorktree(top, changes, mode == SwitchResume); err != nil {
+			return err
 		}
 	}
-	if _, err := startGit(top, r.env, false, "read-tree", "-m", "-u", from.String(), to.String()).finish(nil); err != nil {
-		return fmt.Errorf("%w: %v", ErrWorktreeChanged, err)
+	// The index: to's entries for the files that change, and for the paths
+	// whose index entry may differ from HEAD's (those from and to agree on
+	// keep their entry in from, which is to's). Removals first: a path may
+	// go from a file to a directory.
+	entries := map[string]CapturedPath{}
+	if c != nil {
+		for _, p := range c.Paths {
+			entries[p.Path] = p
+		}
+	}
+	for _, ch := range changes {
+		entries[ch.Path] = CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New}
+	}
+	var info strings.Builder
+	for _, p := range entries {
+		if p.Mode == 0 {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", ZeroHash, p.Path)
+		}
+	}
+	for _, p := range entries {
+		if p.Mode != 0 {
+			fmt.Fprintf(&info, "%o %s\t%s\x00", p.Mode, p.Blob, p.Path)
+		}
+	}
+	if info.Len() > 0 {
+		if _, err := startGit(top, r.env, true, "update-index", "-z", "--index-info").finish([]byte(info.String())); err != nil {
+			return fmt.Errorf("updating the index: %w", err)
+		}
+	}
+	// The working tree: what to lacks goes, then what to has is written.
+	var write strings.Builder
+	for _, ch := range changes {
+		p := filepath.Join(top, filepath.FromSlash(ch.Path))
+		if ch.NewMode == 0 {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("updating the working tree: %w", err)
+			}
+			removeEmptyParents(top, filepath.Dir(p))
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			if err := os.RemoveAll(p); err != nil { // a directory where to has a file: from's files in it are gone above
+				return fmt.Errorf("updating the working tree: %w", err)
+			}
+		}
+		write.WriteString(ch.Path + "\x00")
+	}
+	if write.Len() > 0 {
+		if _, err := startGit(top, r.env, true, "checkout-index", "-f", "-u", "-z", "--stdin").finish([]byte(write.String())); err != nil {
+			return fmt.Errorf("updating the working tree: %w", err)
+		}
 	}
 	return nil
+}
+
+// checkWorktree checks that each file the changes would touch is as their
+// old side has it (absent where it has none), or, with orNew, as their new
+// side has it.
+func (r *Repo) checkWorktree(top string, changes []FileChange, orNew bool) error {
+	var regular []string
+	var want []FileChange
+	for _, ch := range changes {
+		p := filepath.Join(top, filepath.FromSlash(ch.Path))
+		fi, err := os.Lstat(p)
+		absent := errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+		if err != nil && !absent {
+			return err
+		}
+		is := func(mode uint32, blob Hash) bool {
+			switch {
+			case mode == 0:
+				return absent || fi.IsDir() // nothing there, or a directory holding its own files
+			case absent:
+				return false
+			case mode == 0o120000:
+				target, err := os.Readlink(p)
+				return err == nil && objectName(plumbing.BlobObject, []byte(target)) == blob
+			case mode == 0o160000:
+				return false // a submodule: not this switch's to touch
+			}
+			return fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == (mode == 0o100755)
+		}
+		old, new := is(ch.OldMode, ch.Old), orNew && is(ch.NewMode, ch.New)
+		switch {
+		case !old && !new:
+			return fmt.Errorf("%w: %s", ErrWorktreeChanged, ch.Path)
+		case !absent && fi.Mode().IsRegular():
+			regular = append(regular, ch.Path) // its content decides
+			want = append(want, ch)
+		}
+	}
+	if len(regular) == 0 {
+		return nil
+	}
+	hashes := make([]Hash, len(regular))
+	if r.noConversions(top, regular) {
+		for i, p := range regular {
+			data, err := readRegular(filepath.Join(top, filepath.FromSlash(p)), 64<<20)
+			if err != nil || data == nil {
+				return fmt.Errorf("%w: %s", ErrWorktreeChanged, p)
+			}
+			hashes[i] = objectName(plumbing.BlobObject, data)
+		}
+	} else {
+		out, err := startGit(top, r.env, true, "hash-object", "--stdin-paths").finish([]byte(strings.Join(regular, "\n") + "\n"))
+		lines := strings.Fields(string(out))
+		if err != nil || len(lines) != len(regular) {
+			return fmt.Errorf("%w: %v", ErrWorktreeChanged, err)
+		}
+		for i := range regular {
+			if hashes[i], err = ParseHash(lines[i]); err != nil {
+				return fmt.Errorf("%w: %v", ErrWorktreeChanged, err)
+			}
+		}
+	}
+	for i, ch := range want {
+		if hashes[i] != ch.Old && !(orNew && hashes[i] == ch.New) {
+			return fmt.Errorf("%w: %s", ErrWorktreeChanged, ch.Path)
+		}
+	}
+	return nil
+}
+
+// removeEmptyParents removes dir and its parents while they are empty, up
+// to (not including) top, as git does when it removes a file.
+func removeEmptyParents(top, dir string) {
+	for dir != top && strings.HasPrefix(dir, top+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
 }

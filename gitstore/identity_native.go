@@ -129,7 +129,8 @@ func configFiles(commonDir, gitDir string) []string {
 	default:
 		// git's system config is $(prefix)/etc/gitconfig, /etc/gitconfig
 		// for a git in /usr/bin. A git elsewhere may read another one.
-		if git, err := exec.LookPath("git"); err == nil && filepath.Dir(git) != "/usr/bin" && filepath.Dir(git) != "/bin" {
+		if !systemFilesInEtc() {
+			git, _ := exec.LookPath("git")
 			prefix := filepath.Dir(filepath.Dir(git))
 			if _, err := os.Stat(filepath.Join(prefix, "etc", "gitconfig")); err == nil {
 				return []string{""}
@@ -214,4 +215,20 @@ func nativeConfig(commonDir, gitDir string, keys ...string) (map[string]string, 
 		}
 	}
 	return out, true
+}
+
+// systemFilesInEtc reports whether the git on PATH is the system's (in
+// /usr/bin or /bin), whose system-wide files (gitconfig, gitattributes) are
+// in /etc. Run by git, git-evolve finds git in git's exec path first
+// (/usr/lib/git-core, /usr/libexec/git-core), which is the same install.
+func systemFilesInEtc() bool {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return false
+	}
+	switch filepath.Dir(git) {
+	case "/usr/bin", "/bin", "/usr/lib/git-core", "/usr/libexec/git-core":
+		return true
+	}
+	return false
 }

@@ -127,17 +127,18 @@ func (r *Repo) captureWithIndex() (Hash, error) {
 
 // SaveWorktree commits the whole working tree (see CaptureWorktree) on top
 // of parent, without touching the index or the files, and returns the
-// commit.
-func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, error) {
+// commit and the capture it was made from.
+func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, *Capture, error) {
 	c, err := r.CaptureWorktree()
 	if err != nil {
-		return ZeroHash, err
+		return ZeroHash, nil, err
 	}
 	author, committer, err := r.Identity()
 	if err != nil {
-		return ZeroHash, err
+		return ZeroHash, nil, err
 	}
-	return r.WriteCommit(c.Tree, []Hash{parent}, message, author, committer)
+	h, err := r.WriteCommit(c.Tree, []Hash{parent}, message, author, committer)
+	return h, c, err
 }
 
 // ancestorWalk bounds how many commits IsAncestor reads itself before it
@@ -203,24 +204,6 @@ func (r *Repo) ResetIndex(commit Hash) error {
 	return nil
 }
 
-// ResetWorktree makes the index and the working tree hold the tree of to,
-// from a working tree that holds the tree of from (a commit CaptureWorktree
-// made of it): files of from that to lacks are removed, the others written
-// as to has them. Files in neither (ignored ones, build caches) are left
-// alone. Whatever the working tree held beyond from is overwritten, so the
-// caller saves it first.
-func (r *Repo) ResetWorktree(from, to Hash) error {
-	top, err := r.WorkTree()
-	if err != nil {
-		return err
-	}
-	for _, args := range [][]string{{"read-tree", "--reset", from.String()}, {"read-tree", "--reset", "-u", to.String()}} {
-		if _, err := startGit(top, r.env, false, args...).finish(nil); err != nil {
-			return fmt.Errorf("updating the working tree: %w", err)
-		}
-	}
-	return nil
-}
 
 // CreateRef makes ref point at h; it must not exist yet.
 func (r *Repo) CreateRef(ref string, h Hash, reason string) error {
@@ -382,27 +365,23 @@ func (r *Repo) TrackedChanges() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = startGit(top, r.env, false, "diff", "--quiet", "HEAD", "--").finish(nil)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return true, nil
+	worktree := startGit(top, r.env, false, "diff", "--quiet", "HEAD", "--")
+	index := startGit(top, r.env, false, "diff-index", "--quiet", "--cached", "HEAD", "--")
+	for _, p := range []*proc{worktree, index} {
+		_, err := p.finish(nil)
+		var ge *GitError
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			worktree.abandon()
+			index.abandon()
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
 	}
-	return false, err
+	return false, nil
 }
 
-// Checkout brings the index and the working tree from commit from, which
-// they hold, to commit to, as git checkout does: a file that differs from
-// from, or an untracked file in the way, stops it with nothing changed.
-func (r *Repo) Checkout(from, to Hash) error {
-	top, err := r.WorkTree()
-	if err != nil {
-		return err
-	}
-	if _, err := startGit(top, r.env, false, "read-tree", "-m", "-u", from.String(), to.String()).finish(nil); err != nil {
-		return fmt.Errorf("updating the working tree: %w", err)
-	}
-	return nil
-}
 
 // InitRepository creates a repository with a working tree in dir (git init,
 // with main as its first branch).

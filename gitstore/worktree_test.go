@@ -176,20 +176,32 @@ func TestResetIndex(t *testing.T) {
 	}
 }
 
-func TestResetWorktree(t *testing.T) {
+func TestSwitchWorktree(t *testing.T) {
 	setEnv(t)
 	r, head := worktreeRepo(t)
 	r.write(".agents/notes.md", "learned\n")
 	repo := r.open()
-	saved, err := repo.SaveWorktree(head, "saved\n")
+	saved, capture, err := repo.SaveWorktree(head, "saved\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.ResetWorktree(saved, head); err != nil {
+	// Checked: a file the switch would write changed since the capture.
+	r.write("b.txt", "changed after the capture\n")
+	if err := repo.SwitchWorktree(capture, saved, head, SwitchChecked); !errors.Is(err, ErrWorktreeChanged) {
+		t.Fatalf("a changed file: %v, want ErrWorktreeChanged", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(r.dir, "b.txt")); string(got) != "changed after the capture\n" {
+		t.Errorf("the refused switch wrote b.txt: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "new.txt")); err != nil {
+		t.Error("the refused switch removed new.txt")
+	}
+	r.write("b.txt", "b2\nmore\n") // as captured again
+	if err := repo.SwitchWorktree(capture, saved, head, SwitchChecked); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.git("status", "--porcelain", "--ignored"); got != "!! build.log\n" {
-		t.Errorf("after ResetWorktree to HEAD, git status says\n%s\nwant only the ignored file", got)
+		t.Errorf("after the switch to HEAD, git status says\n%s\nwant only the ignored file", got)
 	}
 	for path, want := range map[string]string{"a.txt": "a\n", "b.txt": "b\n", "dir/c.txt": "c\n", "build.log": "cache\n"} {
 		data, err := os.ReadFile(filepath.Join(r.dir, path))
@@ -197,13 +209,41 @@ func TestResetWorktree(t *testing.T) {
 			t.Errorf("%s = %q, %v; want %q", path, data, err, want)
 		}
 	}
-	for _, gone := range []string{"new.txt", ".agents/notes.md"} {
+	for _, gone := range []string{"new.txt", ".agents/notes.md", ".agents"} {
 		if _, err := os.Stat(filepath.Join(r.dir, gone)); err == nil {
 			t.Errorf("%s is still there", gone)
 		}
 	}
 	if got := r.git("show", saved.String()+":.agents/notes.md"); got != "learned\n" {
 		t.Errorf("the save lost the untracked file: %q", got)
+	}
+	// Back, then half back (an interrupted switch): resume finishes it;
+	// a file neither side has is refused unless forced.
+	if err := repo.SwitchWorktree(nil, head, saved, SwitchChecked); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.txt", "a\n") // switched back to head, by hand
+	if err := repo.SwitchWorktree(nil, saved, head, SwitchChecked); !errors.Is(err, ErrWorktreeChanged) {
+		t.Errorf("a half-switched tree, checked: %v, want ErrWorktreeChanged", err)
+	}
+	if err := repo.SwitchWorktree(nil, saved, head, SwitchResume); err != nil {
+		t.Errorf("a half-switched tree, resumed: %v", err)
+	}
+	if got := r.git("status", "--porcelain"); got != "" {
+		t.Errorf("after the resumed switch, git status says\n%s", got)
+	}
+	if err := repo.SwitchWorktree(nil, head, saved, SwitchChecked); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.txt", "mine\n")
+	if err := repo.SwitchWorktree(nil, saved, head, SwitchResume); !errors.Is(err, ErrWorktreeChanged) {
+		t.Errorf("a file as neither side has it, resumed: %v, want ErrWorktreeChanged", err)
+	}
+	if err := repo.SwitchWorktree(nil, saved, head, SwitchForce); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(r.dir, "a.txt")); string(got) != "a\n" {
+		t.Errorf("forced: a.txt = %q", got)
 	}
 }
 
@@ -332,7 +372,31 @@ func TestMergeTree(t *testing.T) {
 	}
 }
 
-func TestTrackedChangesAndCheckout(t *testing.T) {
+func TestTrackedChanges(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "one")
+	repo := r.open()
+	r.write("untracked.txt", "u\n")
+	if dirty, err := repo.TrackedChanges(); err != nil || dirty {
+		t.Errorf("TrackedChanges with an untracked file only = %v, %v", dirty, err)
+	}
+	r.write("a.txt", "changed\n")
+	if dirty, err := repo.TrackedChanges(); err != nil || !dirty {
+		t.Errorf("TrackedChanges with a changed file = %v, %v", dirty, err)
+	}
+	r.git("add", "a.txt")
+	r.write("a.txt", "a\n")
+	if dirty, err := repo.TrackedChanges(); err != nil || !dirty {
+		t.Errorf("TrackedChanges with a staged change = %v, %v", dirty, err)
+	}
+}
+
+// TestSwitchWorktreeInTheWay checks that a file where the switch would
+// write one is not overwritten.
+func TestSwitchWorktreeInTheWay(t *testing.T) {
 	setEnv(t)
 	r := newRepo(t)
 	r.write("a.txt", "a\n")
@@ -344,25 +408,18 @@ func TestTrackedChangesAndCheckout(t *testing.T) {
 	r.git("commit", "-q", "-m", "two")
 	two := r.hash("rev-parse", "HEAD")
 	repo := r.open()
-	r.write("untracked.txt", "u\n")
-	if dirty, err := repo.TrackedChanges(); err != nil || dirty {
-		t.Errorf("TrackedChanges with an untracked file only = %v, %v", dirty, err)
-	}
-	if err := repo.Checkout(two, one); err != nil {
+	if err := repo.SwitchWorktree(nil, two, one, SwitchChecked); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(r.dir, "b.txt")); err == nil {
-		t.Error("Checkout to one left b.txt")
-	}
-	if dirty, err := repo.TrackedChanges(); err != nil || !dirty {
-		t.Errorf("TrackedChanges after the checkout (HEAD is two) = %v, %v", dirty, err)
+		t.Error("the switch to one left b.txt")
 	}
 	r.write("b.txt", "in the way\n")
-	if err := repo.Checkout(one, two); err == nil {
-		t.Error("Checkout overwrote an untracked file in its way")
+	if err := repo.SwitchWorktree(nil, one, two, SwitchChecked); !errors.Is(err, ErrWorktreeChanged) {
+		t.Errorf("a file in the way: %v, want ErrWorktreeChanged", err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(r.dir, "b.txt")); string(data) != "in the way\n" {
-		t.Errorf("b.txt = %q after the refused checkout", data)
+		t.Errorf("b.txt = %q after the refused switch", data)
 	}
 }
 
