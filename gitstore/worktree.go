@@ -204,7 +204,6 @@ func (r *Repo) ResetIndex(commit Hash) error {
 	return nil
 }
 
-
 // CreateRef makes ref point at h; it must not exist yet.
 func (r *Repo) CreateRef(ref string, h Hash, reason string) error {
 	return r.UpdateRef(ref, h, ZeroHash, reason)
@@ -381,7 +380,6 @@ func (r *Repo) TrackedChanges() (bool, error) {
 	}
 	return false, nil
 }
-
 
 // InitRepository creates a repository with a working tree in dir (git init,
 // with main as its first branch).
