@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -244,9 +245,11 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	tree := capture.Tree
 	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message}
-	if f.Delta, err = l.substantiveDelta(start, tree, ruler.NonSubstantive); err != nil {
+	deltas, err := l.fileDeltas(start, tree, ruler.NonSubstantive)
+	if err != nil {
 		return err
 	}
+	f.Delta = substantiveDelta(deltas)
 	res.DeltaTime = time.Since(t0)
 	gitstore.Tracef("finish: the delta, the working tree captured and its lines counted (%s)", ms(res.DeltaTime))
 	if c.Goals != "" {
@@ -305,13 +308,25 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	return nil
 }
 
-// substantiveDelta is the change from one tree (or commit) to another
-// outside the non-substantive paths, with its lines counted by a line diff
-// of each file.
-func (l *Ledger) substantiveDelta(from, to gitstore.Hash, extra []string) (Delta, error) {
+// FileDelta is a file a cycle changed: committed, uncommitted or
+// untracked, as its start and the working tree differ.
+type FileDelta struct {
+	Path string
+	// Substantive is false for the loop's own files (.agents/**, the goals
+	// files) and the goals file's non_substantive paths.
+	Substantive bool
+	// Insertions and Deletions count the lines of substantive files.
+	Insertions, Deletions int
+	Binary                bool
+}
+
+// fileDeltas lists the files that differ from one tree (or commit) to
+// another, marks those outside the non-substantive paths (extra beside the
+// defaults) and counts their lines by a line diff.
+func (l *Ledger) fileDeltas(from, to gitstore.Hash, extra []string) ([]FileDelta, error) {
 	changes, err := l.repo.ChangedFiles(from, to)
 	if err != nil {
-		return Delta{}, err
+		return nil, err
 	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
@@ -321,28 +336,43 @@ func (l *Ledger) substantiveDelta(from, to gitstore.Hash, extra []string) (Delta
 	for _, p := range gate.Substantive(paths, extra...) {
 		keep[p] = true
 	}
-	var d Delta
+	out := make([]FileDelta, len(changes))
 	var blobs []gitstore.Hash // old and new of each file whose lines count
-	for _, c := range changes {
-		if !keep[c.Path] {
-			continue
-		}
-		d.Files++
-		d.Paths = append(d.Paths, c.Path)
-		if c.OldMode != 0o160000 && c.NewMode != 0o160000 { // a submodule has no lines
+	var counted []int
+	for i, c := range changes {
+		out[i] = FileDelta{Path: c.Path, Substantive: keep[c.Path]}
+		switch {
+		case !keep[c.Path]:
+		case c.OldMode == 0o160000 || c.NewMode == 0o160000:
+			out[i].Binary = true // a submodule has no lines
+		default:
 			blobs = append(blobs, c.Old, c.New)
+			counted = append(counted, i)
 		}
 	}
 	contents, err := l.repo.ReadBlobs(blobs)
 	if err != nil {
-		return Delta{}, err
+		return nil, err
 	}
-	for i := 0; i+1 < len(contents); i += 2 {
-		ins, del, _ := gate.CountLines(contents[i], contents[i+1])
-		d.Insertions += ins
-		d.Deletions += del
+	for k, i := range counted {
+		out[i].Insertions, out[i].Deletions, out[i].Binary = gate.CountLines(contents[2*k], contents[2*k+1])
 	}
-	return d, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// substantiveDelta sums up the substantive files among deltas.
+func substantiveDelta(deltas []FileDelta) Delta {
+	var d Delta
+	for _, x := range deltas {
+		if x.Substantive {
+			d.Files++
+			d.Insertions += x.Insertions
+			d.Deletions += x.Deletions
+			d.Paths = append(d.Paths, x.Path)
+		}
+	}
+	return d
 }
 
 // CycleGoals returns the goals file cycle c is judged by: the one it

@@ -101,7 +101,7 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 		return nil, &Refusal{fmt.Sprintf("the goals file after the revert (sha256 %s) is not trusted on this machine: the revert measures it", goals.Digest(data)[:12]),
 			"read it, then trust it with git evolve trust"}
 	}
-	delta, err := l.substantiveDelta(head[0], tree, ruler.NonSubstantive)
+	deltas, err := l.fileDeltas(head[0], tree, ruler.NonSubstantive)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 	}
 	c.Reverts = &Reverting{Cycle: target.Cycle, ID: target.ID, Range: start.String() + ".." + end.String()}
 	c.Finish = &Finishing{Result: ledger.Regressed, Head: head[0].String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339),
-		Message: opts.Message, Gate: fmt.Sprintf("REVERT: cycle %d", target.Cycle), Delta: delta}
+		Message: opts.Message, Gate: fmt.Sprintf("REVERT: cycle %d", target.Cycle), Delta: substantiveDelta(deltas)}
 	if err := l.saveOpen(c); err != nil {
 		return nil, err
 	}
