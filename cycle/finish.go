@@ -619,7 +619,11 @@ func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishR
 	if err != nil {
 		return err
 	}
-	_, err = l.update(func(*gitstore.Notes, *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+	_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		if err := l.stamp(&rec, snap, ix); err != nil {
+			return nil, nil, err
+		}
+		res.Record = rec
 		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
 			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) }, nil
 	})

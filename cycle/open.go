@@ -298,10 +298,7 @@ func mustParse(s string) gitstore.Hash {
 	return h
 }
 
-func mustJSON(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
-}
+func mustJSON(v any) json.RawMessage { return ledger.Value(v) }
 
 // reserved returns the cycle numbers open cycles hold, by number. A
 // reservation whose start ref is gone (a start that crashed before it, a

@@ -120,6 +120,9 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 			return nil, nil, l.journal.Append(rec)
 		}
 		commit, _ := gitstore.ParseHash(rec.CanonicalSHA)
+		if err := l.stamp(&rec, snap, ix); err != nil {
+			return nil, nil, err
+		}
 		rec.ID = rec.DeriveID(commit.String())
 		res.Entry = Entry{Record: rec, Commit: commit}
 		return map[gitstore.Hash][]ledger.Record{commit: {rec}},

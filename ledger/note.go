@@ -84,7 +84,7 @@ const MarkerName = "evolve-ledger.json"
 
 // Version is the ledger schema version this git-evolve writes. A ledger whose
 // marker names a newer version is never written by this binary.
-var Version = semver.MustParse("1.0.0")
+var Version = semver.MustParse("1.1.0")
 
 // Marker is the content of MarkerName.
 type Marker struct {

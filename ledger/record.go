@@ -578,12 +578,16 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// Value encodes v as a record field's value in canonical form: JSON
+// without HTML escaping.
+func Value(v any) json.RawMessage { return encode(v) }
+
 func encode(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		panic(err) // only strings reach here
+		panic(err) // only plain values reach here
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
@@ -656,4 +660,32 @@ func Less(a, b *Record) bool {
 		return a.Timestamp < b.Timestamp
 	}
 	return a.ID < b.ID
+}
+
+// Digest names a record's canonical line for the chain of records: the
+// first 32 hex digits of its SHA-256.
+func Digest(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:16])
+}
+
+// Link is the value of a record's "prev" field: the id and digest of the
+// record written before it ("<id>:<digest>").
+func Link(prev *Record) string {
+	return prev.ID + ":" + Digest(prev.Marshal())
+}
+
+// ParseLink reads a "prev" value; ok is false when it is not one.
+func ParseLink(s string) (id, digest string, ok bool) {
+	id, digest, ok = strings.Cut(s, ":")
+	return id, digest, ok && id != "" && len(digest) == 32 && isHexString(digest)
+}
+
+func isHexString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHexDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }

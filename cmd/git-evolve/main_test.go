@@ -79,6 +79,7 @@ func setupScript(e *testscript.Env) error {
 	e.Setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
 	e.Setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
 	e.Setenv("NO_COLOR", "")
+	e.Setenv("GIT_EVOLVE_HOST", "testhost") // records name the machine they were made on
 	e.Setenv("TZ", "UTC")
 	gitconfig := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n"
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644)

@@ -1,0 +1,78 @@
+package cycle
+
+import (
+	"encoding/json"
+	"os"
+
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// stamp adds to a record about to be written what the shared ledger needs
+// to stay honest: "prev", the id and digest of the last record the ledger
+// holds (so that a record edited or deleted later is found by the one that
+// came after it), and who recorded it and where.
+func (l *Ledger) stamp(rec *ledger.Record, snap *gitstore.Notes, ix *index) error {
+	if rec.Extra == nil {
+		rec.Extra = map[string]json.RawMessage{}
+	}
+	last, err := l.lastRecord(snap, ix)
+	if err != nil {
+		return err
+	}
+	if last != nil && last.ID != rec.ID {
+		rec.Extra["prev"] = mustJSON(ledger.Link(last))
+	}
+	_, committer, err := l.repo.Identity()
+	if err != nil {
+		return err
+	}
+	rec.Extra["recorded_by"] = mustJSON(committer.Name + " <" + committer.Email + ">")
+	if host := recordHost(); host != "" {
+		rec.Extra["host"] = mustJSON(host)
+	}
+	return nil
+}
+
+// recordHost is the machine records are made on: GIT_EVOLVE_HOST when it is
+// set (tests, or a name the team prefers), else the host name.
+func recordHost() string {
+	if h := os.Getenv("GIT_EVOLVE_HOST"); h != "" {
+		return h
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// lastRecord is the ledger's last record in listing order (ledger.Less),
+// found through the cycle index: the highest cycle, read from its note.
+// It is nil for an empty ledger.
+func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
+	n := ix.max()
+	if n == 0 {
+		return nil, nil
+	}
+	var best *ledger.Record
+	for _, e := range ix.entries {
+		if int(e.cycle) != n {
+			continue
+		}
+		blobs, err := snap.Find(e.obj)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range blobs {
+			data, err := l.repo.ReadBlob(b)
+			if err != nil {
+				return nil, err
+			}
+			recs, _ := ledger.ParseLines(data)
+			for i := range recs {
+				if r := &recs[i]; r.Cycle == n && (best == nil || ledger.Less(best, r)) {
+					best = r
+				}
+			}
+		}
+	}
+	return best, nil
+}
