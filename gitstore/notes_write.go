@@ -138,6 +138,12 @@ func isSet(m map[string]Hash, k string) bool { _, ok := m[k]; return ok }
 // the snapshot n, and moves the ref with compare-and-swap. It returns an
 // error wrapping ErrRefChanged when the ref moved since n was read.
 func (n *Notes) CommitNotes(ref string, tree Hash, message string, author, committer Signature) (*Notes, error) {
+	return n.CommitNotesMerge(ref, tree, message, author, committer)
+}
+
+// CommitNotesMerge is CommitNotes for a merge: the notes commit also has
+// others as parents (the notes merged in), after the snapshot's commit.
+func (n *Notes) CommitNotesMerge(ref string, tree Hash, message string, author, committer Signature, others ...Hash) (*Notes, error) {
 	if tree.IsZero() {
 		var err error
 		if tree, err = n.r.writeTree(nil); err != nil {
@@ -148,6 +154,7 @@ func (n *Notes) CommitNotes(ref string, tree Hash, message string, author, commi
 	if !n.commit.IsZero() {
 		parents = []Hash{n.commit}
 	}
+	parents = append(parents, others...)
 	c, err := n.r.WriteCommit(tree, parents, message, author, committer)
 	if err != nil {
 		return nil, err

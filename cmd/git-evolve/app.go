@@ -29,6 +29,7 @@ type cli struct {
 	Show    showCmd    `cmd:"" help:"Show the whole record of a cycle or of a commit."`
 	Import  importCmd  `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
 	Export  exportCmd  `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
+	Sync    syncCmd    `cmd:"" help:"Fetch, merge and push the ledger (and the other evolve notes) with a remote."`
 	Cycle   cycleCmd   `cmd:"" help:"Open, inspect and close cycles."`
 	Revert  revertCmd  `cmd:"" help:"Revert a finished cycle later, as a recorded commit."`
 	Goals   goalsCmd   `cmd:"" help:"Check and measure the goals in GOALS.yaml."`

@@ -1,0 +1,187 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Remotes and the network go through the git CLI, so that ssh, https and
+// credential helpers work exactly as they do for the user's own git fetch
+// and git push.
+
+// Fetch runs git fetch from remote with refspecs, without tags, without
+// touching FETCH_HEAD, and pruning the destinations of the refspecs that
+// the remote no longer has.
+func (r *Repo) Fetch(remote string, refspecs ...string) error {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", "--end-of-options", remote}, refspecs...)
+	if _, err := r.git(context.Background(), nil, args...); err != nil {
+		return fmt.Errorf("fetching from %s: %w", remote, err)
+	}
+	return nil
+}
+
+// PushUpdate is one ref a push sets on the remote, with a lease: the push
+// of it is rejected unless the remote's ref still holds Expect (zero: the
+// ref must not exist).
+type PushUpdate struct {
+	Local  Hash
+	Remote string // the remote's ref
+	Expect Hash
+}
+
+// PushResult is what the remote did with one update.
+type PushResult struct {
+	Ref      string
+	Status   string // ok, new, up-to-date, rejected, error
+	Reason   string // why it was rejected
+	Rejected bool
+}
+
+// ErrPushRejected is wrapped by the error Push returns when the remote
+// refused an update because its ref is not what the lease expected (another
+// clone pushed first) or the update is not a fast-forward: fetch, merge and
+// push again.
+var ErrPushRejected = errors.New("the remote's ref moved since it was fetched")
+
+// Push sends updates to remote in one git push, each with its lease, and
+// never runs the repository's pre-push hook (the hook is what may call
+// this). It returns each update's result; the error wraps ErrPushRejected
+// when an update lost a race.
+func (r *Repo) Push(remote string, updates []PushUpdate) ([]PushResult, error) {
+	if len(updates) == 0 {
+		return nil, nil
+	}
+	args := []string{"push", "--porcelain", "--no-verify"}
+	for _, u := range updates {
+		expect := u.Expect.String()
+		if u.Expect.IsZero() {
+			expect = ""
+		}
+		args = append(args, "--force-with-lease="+u.Remote+":"+expect)
+	}
+	args = append(args, "--end-of-options", remote)
+	for _, u := range updates {
+		args = append(args, u.Local.String()+":"+u.Remote)
+	}
+	out, err := r.git(context.Background(), nil, args...)
+	results := parsePushPorcelain(string(out))
+	rejected := false
+	for _, res := range results {
+		rejected = rejected || res.Rejected
+	}
+	if rejected {
+		return results, fmt.Errorf("pushing to %s: %w", remote, ErrPushRejected)
+	}
+	if err != nil {
+		return results, fmt.Errorf("pushing to %s: %w", remote, err)
+	}
+	return results, nil
+}
+
+// parsePushPorcelain reads git push --porcelain: a line a ref,
+// "<flag>\t<from>:<to>\t<summary> (<reason>)".
+func parsePushPorcelain(out string) []PushResult {
+	var results []PushResult
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 || len(f[0]) != 1 {
+			continue
+		}
+		_, to, _ := strings.Cut(f[1], ":")
+		res := PushResult{Ref: to}
+		summary := f[2]
+		if i := strings.Index(summary, " ("); i >= 0 {
+			res.Reason = strings.TrimSuffix(summary[i+2:], ")")
+		}
+		switch f[0] {
+		case " ", "+":
+			res.Status = "ok"
+		case "*":
+			res.Status = "new"
+		case "=":
+			res.Status = "up-to-date"
+		case "!":
+			res.Status = "rejected"
+			res.Rejected = strings.Contains(summary, "rejected") || strings.Contains(res.Reason, "stale info") ||
+				strings.Contains(res.Reason, "fetch first") || strings.Contains(res.Reason, "non-fast-forward")
+			if !res.Rejected {
+				res.Status = "error"
+			}
+		default:
+			res.Status = "error"
+		}
+		results = append(results, res)
+	}
+	return results
+}
+
+// ListRefs returns the refs under prefix (for example "refs/notes/evolve"
+// matches refs/notes/evolve and refs/notes/evolve-fitness) and what they
+// point at.
+func (r *Repo) ListRefs(prefix string) (map[string]Hash, error) {
+	out, err := r.git(context.Background(), nil, "for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options", prefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]Hash{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		h, name, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if hash, err := ParseHash(h); err == nil && strings.HasPrefix(name, prefix) {
+			refs[name] = hash
+		}
+	}
+	return refs, nil
+}
+
+// RemoteRefs lists the refs of remote that match pattern (a git ls-remote
+// pattern such as "refs/evolve/claims/*"), asking the remote.
+func (r *Repo) RemoteRefs(remote, pattern string) (map[string]Hash, error) {
+	out, err := r.git(context.Background(), nil, "ls-remote", "--refs", "--end-of-options", remote, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
+	}
+	refs := map[string]Hash{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		h, name, ok := strings.Cut(line, "\t")
+		if hash, err := ParseHash(h); ok && err == nil {
+			refs[name] = hash
+		}
+	}
+	return refs, nil
+}
+
+// MergeBase returns the best common ancestor of two commits; ok is false
+// when they have none.
+func (r *Repo) MergeBase(a, b Hash) (Hash, bool, error) {
+	out, err := r.git(context.Background(), nil, "merge-base", a.String(), b.String())
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return ZeroHash, false, nil
+	}
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	h, err := ParseHash(strings.TrimSpace(string(out)))
+	return h, err == nil, err
+}
+
+// UpstreamRemote is the remote of the current branch's upstream
+// (branch.<name>.remote), or "" when there is none (a detached HEAD, a
+// branch without upstream, or a local upstream).
+func (r *Repo) UpstreamRemote() (string, error) {
+	ref, err := r.git(context.Background(), nil, "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		return "", nil // detached
+	}
+	branch := strings.TrimPrefix(strings.TrimSpace(string(ref)), "refs/heads/")
+	vals, err := r.ConfigGetAll("branch." + branch + ".remote")
+	if err != nil || len(vals) == 0 || vals[len(vals)-1] == "." {
+		return "", err
+	}
+	return vals[len(vals)-1], nil
+}

@@ -1,0 +1,334 @@
+// Package share keeps the evolve notes refs of clones in step: it fetches
+// a remote's refs/notes/evolve* into refs/notes/remotes/<remote>/…, merges
+// each into its local ref as a union (every record from either side, an
+// identical one once, nothing dropped), and pushes the result with a lease
+// on what was fetched, fetching and merging again when another clone
+// pushed first. The network goes through the git CLI.
+//
+// A merge never removes a note or a line of one: a note the remote removed
+// stays, and records that disagree (two records with one id, two clones'
+// records with one cycle number) are all kept for verify to report.
+package share
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// NotesPrefix is the prefix of the refs sync carries: the ledger
+// (refs/notes/evolve) and its siblings (refs/notes/evolve-fitness, …).
+const NotesPrefix = "refs/notes/evolve"
+
+// LedgerRef is the ledger's notes ref.
+const LedgerRef = "refs/notes/evolve"
+
+// TrackingRef is where ref of remote is fetched to.
+func TrackingRef(remote, ref string) string {
+	return "refs/notes/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/notes/")
+}
+
+// maxAttempts bounds the fetch-merge-push rounds of one sync.
+const maxAttempts = 8
+
+// Report is what a sync did.
+type Report struct {
+	Remote string
+	Refs   []RefReport
+	// Attempts is how many fetch-merge-push rounds it took (more than one
+	// when another clone pushed in between).
+	Attempts int
+}
+
+// RefReport is what a sync did to one ref.
+type RefReport struct {
+	Ref string
+	// Local is the local ref before the sync, Remote the remote's as
+	// fetched, Result the local ref after (zero where there was none).
+	Local, Remote, Result gitstore.Hash
+	// Merged counts the notes the merge changed locally.
+	Merged int
+	// Pushed is true when the remote's ref was moved to Result.
+	Pushed bool
+}
+
+// Sync fetches remote's evolve notes refs, merges each into the local ref
+// of the same name, and pushes every local evolve notes ref the remote does
+// not have as it is now, each with a lease on what was fetched. When a push
+// loses the race to another clone, it fetches, merges and pushes again.
+func Sync(repo *gitstore.Repo, remote string) (*Report, error) {
+	rep := &Report{Remote: remote}
+	for attempt := 1; ; attempt++ {
+		rep.Attempts = attempt
+		refs, err := syncOnce(repo, remote)
+		rep.Refs = refs
+		if errors.Is(err, gitstore.ErrPushRejected) && attempt < maxAttempts {
+			time.Sleep(time.Duration(10+rand.IntN(40*attempt)) * time.Millisecond)
+			continue
+		}
+		return rep, err
+	}
+}
+
+func syncOnce(repo *gitstore.Repo, remote string) ([]RefReport, error) {
+	refspec := "+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"
+	if err := repo.Fetch(remote, refspec); err != nil {
+		return nil, err
+	}
+	fetched, err := repo.ListRefs(TrackingRef(remote, NotesPrefix))
+	if err != nil {
+		return nil, err
+	}
+	local, err := repo.ListRefs(NotesPrefix)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for ref := range local {
+		names[ref] = true
+	}
+	for tracking := range fetched {
+		names[NotesPrefix+strings.TrimPrefix(tracking, TrackingRef(remote, NotesPrefix))] = true
+	}
+	var out []RefReport
+	var updates []gitstore.PushUpdate
+	var pushed []int
+	for _, ref := range sortedKeys(names) {
+		rr := RefReport{Ref: ref, Local: local[ref], Remote: fetched[TrackingRef(remote, ref)]}
+		result, merged, err := Merge(repo, ref, rr.Remote)
+		if err != nil {
+			return out, fmt.Errorf("merging %s of %s: %w", ref, remote, err)
+		}
+		rr.Result, rr.Merged = result, merged
+		if !result.IsZero() && result != rr.Remote {
+			updates = append(updates, gitstore.PushUpdate{Local: result, Remote: ref, Expect: rr.Remote})
+			pushed = append(pushed, len(out))
+		}
+		out = append(out, rr)
+	}
+	if _, err := repo.Push(remote, updates); err != nil {
+		return out, err
+	}
+	for _, i := range pushed {
+		out[i].Pushed = true
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Merge merges the notes commit theirs into the local notes ref: a
+// fast-forward when the local ref is behind (or absent), nothing when it
+// is ahead, else a merge commit whose tree is the union of both (see
+// MergeNote). It moves the ref with compare-and-swap, redoing the merge
+// when a local writer moved it first, and returns the ref's new commit and
+// how many notes the merge changed.
+func Merge(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.Hash, int, error) {
+	for attempt := 1; ; attempt++ {
+		result, merged, err := mergeOnce(repo, ref, theirs)
+		if errors.Is(err, gitstore.ErrRefChanged) && attempt < 20 {
+			time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
+			continue
+		}
+		return result, merged, err
+	}
+}
+
+func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.Hash, int, error) {
+	ours, err := repo.ReadNotes(ref)
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
+	switch {
+	case theirs.IsZero() || theirs == ours.Commit():
+		return ours.Commit(), 0, nil
+	case ours.Commit().IsZero():
+		if err := repo.UpdateRef(ref, theirs, gitstore.ZeroHash, "git evolve: sync"); err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		return theirs, 0, nil
+	}
+	if ahead, err := repo.IsAncestor(theirs, ours.Commit()); err != nil || ahead {
+		return ours.Commit(), 0, err
+	}
+	if behind, err := repo.IsAncestor(ours.Commit(), theirs); err != nil {
+		return gitstore.ZeroHash, 0, err
+	} else if behind {
+		if err := repo.UpdateRef(ref, theirs, ours.Commit(), "git evolve: sync, fast-forward"); err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		return theirs, 0, nil
+	}
+	other, err := repo.NotesAt(theirs)
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
+	base := repo.EmptyNotes()
+	if b, ok, err := repo.MergeBase(ours.Commit(), theirs); err != nil {
+		return gitstore.ZeroHash, 0, err
+	} else if ok {
+		if base, err = repo.NotesAt(b); err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+	}
+	// What the other side changed since the common base, merged into ours.
+	changes, err := other.DiffNotes(base)
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
+	var edits []gitstore.NoteEdit
+	for _, ch := range changes {
+		if len(ch.New) == 0 {
+			continue // removed there: kept here
+		}
+		theirData, err := concat(repo, ch.New)
+		if err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		mine, err := ours.Find(ch.Object)
+		if err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		ourData, err := concat(repo, mine)
+		if err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		merged := MergeNote(ref, ourData, theirData)
+		if len(mine) == 1 && bytes.Equal(merged, ourData) {
+			continue // nothing new here
+		}
+		blob, err := repo.WriteBlob(merged)
+		if err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		edits = append(edits, gitstore.NoteEdit{Object: ch.Object, Blob: blob})
+	}
+	extras, err := markers(repo, ref, ours, other)
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
+	tree := ours.Tree()
+	if len(edits) > 0 || len(extras) > 0 {
+		if tree, err = ours.ApplyNotes(edits, extras); err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+	}
+	author, committer, err := repo.Identity()
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
+	msg := fmt.Sprintf("git evolve: merge %s (%d note(s) from %s)\n", strings.TrimPrefix(ref, "refs/notes/"), len(edits), theirs.Short())
+	next, err := ours.CommitNotesMerge(ref, tree, msg, author, committer, theirs)
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
+	return next.Commit(), len(edits), nil
+}
+
+// markers checks the ledger's schema markers of both sides and returns the
+// root entry to write: the newer of the two (refusing one newer than this
+// git-evolve writes).
+func markers(repo *gitstore.Repo, ref string, ours, theirs *gitstore.Notes) (map[string]gitstore.Hash, error) {
+	if ref != LedgerRef {
+		return nil, nil
+	}
+	var best gitstore.Hash
+	for _, n := range []*gitstore.Notes{ours, theirs} {
+		h, ok, err := n.NonNote(ledger.MarkerName)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		data, err := repo.ReadBlob(h)
+		if err != nil {
+			return nil, err
+		}
+		if err := ledger.CheckWritable(data); err != nil {
+			return nil, err
+		}
+		best = h // theirs after ours: both are writable, either is fine; ours is rewritten by the next record
+	}
+	mh, err := repo.WriteBlob(ledger.MarkerBytes())
+	if err != nil {
+		return nil, err
+	}
+	if best == mh {
+		return nil, nil
+	}
+	return map[string]gitstore.Hash{ledger.MarkerName: mh}, nil
+}
+
+func concat(repo *gitstore.Repo, blobs []gitstore.Hash) ([]byte, error) {
+	var out []byte
+	for _, b := range blobs {
+		data, err := repo.ReadBlob(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data...)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+	}
+	return out, nil
+}
+
+// MergeNote is the union of two versions of one note of ref. A ledger note
+// made of records only comes out in canonical form: every record of either
+// side, an identical one once, sorted (what git notes merge -s
+// cat_sort_uniq leaves, which is also a valid merge). A ledger note that
+// holds other text keeps ours byte for byte, with the lines of theirs it
+// lacks after it. The other evolve notes (fitness snapshots and the like,
+// JSON lines) are merged line by line, sorted and unique.
+func MergeNote(ref string, ours, theirs []byte) []byte {
+	if ref == LedgerRef {
+		a, badA := ledger.ParseLines(ours)
+		b, badB := ledger.ParseLines(theirs)
+		if len(badA) == 0 && len(badB) == 0 {
+			return ledger.FormatNote(append(a, b...), nil)
+		}
+		have := map[string]bool{}
+		for _, l := range bytes.Split(ours, []byte("\n")) {
+			have[string(l)] = true
+		}
+		out := append([]byte(nil), ours...)
+		for _, l := range bytes.Split(theirs, []byte("\n")) {
+			if len(bytes.TrimSpace(l)) > 0 && !have[string(l)] {
+				have[string(l)] = true
+				out = append(append(out, l...), '\n')
+			}
+		}
+		return out
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, part := range [][]byte{ours, theirs} {
+		for _, l := range strings.Split(string(part), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !seen[l] {
+				seen[l] = true
+				lines = append(lines, l)
+			}
+		}
+	}
+	sort.Strings(lines)
+	if len(lines) == 0 {
+		return nil
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
+}

@@ -1,0 +1,122 @@
+package share
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"git-evolve/gitstore"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
+		"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=C", "GIT_COMMITTER_EMAIL=c@example.com",
+		"GIT_AUTHOR_DATE=@1700000000 +0000", "GIT_COMMITTER_DATE=@1700000000 +0000")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// setNote replaces the fitness note on rev with text.
+func setNote(t *testing.T, dir, rev, text string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "note")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-f", "-F", f, rev)
+}
+
+func TestMergeNote(t *testing.T) {
+	r1 := `{"v":1,"id":"aaaaaaaaaaaaaaaaaaaa","cycle":1,"target":"t","result":"improved","sha":"` + strings.Repeat("1", 40) + `","canonical_sha":"` + strings.Repeat("1", 40) + `","goals_passing":1,"goals_total":1}`
+	r2 := `{"v":1,"id":"bbbbbbbbbbbbbbbbbbbb","cycle":2,"target":"t","result":"improved","sha":"` + strings.Repeat("1", 40) + `","canonical_sha":"` + strings.Repeat("1", 40) + `","goals_passing":1,"goals_total":1}`
+	for _, c := range []struct {
+		name, ref, ours, theirs, want string
+	}{
+		{"union of records, sorted, once", LedgerRef, r2 + "\n" + r1 + "\n", r1 + "\n", r1 + "\n" + r2 + "\n"},
+		{"records not canonical (a person's git notes) come out canonical", LedgerRef, r1 + "\n", strings.Replace(r2, `"v":1,`, `"v": 1, `, 1) + "\n", r1 + "\n" + r2 + "\n"},
+		{"text that is no record is kept as it is, theirs after", LedgerRef, "hello\n" + r1 + "\n", r2 + "\nhello\n", "hello\n" + r1 + "\n" + r2 + "\n"},
+		{"other refs: sorted unique lines", "refs/notes/evolve-fitness", "b\na\n", "c\na\n\n", "a\nb\nc\n"},
+	} {
+		got := MergeNote(c.ref, []byte(c.ours), []byte(c.theirs))
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMerge merges notes refs of two repositories that share a history, as
+// git notes merge would see them, and checks the result with git.
+func TestMerge(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	git(t, t.TempDir(), "init", "-q", "-b", "main", dir)
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "base", "HEAD~1")
+	base := git(t, dir, "rev-parse", "refs/notes/evolve-fitness")
+	// theirs: a line on HEAD~1, a note on HEAD
+	setNote(t, dir, "HEAD~1", "base\ntheirs\n")
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "theirs on two", "HEAD")
+	theirs := git(t, dir, "rev-parse", "refs/notes/evolve-fitness")
+	// ours: back at base, then a line on HEAD~1
+	git(t, dir, "update-ref", "refs/notes/evolve-fitness", base)
+	setNote(t, dir, "HEAD~1", "base\nours\n")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	th, _ := gitstore.ParseHash(theirs)
+	result, merged, err := Merge(repo, "refs/notes/evolve-fitness", th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged != 2 {
+		t.Errorf("merged %d notes, want 2", merged)
+	}
+	if got := git(t, dir, "notes", "--ref=evolve-fitness", "show", "HEAD~1"); got != "base\nours\ntheirs" {
+		t.Errorf("the note on one: %q", got)
+	}
+	if got := git(t, dir, "notes", "--ref=evolve-fitness", "show", "HEAD"); got != "theirs on two" {
+		t.Errorf("the note on two: %q", got)
+	}
+	if parents := git(t, dir, "log", "-1", "--format=%P", result.String()); !strings.Contains(parents, theirs) {
+		t.Errorf("the merge's parents %q do not include theirs %s", parents, theirs)
+	}
+	// Merging again, or merging an ancestor, changes nothing.
+	again, merged, err := Merge(repo, "refs/notes/evolve-fitness", th)
+	if err != nil || again != result || merged != 0 {
+		t.Errorf("merging theirs again: %s, %d, %v", again.Short(), merged, err)
+	}
+	// Behind: a fast-forward.
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "later", "HEAD")
+	later := git(t, dir, "rev-parse", "refs/notes/evolve-fitness")
+	git(t, dir, "update-ref", "refs/notes/evolve-fitness", result.String())
+	lh, _ := gitstore.ParseHash(later)
+	ff, _, err := Merge(repo, "refs/notes/evolve-fitness", lh)
+	if err != nil || ff.String() != later {
+		t.Errorf("a fast-forward to %s gave %s, %v", later[:7], ff.Short(), err)
+	}
+	// A note removed on their side stays here.
+	git(t, dir, "notes", "--ref=evolve-fitness", "remove", "HEAD")
+	removed, _ := gitstore.ParseHash(git(t, dir, "rev-parse", "refs/notes/evolve-fitness"))
+	git(t, dir, "update-ref", "refs/notes/evolve-fitness", later)
+	setNote(t, dir, "HEAD~1", "base\nours\ntheirs\nours again\n")
+	if _, _, err := Merge(repo, "refs/notes/evolve-fitness", removed); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, dir, "notes", "--ref=evolve-fitness", "show", "HEAD"); got != "later" {
+		t.Errorf("the note their side removed: %q, want it kept", got)
+	}
+	if out := git(t, dir, "fsck", "--no-dangling", "--strict"); bytes.Contains([]byte(out), []byte("error")) {
+		t.Errorf("fsck: %s", out)
+	}
+}
