@@ -95,6 +95,9 @@ type ListOptions struct {
 	// Presence sets Entry.Absent for records on commits this clone does
 	// not have (only with the whole ledger; it costs a lookup per note).
 	Presence bool
+	// Copies lists a record copied to several commits (by a rewrite, or by
+	// relink) once on each; by default it is listed once.
+	Copies bool
 }
 
 // List reads the ledger and returns its records in cycle order (see
@@ -136,6 +139,9 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 		}
 	}
 	sortEntries(out.Entries)
+	if opts.Copies {
+		return out, nil
+	}
 	// A record on several commits (a note git copied when a commit was
 	// amended or rebased) is listed once, on the commit it names when that
 	// is one of them.

@@ -1,0 +1,427 @@
+// Package audit checks the shared ledger and mends what rewrites break.
+//
+// Verify reads the ledger as it is and as it was: every note parses and
+// names a schema this binary knows; ids are unique (a record copied to
+// several commits is one record); every record's commit is here (or is
+// reported as not fetched); the commits' Evolve-* trailers agree with the
+// records on them; the records form a hash chain (each names the one
+// before it, with a digest of its line), so a record edited or deleted
+// later is named by the one that came after it; and no commit of the
+// ledger's own history removed or changed a record, which pinpoints the
+// notes commit (who, when) that did. Records written before a rule
+// existed are reported as such, never as breaches.
+//
+// Relink attaches records to the commits that carry their work after a
+// cherry-pick, a squash merge or a server-side rebase, none of which carry
+// notes.
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// Severity says whether a finding fails verify.
+type Severity string
+
+const (
+	// Breach: the ledger is not what its writers wrote, or cannot be read.
+	Breach Severity = "breach"
+	// Notice: worth knowing, not wrong (a commit not fetched, records from
+	// before the chain, two clones that took one cycle number).
+	Notice Severity = "notice"
+)
+
+// Finding is one thing verify found.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Kind     string   `json:"kind"`
+	Message  string   `json:"message"`
+	Cycle    int      `json:"cycle,omitempty"`
+	ID       string   `json:"id,omitempty"`
+	Commit   string   `json:"commit,omitempty"`
+	// NotesCommit is the commit of the ledger's history that made the
+	// change found.
+	NotesCommit string `json:"notes_commit,omitempty"`
+}
+
+// Report is what verify found.
+type Report struct {
+	Records  int       `json:"records"`
+	Notes    int       `json:"notes"`
+	Findings []Finding `json:"findings"`
+	// History is how many commits of the ledger's history were read (the
+	// others were verified by an earlier run).
+	History int `json:"history_checked"`
+}
+
+// Breaches counts the findings that fail verify.
+func (r *Report) Breaches() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == Breach {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *Report) add(s Severity, kind, format string, args ...any) *Finding {
+	r.Findings = append(r.Findings, Finding{Severity: s, Kind: kind, Message: fmt.Sprintf(format, args...)})
+	return &r.Findings[len(r.Findings)-1]
+}
+
+// Verify checks the ledger of l (see the package comment). The commits whose
+// trailers are checked are those git log revs selects (HEAD when empty).
+func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
+	repo := l.Repo()
+	rep := &Report{Findings: []Finding{}}
+	list, err := l.List(cycle.ListOptions{Presence: true, Copies: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range list.Errors {
+		f := rep.add(Breach, "unreadable", "%v (%q)", e, shorten(e.Text))
+		f.Commit = e.Commit.String()
+	}
+	byID := map[string][]cycle.Entry{}
+	notes := map[gitstore.Hash]bool{}
+	for _, e := range list.Entries {
+		byID[e.Record.ID] = append(byID[e.Record.ID], e)
+		notes[e.Commit] = true
+	}
+	rep.Records, rep.Notes = len(byID), len(notes)
+	checkSchema(repo, rep, list.Entries)
+	checkIDs(rep, byID)
+	checkPresence(rep, list.Entries)
+	checkNumbers(rep, byID)
+	checkChain(rep, byID)
+	if err := checkTrailers(repo, rep, list.Entries, byID, revs); err != nil {
+		return nil, err
+	}
+	if err := checkHistory(l, rep, byID); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
+	})
+	return rep, nil
+}
+
+func shorten(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+func where(e cycle.Entry) string {
+	return fmt.Sprintf("cycle %d on %s", e.Record.Cycle, e.Commit.Short())
+}
+
+func checkSchema(repo *gitstore.Repo, rep *Report, entries []cycle.Entry) {
+	for _, e := range entries {
+		if e.Record.V > ledger.SchemaMajor {
+			f := rep.add(Breach, "schema", "%s is a record of schema v%d; this git-evolve reads v%d: upgrade it", where(e), e.Record.V, ledger.SchemaMajor)
+			f.Cycle, f.ID, f.Commit = e.Record.Cycle, e.Record.ID, e.Commit.String()
+		}
+	}
+	snap, err := repo.ReadNotes(cycle.NotesRef)
+	if err != nil {
+		return
+	}
+	if h, ok, err := snap.NonNote(ledger.MarkerName); err == nil && ok {
+		if data, err := repo.ReadBlob(h); err == nil {
+			if err := ledger.CheckWritable(data); err != nil {
+				rep.add(Breach, "schema", "%v", err)
+			}
+		}
+	}
+}
+
+// checkIDs: one id, one record (copies of it on several commits are fine).
+func checkIDs(rep *Report, byID map[string][]cycle.Entry) {
+	for id, es := range byID {
+		first := string(es[0].Record.Marshal())
+		for _, e := range es[1:] {
+			if string(e.Record.Marshal()) != first {
+				f := rep.add(Breach, "duplicate-id", "id %s names two different records: %s and %s", id, where(es[0]), where(e))
+				f.ID, f.Cycle, f.Commit = id, e.Record.Cycle, e.Commit.String()
+				break
+			}
+		}
+	}
+}
+
+func checkPresence(rep *Report, entries []cycle.Entry) {
+	absent := map[gitstore.Hash][]int{}
+	for _, e := range entries {
+		if e.Absent {
+			absent[e.Commit] = append(absent[e.Commit], e.Record.Cycle)
+		}
+	}
+	for c, cycles := range absent {
+		f := rep.add(Notice, "not-fetched", "commit %s (cycle %s) is not in this clone: not fetched, or gone", c.Short(), joinInts(cycles))
+		f.Commit = c.String()
+	}
+}
+
+// checkNumbers reports cycle numbers two records took (two clones that
+// numbered at once): both stay, listed in a fixed order.
+func checkNumbers(rep *Report, byID map[string][]cycle.Entry) {
+	byCycle := map[int][]cycle.Entry{}
+	for _, es := range byID {
+		byCycle[es[0].Record.Cycle] = append(byCycle[es[0].Record.Cycle], es[0])
+	}
+	for n, es := range byCycle {
+		if len(es) < 2 {
+			continue
+		}
+		var who []string
+		for _, e := range es {
+			who = append(who, fmt.Sprintf("%s (%s)", e.Record.ID, provenance(e.Record)))
+		}
+		sort.Strings(who)
+		f := rep.add(Notice, "number-collision", "cycle %d was taken by %d records: %s; git evolve cycle start --claim reserves numbers on the remote", n, len(es), strings.Join(who, ", "))
+		f.Cycle = n
+	}
+}
+
+func provenance(r ledger.Record) string {
+	by, host := stringField(r, "recorded_by"), stringField(r, "host")
+	if name, _, ok := strings.Cut(by, " <"); ok {
+		by = name
+	}
+	switch {
+	case by != "" && host != "":
+		return by + " on " + host
+	case by != "":
+		return by
+	case host != "":
+		return host
+	}
+	return "unknown author"
+}
+
+func stringField(r ledger.Record, name string) string {
+	var s string
+	_ = json.Unmarshal(r.Extra[name], &s)
+	return s
+}
+
+// checkChain: each record's prev names a record the ledger has, with the
+// digest it had then.
+func checkChain(rep *Report, byID map[string][]cycle.Entry) {
+	unchained := 0
+	for _, es := range byID {
+		r := es[0].Record
+		link := stringField(r, "prev")
+		if link == "" {
+			if _, had := r.Extra["recorded_by"]; !had {
+				unchained++ // written before the chain existed, or imported
+			}
+			continue
+		}
+		id, digest, ok := ledger.ParseLink(link)
+		if !ok {
+			f := rep.add(Breach, "chain", "%s has a prev that is not one (%q)", where(es[0]), link)
+			f.ID, f.Cycle, f.Commit = r.ID, r.Cycle, es[0].Commit.String()
+			continue
+		}
+		prev, there := byID[id]
+		if !there {
+			f := rep.add(Breach, "deleted", "%s was written after record %s, which the ledger no longer has: it was deleted", where(es[0]), id)
+			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
+			continue
+		}
+		if got := ledger.Digest(prev[0].Record.Marshal()); got != digest {
+			f := rep.add(Breach, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev[0]), where(es[0]))
+			f.ID, f.Cycle, f.Commit = id, prev[0].Record.Cycle, prev[0].Commit.String()
+		}
+	}
+	if unchained > 0 {
+		rep.add(Notice, "before-chain", "%d record(s) have no place in the chain: written before git-evolve chained records, or imported", unchained)
+	}
+}
+
+// checkTrailers: a commit whose trailers name a cycle agrees with the
+// ledger's record of it.
+func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID map[string][]cycle.Entry, revs []string) error {
+	onCommit := map[gitstore.Hash][]ledger.Record{}
+	for _, e := range entries {
+		onCommit[e.Commit] = append(onCommit[e.Commit], e.Record)
+	}
+	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result"}, revs...)
+	if err != nil {
+		return err
+	}
+	for _, tc := range commits {
+		id, result := tc.Trailers["Evolve-Id"], tc.Trailers["Evolve-Result"]
+		n, _ := strconv.Atoi(tc.Trailers["Evolve-Cycle"])
+		if id == "" {
+			continue
+		}
+		es, known := byID[id]
+		if !known {
+			f := rep.add(Notice, "unrecorded", "commit %s says it delivered cycle %d (id %s, %s), but the ledger has no record of it: not synced yet, or lost (git evolve relink finds copies)", tc.Hash.Short(), n, id, result)
+			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
+			continue
+		}
+		r := es[0].Record
+		if r.Cycle != n || r.Result != result {
+			f := rep.add(Breach, "trailers", "commit %s's trailers say cycle %d %s; the ledger's record %s says cycle %d %s", tc.Hash.Short(), n, result, id, r.Cycle, r.Result)
+			f.ID, f.Cycle, f.Commit = id, r.Cycle, tc.Hash.String()
+			continue
+		}
+		here := false
+		for _, x := range onCommit[tc.Hash] {
+			here = here || x.ID == id
+		}
+		if !here {
+			f := rep.add(Notice, "unlinked", "commit %s delivered cycle %d (id %s), whose record is on %s: git evolve relink attaches it here", tc.Hash.Short(), n, id, es[0].Commit.Short())
+			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
+		}
+	}
+	return nil
+}
+
+// verifiedPath keeps the last notes commit whose history verify read
+// without finding a breach: its ancestors need not be read again.
+func verifiedPath(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "evolve", "verified")
+}
+
+// checkHistory reads the commits of the ledger's history not yet verified:
+// none may remove a record or change one. A merge must keep what both its
+// parents had.
+func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry) error {
+	repo := l.Repo()
+	tip, ok, err := repo.RefHash(cycle.NotesRef)
+	if err != nil || !ok {
+		return err
+	}
+	args := []string{tip.String()}
+	if data, err := os.ReadFile(verifiedPath(repo)); err == nil {
+		if done, err := gitstore.ParseHash(strings.TrimSpace(string(data))); err == nil {
+			if ok, _ := repo.HasObject(done); ok {
+				args = append(args, "^"+done.String())
+			}
+		}
+	}
+	commits, err := repo.RevList(args...)
+	if err != nil {
+		return err
+	}
+	rep.History = len(commits)
+	before := rep.Breaches()
+	for _, c := range commits {
+		ci, err := repo.Commit(c)
+		if err != nil {
+			return err
+		}
+		snap, err := repo.NotesAt(c)
+		if err != nil {
+			return err
+		}
+		for _, p := range ci.Parents {
+			parent, err := repo.NotesAt(p)
+			if err != nil {
+				continue // a parent this clone lacks (a shallow history): nothing to compare
+			}
+			if err := compareNotes(repo, rep, ci, parent, snap, byID); err != nil {
+				return err
+			}
+		}
+	}
+	if rep.Breaches() == before && rep.Breaches() == 0 {
+		_ = os.WriteFile(verifiedPath(repo), []byte(tip.String()+"\n"), 0o644)
+	}
+	return nil
+}
+
+// compareNotes reports records that the notes commit ci (snap) removed or
+// changed relative to its parent.
+func compareNotes(repo *gitstore.Repo, rep *Report, ci gitstore.CommitInfo, parent, snap *gitstore.Notes, byID map[string][]cycle.Entry) error {
+	changes, err := snap.DiffNotes(parent)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		oldData, err := blobs(repo, ch.Old)
+		if err != nil {
+			return err
+		}
+		newData, err := blobs(repo, ch.New)
+		if err != nil {
+			return err
+		}
+		was, _ := ledger.ParseLines(oldData)
+		is, _ := ledger.ParseLines(newData)
+		now := map[string]string{}
+		for i := range is {
+			now[is[i].ID] = string(is[i].Marshal())
+		}
+		for i := range was {
+			r := &was[i]
+			line, kept := now[r.ID]
+			switch {
+			case !kept && copyLives(byID, r):
+				f := rep.add(Notice, "moved", "notes commit %s removed the note on %s, but its record of cycle %d (id %s) lives on %s", ci.Hash.Short(),
+					ch.Object.Short(), r.Cycle, r.ID, byID[r.ID][0].Commit.Short())
+				f.ID, f.Cycle, f.Commit, f.NotesCommit = r.ID, r.Cycle, ch.Object.String(), ci.Hash.String()
+			case !kept:
+				f := rep.add(Breach, "deleted", "notes commit %s (%s, %s) deleted the record of cycle %d (id %s) on %s", ci.Hash.Short(),
+					ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"), r.Cycle, r.ID, ch.Object.Short())
+				f.ID, f.Cycle, f.Commit, f.NotesCommit = r.ID, r.Cycle, ch.Object.String(), ci.Hash.String()
+			case line != string(r.Marshal()):
+				f := rep.add(Breach, "edited", "notes commit %s (%s, %s) changed the record of cycle %d (id %s) on %s", ci.Hash.Short(),
+					ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"), r.Cycle, r.ID, ch.Object.Short())
+				f.ID, f.Cycle, f.Commit, f.NotesCommit = r.ID, r.Cycle, ch.Object.String(), ci.Hash.String()
+			}
+		}
+	}
+	return nil
+}
+
+// copyLives reports whether the ledger still has record r, as it was, on
+// some commit (git notes prune removed the note of a rewritten commit whose
+// record git copied to the new one).
+func copyLives(byID map[string][]cycle.Entry, r *ledger.Record) bool {
+	line := string(r.Marshal())
+	for _, e := range byID[r.ID] {
+		if string(e.Record.Marshal()) == line {
+			return true
+		}
+	}
+	return false
+}
+
+func blobs(repo *gitstore.Repo, hs []gitstore.Hash) ([]byte, error) {
+	var out []byte
+	for _, h := range hs {
+		data, err := repo.ReadBlob(h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, data...), '\n')
+	}
+	return out, nil
+}
+
+func joinInts(ns []int) string {
+	sort.Ints(ns)
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
