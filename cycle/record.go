@@ -344,3 +344,25 @@ func (l *Ledger) markerEdit(snap *gitstore.Notes) (map[string]gitstore.Hash, err
 	}
 	return map[string]gitstore.Hash{ledger.MarkerName: mh}, nil
 }
+
+// Attach adds copies of records, as they are, to the notes of other
+// commits (relink: the commits that carry a cycle's work after a
+// cherry-pick, a squash merge or a rebase). A note that holds the record
+// already is left alone. It returns how many copies were added.
+func (l *Ledger) Attach(copies map[gitstore.Hash][]ledger.Record) (int, error) {
+	if len(copies) == 0 {
+		return 0, nil
+	}
+	unlock, err := lockFile(l.ledgerLock())
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	w, err := l.update(func(*gitstore.Notes, *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		return copies, func(n int) string { return fmt.Sprintf("git evolve: relink %d record(s)", n) }, nil
+	})
+	if err != nil || w == nil {
+		return 0, err
+	}
+	return w.added, nil
+}
