@@ -406,3 +406,18 @@ func (r *Repo) CommitAll(message string) (Hash, error) {
 	}
 	return h[0], nil
 }
+
+// Tracked reports whether git tracks path (relative to the top of the
+// working tree) in the index.
+func (r *Repo) Tracked(path string) (bool, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return false, err
+	}
+	_, err = startGit(top, r.env, false, "ls-files", "--error-unmatch", "--", path).finish(nil)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}

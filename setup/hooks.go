@@ -2,78 +2,144 @@ package setup
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"git-evolve/gitstore"
 )
 
-// commitMsgHook is the shim init installs: it runs git evolve hook
-// commit-msg when git-evolve is on PATH, and never fails a commit. The same
-// text is in .githooks/commit-msg; a test keeps them equal.
+// shims are the hooks init installs: thin scripts that call git evolve hook
+// <name> when git-evolve is on PATH (the logic is Go, and tested). The same
+// files are in .githooks/; a test keeps them equal.
 //
-//go:embed commit-msg.sh
-var commitMsgHook []byte
+//go:embed hooks/commit-msg hooks/pre-push
+var shims embed.FS
 
-// hookMarker identifies git-evolve's shim.
-var hookMarker = []byte("git-evolve commit-msg hook")
+// HookNames are the hooks init installs, in order.
+var HookNames = []string{"commit-msg", "pre-push"}
 
-// HookChange is what InstallHooks did.
+// Chained is the suffix a hook the user already had is kept under: the shim
+// runs it first, with the same arguments and input.
+const Chained = ".pre-evolve"
+
+// shim returns the shim of a hook.
+func shim(name string) []byte {
+	data, err := shims.ReadFile("hooks/" + name)
+	if err != nil {
+		panic(err) // embedded
+	}
+	return data
+}
+
+// isShim reports whether a hook file is one of git-evolve's (this version's
+// or an older one).
+func isShim(name string, data []byte) bool {
+	return bytes.Contains(data, []byte("git-evolve "+name+" hook"))
+}
+
+// HookChange is what InstallHooks did with one hook.
 type HookChange struct {
+	Name string
 	Path string // the hook installed, or the user's hook left alone
-	// Advice, when set, says what the user may add themselves: git-evolve
-	// does not write into a hook of the user's, nor into a hooks directory
-	// that is shared (core.hooksPath outside the git directory) or tracked.
+	// Chained is where the user's hook was kept (Path + Chained) when the
+	// shim now runs it first.
+	Chained string
+	// Updated is true when an older shim of git-evolve's was replaced.
+	Updated bool
+	// Advice, when set, says what the user may do themselves: git-evolve
+	// does not move or edit a hook that git tracks in the repository.
 	Advice string
 }
 
-// HookLine is what a commit-msg hook of the user's can run to get the
-// trailers of an open cycle.
-const HookLine = `command -v git-evolve >/dev/null 2>&1 && git evolve hook commit-msg "$1"`
+// HookLine is what a hook of the user's can run to do what the shim does.
+func HookLine(name string) string {
+	switch name {
+	case "pre-push":
+		return `command -v git-evolve >/dev/null 2>&1 && git evolve hook pre-push "$@"   (it reads the pushed refs on its input)`
+	}
+	return `command -v git-evolve >/dev/null 2>&1 && git evolve hook commit-msg "$1"`
+}
 
-// InstallHooks installs the commit-msg shim in the repository's own hooks
-// directory (the git directory's hooks/). It never overwrites, renames or
-// edits a hook the user already has, and never writes into a hooks
-// directory core.hooksPath names (it may be shared by other repositories,
-// tracked, or run by a hook manager): in both cases it returns the advice
-// instead. Installing again changes nothing.
+// InstallHooks installs the shims where git runs hooks (the git directory's
+// hooks/, or the directory core.hooksPath names). A hook the user already
+// has is kept, renamed with the Chained suffix, and run first by the shim;
+// a hook file git tracks in the repository is never moved or edited (the
+// advice says what to add). An older shim of git-evolve's is brought up to
+// date. Installing again changes nothing.
 func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 	dir, err := repo.GitPath("hooks")
 	if err != nil {
 		return nil, err
 	}
-	own := filepath.Join(repo.CommonDir(), "hooks")
-	path := filepath.Join(dir, "commit-msg")
+	var out []HookChange
+	for _, name := range HookNames {
+		ch, err := installHook(repo, dir, name)
+		if err != nil {
+			return out, err
+		}
+		if ch != nil {
+			out = append(out, *ch)
+		}
+	}
+	return out, nil
+}
+
+func installHook(repo *gitstore.Repo, dir, name string) (*HookChange, error) {
+	path := filepath.Join(dir, name)
+	want := shim(name)
 	old, err := os.ReadFile(path)
 	switch {
-	case err == nil && bytes.Equal(old, commitMsgHook):
+	case err == nil && bytes.Equal(old, want):
 		return nil, nil
-	case err == nil && bytes.Contains(old, hookMarker) && sameDir(dir, own):
-		// An older shim of ours, in our own directory: bring it up to date.
+	case err == nil && isShim(name, old):
+		if err := os.WriteFile(path, want, 0o755); err != nil {
+			return nil, err
+		}
+		return &HookChange{Name: name, Path: path, Updated: true}, nil
 	case err == nil:
-		return []HookChange{{Path: path, Advice: "to get the trailers of open cycles, add this line to your commit-msg hook: " + HookLine}}, nil
+		if tracked(repo, path) {
+			return &HookChange{Name: name, Path: path, Advice: "your " + name + " hook " + path +
+				" is tracked in the repository, and git-evolve does not edit it: to get git-evolve's " + name + " hook, add this line to it: " + HookLine(name)}, nil
+		}
+		chained := path + Chained
+		if _, err := os.Lstat(chained); err == nil {
+			return &HookChange{Name: name, Path: path, Advice: chained + " exists already, so your " + name +
+				" hook cannot be kept there: to get git-evolve's " + name + " hook, add this line to it: " + HookLine(name)}, nil
+		}
+		if err := os.Rename(path, chained); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, want, 0o755); err != nil {
+			os.Rename(chained, path) // put the user's hook back
+			return nil, err
+		}
+		return &HookChange{Name: name, Path: path, Chained: chained}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
-	case !sameDir(dir, own):
-		return []HookChange{{Path: path, Advice: "core.hooksPath names " + dir + ", which git-evolve leaves alone: to get the trailers of open cycles, put a commit-msg hook there that runs: " + HookLine}}, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(path, commitMsgHook, 0o755); err != nil {
+	if err := os.WriteFile(path, want, 0o755); err != nil {
 		return nil, err
 	}
-	return []HookChange{{Path: path}}, nil
+	return &HookChange{Name: name, Path: path}, nil
 }
 
-func sameDir(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	if err1 != nil || err2 != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
+// tracked reports whether git tracks path in the repository's working tree.
+func tracked(repo *gitstore.Repo, path string) bool {
+	top, err := repo.WorkTree()
+	if err != nil {
+		return false
 	}
-	return ra == rb
+	rel, err := filepath.Rel(top, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	ok, err := repo.Tracked(filepath.ToSlash(rel))
+	return err == nil && ok
 }

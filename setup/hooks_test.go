@@ -6,16 +6,18 @@ import (
 	"testing"
 )
 
-// The shim init installs is the one the project carries in .githooks/.
-func TestShimIsTheProjectsHook(t *testing.T) {
-	carried, err := os.ReadFile("../.githooks/commit-msg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(carried, commitMsgHook) {
-		t.Error("setup/commit-msg.sh and .githooks/commit-msg differ: copy one over the other")
-	}
-	if !bytes.Contains(commitMsgHook, hookMarker) {
-		t.Error("the shim lacks the marker that identifies it")
+// The shims init installs are the ones the project carries in .githooks/.
+func TestShimsAreTheProjectsHooks(t *testing.T) {
+	for _, name := range HookNames {
+		carried, err := os.ReadFile("../.githooks/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(carried, shim(name)) {
+			t.Errorf("setup/hooks/%s and .githooks/%s differ: copy one over the other", name, name)
+		}
+		if !isShim(name, shim(name)) {
+			t.Errorf("the %s shim lacks the marker that identifies it", name)
+		}
 	}
 }

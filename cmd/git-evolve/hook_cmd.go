@@ -3,16 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"git-evolve/audit"
 	"git-evolve/cycle"
+	"git-evolve/share"
 )
 
 type hookCmd struct {
 	CommitMsg hookCommitMsgCmd `cmd:"" name:"commit-msg" help:"Add the open cycle's trailers to a commit message (run by the commit-msg hook)."`
+	PrePush   hookPrePushCmd   `cmd:"" name:"pre-push" help:"Deliver the ledger with a push, and stop a push while the ledger fails verify (run by the pre-push hook)."`
 }
 
 func (hookCmd) Help() string {
@@ -85,4 +89,79 @@ func worthTrailers(msg, id string) bool {
 		return false
 	}
 	return true
+}
+
+type hookPrePushCmd struct {
+	Remote string `arg:"" help:"The remote git pushes to (its name, or its URL when it has none)." placeholder:"REMOTE"`
+	URL    string `arg:"" optional:"" help:"The remote's URL." placeholder:"URL"`
+}
+
+func (hookPrePushCmd) Help() string {
+	return `Reads the refs being pushed on its input, as git gives them to the pre-push
+hook. Unless only notes are pushed, it checks the ledger (git evolve verify)
+and stops the push when it fails, saying why and how to push anyway (git push
+--no-verify); then it delivers the ledger and the other evolve notes to the
+same remote, merged with what the remote has (never forced), as git evolve
+sync does. A remote given by URL alone (no remote of that name) gets no
+ledger: name the remote, or run git evolve sync.`
+}
+
+func (c *hookPrePushCmd) Run(e *env) error {
+	input, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return err
+	}
+	onlyNotes, any := true, false
+	for _, line := range strings.Split(string(input), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		any = true
+		if !strings.HasPrefix(f[2], "refs/notes/") {
+			onlyNotes = false
+		}
+	}
+	if !any || onlyNotes {
+		return nil // nothing but notes: a push of the ledger itself
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	if _, ok, err := l.Repo().RefHash(cycle.NotesRef); err != nil || !ok {
+		return err // no ledger here: nothing to check or deliver
+	}
+	rep, err := audit.Verify(l)
+	if err != nil {
+		return err
+	}
+	if n := rep.Breaches(); n > 0 {
+		for _, f := range rep.Findings {
+			if f.Severity == audit.Breach {
+				fmt.Fprintf(e.stderr, "git-evolve: %s\n", f.Message)
+			}
+		}
+		return withHint(fmt.Errorf("the ledger fails verify (%d breach(es)): the push is stopped so that it does not spread", n),
+			"git evolve verify lists them; to push anyway: git push --no-verify")
+	}
+	remotes, err := l.Repo().Remotes()
+	if err != nil {
+		return err
+	}
+	if !contains(remotes, c.Remote) {
+		fmt.Fprintf(e.stderr, "git-evolve: the ledger is not pushed to %s, which is a URL, not a remote: run git evolve sync <remote>\n", c.Remote)
+		return nil
+	}
+	rep2, err := share.Sync(l.Repo(), c.Remote)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the ledger was not delivered to %s: %v (git evolve sync %s tries again)\n", c.Remote, err, c.Remote)
+		return nil
+	}
+	for _, r := range rep2.Refs {
+		if r.Pushed {
+			fmt.Fprintf(e.stderr, "git-evolve: delivered %s to %s\n", strings.TrimPrefix(r.Ref, "refs/notes/"), c.Remote)
+		}
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 type initCmd struct {
-	NoHooks bool `name:"no-hooks" help:"Do not install the commit-msg hook."`
+	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
 }
 
 func (initCmd) Help() string {
@@ -26,10 +26,13 @@ func (initCmd) Help() string {
                                          a remote without a ledger still fetches)
 It never writes a push refspec and never fetches straight into
 refs/notes/evolve. It also trusts the GOALS.yaml that is there (see git evolve
-trust), and installs the commit-msg hook (the trailers of an open cycle) in
-.git/hooks. It never touches a commit-msg hook you already have, nor a
-directory core.hooksPath names: then it prints the line to add yourself.
-Running it again changes nothing.`
+trust), and installs the hooks where git runs them (.git/hooks, or the
+directory core.hooksPath names): commit-msg (the trailers of an open cycle)
+and pre-push (the ledger goes with your git push, merged, and a ledger that
+fails git evolve verify stops the push). A hook you already have is kept as
+<name>.pre-evolve and runs first; a hook file git tracks in the repository is
+never moved or edited: then it prints the line to add yourself. Running it
+again changes nothing.`
 }
 
 func (c initCmd) Run(e *env) error {
@@ -58,7 +61,14 @@ func (c initCmd) Run(e *env) error {
 				fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", h.Advice)
 				continue
 			}
-			fmt.Fprintf(e.stdout, "installed the commit-msg hook: %s\n", displayPath(e, h.Path))
+			switch {
+			case h.Chained != "":
+				fmt.Fprintf(e.stdout, "installed the %s hook: %s (your hook runs first, kept as %s)\n", h.Name, displayPath(e, h.Path), displayPath(e, h.Chained))
+			case h.Updated:
+				fmt.Fprintf(e.stdout, "updated the %s hook: %s\n", h.Name, displayPath(e, h.Path))
+			default:
+				fmt.Fprintf(e.stdout, "installed the %s hook: %s\n", h.Name, displayPath(e, h.Path))
+			}
 		}
 		hooks = slices.DeleteFunc(hooks, func(h setup.HookChange) bool { return h.Advice != "" })
 	}
