@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,13 +19,14 @@ import (
 )
 
 type logCmd struct {
-	Range  []string `arg:"" optional:"" name:"revision-range" help:"Show only records on these commits (anything git rev-list accepts, e.g. main..topic)."`
-	JSON   bool     `name:"json" help:"One record per line in the seeds' schema, in cycle order."`
-	Target string   `help:"Only cycles with this target." placeholder:"ID"`
-	Result string   `help:"Only cycles with this result." placeholder:"RESULT"`
-	Since  string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
-	Limit  int      `help:"Only the last N cycles (after the other filters)." placeholder:"N"`
-	All    bool     `help:"Include the local journal (idle and unchanged cycles)."`
+	Range    []string `arg:"" optional:"" name:"revision-range" help:"Show only records on these commits (anything git rev-list accepts, e.g. main..topic)."`
+	JSON     bool     `name:"json" help:"One record per line in the seeds' schema, in cycle order."`
+	Target   string   `help:"Only cycles with this target." placeholder:"ID"`
+	Result   string   `help:"Only cycles with this result." placeholder:"RESULT"`
+	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
+	Limit    int      `help:"Only the last N cycles (after the other filters)." placeholder:"N"`
+	All      bool     `help:"Include the local journal (idle and unchanged cycles)."`
+	Markdown bool     `name:"markdown" help:"A Markdown table to paste into a pull request (cycle, target, result, goals before → after, delta, commit, who), with the fitness trajectory."`
 	// FromTrailers reads commits instead of notes.
 	FromTrailers bool `name:"from-trailers" help:"Rebuild the productive cycles from commit trailers alone (Evolve-Cycle, Evolve-Id, Evolve-Target, Evolve-Result), for clones without the notes; the range defaults to HEAD."`
 }
@@ -121,7 +123,12 @@ func (c *logCmd) Run(e *env) error {
 		if c.Limit > 0 && len(entries) > c.Limit {
 			entries = entries[len(entries)-c.Limit:]
 		}
-		if err := printTable(w, l.Repo(), entries, now, e.color()); err != nil {
+		if c.Markdown {
+			err = printMarkdown(w, l.Repo(), entries)
+		} else {
+			err = printTable(w, l.Repo(), entries, now, e.color())
+		}
+		if err != nil {
 			return err
 		}
 		errs = list.Errors
@@ -156,7 +163,7 @@ var resultColor = map[string]string{
 func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE")
+	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE\tBY")
 	for _, en := range entries {
 		r := &en.Record
 		goals := "-"
@@ -186,8 +193,8 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		if target == "" && len(r.GoalIDs) > 0 {
 			target = strings.Join(r.GoalIDs, ",")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cycle, result, dash(target), goals, commit,
-			truncate(subject, 60), age(r.Timestamp, now))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cycle, result, dash(target), goals, commit,
+			truncate(subject, 60), age(r.Timestamp, now), dash(recordedBy(r)))
 	}
 	tw.Flush()
 	if !color {
@@ -310,4 +317,86 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 		return err
 	}
 	return w.Flush()
+}
+
+// recordedBy says who recorded a record and on which machine ("" when the
+// record does not say: imported, journal, older git-evolve).
+func recordedBy(r *ledger.Record) string {
+	var by, host string
+	_ = json.Unmarshal(r.Extra["recorded_by"], &by)
+	_ = json.Unmarshal(r.Extra["host"], &host)
+	if name, _, ok := strings.Cut(by, " <"); ok {
+		by = name
+	}
+	switch {
+	case by != "" && host != "":
+		return by + " (" + host + ")"
+	case by != "":
+		return by
+	}
+	return host
+}
+
+// printMarkdown writes the cycles as a Markdown table for a pull request,
+// and the fitness trajectory after it.
+func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) error {
+	fmt.Fprintln(w, "| cycle | target | result | goals | delta | commit | by |")
+	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|")
+	var trajectory []string
+	for i, en := range entries {
+		var before struct {
+			Score *float64 `json:"score"`
+		}
+		if i == 0 && json.Unmarshal(en.Record.Extra["before"], &before) == nil && before.Score != nil {
+			trajectory = append(trajectory, strconv.FormatFloat(*before.Score, 'f', 1, 64)) // where it started
+		}
+		r := &en.Record
+		goals, after := "-", ""
+		if r.GoalsPassing != nil && r.GoalsTotal != nil {
+			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
+			after = goals
+			var before struct {
+				Passing *int `json:"goals_passing"`
+				Total   *int `json:"goals_total"`
+			}
+			if json.Unmarshal(r.Extra["before"], &before) == nil && before.Passing != nil {
+				goals = fmt.Sprintf("%d → %d of %d", *before.Passing, *r.GoalsPassing, *r.GoalsTotal)
+			}
+		}
+		var score float64
+		if json.Unmarshal(r.Extra["score"], &score) == nil && r.Extra["score"] != nil {
+			after = strconv.FormatFloat(score, 'f', 1, 64)
+		}
+		if after != "" {
+			trajectory = append(trajectory, after)
+		}
+		delta := "-"
+		var d struct{ Files, Insertions, Deletions int }
+		if json.Unmarshal(r.Extra["delta"], &d) == nil && r.Extra["delta"] != nil {
+			delta = fmt.Sprintf("%d file(s), +%d −%d", d.Files, d.Insertions, d.Deletions)
+		}
+		commit := "-"
+		switch {
+		case en.Journal:
+			commit = "(local journal)"
+		case en.Absent:
+			commit = "`" + en.Commit.Short() + "` (not fetched)"
+		default:
+			commit = "`" + en.Commit.Short() + "`"
+			if ci, err := repo.Commit(en.Commit); err == nil {
+				commit += " " + truncate(ci.Subject(), 60)
+			}
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), r.Result, goals, delta,
+			mdCell(commit), mdCell(dash(recordedBy(r))))
+	}
+	if len(trajectory) > 0 {
+		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
+	}
+	return nil
+}
+
+// mdCell makes text safe inside a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
