@@ -226,7 +226,7 @@ func BenchmarkFinish(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		c, err := l.StartCycle("ok", f.Era, data, before)
+		c, err := l.StartCycle("ok", f.Era, data, before, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

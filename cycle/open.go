@@ -96,7 +96,10 @@ func (e *Refusal) Error() string { return e.Msg }
 // next cycle number (reserved, so that no worktree and no record takes it
 // meanwhile), keeps the start commit alive with a ref, and gives the cycle
 // a stable id. era and before are the goals' era and measurement.
-func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.RawMessage) (*OpenCycle, error) {
+//
+// claim, when set, is asked for the number with the next free one and
+// returns the number to take (one reserved on a remote, see share.Claim).
+func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.RawMessage, claim func(next int) (int, error)) (*OpenCycle, error) {
 	if what := l.repo.InProgress(); what != "" {
 		return nil, &Refusal{"git has " + what + " in progress in this worktree", "finish or abort it first"}
 	}
@@ -135,6 +138,11 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 		return nil, err
 	}
 	c.Cycle = nextFree(ix, journal, reserved)
+	if claim != nil {
+		if c.Cycle, err = claim(c.Cycle); err != nil {
+			return nil, err
+		}
+	}
 	// Reservation, then the start ref, then the open cycle: a crash in
 	// between leaves a skipped number or an unused ref, never a lost one.
 	if err := appendLine(l.reservedPath(), fmt.Sprintf("%d %s", c.Cycle, c.ID)); err != nil {

@@ -105,7 +105,7 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 	if err != nil {
 		return nil, err
 	}
-	c, err := l.StartCycle(target.Target, ruler.Era, data, nil)
+	c, err := l.StartCycle(target.Target, ruler.Era, data, nil, nil)
 	if err != nil {
 		return nil, err
 	}

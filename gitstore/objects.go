@@ -415,3 +415,6 @@ func sortKey(e treeEntry) string {
 func sortEntries(entries []treeEntry) {
 	sort.Slice(entries, func(i, j int) bool { return sortKey(entries[i]) < sortKey(entries[j]) })
 }
+
+// EmptyTree writes the tree with no entries and returns its name.
+func (r *Repo) EmptyTree() (Hash, error) { return r.writeTree(nil) }

@@ -12,6 +12,7 @@ import (
 	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
+	"git-evolve/share"
 )
 
 type cycleCmd struct {
@@ -24,6 +25,8 @@ type cycleCmd struct {
 type cycleStartCmd struct {
 	goalsFile
 	Target string `help:"The goal to work on (default: the failing goal with the highest weight)." placeholder:"ID"`
+	Claim  bool   `help:"Reserve the cycle's number on the remote first (refs/evolve/claims/<n>, a create-only push), so that clones which claim never take the same number."`
+	Remote string `help:"The remote to claim on (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
 	JSON   bool   `name:"json" help:"Print the open cycle as JSON."`
 }
 
@@ -76,7 +79,27 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	open, err := l.StartCycle(target, f.Era, data, beforeJSON)
+	var claim func(int) (int, error)
+	if c.Claim {
+		remote, err := pickRemote(l.Repo(), c.Remote)
+		if err != nil {
+			return err
+		}
+		claim = func(next int) (int, error) {
+			_, committer, err := l.Repo().Identity()
+			if err != nil {
+				return 0, err
+			}
+			n, err := share.Claim(l.Repo(), remote, next, fmt.Sprintf("git evolve: cycle claimed by %s (target %s)", committer.Name, target))
+			if err == nil {
+				fmt.Fprintf(e.stderr, "git-evolve: claimed cycle %d on %s (%s%d)\n", n, remote, share.ClaimsPrefix, n)
+			}
+			return n, err
+		}
+	} else if c.Remote != "" {
+		return usagef("--remote goes with --claim")
+	}
+	open, err := l.StartCycle(target, f.Era, data, beforeJSON, claim)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"git-evolve/gitstore"
 	"git-evolve/share"
 )
 
@@ -31,22 +32,9 @@ func (c *syncCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	remote := c.Remote
-	if remote == "" {
-		if remote, err = repo.UpstreamRemote(); err != nil {
-			return err
-		}
-	}
-	if remote == "" {
-		remote = "origin"
-	}
-	remotes, err := repo.Remotes()
+	remote, err := pickRemote(repo, c.Remote)
 	if err != nil {
 		return err
-	}
-	if !contains(remotes, remote) {
-		return &usageError{msg: fmt.Sprintf("no remote %q in this repository", remote),
-			hint: "name one of: " + strings.Join(remotes, ", ") + " (git remote -v lists them)"}
 	}
 	e.progress("syncing the ledger with " + remote)
 	rep, err := share.Sync(repo, remote)
@@ -87,6 +75,33 @@ func (c *syncCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "  %-26s %s\n", r.Ref, strings.Join(what, ", "))
 	}
 	return nil
+}
+
+// pickRemote is the remote named, else the current branch's upstream
+// remote, else origin; it must exist.
+func pickRemote(repo *gitstore.Repo, name string) (string, error) {
+	remote := name
+	if remote == "" {
+		var err error
+		if remote, err = repo.UpstreamRemote(); err != nil {
+			return "", err
+		}
+	}
+	if remote == "" {
+		remote = "origin"
+	}
+	remotes, err := repo.Remotes()
+	if err != nil {
+		return "", err
+	}
+	if !contains(remotes, remote) {
+		hint := "add one with git remote add"
+		if len(remotes) > 0 {
+			hint = "name one of: " + strings.Join(remotes, ", ") + " (git remote -v lists them)"
+		}
+		return "", &usageError{msg: fmt.Sprintf("no remote %q in this repository", remote), hint: hint}
+	}
+	return remote, nil
 }
 
 func hashOrEmpty(h interface {
