@@ -1,0 +1,110 @@
+package audit
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+func commit(b byte) gitstore.Hash {
+	var h gitstore.Hash
+	for i := range h {
+		h[i] = b
+	}
+	return h
+}
+
+func rec(id string, n int, prev *ledger.Record) ledger.Record {
+	two := 2
+	r := ledger.Record{V: 1, ID: id, Cycle: n, Target: "t", Result: ledger.Improved, GoalsPassing: &two, GoalsTotal: &two,
+		Extra: map[string]json.RawMessage{"recorded_by": json.RawMessage(`"Ann <a@x>"`), "host": json.RawMessage(`"box"`)}}
+	if prev != nil {
+		r.Extra["prev"] = ledger.Value(ledger.Link(prev))
+	}
+	return r
+}
+
+func index(entries ...cycle.Entry) map[string][]cycle.Entry {
+	m := map[string][]cycle.Entry{}
+	for _, e := range entries {
+		m[e.Record.ID] = append(m[e.Record.ID], e)
+	}
+	return m
+}
+
+func kinds(rep *Report) string {
+	var ks []string
+	for _, f := range rep.Findings {
+		ks = append(ks, string(f.Severity)+":"+f.Kind)
+	}
+	return strings.Join(ks, " ")
+}
+
+func TestChain(t *testing.T) {
+	a := rec("a", 1, nil)
+	b := rec("b", 2, &a)
+	c := rec("c", 3, &b)
+	ok := index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)})
+	rep := &Report{}
+	checkChain(rep, ok)
+	if len(rep.Findings) != 0 {
+		t.Errorf("a whole chain: %s", kinds(rep))
+	}
+
+	// b edited after c was written: c's prev names b with another digest.
+	edited := b
+	edited.Target = "changed"
+	rep = &Report{}
+	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: edited, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)}))
+	if got := kinds(rep); got != "breach:edited" {
+		t.Errorf("an edited record: %s, want breach:edited", got)
+	} else if f := rep.Findings[0]; f.ID != "b" || f.Cycle != 2 {
+		t.Errorf("the finding names %s cycle %d, want b cycle 2", f.ID, f.Cycle)
+	}
+
+	// b deleted: c names a record the ledger no longer has.
+	rep = &Report{}
+	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: c, Commit: commit(3)}))
+	if got := kinds(rep); got != "breach:deleted" {
+		t.Errorf("a deleted record: %s, want breach:deleted", got)
+	}
+
+	// Two clones wrote after a at once: a fork, not a breach; records from
+	// before the chain are a notice.
+	old := ledger.Record{V: 1, ID: "old", Cycle: 1, Target: "t", Result: ledger.Improved}
+	b2 := rec("b2", 2, &a)
+	rep = &Report{}
+	checkChain(rep, index(cycle.Entry{Record: old, Commit: commit(9)}, cycle.Entry{Record: a, Commit: commit(1)},
+		cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: b2, Commit: commit(4)}))
+	if got := kinds(rep); got != "notice:before-chain" {
+		t.Errorf("a fork and an old record: %s, want notice:before-chain", got)
+	}
+}
+
+func TestIDsAndNumbers(t *testing.T) {
+	a := rec("a", 1, nil)
+	other := rec("a", 1, nil)
+	other.Target = "other"
+	b := rec("b", 1, &a)
+	rep := &Report{}
+	byID := index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: a, Commit: commit(5)}, cycle.Entry{Record: b, Commit: commit(2)})
+	checkIDs(rep, byID)
+	if len(rep.Findings) != 0 {
+		t.Errorf("a record copied to two commits: %s", kinds(rep))
+	}
+	checkNumbers(rep, byID)
+	if got := kinds(rep); got != "notice:number-collision" {
+		t.Errorf("two records of cycle 1: %s, want notice:number-collision", got)
+	} else if m := rep.Findings[0].Message; !strings.Contains(m, "Ann on box") {
+		t.Errorf("the collision says who and where: %q", m)
+	}
+	rep = &Report{}
+	checkIDs(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: other, Commit: commit(5)}))
+	if got := kinds(rep); got != "breach:duplicate-id" {
+		t.Errorf("one id, two records: %s, want breach:duplicate-id", got)
+	}
+}
