@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"git-evolve/filelock"
 	"sort"
 	"strings"
 	"time"
@@ -409,7 +410,7 @@ func (l *Ledger) CycleGoals(c *OpenCycle) (*goals.File, []byte, error) {
 
 func (l *Ledger) finishUnchanged(c *OpenCycle, res *FinishResult) error {
 	res.Record = c.record(ledger.Unchanged, "")
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return err
 	}
@@ -615,7 +616,7 @@ func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishR
 		return fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
 	}
 	res.Record = rec
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cycle
 import (
 	"bytes"
 	"fmt"
+	"git-evolve/filelock"
 
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
@@ -77,7 +78,7 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		add[hashes[k]] = append(add[hashes[k]], p.rec)
 	}
 
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"git-evolve/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
 		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before}
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ func (l *Ledger) removeOpen() error {
 // out while one runs (a finish may run the gate for minutes: a second one
 // is refused at once, not made to wait).
 func (l *Ledger) lockWorktree() (unlock func(), err error) {
-	unlock, ok, err := tryLockFile(filepath.Join(l.repo.GitDir(), "evolve", "cycle.lock"))
+	unlock, ok, err := filelock.TryLock(filepath.Join(l.repo.GitDir(), "evolve", "cycle.lock"))
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 			return nil, gitstore.ZeroHash, err
 		}
 	}
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}

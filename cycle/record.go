@@ -3,6 +3,7 @@ package cycle
 import (
 	"errors"
 	"fmt"
+	"git-evolve/filelock"
 	"math/rand/v2"
 	"time"
 
@@ -92,7 +93,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	}
 	rec.Timestamp = l.now().Format(time.RFC3339)
 
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +354,7 @@ func (l *Ledger) Attach(copies map[gitstore.Hash][]ledger.Record) (int, error) {
 	if len(copies) == 0 {
 		return 0, nil
 	}
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"git-evolve/filelock"
 	"strings"
 	"time"
 
@@ -295,7 +296,7 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 // dropRevert undoes the reservation of a revert whose files could not be
 // checked out (nothing else has moved), and says why.
 func (l *Ledger) dropRevert(c *OpenCycle, why error) error {
-	unlock, err := lockFile(l.ledgerLock())
+	unlock, err := filelock.Lock(l.ledgerLock())
 	if err == nil {
 		err = l.release(c.ID)
 		unlock()

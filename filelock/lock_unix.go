@@ -1,6 +1,10 @@
 //go:build unix
 
-package cycle
+// Package filelock takes exclusive locks on files, released by the kernel
+// when the process dies (flock), so a crash never leaves a stale lock
+// behind. Where flock is missing it falls back to git's <path>.lock
+// protocol.
+package filelock
 
 import (
 	"fmt"
@@ -9,10 +13,10 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive lock on path, waiting for other holders. The
+// Lock takes an exclusive lock on path, waiting for other holders. The
 // kernel releases it when the process dies, so a crash never leaves a stale
 // lock behind.
-func lockFile(path string) (unlock func(), err error) {
+func Lock(path string) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -36,9 +40,9 @@ func lockFile(path string) (unlock func(), err error) {
 	}, nil
 }
 
-// tryLockFile takes an exclusive lock on path if no one holds it; ok is
+// TryLock takes an exclusive lock on path if no one holds it; ok is
 // false when someone does.
-func tryLockFile(path string) (unlock func(), ok bool, err error) {
+func TryLock(path string) (unlock func(), ok bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, err
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cycle
+package filelock
 
 import (
 	"errors"
@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive lock on path by creating path+".lock", as git
+// Lock takes an exclusive lock on path by creating path+".lock", as git
 // does, waiting up to a minute for another holder.
-func lockFile(path string) (unlock func(), err error) {
+func Lock(path string) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -32,9 +32,9 @@ func lockFile(path string) (unlock func(), err error) {
 	}
 }
 
-// tryLockFile takes the lock on path if no one holds it; ok is false when
+// TryLock takes the lock on path if no one holds it; ok is false when
 // someone does.
-func tryLockFile(path string) (unlock func(), ok bool, err error) {
+func TryLock(path string) (unlock func(), ok bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, err
 	}
