@@ -1,0 +1,173 @@
+package queue
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const sample = `{"source_epic":"ep-1","timestamp":"2026-01-01T00:00:00Z","items":[{"title":"fix the flaky test","type":"bug","severity":"high","source":"council-finding","description":"it fails one run in ten"},{"title":"document the CLI","type":"docs","severity":"low","source":"retro-learning","description":"-h is thin","id":"docs-1"}],"consumed":false}
+this line is not JSON and stays
+{"source_epic":"ep-2","items":[{"title":"needs review","severity":"medium","requires":["human-review"]}],"zz_unknown":{"kept":true}}
+`
+
+func newQueue(t *testing.T, content string, now *time.Time) *Queue {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, Path)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if content != "" {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Open(path, filepath.Join(dir, "queue.lock"), func() time.Time { return *now })
+}
+
+func TestQueueLifecycle(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	q := newQueue(t, sample, &now)
+	items, bad, err := q.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 3 || len(bad) != 1 || bad[0] != 2 {
+		t.Fatalf("items %d, bad lines %v", len(items), bad)
+	}
+	flaky := items[0].ID
+	if !strings.HasPrefix(flaky, "q") || items[1].ID != "docs-1" {
+		t.Errorf("ids %q %q: a derived id, and the item's own", flaky, items[1].ID)
+	}
+	if !items[0].Selectable() || items[2].Selectable() {
+		t.Errorf("selectable: %v %v (an item that needs review is not)", items[0].Selectable(), items[2].Selectable())
+	}
+	// The id is stable: listing again gives the same.
+	again, _, _ := q.List()
+	if again[0].ID != flaky {
+		t.Errorf("the derived id changed: %s then %s", flaky, again[0].ID)
+	}
+
+	// Claim, and someone else is refused until the lease runs out.
+	it, err := q.Claim(flaky, "evolve:cycle-3", time.Hour)
+	if err != nil || it.ClaimStatus != InProgress || it.ClaimedBy != "evolve:cycle-3" || it.LeaseUntil != "2026-01-02T04:04:05Z" {
+		t.Fatalf("claim: %+v, %v", it, err)
+	}
+	var rf *Refusal
+	if _, err := q.Claim(flaky, "evolve:cycle-4", time.Hour); !errors.As(err, &rf) {
+		t.Errorf("a second claim: %v, want a refusal", err)
+	}
+	now = now.Add(2 * time.Hour)
+	if it, err := q.Claim(flaky, "evolve:cycle-4", time.Hour); err != nil || it.ClaimedBy != "evolve:cycle-4" {
+		t.Errorf("a claim after the lease ran out: %+v, %v", it, err)
+	}
+	// The line that is not JSON, and the fields the schema does not know, are
+	// kept; the id the item was known by is now its own.
+	data, _ := os.ReadFile(q.Path())
+	if !strings.Contains(string(data), "\nthis line is not JSON and stays\n") || !strings.Contains(string(data), `"zz_unknown":{"kept":true}`) {
+		t.Errorf("the file lost what it held:\n%s", data)
+	}
+	if !strings.Contains(string(data), `"id":"`+flaky+`"`) {
+		t.Errorf("the derived id was not written: %s", data)
+	}
+
+	// Release on failure, then consume.
+	if it, err := q.Release(flaky, true); err != nil || it.ClaimStatus != Available || it.FailedAt == "" || it.ClaimedBy != "" {
+		t.Errorf("release: %+v, %v", it, err)
+	}
+	if _, err := q.Claim(flaky, "evolve:cycle-5", 0); err != nil {
+		t.Fatal(err)
+	}
+	if it, err := q.Consume(flaky, "evolve:cycle-5"); err != nil || !it.Consumed || it.ConsumedBy != "evolve:cycle-5" || it.ClaimStatus != Consumed {
+		t.Errorf("consume: %+v, %v", it, err)
+	}
+	if _, err := q.Claim(flaky, "x", 0); !errors.As(err, &rf) {
+		t.Errorf("claiming a consumed item: %v", err)
+	}
+	if _, err := q.Release("nope", false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown item: %v", err)
+	}
+	// An entry whose items are all consumed is consumed.
+	q.Claim("docs-1", "c", 0)
+	q.Consume("docs-1", "c")
+	data, _ = os.ReadFile(q.Path())
+	first := strings.SplitN(string(data), "\n", 2)[0]
+	if !strings.Contains(first, `"consumed":true`) || !strings.Contains(first, `"claim_status":"consumed"`) {
+		t.Errorf("the entry is not consumed: %s", first)
+	}
+}
+
+// TestQueueConcurrentClaims: many processes' claims at once, each under
+// the lock: exactly one wins an item.
+func TestQueueConcurrentClaims(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	q := newQueue(t, sample, &now)
+	items, _, _ := q.List()
+	var wg sync.WaitGroup
+	wins := make(chan string, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			by := "cycle-" + string(rune('a'+i))
+			if _, err := q.Claim(items[0].ID, by, time.Hour); err == nil {
+				wins <- by
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(wins)
+	if n := len(wins); n != 1 {
+		t.Errorf("%d claims won, want 1", n)
+	}
+}
+
+func TestRoadmap(t *testing.T) {
+	items := ParseRoadmap([]byte("# Roadmap\n\n1. `auth` add login\n2. `billing` charge cards, blocker: `auth`\n3. `reports` blocker: `billing` monthly\n- `ignored` not numbered\n4. no id here\n"))
+	if len(items) != 3 || items[1].Blocker != "auth" || items[2].ID != "reports" || items[2].Blocker != "billing" {
+		t.Fatalf("parsed %+v", items)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	s, err := LoadRoadmapState(path, "roadmap.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _, ok := s.Next(items); !ok || w.ID != "auth" {
+		t.Fatalf("first: %+v", w)
+	}
+	s.Done(items, "auth")
+	if w, _, ok := s.Next(items); !ok || w.ID != "billing" {
+		t.Errorf("after auth: %+v", w)
+	}
+	// billing fails three times: escalated, and reports (blocked by it) too.
+	for i := 0; i < EscalateAfter; i++ {
+		s.Failed(items, "billing")
+	}
+	if _, _, ok := s.Next(items); ok {
+		t.Errorf("something is left after billing and reports were escalated: %+v", s)
+	}
+	if len(s.Escalated) != 2 {
+		t.Errorf("escalated %+v, want billing and reports", s.Escalated)
+	}
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadRoadmapState(path, "roadmap.md")
+	if err != nil || len(back.Completed) != 1 || len(back.Escalated) != 2 {
+		t.Errorf("reloaded %+v, %v", back, err)
+	}
+	other, _ := LoadRoadmapState(path, "other.md")
+	if len(other.Completed) != 0 {
+		t.Error("the state of one roadmap was read for another")
+	}
+	// A blocker not on the roadmap is worked first.
+	items = ParseRoadmap([]byte("1. `b` after the schema, blocker: `schema`\n"))
+	s2, _ := LoadRoadmapState(filepath.Join(dir, "none.json"), "r2.md")
+	if w, unblocks, ok := s2.Next(items); !ok || w.ID != "schema" || unblocks != "b" {
+		t.Errorf("an outside blocker: %+v %q", w, unblocks)
+	}
+}
