@@ -21,7 +21,7 @@ const RoadmapStatePath = ".agents/evolve/pinned-queue-state.json"
 const EscalateAfter = 3
 
 // RoadmapItem is one item of a pinned roadmap: a line of an ordered
-// Markdown list whose first `backquoted` word is its id; `blocker: `id``
+// Markdown list whose first `backquoted` word is its id; `blocker: `id“
 // names an item that must be done first.
 type RoadmapItem struct {
 	ID      string `json:"id"`
