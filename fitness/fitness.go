@@ -9,11 +9,7 @@ package fitness
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"sort"
-	"time"
 
 	"git-evolve/gitstore"
 	"git-evolve/goals"
@@ -41,59 +37,7 @@ func Save(repo *gitstore.Repo, commit gitstore.Hash, kind string, s *goals.Snaps
 	if err != nil {
 		return err
 	}
-	author, committer, err := repo.Identity()
-	if err != nil {
-		return err
-	}
-	for attempt := 1; ; attempt++ {
-		snap, err := repo.ReadNotes(Ref)
-		if err != nil {
-			return err
-		}
-		blobs, err := snap.Find(commit)
-		if err != nil {
-			return err
-		}
-		lines := [][]byte{line}
-		for _, b := range blobs {
-			data, err := repo.ReadBlob(b)
-			if err != nil {
-				return err
-			}
-			for _, l := range bytes.Split(data, []byte("\n")) {
-				if l = bytes.TrimSpace(l); len(l) > 0 {
-					lines = append(lines, l)
-				}
-			}
-		}
-		// Sorted and unique, as git notes merge -s cat_sort_uniq leaves them.
-		sort.Slice(lines, func(i, j int) bool { return bytes.Compare(lines[i], lines[j]) < 0 })
-		var note []byte
-		for i, l := range lines {
-			if i > 0 && bytes.Equal(l, lines[i-1]) {
-				continue
-			}
-			note = append(append(note, l...), '\n')
-		}
-		blob, err := repo.WriteBlob(note)
-		if err != nil {
-			return err
-		}
-		tree, err := snap.ApplyNotes([]gitstore.NoteEdit{{Object: commit, Blob: blob}}, nil)
-		if err != nil {
-			return err
-		}
-		_, err = snap.CommitNotes(Ref, tree, fmt.Sprintf("git evolve: %s of %s\n", kind, s.Era), author, committer)
-		var locked *gitstore.LockedError
-		switch {
-		case err == nil:
-			return nil
-		case (errors.Is(err, gitstore.ErrRefChanged) || errors.As(err, &locked)) && attempt < 20:
-			time.Sleep(time.Duration(1+rand.IntN(10*attempt)) * time.Millisecond)
-		default:
-			return err
-		}
-	}
+	return repo.AddNoteLines(Ref, commit, [][]byte{line}, fmt.Sprintf("git evolve: %s of %s\n", kind, s.Era))
 }
 
 // Found is a stored snapshot and the commit it was measured on.

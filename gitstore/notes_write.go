@@ -1,9 +1,13 @@
 package gitstore
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 )
 
 // NoteEdit sets the note on Object to Blob, or removes it when Blob is zero.
@@ -163,4 +167,65 @@ func (n *Notes) CommitNotesMerge(ref string, tree Hash, message string, author, 
 		return nil, err
 	}
 	return &Notes{r: n.r, commit: c, tree: tree}, nil
+}
+
+// AddNoteLines adds lines to the note of ref on commit, keeping the note's
+// lines sorted and unique (as git notes merge -s cat_sort_uniq leaves
+// them), in one notes commit with message; when another writer moved the
+// ref first, it reads it again and retries.
+func (r *Repo) AddNoteLines(ref string, commit Hash, add [][]byte, message string) error {
+	author, committer, err := r.Identity()
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		snap, err := r.ReadNotes(ref)
+		if err != nil {
+			return err
+		}
+		blobs, err := snap.Find(commit)
+		if err != nil {
+			return err
+		}
+		lines := append([][]byte(nil), add...)
+		for _, b := range blobs {
+			data, err := r.ReadBlob(b)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, bytes.Split(data, []byte("\n"))...)
+		}
+		var kept [][]byte
+		for _, l := range lines {
+			if l = bytes.TrimSpace(l); len(l) > 0 {
+				kept = append(kept, l)
+			}
+		}
+		sort.Slice(kept, func(i, j int) bool { return bytes.Compare(kept[i], kept[j]) < 0 })
+		var note []byte
+		for i, l := range kept {
+			if i > 0 && bytes.Equal(l, kept[i-1]) {
+				continue
+			}
+			note = append(append(note, l...), '\n')
+		}
+		blob, err := r.WriteBlob(note)
+		if err != nil {
+			return err
+		}
+		tree, err := snap.ApplyNotes([]NoteEdit{{Object: commit, Blob: blob}}, nil)
+		if err != nil {
+			return err
+		}
+		_, err = snap.CommitNotes(ref, tree, message, author, committer)
+		var locked *LockedError
+		switch {
+		case err == nil:
+			return nil
+		case (errors.Is(err, ErrRefChanged) || errors.As(err, &locked)) && attempt < 20:
+			time.Sleep(time.Duration(1+rand.IntN(10*attempt)) * time.Millisecond)
+		default:
+			return err
+		}
+	}
 }
