@@ -226,7 +226,7 @@ func BenchmarkFinish(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		c, err := l.StartCycle("ok", f.Era, data, before, nil)
+		c, err := l.StartCycle(StartOptions{Target: "ok", Era: f.Era, GoalsFile: data, Before: before})
 		if err != nil {
 			b.Fatal(err)
 		}

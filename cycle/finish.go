@@ -36,6 +36,9 @@ type Finishing struct {
 	Total    int     `json:"goals_total"`
 	Score    float64 `json:"score"`
 	Delta    Delta   `json:"delta"`
+	// Failing are the goals that failed after the cycle (the gate's
+	// measure): the history oscillation is read from.
+	Failing []string `json:"failing,omitempty"`
 	// GoalsEdited says the cycle changed the goals file: it was judged by
 	// the file as it was at the start all the same.
 	GoalsEdited bool              `json:"goals_edited,omitempty"`
@@ -296,6 +299,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		f.Gate = v.Text()
 		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
+		f.Failing = failingIDs(v.After.Goals)
 		// What the open cycle's file names must be on disk before it does.
 		if err := <-flushed; err != nil {
 			return err
@@ -665,8 +669,16 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	}
 	var before goals.Snapshot
 	if json.Unmarshal(c.Before, &before) == nil && before.Summary.Total > 0 {
-		rec.Extra["before"] = mustJSON(map[string]any{"goals_passing": before.Summary.Passing,
-			"goals_total": before.Summary.Total, "score": before.Summary.Score})
+		b := map[string]any{"goals_passing": before.Summary.Passing, "goals_total": before.Summary.Total, "score": before.Summary.Score}
+		if failing := failingIDs(before.Goals); len(failing) > 0 {
+			b["failing"] = failing
+		}
+		rec.Extra["before"] = mustJSON(b)
+	}
+	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run} {
+		if v != "" {
+			rec.Extra[k] = mustJSON(v)
+		}
 	}
 	if result == ledger.Unchanged {
 		return rec
@@ -675,6 +687,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	rec.GoalsPassing, rec.GoalsTotal = &passing, &total
 	rec.Gate = mustJSON(f.Gate)
 	rec.Extra["score"] = mustJSON(f.Score)
+	if len(f.Failing) > 0 {
+		rec.Extra["failing"] = mustJSON(f.Failing)
+	}
 	if r := c.Reverts; r != nil {
 		rec.Extra["reverts"] = mustJSON(r.Range)
 		rec.Extra["reverts_cycle"] = mustJSON(r.Cycle)
@@ -749,6 +764,17 @@ func revertMessage(c *OpenCycle) string {
 	fmt.Fprintf(&b, "cycle's commits stay in history; its working tree is saved as %s\n(%s).\n\n", short(f.Saved), RegressedRef(c.ID))
 	b.WriteString(trailerBlock(c.trailers()))
 	return b.String()
+}
+
+// failingIDs are the ids of the goals that failed, in order.
+func failingIDs(rs []goals.Result) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Result == goals.Fail {
+			out = append(out, r.GoalID)
+		}
+	}
+	return out
 }
 
 func beforeSummary(c *OpenCycle) (goals.Summary, bool) {

@@ -37,6 +37,11 @@ type OpenCycle struct {
 	Finish *Finishing `json:"finish,omitempty"`
 	// Reverts is set when the cycle is a later revert of a finished one.
 	Reverts *Reverting `json:"reverts,omitempty"`
+	// Item is the work-queue item the cycle took, Rung the rung of the
+	// work ladder that chose its work, Run the loop run it belongs to.
+	Item string `json:"item,omitempty"`
+	Rung string `json:"rung,omitempty"`
+	Run  string `json:"run,omitempty"`
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -92,15 +97,29 @@ type Refusal struct{ Msg, Hint string }
 
 func (e *Refusal) Error() string { return e.Msg }
 
+// StartOptions are what a cycle starts with.
+type StartOptions struct {
+	Target    string
+	Era       string          // the goals file's era
+	GoalsFile []byte          // the goals file, kept as the cycle's ruler
+	Before    json.RawMessage // the goals measured as the cycle starts
+	// Claim, when set, is asked for the number with the next free one and
+	// returns the number to take (one reserved on a remote, see
+	// share.Claim).
+	Claim func(next int) (int, error)
+	// Item is the work-queue item the cycle took (claimed by the caller),
+	// Rung the rung of the work ladder that chose the work, Run the loop
+	// run the cycle belongs to; all optional, kept in the record.
+	Item, Rung, Run string
+}
+
 // StartCycle opens a cycle in this worktree on HEAD: it refuses while a
 // cycle is open here or git has a merge or rebase in progress, takes the
 // next cycle number (reserved, so that no worktree and no record takes it
 // meanwhile), keeps the start commit alive with a ref, and gives the cycle
-// a stable id. era and before are the goals' era and measurement.
-//
-// claim, when set, is asked for the number with the next free one and
-// returns the number to take (one reserved on a remote, see share.Claim).
-func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.RawMessage, claim func(next int) (int, error)) (*OpenCycle, error) {
+// a stable id.
+func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
+	target, era, goalsFile, before, claim := o.Target, o.Era, o.GoalsFile, o.Before, o.Claim
 	if what := l.repo.InProgress(); what != "" {
 		return nil, &Refusal{"git has " + what + " in progress in this worktree", "finish or abort it first"}
 	}
@@ -109,7 +128,7 @@ func (l *Ledger) StartCycle(target, era string, goalsFile []byte, before json.Ra
 		return nil, &Refusal{"there is no commit to start a cycle from", "commit first"}
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
-		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before}
+		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before, Item: o.Item, Rung: o.Rung, Run: o.Run}
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err

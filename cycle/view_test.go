@@ -186,7 +186,7 @@ func TestViewNamesItsNotesCommit(t *testing.T) {
 func TestAbortResumes(t *testing.T) {
 	dir, _ := testRepo(t, 2)
 	l := openLedger(t, dir)
-	if _, err := l.StartCycle("t", "goals-x", []byte("version: 3\n"), nil, nil); err != nil {
+	if _, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("one\n"), 0o644)

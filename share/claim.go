@@ -1,6 +1,7 @@
 package share
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -39,17 +40,25 @@ func Claim(repo *gitstore.Repo, remote string, from int, message string) (int, e
 	if err != nil {
 		return 0, err
 	}
+	// A nonce makes each claim's commit its own: two clones' claims of one
+	// number are never the same commit (whose push would be "up to date").
+	nonce := make([]byte, 10)
+	rand.Read(nonce)
 	for attempt := 0; attempt < 50; attempt, n = attempt+1, n+1 {
-		commit, err := repo.WriteCommit(tree, nil, fmt.Sprintf("%s\n\nEvolve-Cycle: %d\n", message, n), author, committer)
+		msg := fmt.Sprintf("%s\n\nEvolve-Cycle: %d\nEvolve-Claim: %x\n", message, n, nonce)
+		commit, err := repo.WriteCommit(tree, nil, msg, author, committer)
 		if err != nil {
 			return 0, err
 		}
-		_, err = repo.Push(remote, []gitstore.PushUpdate{{Local: commit, Remote: ClaimsPrefix + strconv.Itoa(n)}})
+		res, err := repo.Push(remote, []gitstore.PushUpdate{{Local: commit, Remote: ClaimsPrefix + strconv.Itoa(n)}})
 		if errors.Is(err, gitstore.ErrPushRejected) {
 			continue // another clone claimed n first
 		}
 		if err != nil {
 			return 0, fmt.Errorf("claiming cycle %d on %s: %w", n, remote, err)
+		}
+		if len(res) != 1 || res[0].Status != "new" {
+			continue // the ref was there already: not ours
 		}
 		return n, nil
 	}

@@ -99,7 +99,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	} else if c.Remote != "" {
 		return usagef("--remote goes with --claim")
 	}
-	open, err := l.StartCycle(target, f.Era, data, beforeJSON, claim)
+	open, err := l.StartCycle(cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, Before: beforeJSON, Claim: claim})
 	if err != nil {
 		return err
 	}
