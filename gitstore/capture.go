@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -72,19 +73,27 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 	// The working tree against HEAD (a path whose stat information does not
 	// match the index is listed: only its content can tell), beside the
 	// untracked files; the hashing of what they list starts meanwhile.
+	// The files added to the index are listed too: one that is gone from
+	// the working tree is in neither list, yet its entry must go.
 	diffP := startGit(top, r.env, false, "diff-index", "-z", "--raw", "HEAD", "--")
 	othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+	addedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--")
 	hashP := startGit(top, r.env, true, "hash-object", "-w", "--stdin-paths")
 	defer hashP.abandon() // when this returns before the paths are given
 	hc, cerr := r.Commit(head)
 	diff, derr := diffP.finish(nil)
 	others, oerr := othersP.finish(nil)
-	if err := errors.Join(cerr, derr, oerr); err != nil {
+	added, aerr := addedP.finish(nil)
+	if err := errors.Join(cerr, derr, oerr, aerr); err != nil {
 		return nil, false, err
 	}
 	if !r.captureSettingsPlain(top) {
 		return nil, false, nil
 	}
+	// paths maps each path that may differ from HEAD to whether the
+	// working tree's file is to be read: a path diff-index finds deleted
+	// is not in the index, so a file there is untracked and is captured
+	// only when git ls-files --others lists it (it is not ignored).
 	paths := map[string]bool{}
 	fields := bytes.Split(diff, []byte{0})
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -95,7 +104,14 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 		if meta[0] == ":160000" || meta[1] == "160000" || meta[4] == "U" {
 			return nil, false, nil // a submodule, an unmerged entry
 		}
-		paths[string(fields[i+1])] = true
+		paths[string(fields[i+1])] = meta[4] != "D"
+	}
+	for _, p := range bytes.Split(added, []byte{0}) {
+		if len(p) > 0 {
+			if _, ok := paths[string(p)]; !ok {
+				paths[string(p)] = true
+			}
+		}
 	}
 	for _, p := range bytes.Split(others, []byte{0}) {
 		if len(p) == 0 {
@@ -135,6 +151,9 @@ func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[st
 	for _, p := range sorted {
 		cp := &CapturedPath{Path: p}
 		edits[p] = cp
+		if !paths[p] {
+			continue // absent from the capture (see captureChanged)
+		}
 		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
 		switch {
 		case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || err == nil && fi.IsDir():
@@ -170,7 +189,7 @@ func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[st
 			edits[p].Blob = r.pendingBlob(data)
 		}
 	} else if len(regular) > 0 {
-		out, err := hashP.finish([]byte(strings.Join(regular, "\n") + "\n"))
+		out, err := hashP.finish(stdinPaths(regular))
 		if err != nil {
 			return nil, nil, false, nil // a file changed or went while it was read
 		}
@@ -335,10 +354,7 @@ func (r *Repo) editTree(base Hash, edits map[string]*CapturedPath) (Hash, error)
 	for _, e := range byName {
 		out = append(out, e)
 	}
-	if len(out) == 0 {
-		return emptyTree, nil
-	}
-	return r.pendingTree(out), nil
+	return r.pendingTree(out), nil // the empty tree too: a commit may name it
 }
 
 // emptyTree is the name of the tree with no entries.
@@ -454,14 +470,24 @@ func (r *Repo) SwitchWorktree(c *Capture, from, to Hash, mode SwitchMode) error 
 	for _, ch := range changes {
 		p := filepath.Join(top, filepath.FromSlash(ch.Path))
 		if ch.NewMode == 0 {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			err := os.Remove(p)
+			if ch.OldMode == 0o160000 && err != nil && !errors.Is(err, os.ErrNotExist) {
+				continue // a submodule's files stay, as git checkout leaves them
+			}
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("updating the working tree: %w", err)
 			}
 			removeEmptyParents(top, filepath.Dir(p))
 			continue
 		}
-		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			if err := os.RemoveAll(p); err != nil { // a directory where to has a file: from's files in it are gone above
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() && ch.NewMode != 0o160000 {
+			// A directory where to has a file: from's files in it went
+			// above (and were checked); what else is in it goes too, as
+			// git checkout removes it, unless it is a repository.
+			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+				return fmt.Errorf("updating the working tree: %s holds a git repository where %s is to be a file; move it away and run again", ch.Path, ch.Path)
+			}
+			if err := os.RemoveAll(p); err != nil {
 				return fmt.Errorf("updating the working tree: %w", err)
 			}
 		}
@@ -479,6 +505,14 @@ func (r *Repo) SwitchWorktree(c *Capture, from, to Hash, mode SwitchMode) error 
 // old side has it (absent where it has none), or, with orNew, as their new
 // side has it.
 func (r *Repo) checkWorktree(top string, changes []FileChange, orNew bool) error {
+	// The files the switch may remove with a directory that is to become a
+	// file: those the changes name.
+	known := map[string]bool{}
+	for _, ch := range changes {
+		if ch.OldMode != 0 || orNew && ch.NewMode != 0 {
+			known[ch.Path] = true
+		}
+	}
 	var regular []string
 	var want []FileChange
 	for _, ch := range changes {
@@ -491,19 +525,23 @@ func (r *Repo) checkWorktree(top string, changes []FileChange, orNew bool) error
 		is := func(mode uint32, blob Hash) bool {
 			switch {
 			case mode == 0:
-				return absent || fi.IsDir() // nothing there, or a directory holding its own files
+				// nothing there, or a directory holding only files the
+				// changes name (and check)
+				return absent || fi.IsDir() && onlyKnown(top, ch.Path, known) == ""
 			case absent:
 				return false
 			case mode == 0o120000:
 				target, err := os.Readlink(p)
 				return err == nil && objectName(plumbing.BlobObject, []byte(target)) == blob
 			case mode == 0o160000:
-				return false // a submodule: not this switch's to touch
+				return fi.IsDir() // a submodule: its files are its own
 			}
 			return fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == (mode == 0o100755)
 		}
 		old, new := is(ch.OldMode, ch.Old), orNew && is(ch.NewMode, ch.New)
 		switch {
+		case !old && !new && err == nil && fi.IsDir() && (ch.OldMode == 0 || orNew && ch.NewMode == 0):
+			return fmt.Errorf("%w: %s is in the way of %s", ErrWorktreeChanged, onlyKnown(top, ch.Path, known), ch.Path)
 		case !old && !new:
 			return fmt.Errorf("%w: %s", ErrWorktreeChanged, ch.Path)
 		case !absent && fi.Mode().IsRegular():
@@ -524,7 +562,7 @@ func (r *Repo) checkWorktree(top string, changes []FileChange, orNew bool) error
 			hashes[i] = objectName(plumbing.BlobObject, data)
 		}
 	} else {
-		out, err := startGit(top, r.env, true, "hash-object", "--stdin-paths").finish([]byte(strings.Join(regular, "\n") + "\n"))
+		out, err := startGit(top, r.env, true, "hash-object", "--stdin-paths").finish(stdinPaths(regular))
 		lines := strings.Fields(string(out))
 		if err != nil || len(lines) != len(regular) {
 			return fmt.Errorf("%w: %v", ErrWorktreeChanged, err)
@@ -543,6 +581,35 @@ func (r *Repo) checkWorktree(top string, changes []FileChange, orNew bool) error
 	return nil
 }
 
+// onlyKnown returns "" when each file under the directory dir (a path in
+// the working tree top) is a path known names, else the first one that is
+// not (dir itself when it cannot be read).
+func onlyKnown(top, dir string, known map[string]bool) string {
+	stray := ""
+	root := filepath.Join(top, filepath.FromSlash(dir))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(top, p)
+		if err != nil {
+			return err
+		}
+		if rel = filepath.ToSlash(rel); !known[rel] {
+			stray = rel
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return dir
+	}
+	return stray
+}
+
 // removeEmptyParents removes dir and its parents while they are empty, up
 // to (not including) top, as git does when it removes a file.
 func removeEmptyParents(top, dir string) {
@@ -552,4 +619,56 @@ func removeEmptyParents(top, dir string) {
 		}
 		dir = filepath.Dir(dir)
 	}
+}
+
+// stdinPaths is paths as git's --stdin-paths reads them, a line each: a
+// path that starts with a double quote or holds a newline is given quoted,
+// as git C-unquotes a line that starts with one.
+func stdinPaths(paths []string) []byte {
+	var b bytes.Buffer
+	for _, p := range paths {
+		if strings.HasPrefix(p, "\"") || strings.ContainsAny(p, "\n") {
+			b.WriteString(cQuote(p))
+		} else {
+			b.WriteString(p)
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// cQuote quotes s as git quotes a path (quote_c_style): in double quotes,
+// with backslash escapes for the quote, the backslash and control bytes.
+func cQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\v':
+			b.WriteString(`\v`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(&b, "\\%03o", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

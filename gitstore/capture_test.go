@@ -122,6 +122,32 @@ var captureCases = []captureCase{
 		}
 		r.write("b.txt", "b2\n")
 	}},
+	{name: "names git would unquote, with attributes", fast: true, base: func(r *testRepo) {
+		r.write(".gitattributes", "*.sh text eol=lf\n")
+		r.write("abc", "plain\n")
+	}, change: func(r *testRepo) {
+		r.write(`"abc"`, "quoted name\n")
+		r.write("two\nlines", "newline in the name\n")
+		r.write(`back\slash`, "backslash\n")
+	}},
+	{name: "untracked again and now ignored", base: baseTree, fast: true, change: func(r *testRepo) {
+		r.write("secret.env", "token\n")
+		r.git("add", "secret.env")
+		r.git("commit", "-q", "-m", "oops")
+		r.git("rm", "-q", "--cached", "secret.env")
+		r.write(".gitignore", "*.log\nbuild/\n*.env\n")
+	}},
+	{name: "staged, then deleted", base: baseTree, fast: true, change: func(r *testRepo) {
+		r.write("gone.txt", "g\n")
+		r.git("add", "gone.txt")
+		r.rm("gone.txt")
+		r.write("b.txt", "b2\n")
+	}},
+	{name: "everything deleted", base: baseTree, fast: true, change: func(r *testRepo) {
+		for _, p := range []string{"a.txt", "b.txt", "dir", "run.sh", "file-to-dir", "dir-to-file", "with space", "link", ".gitignore"} {
+			r.rm(p)
+		}
+	}},
 	{name: "core.fileMode off", base: baseTree, change: func(r *testRepo) {
 		r.git("config", "core.fileMode", "false")
 		os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755)
@@ -174,6 +200,9 @@ func TestCaptureAgreesWithGitAdd(t *testing.T) {
 			head := r.hash("rev-parse", "HEAD")
 			commit := r.hash("commit-tree", capture.Tree.String(), "-p", head.String(), "-m", "captured")
 			r.git("update-ref", "HEAD", commit.String())
+			if out, err := runGitCmd(r.dir, "", nil, "fsck", "--no-dangling", "--connectivity-only"); err != nil || strings.Contains(out, "missing") {
+				t.Errorf("git fsck after the commit of the capture: %v\n%s", err, out)
+			}
 			if err := repo.SyncIndex(capture, commit); err != nil {
 				t.Fatal(err)
 			}

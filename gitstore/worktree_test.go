@@ -423,6 +423,69 @@ func TestSwitchWorktreeInTheWay(t *testing.T) {
 	}
 }
 
+// TestSwitchWorktreeDirectoryToFile checks that a directory the switch
+// would replace by a file is replaced only when each file in it is one the
+// switch knows: an untracked file in it stops the switch.
+func TestSwitchWorktreeDirectoryToFile(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("x", "a file\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "file")
+	file := r.hash("rev-parse", "HEAD")
+	r.rm("x")
+	r.write("x/a", "in a directory\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "directory")
+	dir := r.hash("rev-parse", "HEAD")
+	r.write("x/notes.txt", "untracked\n")
+	repo := r.open()
+	err := repo.SwitchWorktree(nil, dir, file, SwitchChecked)
+	if !errors.Is(err, ErrWorktreeChanged) || !strings.Contains(err.Error(), "x/notes.txt") {
+		t.Fatalf("an untracked file in the directory: %v, want ErrWorktreeChanged naming x/notes.txt", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.dir, "x/notes.txt")); string(data) != "untracked\n" {
+		t.Fatalf("x/notes.txt = %q after the refused switch", data)
+	}
+	r.rm("x/notes.txt")
+	if err := repo.SwitchWorktree(nil, dir, file, SwitchChecked); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.dir, "x")); string(data) != "a file\n" {
+		t.Errorf("x = %q after the switch", data)
+	}
+}
+
+// TestSwitchWorktreeRemovesSubmodule checks that a switch from a tree with
+// a submodule to one without leaves the submodule's files (as git checkout
+// does) and finishes.
+func TestSwitchWorktreeRemovesSubmodule(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "one")
+	one := r.hash("rev-parse", "HEAD")
+	sub := newRepo(t)
+	sub.write("s.txt", "s\n")
+	sub.git("add", "-A")
+	sub.git("commit", "-q", "-m", "s")
+	r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.dir, "sub")
+	r.git("commit", "-q", "-m", "two")
+	two := r.hash("rev-parse", "HEAD")
+	r.write("sub/mine.txt", "work in the submodule\n")
+	repo := r.open()
+	if err := repo.SwitchWorktree(nil, two, one, SwitchChecked); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.dir, "sub/mine.txt")); string(data) != "work in the submodule\n" {
+		t.Errorf("sub/mine.txt = %q after the switch", data)
+	}
+	if got := r.git("ls-files", "--stage"); strings.Contains(got, "sub") {
+		t.Errorf("the index still has the submodule:\n%s", got)
+	}
+}
+
 // TestIsAncestorLongHistory checks the answer past the commits IsAncestor
 // walks itself, where git answers.
 func TestIsAncestorLongHistory(t *testing.T) {
