@@ -215,7 +215,12 @@ func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "tmp_obj_")
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
+		if err = os.MkdirAll(dir, 0o777); err == nil { // less the umask, as git makes it
+			if bits := r.sharedDirBits(); bits != 0 {
+				if fi, serr := os.Stat(dir); serr == nil {
+					_ = os.Chmod(dir, fi.Mode().Perm()|bits|os.ModeSetgid)
+				}
+			}
 			tmp, err = os.CreateTemp(dir, "tmp_obj_")
 		}
 	}
@@ -237,6 +242,34 @@ func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
 	}
 	return h, nil
+}
+
+// sharedDirBits is the permission core.sharedRepository adds to a new
+// directory of objects, as git adds it: group (true, 1) or everybody (all,
+// world, 2) may read and write, or the octal mode given; 0 when it is unset,
+// false or umask.
+func (r *Repo) sharedDirBits() os.FileMode {
+	r.sharedOnce.Do(func() {
+		cfg, ok := nativeConfig(r.commonDir, r.gitDir, "core.sharedrepository")
+		if !ok {
+			out, _ := startGit(r.dir, r.env, false, "config", "core.sharedRepository").finish(nil)
+			cfg = map[string]string{"core.sharedrepository": strings.TrimSpace(string(out))}
+		}
+		switch v := strings.ToLower(cfg["core.sharedrepository"]); v {
+		case "", "false", "no", "off", "umask", "0":
+		case "group", "true", "yes", "on", "1":
+			r.sharedDir = 0o070
+		case "all", "world", "everybody", "2":
+			r.sharedDir = 0o075
+		default:
+			if m, err := strconv.ParseUint(v, 8, 32); err == nil {
+				// as git does: a directory is searchable where it is readable
+				m &= 0o777
+				r.sharedDir = os.FileMode(m | (m&0o444)>>2)
+			}
+		}
+	})
+	return r.sharedDir
 }
 
 // objectName is the name git gives an object of type t with content data.

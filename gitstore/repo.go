@@ -47,6 +47,8 @@ type Repo struct {
 	pendingMu   sync.Mutex
 	pending     map[Hash]pendingObject // named, not written yet (Flush)
 	flushMu     sync.Mutex
+	sharedOnce  sync.Once
+	sharedDir   os.FileMode // core.sharedRepository's bits for new object directories (0: the umask's)
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per
