@@ -265,7 +265,9 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	}
 	var flushed chan error
 	if f.Delta.Files == 0 {
-		f.Result = ledger.Unchanged // nothing of the capture is kept: none of it is written
+		// Nothing of the capture is kept: none of it is written, and the
+		// open cycle's file does not name it.
+		f.Result, f.Tree = ledger.Unchanged, ""
 	} else {
 		// The judged tree will be committed, and is named in the open
 		// cycle's file below: it is written while the gate runs.
@@ -523,12 +525,13 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 	}
 	commit, _ := gitstore.ParseHash(f.Commit)
 	if !f.CheckedOut {
-		if cur, err := l.repo.ResolveCommits("HEAD"); err != nil {
+		// HEAD is where the cycle was judged (it moves after this step):
+		// else the working tree is someone else's now, and is left alone.
+		if err := l.headAt(c, head, commit); err != nil {
 			return err
-		} else if cur[0] == head {
-			if err := l.revertWorktree(c, res, saved, commit); err != nil {
-				return err
-			}
+		}
+		if err := l.revertWorktree(c, res, saved, commit); err != nil {
+			return err
 		}
 		f.CheckedOut = true
 		if err := l.saveOpen(c); err != nil {
@@ -554,13 +557,26 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 			return err
 		}
 	}
-	again, capture, err := l.repo.SaveWorktree(saved, savedMessage(c, "regressed, as it was when it was reverted"))
+	// On top of the last save, which is the one before when a switch that
+	// was interrupted saved the working tree already: each save keeps the
+	// ones before it.
+	last := l.refOrZero(RegressedRef(c.ID))
+	if last.IsZero() {
+		last = saved
+	}
+	again, capture, err := l.repo.SaveWorktree(last, savedMessage(c, "regressed, as it was when it was reverted"))
 	if err != nil {
 		return err
 	}
 	if err := l.keepSaved(c, again); err != nil {
 		return err
 	}
+	// The record names the last save (the first is its parent).
+	c.Finish.Saved, res.Saved = again.String(), again
+	if err := l.saveOpen(c); err != nil {
+		return err
+	}
+	l.die("saved-again")
 	return l.repo.SwitchWorktree(capture, again, revert, gitstore.SwitchForce)
 }
 
@@ -607,8 +623,28 @@ func (l *Ledger) moveHead(c *OpenCycle, from, to gitstore.Hash) error {
 		l.die("moved")
 		return nil
 	}
-	return &Refusal{fmt.Sprintf("HEAD moved while cycle %d was finishing: it was %s, it is %s now", c.Cycle, from.Short(), cur[0].Short()),
-		fmt.Sprintf("put it back with 'git reset --soft %s' and run git evolve cycle finish again", from.Short())}
+	return headMoved(c, from, cur[0])
+}
+
+// headAt refuses to go on unless HEAD is at from, where the cycle was
+// judged, or at to, where this finish moves it.
+func (l *Ledger) headAt(c *OpenCycle, from, to gitstore.Hash) error {
+	cur, err := l.repo.ResolveCommits("HEAD")
+	if err != nil {
+		return err
+	}
+	if cur[0] == from || cur[0] == to {
+		return nil
+	}
+	return headMoved(c, from, cur[0])
+}
+
+// headMoved is the refusal of a finish that finds HEAD moved from where the
+// cycle was judged. Its advice keeps the commits HEAD moved to on a branch
+// before HEAD goes back.
+func headMoved(c *OpenCycle, from, cur gitstore.Hash) error {
+	return &Refusal{fmt.Sprintf("HEAD moved while cycle %d was finishing: it was %s, it is %s now", c.Cycle, from.Short(), cur.Short()),
+		fmt.Sprintf("keep what HEAD holds now on a branch (git branch <name> %s), put HEAD back with 'git reset --soft %s' and run git evolve cycle finish again, then bring the branch's work back (git cherry-pick); or close the cycle with git evolve cycle abort", cur.Short(), from.Short())}
 }
 
 // recordAndClose writes the cycle's record as a note on commit (once: a

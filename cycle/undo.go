@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"git-evolve/filelock"
 	"strings"
 	"time"
 
+	"git-evolve/filelock"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
 	"git-evolve/ledger"
@@ -250,10 +250,10 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 				mode = gitstore.SwitchResume
 			}
 			if err := l.repo.SwitchWorktree(nil, head, commit, mode); err != nil {
-				if !resumed { // nothing has moved: the revert is dropped
+				if !resumed && errors.Is(err, gitstore.ErrWorktreeChanged) { // nothing has moved: the revert is dropped
 					return nil, l.dropRevert(c, err)
 				}
-				return nil, err
+				return nil, err // run again: the switch resumes
 			}
 		}
 		f.CheckedOut = true
