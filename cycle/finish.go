@@ -121,6 +121,9 @@ type FinishOptions struct {
 	Message string
 	// Progress, when set, is told what the finish is doing.
 	Progress func(string)
+	// OnCheck, when set, is told each goal's id as the gate starts its
+	// check (see goals.Options).
+	OnCheck func(id string)
 }
 
 // FinishResult is what Finish did.
@@ -287,7 +290,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		progress("running the gate")
 		t1 := time.Now()
-		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now})
+		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now, OnCheck: opts.OnCheck})
 		res.GateTime = time.Since(t1)
 		gitstore.Tracef("finish: the gate (%s)", ms(res.GateTime))
 		if ctx.Err() != nil {

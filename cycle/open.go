@@ -223,8 +223,8 @@ func (l *Ledger) lockWorktree() (unlock func(), err error) {
 // record: its working tree, committed or not (untracked files included,
 // ignored ones not), is first saved as a commit under SavedRef, then the
 // cycle goes to the journal as unchanged and aborted. Nothing in the
-// working tree changes.
-func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
+// working tree changes. reason, when given, is kept in the record.
+func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	wunlock, err := l.lockWorktree()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
@@ -267,6 +267,11 @@ func (l *Ledger) AbortCycle() (*OpenCycle, gitstore.Hash, error) {
 	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: ledger.Unchanged,
 		CycleStartSHA: c.Start, Timestamp: l.now().UTC().Format(time.RFC3339),
 		Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true"), "saved": mustJSON(saved.String())}}
+	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "reason": reason, "era": c.Era} {
+		if v != "" {
+			rec.Extra[k] = mustJSON(v)
+		}
+	}
 	have, _, err := l.journal.Read()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err

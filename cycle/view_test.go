@@ -191,14 +191,14 @@ func TestAbortResumes(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("one\n"), 0o644)
 	// The first abort stops after its record: the open cycle stays.
-	open, saved, err := l.AbortCycle()
+	open, saved, err := l.AbortCycle("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(open)
 	os.WriteFile(l.openPath(), data, 0o644)
 	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("two\n"), 0o644)
-	_, again, err := l.AbortCycle()
+	_, again, err := l.AbortCycle("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,44 @@ func (r *Repo) ConfigGetAll(key string) ([]string, error) {
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"), nil
 }
 
+// ConfigSection returns every key under section (as "evolve" gives
+// evolve.*, subsections too) with its values, as git resolves them, in one
+// git config call. Keys are as git prints them: section and name lower
+// case.
+func (r *Repo) ConfigSection(section string) (map[string][]string, error) {
+	out, err := r.git(context.Background(), nil, "config", "-z", "--get-regexp", `^`+regexpQuote(strings.ToLower(section))+`\.`)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
+		return map[string][]string{}, nil // nothing is set
+	}
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string][]string{}
+	for _, kv := range strings.Split(string(out), "\x00") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "\n")
+		if !ok {
+			v = "true" // a key without a value
+		}
+		vals[k] = append(vals[k], v)
+	}
+	return vals, nil
+}
+
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 // ConfigAdd adds a value to a multi-valued key in the repository's config
 // file, keeping the values already there.
 func (r *Repo) ConfigAdd(key, value string) error {

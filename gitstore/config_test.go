@@ -101,3 +101,37 @@ func TestRemotesNone(t *testing.T) {
 		t.Errorf("Remotes of a repository without any = %q, %v", got, err)
 	}
 }
+
+func TestConfigSection(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	got, err := repo.ConfigSection("evolve")
+	if err != nil || len(got) != 0 {
+		t.Fatalf("ConfigSection with nothing set = %q, %v; want none", got, err)
+	}
+	r.git("config", "evolve.breaker.failures", "7")
+	r.git("config", "--add", "evolve.breaker.failures", "8")
+	r.git("config", "evolve.governor", "echo 'a\nb'")
+	r.git("config", "evolvex.other", "no")
+	// A key without a value, as a hand-written config file can hold.
+	cfg := filepath.Join(r.dir, ".git", "config")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[evolve]\n\tbare\n")
+	f.Close()
+	got, err = repo.ConfigSection("Evolve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"evolve.breaker.failures": {"7", "8"},
+		"evolve.governor":         {"echo 'a\nb'"},
+		"evolve.bare":             {"true"},
+	}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("ConfigSection = %q, want %q", got, want)
+	}
+}

@@ -72,6 +72,9 @@ type Options struct {
 	Parallel int
 	// Now is the clock of the snapshot's timestamp.
 	Now func() time.Time
+	// OnCheck, when set, is told each goal's id as its check starts (from
+	// the goroutines that run them: it must be safe for concurrent use).
+	OnCheck func(id string)
 }
 
 // Measure runs the goals' checks and returns the snapshot. Meta goals run
@@ -96,6 +99,7 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 	var shared []int
 	for i, g := range goals {
 		if g.Type == "meta" || exclusive(g) {
+			opts.started(g.ID)
 			results[i] = run(ctx, g, opts.Dir) // alone
 			continue
 		}
@@ -109,6 +113,7 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			opts.started(goals[i].ID)
 			results[i] = run(ctx, goals[i], opts.Dir)
 		}(i)
 	}
@@ -116,6 +121,12 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 	s := &Snapshot{Timestamp: now().UTC().Format(time.RFC3339), Era: f.Era, Goals: results}
 	s.Summary = Summarize(results)
 	return s
+}
+
+func (o *Options) started(id string) {
+	if o.OnCheck != nil {
+		o.OnCheck(id)
+	}
 }
 
 // Summarize counts results and computes the weighted score.

@@ -238,7 +238,7 @@ func (c *cycleAbortCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	open, saved, err := l.AbortCycle()
+	open, saved, err := l.AbortCycle("")
 	if errors.Is(err, cycle.ErrNoOpenCycle) {
 		return &usageError{msg: "no cycle is open in this worktree: nothing to abort"}
 	}
