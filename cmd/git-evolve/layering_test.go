@@ -14,7 +14,8 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve": {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit"},
+	"cmd/git-evolve": {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue"},
+	"loop":           {"cycle", "gitstore", "goals", "ledger", "queue", "fitness"},
 	"audit":          {"cycle", "gitstore", "ledger"},
 	"share":          {"gitstore", "ledger"},
 	"fitness":        {"gitstore", "goals"},

@@ -1,0 +1,123 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"git-evolve/gitstore"
+)
+
+// ControlRef holds the loop's control events, shared with the ledger by
+// sync: breakers that tripped, and the operator's resumes that acknowledge
+// them. A JSON line each, in the note on the commit HEAD was on.
+const ControlRef = "refs/notes/evolve-control"
+
+// The kinds of control event.
+const (
+	KindTrip   = "trip"
+	KindResume = "resume"
+)
+
+// ControlEvent is one control event.
+type ControlEvent struct {
+	Kind    string   `json:"kind"`
+	Breaker string   `json:"breaker,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Cycle   int      `json:"cycle,omitempty"`
+	At      string   `json:"at"`
+	By      string   `json:"by,omitempty"`
+	Host    string   `json:"host,omitempty"`
+	Cleared []string `json:"cleared,omitempty"`
+}
+
+// Time is when the event happened.
+func (e ControlEvent) Time() time.Time {
+	t, _ := time.Parse(time.RFC3339, e.At)
+	return t
+}
+
+// Controls reads every control event, oldest first.
+func Controls(repo *gitstore.Repo) ([]ControlEvent, error) {
+	snap, err := repo.ReadNotes(ControlRef)
+	if err != nil {
+		return nil, err
+	}
+	var out []ControlEvent
+	err = snap.ForEachNote(func(_ gitstore.Hash, data []byte) error {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			var e ControlEvent
+			if len(bytes.TrimSpace(l)) > 0 && json.Unmarshal(l, &e) == nil && e.Kind != "" {
+				out = append(out, e)
+			}
+		}
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	return out, err
+}
+
+// RecordControl adds a control event in the note on HEAD.
+func RecordControl(repo *gitstore.Repo, e ControlEvent) error {
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil {
+		return fmt.Errorf("recording the %s: %w", e.Kind, err)
+	}
+	if e.By == "" {
+		if _, committer, err := repo.Identity(); err == nil {
+			e.By = committer.Name + " <" + committer.Email + ">"
+		}
+	}
+	if e.Host == "" {
+		e.Host = hostName()
+	}
+	line, _ := json.Marshal(e)
+	what := e.Kind
+	if e.Breaker != "" {
+		what += " " + e.Breaker
+	}
+	return repo.AddNoteLines(ControlRef, head[0], [][]byte{line}, "git evolve: "+what+"\n")
+}
+
+// Tripped returns the breakers tripped since the last resume, by name (the
+// first trip of each).
+func Tripped(events []ControlEvent) []ControlEvent {
+	var out []ControlEvent
+	seen := map[string]bool{}
+	for _, e := range events {
+		switch e.Kind {
+		case KindResume:
+			out, seen = nil, map[string]bool{}
+		case KindTrip:
+			if !seen[e.Breaker] {
+				seen[e.Breaker] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// LastResume is when the operator last resumed (zero when never).
+func LastResume(events []ControlEvent) time.Time {
+	var t time.Time
+	for _, e := range events {
+		if e.Kind == KindResume {
+			t = e.Time()
+		}
+	}
+	return t
+}
+
+// hostName is the machine events are recorded on: GIT_EVOLVE_HOST when it
+// is set, else the host name (as records say it).
+func hostName() string {
+	if h := os.Getenv("GIT_EVOLVE_HOST"); h != "" {
+		return h
+	}
+	h, _ := os.Hostname()
+	return h
+}

@@ -1,0 +1,80 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+
+	"git-evolve/fitness"
+	"git-evolve/queue"
+)
+
+// ConvergenceThresholds are the criteria's limits (the seeds' defaults:
+// a green streak of 3, at most 1 open high or medium item).
+type ConvergenceThresholds struct {
+	GreenStreak   int
+	MaxHighMedium int
+}
+
+// DefaultConvergence are the seeds' criteria.
+var DefaultConvergence = ConvergenceThresholds{GreenStreak: 3, MaxHighMedium: 1}
+
+// Convergence is whether the loop has converged, and the evidence: all of
+// it read from the ledger, the queue and the fitness snapshots.
+type Convergence struct {
+	Converged            bool `json:"converged"`
+	CIGreenStreak        int  `json:"ci_green_streak"`
+	UnconsumedHighMedium int  `json:"unconsumed_high_medium"`
+	BaselineCaptured     bool `json:"fitness_baseline_captured"`
+	// Reasons names every criterion that is not met.
+	Reasons    []string              `json:"reasons"`
+	Thresholds ConvergenceThresholds `json:"thresholds"`
+	Era        string                `json:"era,omitempty"`
+}
+
+// Converged evaluates the convergence criteria: the last cycles' gates
+// passed (a green streak: the trailing gated cycles whose gate is PASS),
+// the queue holds few high and medium items not consumed, and a fitness
+// baseline of the goals file's era has been captured.
+func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
+	c := &Convergence{Thresholds: t, Era: s.era(), Reasons: []string{}}
+	for i := len(s.Events) - 1; i >= 0; i-- {
+		e := s.Events[i]
+		if e.Gate == "" {
+			continue // no gate ran: unchanged, aborted, quarantined
+		}
+		if !strings.EqualFold(e.Gate, "PASS") {
+			break
+		}
+		c.CIGreenStreak++
+	}
+	for _, it := range s.Items {
+		if it.Consumed || it.ClaimStatus == queue.Consumed {
+			continue
+		}
+		if r := queue.SeverityRank(it.Severity); r <= 1 {
+			c.UnconsumedHighMedium++
+		}
+	}
+	if s.Goals != nil {
+		found, err := fitness.Baseline(s.Repo, s.Goals.Era)
+		if err != nil {
+			return nil, err
+		}
+		c.BaselineCaptured = found != nil
+	}
+	if c.CIGreenStreak < t.GreenStreak {
+		c.Reasons = append(c.Reasons, fmt.Sprintf("ci_green_streak %d < %d: the last %d gated cycles did not all pass", c.CIGreenStreak, t.GreenStreak, t.GreenStreak))
+	}
+	if c.UnconsumedHighMedium > t.MaxHighMedium {
+		c.Reasons = append(c.Reasons, fmt.Sprintf("unconsumed_high_medium %d > %d: high and medium items are open in %s", c.UnconsumedHighMedium, t.MaxHighMedium, queue.Path))
+	}
+	if !c.BaselineCaptured {
+		if s.Goals == nil {
+			c.Reasons = append(c.Reasons, "fitness_baseline_captured false: there is no goals file to measure")
+		} else {
+			c.Reasons = append(c.Reasons, "fitness_baseline_captured false: no baseline of era "+s.Goals.Era+" (git evolve goals baseline captures one)")
+		}
+	}
+	c.Converged = len(c.Reasons) == 0
+	return c, nil
+}

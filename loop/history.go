@@ -1,0 +1,115 @@
+// Package loop is what keeps an evolve loop honest between cycles, all of
+// it computed from what git and the working tree hold, never taken on an
+// agent's word: the stop markers and halt-check, the circuit breakers
+// (tripped ones stay tripped until the operator resumes, which the shared
+// ledger records), oscillating goals and their quarantine, convergence,
+// the hypothesis ledger, the work ladder that picks the next cycle's work,
+// and the driver that runs cycles with an agent command.
+package loop
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/ledger"
+)
+
+// Event is one cycle of the ledger or the journal, as the loop's rules
+// read it, in cycle order.
+type Event struct {
+	Cycle     int
+	ID        string
+	Target    string
+	Result    string
+	Gate      string
+	Time      time.Time
+	Aborted   bool
+	Rung      string
+	Item      string
+	Era       string
+	Journal   bool
+	Passing   *int
+	Total     *int
+	HasBefore bool
+	// BeforePassing and BeforeTotal are the goals counted as the cycle
+	// started (when HasBefore).
+	BeforePassing, BeforeTotal int
+	// Oscillations and GoalDigest are a quarantined record's: how often
+	// the goal flipped, and the digest of the goal's definition then.
+	Oscillations int
+	GoalDigest   string
+	// FailingBefore and FailingAfter are the goals that failed as the cycle
+	// started and after it (finished cycles record them).
+	FailingBefore, FailingAfter []string
+	Record                      ledger.Record
+}
+
+// Productive reports whether the cycle delivered work that stayed.
+func (e *Event) Productive() bool {
+	return e.Result == ledger.Improved || e.Result == ledger.Harvested
+}
+
+// NonProductive reports whether the cycle counts against a loop: regressed,
+// unchanged or aborted (an aborted cycle is recorded unchanged). A
+// quarantined record is no cycle of work: it counts neither way.
+func (e *Event) NonProductive() bool {
+	return e.Result == ledger.Regressed || e.Result == ledger.Unchanged
+}
+
+// Failed reports whether the cycle's gate failed (its work was reverted),
+// the seeds' "gate has FAIL".
+func (e *Event) Failed() bool { return failing(e.Gate) }
+
+// History reads the ledger and the journal as events, in cycle order.
+func History(l *cycle.Ledger) ([]Event, error) {
+	list, err := l.List(cycle.ListOptions{Journal: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(list.Entries))
+	for _, en := range list.Entries {
+		r := en.Record
+		e := Event{Cycle: r.Cycle, ID: r.ID, Target: r.Target, Result: r.Result, Gate: r.GateText(), Journal: en.Journal,
+			Passing: r.GoalsPassing, Total: r.GoalsTotal, Record: r}
+		e.Time, _ = time.Parse(time.RFC3339, r.Timestamp)
+		_ = json.Unmarshal(r.Extra["aborted"], &e.Aborted)
+		_ = json.Unmarshal(r.Extra["rung"], &e.Rung)
+		_ = json.Unmarshal(r.Extra["item"], &e.Item)
+		_ = json.Unmarshal(r.Extra["era"], &e.Era)
+		_ = json.Unmarshal(r.Extra["failing"], &e.FailingAfter)
+		_ = json.Unmarshal(r.Extra["oscillations"], &e.Oscillations)
+		_ = json.Unmarshal(r.Extra["goal_digest"], &e.GoalDigest)
+		var before struct {
+			Failing []string `json:"failing"`
+			Passing int      `json:"goals_passing"`
+			Total   int      `json:"goals_total"`
+		}
+		if b := r.Extra["before"]; b != nil && json.Unmarshal(b, &before) == nil {
+			e.HasBefore, e.FailingBefore = true, before.Failing
+			e.BeforePassing, e.BeforeTotal = before.Passing, before.Total
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// since returns the events after t (all of them for a zero t).
+func since(events []Event, t time.Time) []Event {
+	if t.IsZero() {
+		return events
+	}
+	for i, e := range events {
+		if e.Time.After(t) {
+			return events[i:]
+		}
+	}
+	return nil
+}
+
+// failing reports whether gate text is a failure.
+func failing(gate string) bool {
+	g := strings.ToUpper(gate)
+	return strings.HasPrefix(g, "FAIL") || strings.Contains(g, "BLOCKED")
+}

@@ -1,0 +1,201 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"git-evolve/gitstore"
+)
+
+// HypothesesRef holds the hypothesis ledger, shared by sync like the cycle
+// ledger: a JSON line an event (a hypothesis added, a verdict), in the note
+// on the commit HEAD was on.
+const HypothesesRef = "refs/notes/evolve-hypotheses"
+
+// The statuses of a hypothesis.
+const (
+	Pending   = "PENDING"
+	Verified  = "VERIFIED"
+	Falsified = "FALSIFIED"
+)
+
+// Hypothesis is a change's expected effect, checked at a later cycle (the
+// seeds' hypotheses.jsonl fields).
+type Hypothesis struct {
+	ID           string `json:"id"`
+	CycleLanded  int    `json:"cycle_landed"`
+	CheckAtCycle int    `json:"check_at_cycle"`
+	Patch        string `json:"patch"`
+	Hypothesis   string `json:"hypothesis"`
+	Measure      string `json:"measure"`
+	Status       string `json:"status"`
+	Evidence     string `json:"evidence,omitempty"`
+	AddedAt      string `json:"added_at,omitempty"`
+	AddedBy      string `json:"added_by,omitempty"`
+	VerdictAt    string `json:"verdict_at,omitempty"`
+	VerdictBy    string `json:"verdict_by,omitempty"`
+}
+
+// hypothesisEvent is one line of the hypothesis ledger.
+type hypothesisEvent struct {
+	Event string `json:"event"` // add, verdict
+	Hypothesis
+	At string `json:"at"`
+	By string `json:"by,omitempty"`
+}
+
+// HypothesisError is a request the hypothesis ledger refuses.
+type HypothesisError struct{ Msg string }
+
+func (e *HypothesisError) Error() string { return e.Msg }
+
+// Hypotheses reads the hypothesis ledger: each hypothesis with its latest
+// verdict, by check cycle and id.
+func Hypotheses(repo *gitstore.Repo) ([]Hypothesis, error) {
+	snap, err := repo.ReadNotes(HypothesesRef)
+	if err != nil {
+		return nil, err
+	}
+	var events []hypothesisEvent
+	err = snap.ForEachNote(func(_ gitstore.Hash, data []byte) error {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			var e hypothesisEvent
+			if len(bytes.TrimSpace(l)) > 0 && json.Unmarshal(l, &e) == nil && e.ID != "" {
+				events = append(events, e)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Adds before verdicts (a clock that stands still, as in tests, gives
+	// both one time), each kind by time.
+	sort.SliceStable(events, func(i, j int) bool {
+		if a, b := events[i].Event == "add", events[j].Event == "add"; a != b {
+			return a
+		}
+		return events[i].At < events[j].At
+	})
+	byID := map[string]*Hypothesis{}
+	var order []string
+	for _, e := range events {
+		switch e.Event {
+		case "add":
+			if _, dup := byID[e.ID]; dup {
+				continue // two clones added the same id: the first stands
+			}
+			h := e.Hypothesis
+			h.Status, h.AddedAt, h.AddedBy = Pending, e.At, e.By
+			byID[e.ID] = &h
+			order = append(order, e.ID)
+		case "verdict":
+			if h, ok := byID[e.ID]; ok {
+				h.Status, h.Evidence, h.VerdictAt, h.VerdictBy = e.Status, e.Evidence, e.At, e.By
+			}
+		}
+	}
+	out := make([]Hypothesis, 0, len(order))
+	for _, id := range order {
+		out = append(out, *byID[id])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].CheckAtCycle != out[j].CheckAtCycle {
+			return out[i].CheckAtCycle < out[j].CheckAtCycle
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// AddHypothesis adds a hypothesis, PENDING. An empty or known id, an empty
+// hypothesis or measure, or a check cycle before the landing cycle is
+// refused.
+func AddHypothesis(repo *gitstore.Repo, h Hypothesis, now time.Time) error {
+	h.ID = strings.TrimSpace(h.ID)
+	switch {
+	case h.ID == "":
+		return &HypothesisError{"--id: a hypothesis needs an id"}
+	case strings.ContainsAny(h.ID, " \t\n"):
+		return &HypothesisError{fmt.Sprintf("--id %q: an id has no spaces", h.ID)}
+	case strings.TrimSpace(h.Hypothesis) == "":
+		return &HypothesisError{"--hypothesis: say what the change is expected to do"}
+	case strings.TrimSpace(h.Measure) == "":
+		return &HypothesisError{"--measure: say how the effect is to be checked"}
+	case h.CycleLanded < 1:
+		return &HypothesisError{"--cycle-landed: the cycle the change landed in, 1 or more"}
+	case h.CheckAtCycle < h.CycleLanded:
+		return &HypothesisError{fmt.Sprintf("--check-at-cycle %d: before the cycle it landed in (%d)", h.CheckAtCycle, h.CycleLanded)}
+	}
+	known, err := Hypotheses(repo)
+	if err != nil {
+		return err
+	}
+	for _, k := range known {
+		if k.ID == h.ID {
+			return &HypothesisError{fmt.Sprintf("hypothesis %s exists already (added %s, %s)", h.ID, k.AddedAt, k.Status)}
+		}
+	}
+	h.Status, h.Evidence, h.AddedAt, h.AddedBy, h.VerdictAt, h.VerdictBy = "", "", "", "", "", ""
+	return writeHypothesisEvent(repo, hypothesisEvent{Event: "add", Hypothesis: h}, now)
+}
+
+// Verdict records a PENDING hypothesis's verdict, VERIFIED or FALSIFIED,
+// with its evidence.
+func Verdict(repo *gitstore.Repo, id, verdict, evidence string, now time.Time) (*Hypothesis, error) {
+	verdict = strings.ToUpper(strings.TrimSpace(verdict))
+	if verdict != Verified && verdict != Falsified {
+		return nil, &HypothesisError{fmt.Sprintf("verdict %q: VERIFIED or FALSIFIED", verdict)}
+	}
+	if strings.TrimSpace(evidence) == "" {
+		return nil, &HypothesisError{"--evidence: say what the measure found"}
+	}
+	known, err := Hypotheses(repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range known {
+		if k.ID != id {
+			continue
+		}
+		if k.Status != Pending {
+			return nil, &HypothesisError{fmt.Sprintf("hypothesis %s has its verdict already: %s (%s)", id, k.Status, k.VerdictAt)}
+		}
+		k.Status, k.Evidence = verdict, evidence
+		ev := hypothesisEvent{Event: "verdict", Hypothesis: Hypothesis{ID: id, Status: verdict, Evidence: evidence}}
+		if err := writeHypothesisEvent(repo, ev, now); err != nil {
+			return nil, err
+		}
+		return &k, nil
+	}
+	return nil, &HypothesisError{fmt.Sprintf("no hypothesis %s (git evolve hypothesis list shows them)", id)}
+}
+
+// Due are the PENDING hypotheses whose check cycle has come (cycle is the
+// latest cycle).
+func Due(hs []Hypothesis, cycle int) []Hypothesis {
+	out := []Hypothesis{}
+	for _, h := range hs {
+		if h.Status == Pending && h.CheckAtCycle <= cycle {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func writeHypothesisEvent(repo *gitstore.Repo, e hypothesisEvent, now time.Time) error {
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil {
+		return fmt.Errorf("recording hypothesis %s: %w", e.ID, err)
+	}
+	e.At = now.UTC().Format(time.RFC3339Nano)
+	if _, committer, err := repo.Identity(); err == nil {
+		e.By = committer.Name + " <" + committer.Email + ">"
+	}
+	line, _ := json.Marshal(e)
+	return repo.AddNoteLines(HypothesesRef, head[0], [][]byte{line}, fmt.Sprintf("git evolve: hypothesis %s %s\n", e.ID, e.Event))
+}

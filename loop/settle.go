@@ -1,0 +1,177 @@
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/fitness"
+	"git-evolve/gitstore"
+	"git-evolve/goals"
+	"git-evolve/ledger"
+	"git-evolve/queue"
+)
+
+// Claimant is who claims queue items for cycles on this machine.
+func Claimant() string { return "evolve:" + hostName() }
+
+// Take claims the work's queue item, when it has one, before a cycle
+// starts on it: two loops never take the same item.
+func (s *State) Take(w *Work) error {
+	if w.Item == nil {
+		return nil
+	}
+	it, err := s.Queue.Claim(w.Item.ID, Claimant(), s.Config.Lease)
+	if err != nil {
+		return err
+	}
+	w.Item = &it
+	return nil
+}
+
+// Untake gives back the claim Take made when the cycle did not start.
+func (s *State) Untake(w *Work) error {
+	if w.Item == nil {
+		return nil
+	}
+	_, err := s.Queue.Release(w.Item.ID, false)
+	return err
+}
+
+// Settlement is what settling a cycle's work did.
+type Settlement struct {
+	Item   string `json:"item,omitempty"`
+	Action string `json:"action,omitempty"` // consumed, released, released-failed, done, failed, escalated
+}
+
+// Settle brings the queue item or the roadmap item a finished cycle took
+// up to date with its result: an improved (or harvested) cycle consumes
+// its queue item and completes its roadmap item; a regressed or aborted
+// one releases the queue item with failed_at and counts a failure on the
+// roadmap item (escalated after 3); an unchanged one releases the queue
+// item as it was, and counts a failure on the roadmap item (nothing was
+// delivered).
+func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, aborted bool, now func() time.Time) (*Settlement, error) {
+	if c.Item == "" {
+		return &Settlement{}, nil
+	}
+	st := &Settlement{Item: c.Item}
+	delivered := ledger.Productive(result) && !aborted
+	failed := result == ledger.Regressed || aborted
+	switch c.Rung {
+	case RungPinned:
+		r, err := loadRoadmap(top, "")
+		if err != nil || r == nil {
+			return st, err
+		}
+		switch {
+		case delivered:
+			r.State.Done(r.Items, c.Item)
+			st.Action = "done"
+		case r.State.Failed(r.Items, c.Item):
+			st.Action = "escalated"
+		default:
+			st.Action = "failed"
+		}
+		return st, r.State.Save(r.StatePath)
+	default:
+		q := OpenQueue(repo, top, now)
+		var err error
+		switch {
+		case delivered:
+			_, err = q.Consume(c.Item, Claimant())
+			st.Action = "consumed"
+		case failed:
+			_, err = q.Release(c.Item, true)
+			st.Action = "released-failed"
+		default:
+			_, err = q.Release(c.Item, false)
+			st.Action = "released"
+		}
+		if errors.Is(err, queue.ErrNotFound) {
+			return &Settlement{Item: c.Item, Action: "gone"}, nil // the item left the queue meanwhile
+		}
+		return st, err
+	}
+}
+
+// Reconcile settles the queue items still claimed for a cycle that has
+// finished (a finish that died before it settled its item): the record
+// names the item, and says how the cycle ended.
+func (s *State) Reconcile() ([]Settlement, error) {
+	open, _ := s.Ledger.Current()
+	last := map[string]Event{}
+	for _, e := range s.Events {
+		if e.Item != "" && e.Rung != RungPinned {
+			last[e.Item] = e
+		}
+	}
+	var out []Settlement
+	for _, it := range s.Items {
+		if it.ClaimStatus != queue.InProgress || it.ClaimedBy != Claimant() {
+			continue
+		}
+		e, ok := last[it.ID]
+		if !ok || open != nil && open.Item == it.ID {
+			continue
+		}
+		claimed, err := time.Parse(time.RFC3339, it.ClaimedAt)
+		if err != nil || e.Time.Before(claimed.Add(-time.Second)) {
+			continue // the record is of an earlier claim
+		}
+		st, err := Settle(s.Repo, s.Top, &cycle.OpenCycle{Item: it.ID, Rung: e.Rung}, e.Result, e.Aborted, func() time.Time { return s.Now })
+		if err != nil {
+			return out, err
+		}
+		out = append(out, *st)
+	}
+	if len(out) > 0 {
+		var err error
+		s.Items, s.Malformed, err = s.Queue.List()
+		return out, err
+	}
+	return out, nil
+}
+
+// WriteQuarantine writes a quarantined record for an oscillating goal (a
+// note on HEAD, shared like the cycles), so that work selection skips it
+// until its definition changes.
+func (s *State) WriteQuarantine(q Quarantine) (*ledger.Record, error) {
+	rec := ledger.Record{Target: q.Goal, Result: ledger.Quarantined, Extra: map[string]json.RawMessage{
+		"oscillations": ledger.Value(q.Oscillations), "goal_digest": ledger.Value(q.Digest)}}
+	if e := s.era(); e != "" {
+		rec.Extra["era"] = ledger.Value(e)
+	}
+	res, err := s.Ledger.Record(rec)
+	if err != nil {
+		return nil, fmt.Errorf("quarantining goal %s: %w", q.Goal, err)
+	}
+	r := res.Entry.Record
+	e := Event{Cycle: r.Cycle, ID: r.ID, Target: r.Target, Result: r.Result, Era: s.era(), GoalDigest: q.Digest, Oscillations: q.Oscillations, Record: r}
+	e.Time, _ = time.Parse(time.RFC3339, r.Timestamp)
+	s.Events = append(s.Events, e)
+	return &r, nil
+}
+
+// SaveMeasured stores the goals a finish measured in git (fitness
+// snapshots), on the commit whose tree they measured: the delivered
+// commit, or the saved work of a regressed cycle.
+func SaveMeasured(repo *gitstore.Repo, res *cycle.FinishResult) error {
+	var on gitstore.Hash
+	var s *goals.Snapshot
+	switch {
+	case res.Verdict != nil && res.Result == ledger.Regressed:
+		on, s = res.Saved, res.Verdict.After
+	case res.Verdict != nil:
+		on, s = res.Commit, res.Verdict.After
+	case res.After != nil:
+		on, s = res.Commit, res.After
+	default:
+		return nil
+	}
+	snap := *s
+	snap.GitSHA = on.String()
+	return fitness.Save(repo, on, fitness.KindSnapshot, &snap)
+}

@@ -1,0 +1,339 @@
+package loop
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/goals"
+	"git-evolve/queue"
+)
+
+// Config is the loop's settings from git config (section evolve).
+type Config struct {
+	Thresholds Thresholds
+	// Governor is the budget command (evolve.governor; EVOLVE_GOVERNOR_CMD
+	// wins): exit 3 means the budget is burned.
+	Governor string
+	// RepoName is the name queue items' target_repo is matched with
+	// (evolve.repoName, else the origin remote's last path element, else
+	// the working tree's directory name).
+	RepoName string
+	// Lease is how long a claim on a queue item holds (evolve.claimLease,
+	// a Go duration such as 2h).
+	Lease time.Duration
+}
+
+// State is what the loop's rules read, loaded once: the ledger's cycles,
+// the control events, the markers, the work queue and the pinned roadmap,
+// the goals file.
+type State struct {
+	Repo     *gitstore.Repo
+	Ledger   *cycle.Ledger
+	Top      string
+	Now      time.Time
+	Getenv   func(string) string
+	Config   Config
+	Events   []Event
+	Controls []ControlEvent
+	Markers  Markers
+	Queue    *queue.Queue
+	Items    []queue.Item
+	// Malformed are the queue file's lines that do not parse (kept as they
+	// are when the file is rewritten).
+	Malformed []int
+	Roadmap   *Roadmap // nil without a pinned roadmap
+	// Goals is the goals file of the working tree (nil when there is none
+	// or it does not parse: GoalsErr says why).
+	Goals    *goals.File
+	GoalsErr error
+}
+
+// Roadmap is a pinned roadmap and how far it has been worked.
+type Roadmap struct {
+	File      string // as given (relative to the top when it is inside)
+	Path      string
+	Items     []queue.RoadmapItem
+	State     *queue.RoadmapState
+	StatePath string
+}
+
+// LoadOptions change what Load reads.
+type LoadOptions struct {
+	Now    time.Time
+	Getenv func(string) string
+	// RoadmapFile is a pinned roadmap to work (--queue); without it, the
+	// roadmap the state file names is worked while it has items left.
+	RoadmapFile string
+}
+
+// QueueLock is the lock that guards rewrites of the work queue, in the
+// common git directory.
+func QueueLock(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "evolve", "queue.lock")
+}
+
+// OpenQueue opens the work queue of the working tree top.
+func OpenQueue(repo *gitstore.Repo, top string, now func() time.Time) *queue.Queue {
+	return queue.Open(filepath.Join(top, filepath.FromSlash(queue.Path)), QueueLock(repo), now)
+}
+
+// Load reads the loop's state.
+func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
+	repo := l.Repo()
+	top, err := repo.WorkTree()
+	if err != nil {
+		return nil, err
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	s := &State{Repo: repo, Ledger: l, Top: top, Now: now, Getenv: getenv, Markers: MarkersFor(top, getenv)}
+	if s.Config, err = loadConfig(repo, top, getenv); err != nil {
+		return nil, err
+	}
+	if s.Events, err = History(l); err != nil {
+		return nil, err
+	}
+	if s.Controls, err = Controls(repo); err != nil {
+		return nil, err
+	}
+	s.Queue = OpenQueue(repo, top, func() time.Time { return now })
+	if s.Items, s.Malformed, err = s.Queue.List(); err != nil {
+		return nil, err
+	}
+	if s.Roadmap, err = loadRoadmap(top, o.RoadmapFile); err != nil {
+		return nil, err
+	}
+	s.Goals, s.GoalsErr = goals.Load(filepath.Join(top, goals.FileName))
+	return s, nil
+}
+
+func loadConfig(repo *gitstore.Repo, top string, getenv func(string) string) (Config, error) {
+	cfg, err := repo.ConfigSection("evolve")
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Lease: queue.DefaultLease}
+	if c.Thresholds, err = thresholdsFrom(cfg); err != nil {
+		return c, err
+	}
+	last := func(k string) string {
+		if v := cfg[k]; len(v) > 0 {
+			return v[len(v)-1]
+		}
+		return ""
+	}
+	c.Governor = last("evolve.governor")
+	if g := getenv("EVOLVE_GOVERNOR_CMD"); g != "" {
+		c.Governor = g
+	}
+	if v := last("evolve.claimlease"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("git config evolve.claimLease = %q: must be a duration such as 2h", v)
+		}
+		c.Lease = d
+	}
+	c.RepoName = last("evolve.reponame")
+	if c.RepoName == "" {
+		if urls, err := repo.ConfigGetAll("remote.origin.url"); err == nil && len(urls) > 0 {
+			c.RepoName = repoNameOf(urls[len(urls)-1])
+		}
+	}
+	if c.RepoName == "" {
+		c.RepoName = filepath.Base(top)
+	}
+	return c, nil
+}
+
+// repoNameOf is the last path element of a remote URL, without .git.
+func repoNameOf(u string) string {
+	p := u
+	if parsed, err := url.Parse(u); err == nil && parsed.Scheme != "" {
+		p = parsed.Path
+	} else if _, rest, ok := strings.Cut(u, ":"); ok && !strings.Contains(u[:strings.Index(u, ":")], "/") {
+		p = rest // scp-like: host:path
+	}
+	p = strings.TrimSuffix(strings.TrimRight(filepath.ToSlash(p), "/"), ".git")
+	return path.Base(p)
+}
+
+func loadRoadmap(top, file string) (*Roadmap, error) {
+	statePath := filepath.Join(top, filepath.FromSlash(queue.RoadmapStatePath))
+	if file == "" {
+		// The roadmap a previous run pinned, while its file is there.
+		data, err := os.ReadFile(statePath)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var st queue.RoadmapState
+		if json.Unmarshal(data, &st) != nil || st.QueueFile == "" {
+			return nil, nil
+		}
+		file = st.QueueFile
+	}
+	p := file
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(top, filepath.FromSlash(p))
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("the pinned roadmap: %w", err)
+	}
+	rel := file
+	if r, err := filepath.Rel(top, p); err == nil && !strings.HasPrefix(r, "..") {
+		rel = filepath.ToSlash(r)
+	}
+	items := queue.ParseRoadmap(data)
+	st, err := queue.LoadRoadmapState(statePath, rel)
+	if err != nil {
+		return nil, err
+	}
+	return &Roadmap{File: rel, Path: p, Items: items, State: st, StatePath: statePath}, nil
+}
+
+// GoalDigest names a goal's definition: a quarantine holds until it changes.
+func GoalDigest(g goals.Goal) string {
+	g.Line = 0 // moving the goal in the file does not change it
+	data, _ := json.Marshal(g)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+// digests are the GoalDigest of each goal of f.
+func digests(f *goals.File) map[string]string {
+	out := map[string]string{}
+	if f != nil {
+		for _, g := range f.Goals {
+			out[g.ID] = GoalDigest(g)
+		}
+	}
+	return out
+}
+
+// era is the goals file's era ("" without one).
+func (s *State) era() string {
+	if s.Goals == nil {
+		return ""
+	}
+	return s.Goals.Era
+}
+
+// Quarantined are the goals held in quarantine now.
+func (s *State) Quarantined() []string {
+	return Quarantined(s.Events, digests(s.Goals), s.era())
+}
+
+// LastResume is when the operator last resumed the loop.
+func (s *State) LastResume() time.Time { return LastResume(s.Controls) }
+
+// LastFailing is the goals that failed when the ledger last measured them
+// (after an improved cycle, before any other: a regressed cycle's work was
+// reverted), and whether any cycle measured them.
+func (s *State) LastFailing() ([]string, bool) {
+	for i := len(s.Events) - 1; i >= 0; i-- {
+		e := s.Events[i]
+		if !e.HasBefore {
+			continue
+		}
+		if e.Productive() {
+			return e.FailingAfter, true
+		}
+		return e.FailingBefore, true
+	}
+	return nil, false
+}
+
+// MaxCycle is the highest cycle number the ledger and the journal hold, or
+// the open cycle's when it is higher.
+func (s *State) MaxCycle() int {
+	n := 0
+	for _, e := range s.Events {
+		n = max(n, e.Cycle)
+	}
+	if c, err := s.Ledger.Current(); err == nil {
+		n = max(n, c.Cycle)
+	}
+	return n
+}
+
+// Harvested are the queue's selectable items for this repository, in the
+// order the ladder takes them: an exact target_repo first, then "*", then
+// the items that name none; higher severity first; the file's order.
+func (s *State) Harvested() []queue.Item {
+	type ranked struct {
+		it         queue.Item
+		scope, sev int
+	}
+	var rs []ranked
+	for _, it := range s.Items {
+		if !it.Selectable() {
+			continue
+		}
+		scope := 2
+		switch it.TargetRepo {
+		case s.Config.RepoName:
+			scope = 0
+		case "*":
+			scope = 1
+		case "":
+		default:
+			continue // another repository's
+		}
+		rs = append(rs, ranked{it, scope, queue.SeverityRank(it.Severity)})
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int {
+		if a.scope != b.scope {
+			return a.scope - b.scope
+		}
+		return a.sev - b.sev // SeverityRank: 0 is the highest
+	})
+	out := make([]queue.Item, len(rs))
+	for i, r := range rs {
+		out[i] = r.it
+	}
+	return out
+}
+
+// ReadyWork counts the work the ladder has besides its generators: the
+// pinned roadmap's items left, the harvested items, and the goals failing
+// when last measured that are not quarantined.
+func (s *State) ReadyWork() int {
+	n := len(s.Harvested())
+	if s.Roadmap != nil {
+		if _, _, ok := s.Roadmap.State.Next(s.Roadmap.Items); ok {
+			n++
+		}
+	}
+	failing, _ := s.LastFailing()
+	q := s.Quarantined()
+	for _, g := range failing {
+		if !contains(q, g) {
+			n++
+		}
+	}
+	return n
+}
+
+func contains(list []string, s string) bool { return slices.Contains(list, s) }
