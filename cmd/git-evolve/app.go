@@ -23,19 +23,30 @@ import (
 type cli struct {
 	Chdir string `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
 
-	Init    initCmd    `cmd:"" help:"Make the repository ready for the ledger (git config, fetch refspecs)."`
-	Record  recordCmd  `cmd:"" help:"Record one cycle in the ledger (drop-in for evolve-log-cycle.sh)."`
-	Log     logCmd     `cmd:"" help:"List the cycles in the ledger."`
-	Show    showCmd    `cmd:"" help:"Show the whole record of a cycle or of a commit."`
-	Import  importCmd  `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
-	Export  exportCmd  `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
-	Sync    syncCmd    `cmd:"" help:"Fetch, merge and push the ledger (and the other evolve notes) with a remote."`
-	Verify  verifyCmd  `cmd:"" help:"Check the ledger: parses, unique ids, trailers, the chain of records, its history."`
-	Relink  relinkCmd  `cmd:"" help:"Attach records to the commits a cherry-pick, squash merge or rebase made of their work."`
-	Cycle   cycleCmd   `cmd:"" help:"Open, inspect and close cycles."`
-	Revert  revertCmd  `cmd:"" help:"Revert a finished cycle later, as a recorded commit."`
-	Goals   goalsCmd   `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
-	Trust   trustCmd   `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
+	Init   initCmd   `cmd:"" help:"Make the repository ready for the ledger (git config, fetch refspecs)."`
+	Record recordCmd `cmd:"" help:"Record one cycle in the ledger (drop-in for evolve-log-cycle.sh)."`
+	Log    logCmd    `cmd:"" help:"List the cycles in the ledger."`
+	Show   showCmd   `cmd:"" help:"Show the whole record of a cycle or of a commit."`
+	Import importCmd `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
+	Export exportCmd `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
+	Sync   syncCmd   `cmd:"" help:"Fetch, merge and push the ledger (and the other evolve notes) with a remote."`
+	Verify verifyCmd `cmd:"" help:"Check the ledger: parses, unique ids, trailers, the chain of records, its history."`
+	Relink relinkCmd `cmd:"" help:"Attach records to the commits a cherry-pick, squash merge or rebase made of their work."`
+	Cycle  cycleCmd  `cmd:"" help:"Open, inspect and close cycles."`
+	Revert revertCmd `cmd:"" help:"Revert a finished cycle later, as a recorded commit."`
+	Goals  goalsCmd  `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
+	Trust  trustCmd  `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
+
+	Run        runCmd        `cmd:"" help:"Run the loop with an agent command: halt-check, next, cycle start, the agent, cycle finish, again."`
+	Next       nextCmd       `cmd:"" help:"Say which work the next cycle takes, from which rung of the ladder, and why."`
+	HaltCheck  haltCheckCmd  `cmd:"" name:"halt-check" help:"Say whether the loop may run its next cycle (exit 0) or is halted (exit 4), and why."`
+	Stop       stopCmd       `cmd:"" help:"Halt this repository's loop at its next halt-check (.agents/evolve/STOP)."`
+	Kill       killCmd       `cmd:"" help:"Halt every loop of this user on this machine (~/.config/evolve/KILL)."`
+	Resume     resumeCmd     `cmd:"" help:"Lift KILL, STOP and DORMANT and acknowledge tripped breakers (recorded in git)."`
+	Converged  convergedCmd  `cmd:"" help:"Say whether the loop has converged, from the ledger, the queue and the baseline."`
+	Queue      queueCmd      `cmd:"" help:"List, claim, consume and release the work queue's items."`
+	Hypothesis hypothesisCmd `cmd:"" help:"Add, list, judge and find due hypotheses (kept in git)."`
+
 	Hook    hookCmd    `cmd:"" help:"What the installed git hooks run."`
 	Demo    demoCmd    `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version versionCmd `cmd:"" help:"Print git-evolve's version."`

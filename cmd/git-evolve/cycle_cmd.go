@@ -12,6 +12,8 @@ import (
 	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
+	"git-evolve/ledger"
+	"git-evolve/loop"
 	"git-evolve/share"
 )
 
@@ -27,6 +29,7 @@ type cycleStartCmd struct {
 	Target string `help:"The goal to work on (default: the failing goal with the highest weight)." placeholder:"ID"`
 	Claim  bool   `help:"Reserve the cycle's number on the remote first (refs/evolve/claims/<n>, a create-only push), so that clones which claim never take the same number."`
 	Remote string `help:"The remote to claim on (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
+	Item   string `help:"Take this item of the work queue (.agents/rpi/next-work.jsonl): it is claimed first, consumed when the cycle improves, released when it does not." placeholder:"ID"`
 	JSON   bool   `name:"json" help:"Print the open cycle as JSON."`
 }
 
@@ -68,6 +71,9 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	failing := failingByWeight(before)
 	target := c.Target
+	if target == "" && c.Item != "" {
+		target = c.Item
+	}
 	if target == "" {
 		if len(failing) == 0 {
 			return &usageError{msg: "every goal passes or skips: there is no failing goal to target",
@@ -99,8 +105,24 @@ func (c *cycleStartCmd) Run(e *env) error {
 	} else if c.Remote != "" {
 		return usagef("--remote goes with --claim")
 	}
-	open, err := l.StartCycle(cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, Before: beforeJSON, Claim: claim})
+	so := cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, Before: beforeJSON, Claim: claim}
+	var st *loop.State
+	if c.Item != "" {
+		if st, err = loadState(e, ""); err != nil {
+			return err
+		}
+		if _, err := st.Queue.Claim(c.Item, loop.Claimant(), st.Config.Lease); err != nil {
+			return err
+		}
+		so.Item, so.Rung = c.Item, loop.RungHarvested
+	}
+	open, err := l.StartCycle(so)
 	if err != nil {
+		if st != nil {
+			if _, rerr := st.Queue.Release(c.Item, false); rerr != nil {
+				fmt.Fprintf(e.stderr, "git-evolve: warning: the claim on %s stays: %v\n", c.Item, rerr)
+			}
+		}
 		return err
 	}
 	if c.JSON {
@@ -224,7 +246,9 @@ func nonNil(s []string) []string {
 	return s
 }
 
-type cycleAbortCmd struct{}
+type cycleAbortCmd struct {
+	Reason string `help:"Why the cycle is aborted (kept in the record)." placeholder:"TEXT"`
+}
 
 func (cycleAbortCmd) Help() string {
 	return `The working tree, committed or not (untracked files too, ignored ones not), is
@@ -238,7 +262,10 @@ func (c *cycleAbortCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	open, saved, err := l.AbortCycle("")
+	if err := runsCycle(e, l, "git evolve cycle abort"); err != nil {
+		return err
+	}
+	open, saved, err := l.AbortCycle(c.Reason)
 	if errors.Is(err, cycle.ErrNoOpenCycle) {
 		return &usageError{msg: "no cycle is open in this worktree: nothing to abort"}
 	}
@@ -247,5 +274,40 @@ func (c *cycleAbortCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "aborted cycle %d: its work is saved as %s (%s); the working tree is as it was\n",
 		open.Cycle, saved.Short(), strings.TrimPrefix(cycle.SavedRef(open.ID), "refs/"))
+	settle(e, l, open, ledger.Unchanged, true)
 	return nil
+}
+
+// runsCycle refuses to let the agent of a loop run finish or abort the
+// cycle the run opened: the driver does.
+func runsCycle(e *env, l *cycle.Ledger, what string) error {
+	id := e.getenv("EVOLVE_RUN_ID")
+	if id == "" {
+		return nil
+	}
+	if open, err := l.Current(); err == nil && open.Run == id {
+		return &usageError{msg: fmt.Sprintf("%s is refused inside loop run %s: the driver finishes the cycle it opened", what, id),
+			hint: "end the agent: the driver then finishes the cycle (exit 0) or aborts it (a non-zero exit)"}
+	}
+	return nil
+}
+
+// settle brings the cycle's queue or roadmap item up to date with how it
+// ended. A failure is a warning: the cycle is recorded, and the driver
+// reconciles claims whose cycle has ended.
+func settle(e *env, l *cycle.Ledger, c *cycle.OpenCycle, result string, aborted bool) {
+	if c.Item == "" {
+		return
+	}
+	top, err := l.Repo().WorkTree()
+	if err == nil {
+		var st *loop.Settlement
+		st, err = loop.Settle(l.Repo(), top, c, result, aborted, e.now)
+		if err == nil && st.Action != "" {
+			fmt.Fprintf(e.stderr, "git-evolve: item %s: %s\n", st.Item, st.Action)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: item %s was not settled: %v\n", c.Item, err)
+	}
 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"git-evolve/cycle"
-	"git-evolve/fitness"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
 	"git-evolve/ledger"
+	"git-evolve/loop"
 )
 
 type cycleFinishCmd struct {
@@ -52,6 +52,9 @@ func (c *cycleFinishCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := runsCycle(e, l, "git evolve cycle finish"); err != nil {
+		return err
+	}
 	if open, err := l.Current(); err == nil && open.Finish != nil {
 		head, _ := l.Repo().ResolveCommits("HEAD")
 		var h gitstore.Hash
@@ -76,7 +79,12 @@ func (c *cycleFinishCmd) Run(e *env) error {
 	if f.GoalsEdited {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: the cycle changed %s: it was judged by the goals file as it was when the cycle started, and its record says so\n", goals.FileName)
 	}
-	saveAfterSnapshot(e, l.Repo(), res)
+	if err := loop.SaveMeasured(l.Repo(), res); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
+	}
+	if res.Cycle.Reverts == nil {
+		settle(e, l, res.Cycle, res.Result, false)
+	}
 	if c.JSON {
 		out := map[string]any{"cycle": res.Cycle.Cycle, "id": res.Cycle.ID, "target": res.Cycle.Target, "result": res.Result,
 			"resumed": res.Resumed, "record": json.RawMessage(res.Record.Marshal())}
@@ -158,28 +166,4 @@ func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
 		return goals.Summary{}, false
 	}
 	return s.Summary, true
-}
-
-// saveAfterSnapshot stores the goals measured by the gate in git, on the
-// commit whose tree they measured: the delivered commit, or the saved work
-// of a regressed cycle.
-func saveAfterSnapshot(e *env, repo *gitstore.Repo, res *cycle.FinishResult) {
-	switch {
-	case res.Verdict != nil && res.Result == ledger.Regressed:
-		saveSnapshot(e, repo, res.Saved, res.Verdict.After)
-	case res.Verdict != nil:
-		saveSnapshot(e, repo, res.Commit, res.Verdict.After)
-	case res.After != nil:
-		saveSnapshot(e, repo, res.Commit, res.After)
-	}
-}
-
-// saveSnapshot stores a snapshot of the goals in git on the commit whose
-// tree was measured. A failure is a warning: the record is written.
-func saveSnapshot(e *env, repo *gitstore.Repo, on gitstore.Hash, s *goals.Snapshot) {
-	snap := *s
-	snap.GitSHA = on.String()
-	if err := fitness.Save(repo, on, fitness.KindSnapshot, &snap); err != nil {
-		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
-	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"git-evolve/cycle"
 	"git-evolve/gitstore"
+	"git-evolve/loop"
+	"git-evolve/queue"
 )
 
 // Exit codes: one table, listed in the README.
@@ -80,6 +82,16 @@ func exitCode(err error) int {
 		return exitIntegrity
 	case errors.As(err, new(*recoverable)):
 		return exitRecoverable
+	case errors.As(err, new(*halted)):
+		return exitHalted
+	case errors.As(err, new(*paused)):
+		return exitPaused
+	case errors.As(err, new(*loop.HypothesisError)), errors.As(err, new(*queue.Refusal)), errors.Is(err, queue.ErrNotFound):
+		return exitUsage
+	}
+	var re *loop.RunError
+	if errors.As(err, &re) && re.Usage {
+		return exitUsage
 	}
 	return exitRuntime
 }
@@ -87,7 +99,7 @@ func exitCode(err error) int {
 // report prints err as `git-evolve: error: …` with any hints.
 func report(w io.Writer, err error) {
 	msg := err.Error()
-	if errors.As(err, new(*recoverable)) {
+	if errors.As(err, new(*recoverable)) || errors.As(err, new(*halted)) || errors.As(err, new(*paused)) {
 		fmt.Fprintf(w, "git-evolve: %s\n", msg)
 		return
 	}
@@ -117,6 +129,10 @@ func report(w io.Writer, err error) {
 	var ue *usageError
 	if errors.As(err, &ue) && ue.hint != "" {
 		fmt.Fprintf(w, "git-evolve: hint: %s\n", ue.hint)
+	}
+	var re *loop.RunError
+	if errors.As(err, &re) && re.Hint != "" {
+		fmt.Fprintf(w, "git-evolve: hint: %s\n", re.Hint)
 	}
 	var rf *cycle.Refusal
 	if errors.As(err, &rf) && rf.Hint != "" {

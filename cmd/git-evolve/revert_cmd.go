@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"git-evolve/cycle"
+	"git-evolve/loop"
 )
 
 type revertCmd struct {
@@ -37,7 +38,9 @@ func (c *revertCmd) Run(e *env) error {
 	if err != nil {
 		return notFound(err)
 	}
-	saveAfterSnapshot(e, l.Repo(), res)
+	if err := loop.SaveMeasured(l.Repo(), res); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
+	}
 	if c.JSON {
 		oc := res.Cycle
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"cycle": oc.Cycle, "id": oc.ID, "reverts_cycle": oc.Reverts.Cycle,

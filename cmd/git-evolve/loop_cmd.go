@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"git-evolve/goals"
+	"git-evolve/loop"
+)
+
+// The commands of loop control: halt-check, the markers, converged, next.
+
+// loadState reads the loop's state for a command.
+func loadState(e *env, roadmap string) (*loop.State, error) {
+	l, err := e.Ledger()
+	if err != nil {
+		return nil, err
+	}
+	if roadmap != "" {
+		roadmap = e.path(roadmap)
+	}
+	return loop.Load(l, loop.LoadOptions{Now: e.now(), Getenv: e.getenv, RoadmapFile: roadmap})
+}
+
+// insideRun refuses what only the operator may do when an agent of a loop
+// run asks for it (the driver sets EVOLVE_RUN_ID in the agent's
+// environment).
+func insideRun(e *env, what string) error {
+	if id := e.getenv("EVOLVE_RUN_ID"); id != "" {
+		return &usageError{msg: fmt.Sprintf("%s is refused inside loop run %s: only the operator stops or resumes the loop", what, id),
+			hint: "an agent that cannot go on exits non-zero: its cycle is aborted and its work saved"}
+	}
+	return nil
+}
+
+// halted is a command that found the loop halted: exit 4, no "error:".
+type halted struct{ msg string }
+
+func (h *halted) Error() string { return h.msg }
+
+// paused is a run paused by its budget or an interrupt: exit 5.
+type paused struct{ msg string }
+
+func (p *paused) Error() string { return p.msg }
+
+type haltCheckCmd struct {
+	JSON   bool `name:"json" help:"Print {halt, halt_reason, detail, restorative, stale_markers, markers, handoff_cleared, dormant_cleared, breakers, tripped, idle_streak, generator_empty_streak, ready_work, warnings}."`
+	DryRun bool `name:"dry-run" help:"Change nothing: no marker written or removed, no breaker trip recorded."`
+}
+
+func (haltCheckCmd) Help() string {
+	return `Exit 0: the next cycle may run; exit 4: the loop is halted. In order:
+
+  kill             ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): every loop on this machine
+  user_halt        .agents/evolve/STOP: this repository's loop
+  dormant          .agents/evolve/DORMANT, cleared when there is work again; written when
+                   the idle and generator-empty streaks reach evolve.breaker.dormancy (2)
+  budget           evolve.governor or EVOLVE_GOVERNOR_CMD exits 3
+  breaker          a breaker tripped and not acknowledged with git evolve resume:
+                   no-progress (evolve.breaker.noProgressMinutes, 60), failures
+                   (evolve.breaker.failures, 5), same-failure (evolve.breaker.sameFailure, 3)
+  goal_regression  the last productive cycle left fewer goals passing
+  prior_cycle_fail the last cycle's gate failed: no halt, the next cycle is restorative
+
+KILL and STOP older than EVOLVE_KILL_TTL_DAYS (7) are reported as stale and
+ignored. .agents/evolve/HANDOFF is reported and removed.`
+}
+
+func (c *haltCheckCmd) Run(e *env) error {
+	s, err := loadState(e, "")
+	if err != nil {
+		return err
+	}
+	h, err := s.CheckHalt(e.ctx, loop.HaltOptions{DryRun: c.DryRun})
+	if err != nil {
+		return err
+	}
+	for _, w := range h.Warnings {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", w)
+	}
+	if c.JSON {
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(h))
+	} else {
+		w := bufio.NewWriter(e.stdout)
+		switch {
+		case h.Halt:
+			fmt.Fprintf(w, "halt: %s: %s\n", h.Reason, h.Detail)
+		case h.Restorative:
+			fmt.Fprintf(w, "continue, restorative: %s\n", h.Detail)
+		default:
+			fmt.Fprintf(w, "continue\n")
+		}
+		for _, m := range h.StaleMarkers {
+			fmt.Fprintf(w, "  stale, ignored: %s (%.0f days old)\n", m.Path, m.AgeDays)
+		}
+		for _, t := range h.Tripped {
+			fmt.Fprintf(w, "  tripped now: %s: %s\n", t.Breaker, t.Reason)
+		}
+		for _, b := range h.Breakers {
+			fmt.Fprintf(w, "  breaker %s since %s: %s\n", b.Breaker, b.At, b.Reason)
+		}
+		if h.Handoff != nil {
+			fmt.Fprintf(w, "  handoff cleared: %s\n", markerLine(h.Handoff))
+		}
+		if h.DormantCleared {
+			fmt.Fprintf(w, "  dormant cleared: there is work again\n")
+		}
+		fmt.Fprintf(w, "  idle streak %d, generator-empty streak %d, ready work %d\n", h.IdleStreak, h.GeneratorEmptyStreak, h.ReadyWork)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if h.Halt {
+		if len(h.Breakers) > 0 && h.Reason == loop.HaltBreaker {
+			return &halted{msg: "halted by a breaker: acknowledge it with git evolve resume once the cause is dealt with"}
+		}
+		return &halted{msg: "halted: " + h.Reason}
+	}
+	return nil
+}
+
+func markerLine(m *loop.Marker) string {
+	if m.Reason != "" {
+		return m.Path + ": " + m.Reason
+	}
+	return m.Path
+}
+
+type stopCmd struct {
+	Reason []string `arg:"" optional:"" help:"Why the loop stops (kept in the marker)."`
+}
+
+func (stopCmd) Help() string {
+	return `Writes .agents/evolve/STOP (reason, time, cycle, who): halt-check then halts
+this repository's loop with user_halt until git evolve resume. Refused inside a
+loop run: only the operator stops the loop.`
+}
+
+func (c *stopCmd) Run(e *env) error { return writeMarker(e, loop.Stop, "stop", c.Reason) }
+
+type killCmd struct {
+	Reason []string `arg:"" optional:"" help:"Why every loop stops (kept in the marker)."`
+}
+
+func (killCmd) Help() string {
+	return `Writes ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): halt-check then
+halts every loop of this user on this machine with kill until git evolve resume.
+Refused inside a loop run.`
+}
+
+func (c *killCmd) Run(e *env) error { return writeMarker(e, loop.Kill, "kill", c.Reason) }
+
+func writeMarker(e *env, name, what string, reason []string) error {
+	if err := insideRun(e, "git evolve "+what); err != nil {
+		return err
+	}
+	s, err := loadState(e, "")
+	if err != nil {
+		return err
+	}
+	by := "git evolve " + what
+	if _, committer, err := s.Repo.Identity(); err == nil {
+		by = committer.Name + " <" + committer.Email + ">"
+	}
+	path, err := s.Markers.Write(name, strings.Join(reason, " "), s.MaxCycle(), by, e.now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: the loop halts at its next halt-check; git evolve resume lifts it\n", topPath(s.Top, path))
+	return nil
+}
+
+// topPath shows path relative to the working tree when it is inside.
+func topPath(top, path string) string {
+	if r, err := filepath.Rel(top, path); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+type resumeCmd struct{}
+
+func (resumeCmd) Help() string {
+	return `Removes KILL, STOP and DORMANT, and acknowledges the tripped breakers: the
+resume is recorded under refs/notes/evolve-control (shared by sync), and the
+breakers count from it. Refused inside a loop run.`
+}
+
+func (c *resumeCmd) Run(e *env) error {
+	if err := insideRun(e, "git evolve resume"); err != nil {
+		return err
+	}
+	s, err := loadState(e, "")
+	if err != nil {
+		return err
+	}
+	var removed []string
+	for _, name := range []string{loop.Kill, loop.Stop, loop.Dormant} {
+		ok, err := s.Markers.Remove(name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			removed = append(removed, topPath(s.Top, s.Markers.Path(name)))
+		}
+	}
+	tripped := loop.Tripped(s.Controls)
+	ev := loop.ControlEvent{Kind: loop.KindResume, Cycle: s.MaxCycle(), At: e.now().UTC().Format(time.RFC3339)}
+	for _, t := range tripped {
+		ev.Cleared = append(ev.Cleared, t.Breaker)
+	}
+	if err := loop.RecordControl(s.Repo, ev); err != nil {
+		return err
+	}
+	for _, r := range removed {
+		fmt.Fprintf(e.stdout, "removed %s\n", r)
+	}
+	for _, t := range tripped {
+		fmt.Fprintf(e.stdout, "acknowledged breaker %s (%s)\n", t.Breaker, t.Reason)
+	}
+	fmt.Fprintf(e.stdout, "resumed: the breakers count from now\n")
+	return nil
+}
+
+type convergedCmd struct {
+	JSON          bool `name:"json" help:"Print {converged, ci_green_streak, unconsumed_high_medium, fitness_baseline_captured, reasons, thresholds}."`
+	GreenStreak   int  `name:"green-streak" default:"3" help:"The passing gates in a row needed."`
+	MaxHighMedium int  `name:"max-high-medium" default:"1" help:"The open high and medium queue items allowed."`
+}
+
+func (convergedCmd) Help() string {
+	return `Computed from what git and the working tree hold: the trailing run of cycles
+whose gate passed (the ledger), the high and medium items of
+.agents/rpi/next-work.jsonl not consumed, and whether a fitness baseline of
+the goals file's era was captured (git evolve goals baseline). The thresholds
+may be changed; the evidence may not. Exit 0 converged, 4 not yet.`
+}
+
+func (c *convergedCmd) Run(e *env) error {
+	if c.GreenStreak < 0 || c.MaxHighMedium < 0 {
+		return usagef("--green-streak and --max-high-medium are 0 or more")
+	}
+	s, err := loadState(e, "")
+	if err != nil {
+		return err
+	}
+	conv, err := s.Converged(loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMedium})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(conv))
+	} else {
+		verdict := "not converged"
+		if conv.Converged {
+			verdict = "converged"
+		}
+		fmt.Fprintf(e.stdout, "%s: green streak %d, %d high or medium item(s) open, baseline captured %t\n", verdict, conv.CIGreenStreak, conv.UnconsumedHighMedium, conv.BaselineCaptured)
+		for _, r := range conv.Reasons {
+			fmt.Fprintf(e.stdout, "  %s\n", r)
+		}
+	}
+	if !conv.Converged {
+		return &halted{msg: "not converged"}
+	}
+	return nil
+}
+
+type nextCmd struct {
+	JSON     bool   `name:"json" help:"Print {rung, target, title, why, item, pinned, goal, restorative, skipped, quarantine}."`
+	DryRun   bool   `name:"dry-run" help:"Change nothing: no quarantine written."`
+	Queue    string `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60)." placeholder:"FILE"`
+	Strategy string `default:"balanced" enum:"balanced,innovate,harden,repair" help:"Which generator rungs come first: balanced, innovate, harden, repair."`
+}
+
+func (nextCmd) Help() string {
+	return `Walks the work ladder and says which rung chose the work, and why:
+
+  pinned     the pinned roadmap (--queue FILE, or the one a run pinned), in order, blockers first
+  harvested  .agents/rpi/next-work.jsonl: this repository's items, then "*", then unscoped; higher severity first
+  goal       the failing goals by weight (quarantined goals skipped; oscillating ones quarantined)
+  generator  testing, validation and bug hunt, drift and dead code, feature suggestions
+
+After a failed gate (halt-check's prior_cycle_fail) only what fixes red is
+taken. The goals are measured (the goals file must be trusted).`
+}
+
+func (c *nextCmd) Run(e *env) error {
+	f, data, err := goalsFile{}.load(e)
+	if err != nil {
+		return err
+	}
+	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+		return err
+	}
+	s, err := loadState(e, c.Queue)
+	if err != nil {
+		return err
+	}
+	h, err := s.CheckHalt(e.ctx, loop.HaltOptions{DryRun: true})
+	if err != nil {
+		return err
+	}
+	e.progress("measuring the goals")
+	measured := goals.Measure(e.ctx, f, goals.Options{Dir: s.Top, Now: e.now})
+	if e.ctx.Err() != nil {
+		return errInterrupted
+	}
+	w := s.Select(loop.SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: c.Strategy})
+	if !c.DryRun {
+		for _, q := range w.Quarantine {
+			if _, err := s.WriteQuarantine(q); err != nil {
+				return err
+			}
+		}
+	}
+	if c.JSON {
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(w))
+		return nil
+	}
+	out := bufio.NewWriter(e.stdout)
+	fmt.Fprintf(out, "%s: %s\n", w.Rung, w.Target)
+	if w.Title != w.Target {
+		fmt.Fprintf(out, "  %s\n", w.Title)
+	}
+	fmt.Fprintf(out, "  why: %s\n", w.Why)
+	if w.Restorative {
+		fmt.Fprintf(out, "  restorative: the last cycle's gate failed\n")
+	}
+	for _, q := range w.Quarantine {
+		verb := "quarantined"
+		if c.DryRun {
+			verb = "would quarantine"
+		}
+		fmt.Fprintf(out, "  %s %s (%d oscillations)\n", verb, q.Goal, q.Oscillations)
+	}
+	for _, sk := range w.Skipped {
+		fmt.Fprintf(out, "  passed over: %s\n", sk)
+	}
+	return out.Flush()
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"git-evolve/goals"
+	"git-evolve/loop"
+)
+
+type runCmd struct {
+	Agent        string        `help:"The agent command, run with sh -c in the working tree for each cycle." placeholder:"COMMAND"`
+	MaxCycles    int           `name:"max-cycles" help:"Stop after N cycles (default: until the loop halts or converges)." placeholder:"N"`
+	Strategy     string        `enum:"balanced,innovate,harden,repair," default:"" help:"Which generator rungs come first: balanced (default), innovate, harden, repair."`
+	AgentTimeout time.Duration `name:"agent-timeout" help:"How long the agent may work on a cycle (default 1h); past it, the cycle is aborted." placeholder:"DURATION"`
+	Queue        string        `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60)." placeholder:"FILE"`
+	Resume       bool          `help:"Continue the run that stopped in this worktree (an interrupt, a budget): its open cycle first."`
+	GreenStreak  int           `name:"green-streak" default:"3" help:"Convergence: the passing gates in a row that stop the run."`
+	MaxHighMed   int           `name:"max-high-medium" default:"1" help:"Convergence: the open high and medium queue items allowed."`
+	JSON         bool          `name:"json" help:"Print the summary as JSON."`
+}
+
+func (runCmd) Help() string {
+	return `Loops: halt-check, the work ladder (git evolve next), cycle start, the agent
+command, cycle finish, settle the work's queue item, until the loop halts,
+converges, runs --max-cycles cycles or is interrupted.
+
+The agent's environment: EVOLVE_CYCLE, EVOLVE_ID, EVOLVE_TARGET,
+EVOLVE_START_SHA, EVOLVE_RESTORATIVE (true after a failed gate: fix what is
+red), EVOLVE_STRATEGY, EVOLVE_RUNG, EVOLVE_ITEM, EVOLVE_RUN_ID, EVOLVE_RESUMED,
+and EVOLVE_BRIEF (EVOLVE_BRIEF_JSON): the selected work, the failing goals,
+the hypotheses due and the last three failed gates. The agent only changes the
+working tree; git evolve stop, kill, resume and the cycle commands are refused
+to it. An agent that exits non-zero or runs past --agent-timeout has its
+cycle aborted (its work saved under refs/evolve/) and counted as a failure.
+
+The first Ctrl-C stops the run after the step under way; a second stops it at
+once (the agent is signalled; its cycle stays open). git evolve run --resume
+continues. The run's state is in the git directory's evolve/run.json.
+
+Exit: 0 every cycle ran, 3 some failed (regressed and reverted, or aborted),
+4 halted (a marker, a breaker, a goal regression, convergence), 5 paused
+(the budget, an interrupt), 10 a bad command line.`
+}
+
+func (c *runCmd) Run(e *env) error {
+	if c.Agent == "" && !c.Resume {
+		return &usageError{msg: "a run needs the agent command: --agent '<command>'", hint: "for example git evolve run --agent './agent.sh' --max-cycles 3"}
+	}
+	if c.MaxCycles < 0 {
+		return usagef("--max-cycles: 0 or more")
+	}
+	if c.AgentTimeout < 0 {
+		return usagef("--agent-timeout: a duration above 0, such as 30m")
+	}
+	if err := insideRun(e, "git evolve run"); err != nil {
+		return err
+	}
+	if _, _, err := (goalsFile{}).load(e); err != nil {
+		return err
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	// The first interrupt stops after the step under way; the second at
+	// once. The agent runs in a process group of its own: a terminal's
+	// Ctrl-C reaches it only through the driver.
+	soft := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-sigs:
+				n++
+				if n == 1 {
+					fmt.Fprintf(e.stderr, "git-evolve: stopping after the step under way (interrupt again to stop now)\n")
+					close(soft)
+				} else {
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	roadmap := c.Queue
+	if roadmap != "" {
+		roadmap = e.path(roadmap)
+	}
+	sum, err := loop.Run(ctx, l, loop.RunOptions{
+		Agent: c.Agent, MaxCycles: c.MaxCycles, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
+		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
+		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
+		Progress: func(m string) { fmt.Fprintf(e.stderr, "git-evolve: %s\n", m) },
+		Trusted: func(data []byte, path string) error {
+			return requireTrust(e, goals.Digest(data), path)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(sum))
+	} else if err := printRunSummary(e, sum); err != nil {
+		return err
+	}
+	switch {
+	case sum.Paused:
+		return &paused{msg: fmt.Sprintf("run %s paused (%s): git evolve run --resume continues it", sum.ID, sum.Reason)}
+	case sum.Halted:
+		return &halted{msg: fmt.Sprintf("run %s halted: %s", sum.ID, sum.Reason)}
+	case sum.Tally.Failures() > 0:
+		return &recoverable{msg: fmt.Sprintf("run %s: %d of %d cycle(s) failed", sum.ID, sum.Tally.Failures(), sum.Tally.Cycles)}
+	}
+	return nil
+}
+
+func printRunSummary(e *env, s *loop.Summary) error {
+	w := bufio.NewWriter(e.stdout)
+	t := s.Tally
+	fmt.Fprintf(w, "run %s: %d cycle(s): %d productive, %d regressed and reverted, %d idle, %d aborted\n",
+		s.ID, t.Cycles, t.Productive, t.Regressed, t.Idle, t.Aborted)
+	for _, c := range s.Cycles {
+		line := fmt.Sprintf("  cycle %d %s (%s): %s", c.Cycle, c.Target, c.Rung, c.Result)
+		if c.Reason != "" {
+			line += ": " + c.Reason
+		}
+		if c.Commit != "" {
+			line += " " + c.Commit[:7]
+		}
+		if c.Item != "" && c.Settled != "" {
+			line += fmt.Sprintf(" (item %s %s)", c.Item, c.Settled)
+		}
+		fmt.Fprintln(w, line)
+	}
+	stop := s.Reason
+	if s.Detail != "" {
+		stop += ": " + s.Detail
+	}
+	fmt.Fprintf(w, "stopped: %s\n", stop)
+	if s.Start != nil && s.End != nil {
+		fmt.Fprintf(w, "fitness: score %.1f → %.1f, %d → %d of %d goals passing\n", s.Start.Score, s.End.Score, s.Start.Passing, s.End.Passing, s.End.Total)
+	}
+	return w.Flush()
+}

@@ -1,0 +1,226 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"git-evolve/cycle"
+	"git-evolve/goals"
+)
+
+// Brief is what the agent of a cycle is told: the work chosen and why,
+// the goals failing as the cycle started, the hypotheses whose check is
+// due, and the last failure surfaces, so that each cycle reads what the
+// ones before it learned.
+type Brief struct {
+	Run         string          `json:"run"`
+	Cycle       int             `json:"cycle"`
+	ID          string          `json:"id"`
+	Target      string          `json:"target"`
+	Start       string          `json:"start_sha"`
+	Strategy    string          `json:"strategy"`
+	Restorative bool            `json:"restorative"`
+	Resumed     bool            `json:"resumed"`
+	Work        *Work           `json:"work"`
+	Failing     []BriefGoal     `json:"failing_goals"`
+	Due         []Hypothesis    `json:"due_hypotheses"`
+	Failures    []FailureRecord `json:"recent_failures"`
+	Rules       []string        `json:"rules"`
+}
+
+// BriefGoal is a failing goal as the agent sees it.
+type BriefGoal struct {
+	ID          string `json:"id"`
+	Weight      int    `json:"weight"`
+	Description string `json:"description,omitempty"`
+	Check       string `json:"check,omitempty"`
+	Output      string `json:"output,omitempty"`
+}
+
+// FailureRecord is a cycle whose gate failed: what it targeted, the gate's
+// words and the goals it regressed.
+type FailureRecord struct {
+	Cycle     int      `json:"cycle"`
+	Target    string   `json:"target"`
+	Gate      string   `json:"gate"`
+	Regressed []string `json:"regressed_goals,omitempty"`
+}
+
+// briefRules are the rules the tool enforces whatever the agent does; the
+// brief says them so the agent does not waste a cycle on them.
+var briefRules = []string{
+	"Do the work in the working tree; commit or leave it uncommitted: git evolve cycle finish takes both.",
+	"Do not run git evolve cycle finish, cycle abort, stop or kill: the driver runs the cycle, only the operator stops the loop.",
+	"The gate measures every goal with the goals file as it was when the cycle started: weakening GOALS.yaml does not pass a cycle.",
+	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
+}
+
+// lastFailures are the last n cycles whose gate failed, newest first.
+func lastFailures(events []Event, n int) []FailureRecord {
+	out := []FailureRecord{}
+	for i := len(events) - 1; i >= 0 && len(out) < n; i-- {
+		e := events[i]
+		if !e.Failed() {
+			continue
+		}
+		f := FailureRecord{Cycle: e.Cycle, Target: e.Target, Gate: e.Gate}
+		_ = json.Unmarshal(e.Record.Extra["regressed_goals"], &f.Regressed)
+		out = append(out, f)
+	}
+	return out
+}
+
+func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goals.Snapshot, resumed bool) (*Brief, error) {
+	b := &Brief{Run: r.ID, Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Strategy: r.Strategy,
+		Restorative: w.Restorative, Resumed: resumed, Work: w, Failing: []BriefGoal{}, Rules: briefRules,
+		Failures: lastFailures(s.Events, 3)}
+	if measured != nil {
+		for _, g := range failingByWeight(measured) {
+			bg := BriefGoal{ID: g.GoalID, Weight: g.Weight, Output: g.Output}
+			if s.Goals != nil {
+				for _, d := range s.Goals.Goals {
+					if d.ID == g.GoalID {
+						bg.Description, bg.Check = d.Description, d.Check
+					}
+				}
+			}
+			b.Failing = append(b.Failing, bg)
+		}
+	}
+	hs, err := Hypotheses(s.Repo)
+	if err != nil {
+		return nil, err
+	}
+	b.Due = Due(hs, c.Cycle)
+	if b.Due == nil {
+		b.Due = []Hypothesis{}
+	}
+	return b, nil
+}
+
+// Markdown is the brief as the agent's prompt can include it.
+func (b *Brief) Markdown() []byte {
+	var w bytes.Buffer
+	fmt.Fprintf(&w, "# Evolve cycle %d: %s\n\n", b.Cycle, b.Target)
+	fmt.Fprintf(&w, "- run: %s, strategy %s\n- cycle id: %s, started on %s\n", b.Run, b.Strategy, b.ID, b.Start)
+	if b.Restorative {
+		fmt.Fprintf(&w, "- **restorative**: the last cycle's gate failed; fix what is red, nothing else\n")
+	}
+	if b.Resumed {
+		fmt.Fprintf(&w, "- resumed: an earlier agent of this cycle was interrupted; its work is in the tree\n")
+	}
+	fmt.Fprintf(&w, "\n## The work\n\n%s (rung %s)\n\n%s\n", b.Work.Title, b.Work.Rung, b.Work.Why)
+	if it := b.Work.Item; it != nil {
+		fmt.Fprintf(&w, "\nQueue item %s", it.ID)
+		if it.Type != "" || it.Severity != "" {
+			fmt.Fprintf(&w, " (%s)", strings.Trim(it.Type+", "+it.Severity, ", "))
+		}
+		fmt.Fprintf(&w, ": %s\n", it.Title)
+		if it.Description != "" {
+			fmt.Fprintf(&w, "\n%s\n", it.Description)
+		}
+	}
+	if b.Work.Unblocks != "" {
+		fmt.Fprintf(&w, "\nIt blocks %s.\n", b.Work.Unblocks)
+	}
+	fmt.Fprintf(&w, "\n## Failing goals\n\n")
+	if len(b.Failing) == 0 {
+		fmt.Fprintf(&w, "None.\n")
+	}
+	for _, g := range b.Failing {
+		fmt.Fprintf(&w, "- %s (weight %d)", g.ID, g.Weight)
+		if g.Description != "" {
+			fmt.Fprintf(&w, ": %s", g.Description)
+		}
+		if g.Check != "" {
+			fmt.Fprintf(&w, "\n  check: `%s`", g.Check)
+		}
+		fmt.Fprintln(&w)
+		if out := strings.TrimSpace(g.Output); out != "" {
+			fmt.Fprintf(&w, "\n  ```\n%s\n  ```\n", indent(lastLines(out, 10), "  "))
+		}
+	}
+	fmt.Fprintf(&w, "\n## Hypotheses due\n\n")
+	if len(b.Due) == 0 {
+		fmt.Fprintf(&w, "None.\n")
+	}
+	for _, h := range b.Due {
+		fmt.Fprintf(&w, "- %s (landed in cycle %d, due at %d): %s; measure: %s\n  record the verdict: git evolve hypothesis verdict %s VERIFIED|FALSIFIED --evidence '…'\n",
+			h.ID, h.CycleLanded, h.CheckAtCycle, h.Hypothesis, h.Measure, h.ID)
+	}
+	fmt.Fprintf(&w, "\n## Recent failures\n\n")
+	if len(b.Failures) == 0 {
+		fmt.Fprintf(&w, "None.\n")
+	}
+	for _, f := range b.Failures {
+		fmt.Fprintf(&w, "- cycle %d (target %s): %s", f.Cycle, f.Target, f.Gate)
+		if len(f.Regressed) > 0 {
+			fmt.Fprintf(&w, "; regressed %s", strings.Join(f.Regressed, ", "))
+		}
+		fmt.Fprintln(&w)
+	}
+	fmt.Fprintf(&w, "\n## Rules\n\n")
+	for _, r := range b.Rules {
+		fmt.Fprintf(&w, "- %s\n", r)
+	}
+	return w.Bytes()
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s, by string) string {
+	return by + strings.ReplaceAll(s, "\n", "\n"+by)
+}
+
+// writeBrief writes the brief as Markdown and as JSON in the git
+// directory, and returns their paths.
+func writeBrief(dir string, b *Brief) (md, js string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	md, js = filepath.Join(dir, "brief.md"), filepath.Join(dir, "brief.json")
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return "", "", err
+	}
+	if err := writeAtomic(js, append(data, '\n')); err != nil {
+		return "", "", err
+	}
+	return md, js, writeAtomic(md, b.Markdown())
+}
+
+// writeAtomic replaces path with data: a temporary file beside it, renamed.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

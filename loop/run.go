@@ -1,0 +1,620 @@
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/goals"
+	"git-evolve/ledger"
+)
+
+// The phases of a run's cycle, kept in the run state so that a resumed run
+// knows where it stopped.
+const (
+	PhaseAgent  = "agent"  // the agent command runs (or was interrupted)
+	PhaseFinish = "finish" // the agent ended; the cycle is to be finished
+)
+
+// Why a run stopped, besides the halt reasons of halt-check.
+const (
+	StopMaxCycles   = "max_cycles"
+	StopConverged   = "converged"
+	StopInterrupted = "interrupted"
+)
+
+// DefaultAgentTimeout is how long an agent command may run by default.
+const DefaultAgentTimeout = time.Hour
+
+// RunState is a run, kept in the git directory's evolve/run.json while it
+// goes on and after it stops, so that run --resume continues it.
+type RunState struct {
+	ID           string `json:"id"`
+	StartedAt    string `json:"started_at"`
+	Agent        string `json:"agent"`
+	Strategy     string `json:"strategy"`
+	MaxCycles    int    `json:"max_cycles,omitempty"`
+	AgentTimeout string `json:"agent_timeout"`
+	Roadmap      string `json:"roadmap,omitempty"`
+	// Phase and CycleID are the open cycle's step, while one is open.
+	Phase   string `json:"phase,omitempty"`
+	CycleID string `json:"cycle_id,omitempty"`
+	// Restorative is the open cycle's mode (a resumed agent keeps it).
+	Restorative bool `json:"restorative,omitempty"`
+	// Stopped is why the run last stopped ("" while it runs).
+	Stopped string  `json:"stopped,omitempty"`
+	Tally   Tally   `json:"tally"`
+	Start   *Score  `json:"fitness_start,omitempty"`
+	End     *Score  `json:"fitness_end,omitempty"`
+	Cycles  []Ended `json:"cycles"`
+}
+
+// Tally counts a run's cycles by how they ended.
+type Tally struct {
+	Cycles     int `json:"cycles"`
+	Productive int `json:"productive"`
+	Regressed  int `json:"regressed"` // each one reverted
+	Idle       int `json:"idle"`      // unchanged
+	Aborted    int `json:"aborted"`   // the agent crashed or timed out
+}
+
+// Failures are the cycles that ended in a recoverable failure.
+func (t Tally) Failures() int { return t.Regressed + t.Aborted }
+
+// Score is the goals' fitness at a point of the run.
+type Score struct {
+	Score   float64 `json:"score"`
+	Passing int     `json:"passing"`
+	Total   int     `json:"total"`
+}
+
+func scoreOf(s *goals.Snapshot) *Score {
+	return &Score{Score: s.Summary.Score, Passing: s.Summary.Passing, Total: s.Summary.Total}
+}
+
+// Ended is one cycle of a run, as the summary lists it.
+type Ended struct {
+	Cycle  int    `json:"cycle"`
+	ID     string `json:"id"`
+	Target string `json:"target"`
+	Rung   string `json:"rung,omitempty"`
+	Result string `json:"result"`
+	// Reason says why an aborted cycle was aborted.
+	Reason string `json:"reason,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	Item   string `json:"item,omitempty"`
+	// Settled is what happened to its queue or roadmap item.
+	Settled string `json:"settled,omitempty"`
+}
+
+// RunStatePath is where the run state of the repository's worktree is kept.
+func RunStatePath(gitDir string) string { return filepath.Join(gitDir, "evolve", "run.json") }
+
+// LoadRunState reads the run state (nil when no run was ever made here).
+func LoadRunState(gitDir string) (*RunState, error) {
+	data, err := os.ReadFile(RunStatePath(gitDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r RunState
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", RunStatePath(gitDir), err)
+	}
+	return &r, nil
+}
+
+func (r *RunState) save(gitDir string) error {
+	if err := os.MkdirAll(filepath.Dir(RunStatePath(gitDir)), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(RunStatePath(gitDir), append(data, '\n'))
+}
+
+// RunOptions are a run's settings and where it reports.
+type RunOptions struct {
+	Agent        string
+	MaxCycles    int // 0: until something halts the loop
+	Strategy     string
+	AgentTimeout time.Duration
+	RoadmapFile  string
+	Resume       bool
+	Convergence  ConvergenceThresholds
+	// Soft is closed to stop the run after the step under way (the first
+	// Ctrl-C); the run's ctx ends it at once (the second).
+	Soft <-chan struct{}
+	// AgentOut receives the agent's output (stdout and stderr).
+	AgentOut io.Writer
+	// Progress is told what the run is doing.
+	Progress func(string)
+	Getenv   func(string) string
+	Now      func() time.Time
+	// Trusted refuses a goals file this machine has not trusted.
+	Trusted func(data []byte, path string) error
+}
+
+// RunError is a run that could not start or go on, with what to do.
+type RunError struct {
+	Msg, Hint string
+	// Usage marks a refusal of the command line or the repository's state
+	// (exit 10), not a failure while running.
+	Usage bool
+}
+
+func (e *RunError) Error() string { return e.Msg }
+
+// Summary is how a run ended.
+type Summary struct {
+	*RunState
+	Reason string `json:"stop_reason"`
+	Detail string `json:"stop_detail,omitempty"`
+	// Halted says a halt (or convergence) stopped the loop, Paused a budget
+	// or an interrupt that run --resume continues.
+	Halted bool `json:"halted"`
+	Paused bool `json:"paused"`
+}
+
+// Run drives the loop: halt-check, the work ladder, a cycle started on the
+// work, the agent command, the cycle finished, again, until something halts
+// the loop, it converges, the cycles run out or the operator interrupts.
+// Every step is from the tool: the agent only changes the working tree.
+func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
+	repo := l.Repo()
+	gitDir := repo.GitDir()
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if o.AgentOut == nil {
+		o.AgentOut = io.Discard
+	}
+	prior, err := LoadRunState(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	open, err := l.Current()
+	if err != nil && !errors.Is(err, cycle.ErrNoOpenCycle) {
+		return nil, err
+	}
+	var r *RunState
+	if o.Resume {
+		if prior == nil {
+			return nil, &RunError{Msg: "there is no run to resume in this worktree", Hint: "start one with git evolve run --agent '<command>'", Usage: true}
+		}
+		r = prior
+		if o.Agent != "" {
+			r.Agent = o.Agent
+		}
+		if o.Strategy != "" {
+			r.Strategy = o.Strategy
+		}
+		if o.MaxCycles > 0 {
+			r.MaxCycles = o.MaxCycles
+		}
+		if o.AgentTimeout > 0 {
+			r.AgentTimeout = o.AgentTimeout.String()
+		}
+		if o.RoadmapFile != "" {
+			r.Roadmap = o.RoadmapFile
+		}
+		if open != nil && open.Run != r.ID {
+			return nil, &RunError{Msg: fmt.Sprintf("cycle %d is open in this worktree and is not of run %s", open.Cycle, r.ID),
+				Hint: "finish it (git evolve cycle finish) or abort it (git evolve cycle abort) first", Usage: true}
+		}
+		if open == nil {
+			r.Phase, r.CycleID = "", ""
+		}
+		r.Stopped = ""
+	} else {
+		if o.Agent == "" {
+			return nil, &RunError{Msg: "a run needs the agent command: --agent '<command>'", Usage: true}
+		}
+		if open != nil {
+			hint := "finish it (git evolve cycle finish) or abort it (git evolve cycle abort) first"
+			if prior != nil && open.Run == prior.ID {
+				hint = "it is run " + prior.ID + "'s: continue that run with git evolve run --resume, or abort the cycle first"
+			}
+			return nil, &RunError{Msg: fmt.Sprintf("cycle %d (target %s) is open in this worktree", open.Cycle, open.Target), Hint: hint, Usage: true}
+		}
+		timeout := o.AgentTimeout
+		if timeout <= 0 {
+			timeout = DefaultAgentTimeout
+		}
+		strategy := o.Strategy
+		if strategy == "" {
+			strategy = "balanced"
+		}
+		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
+			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{}}
+	}
+	if _, ok := Strategies[r.Strategy]; !ok {
+		return nil, &RunError{Msg: fmt.Sprintf("--strategy %s: not one of balanced, innovate, harden, repair", r.Strategy), Usage: true}
+	}
+	timeout, err := time.ParseDuration(r.AgentTimeout)
+	if err != nil || timeout <= 0 {
+		timeout = DefaultAgentTimeout
+	}
+	if err := r.save(gitDir); err != nil {
+		return nil, err
+	}
+	d := &driver{l: l, o: o, r: r, gitDir: gitDir, now: now, progress: progress, timeout: timeout}
+	d.runStart, _ = time.Parse(time.RFC3339, r.StartedAt)
+	sum, err := d.loop(ctx, open)
+	if sum != nil {
+		r.Stopped = sum.Reason
+	}
+	if serr := r.save(gitDir); err == nil && serr != nil {
+		err = serr
+	}
+	return sum, err
+}
+
+type driver struct {
+	l        *cycle.Ledger
+	o        RunOptions
+	r        *RunState
+	gitDir   string
+	now      func() time.Time
+	progress func(string)
+	timeout  time.Duration
+	runStart time.Time
+}
+
+func (d *driver) stop(reason, detail string) *Summary {
+	s := &Summary{RunState: d.r, Reason: reason, Detail: detail}
+	switch reason {
+	case StopMaxCycles:
+	case HaltBudget, StopInterrupted:
+		s.Paused = true
+	default:
+		s.Halted = true
+	}
+	return s
+}
+
+func (d *driver) soft() bool {
+	if d.o.Soft == nil {
+		return false
+	}
+	select {
+	case <-d.o.Soft:
+		return true
+	default:
+		return false
+	}
+}
+
+func (d *driver) say(format string, args ...any) {
+	d.progress(fmt.Sprintf("run %s: ", d.r.ID) + fmt.Sprintf(format, args...))
+}
+
+func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, error) {
+	// A resumed run first completes the cycle it left open.
+	if open != nil {
+		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
+		if err != nil {
+			return nil, err
+		}
+		if d.r.Phase != PhaseFinish && open.Finish == nil {
+			w := &Work{Rung: open.Rung, Target: open.Target, Title: goalTitle(s.Goals, open.Target), Restorative: d.r.Restorative, Skipped: []string{},
+				Why: "the run was interrupted while the agent worked on this cycle: it goes on"}
+			if g, ok := Generators[open.Rung]; ok {
+				w.Title = g
+			}
+			var before goals.Snapshot
+			var measured *goals.Snapshot
+			if json.Unmarshal(open.Before, &before) == nil {
+				measured = &before
+			}
+			sum, closed, err := d.agentStep(ctx, s, open, w, measured, true)
+			if sum != nil || err != nil {
+				return sum, err
+			}
+			if closed {
+				open = nil
+			}
+		}
+		if open != nil {
+			if sum, err := d.finishStep(ctx, open); sum != nil || err != nil {
+				return sum, err
+			}
+		}
+	}
+	for {
+		if ctx.Err() != nil || d.soft() {
+			return d.stop(StopInterrupted, "interrupted between cycles"), nil
+		}
+		if d.r.MaxCycles > 0 && d.r.Tally.Cycles >= d.r.MaxCycles {
+			return d.stop(StopMaxCycles, fmt.Sprintf("%d cycle(s) ran", d.r.Tally.Cycles)), nil
+		}
+		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Reconcile(); err != nil {
+			return nil, err
+		}
+		d.say("halt-check")
+		h, err := s.CheckHalt(ctx, HaltOptions{RunStart: d.runStart})
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range h.Warnings {
+			d.say("warning: %s", w)
+		}
+		for _, m := range h.StaleMarkers {
+			d.say("ignored a stale marker: %s (written %s)", m.Path, m.Time.Format(time.RFC3339))
+		}
+		if h.Halt {
+			return d.stop(h.Reason, h.Detail), nil
+		}
+		conv, err := s.Converged(d.o.Convergence)
+		if err != nil {
+			return nil, err
+		}
+		if conv.Converged {
+			return d.stop(StopConverged, fmt.Sprintf("a green streak of %d, %d high or medium item(s) open, a baseline captured", conv.CIGreenStreak, conv.UnconsumedHighMedium)), nil
+		}
+		if s.Goals == nil {
+			return nil, &RunError{Msg: "No goals to measure: " + s.GoalsErr.Error(), Usage: true,
+				Hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight); see git evolve goals validate -h"}
+		}
+		data, err := os.ReadFile(s.Goals.Path)
+		if err != nil {
+			return nil, err
+		}
+		if d.o.Trusted != nil {
+			if err := d.o.Trusted(data, s.Goals.Path); err != nil {
+				return nil, err
+			}
+		}
+		n := s.MaxCycle() + 1
+		d.say("cycle %d: measuring the goals", n)
+		measured := goals.Measure(ctx, s.Goals, goals.Options{Dir: s.Top, Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
+		if ctx.Err() != nil {
+			return d.stop(StopInterrupted, "interrupted while the goals were measured"), nil
+		}
+		if d.r.Start == nil {
+			d.r.Start = scoreOf(measured)
+		}
+		d.r.End = scoreOf(measured)
+		w := s.Select(SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: d.r.Strategy})
+		for _, q := range w.Quarantine {
+			if _, err := s.WriteQuarantine(q); err != nil {
+				return nil, err
+			}
+			d.say("quarantined goal %s: it passed after an improved cycle and failed again %d times", q.Goal, q.Oscillations)
+		}
+		if err := s.Take(w); err != nil {
+			return nil, err
+		}
+		beforeJSON, err := json.Marshal(measured)
+		if err != nil {
+			return nil, err
+		}
+		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, Before: beforeJSON,
+			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID})
+		if err != nil {
+			if uerr := s.Untake(w); uerr != nil {
+				err = fmt.Errorf("%w (and the claim on %s stays: %v)", err, w.ItemID(), uerr)
+			}
+			return nil, err
+		}
+		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseAgent, c.ID, w.Restorative
+		if err := d.r.save(d.gitDir); err != nil {
+			return nil, err
+		}
+		d.say("cycle %d started: %s (%s), %s", c.Cycle, c.Target, w.Rung, w.Why)
+		sum, closed, err := d.agentStep(ctx, s, c, w, measured, false)
+		if sum != nil || err != nil {
+			return sum, err
+		}
+		if closed {
+			continue
+		}
+		if sum, err := d.finishStep(ctx, c); sum != nil || err != nil {
+			return sum, err
+		}
+	}
+}
+
+// agentStep runs the agent on the open cycle c. An agent that fails or
+// times out has the cycle aborted (its work saved) and counted (closed is
+// then true); it returns a summary when the run stops here.
+func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w *Work, measured *goals.Snapshot, resumed bool) (sum *Summary, closed bool, err error) {
+	b, err := newBrief(s, d.r, c, w, measured, resumed)
+	if err != nil {
+		return nil, false, err
+	}
+	md, js, err := writeBrief(filepath.Join(d.gitDir, "evolve"), b)
+	if err != nil {
+		return nil, false, err
+	}
+	env := map[string]string{
+		"EVOLVE_CYCLE": strconv.Itoa(c.Cycle), "EVOLVE_ID": c.ID, "EVOLVE_TARGET": c.Target, "EVOLVE_START_SHA": c.Start,
+		"EVOLVE_RESTORATIVE": strconv.FormatBool(w.Restorative), "EVOLVE_STRATEGY": d.r.Strategy,
+		"EVOLVE_BRIEF": md, "EVOLVE_BRIEF_JSON": js, "EVOLVE_RUN_ID": d.r.ID, "EVOLVE_RUNG": w.Rung, "EVOLVE_ITEM": c.Item,
+		"EVOLVE_RESUMED": strconv.FormatBool(resumed),
+	}
+	d.say("cycle %d: the agent works (timeout %s)", c.Cycle, d.timeout)
+	failure, err := d.runAgent(ctx, s.Top, env)
+	if err != nil {
+		return nil, false, err
+	}
+	if ctx.Err() != nil {
+		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the agent worked on cycle %d; run --resume runs it again", c.Cycle)), false, nil
+	}
+	if failure != "" {
+		d.say("cycle %d: the agent %s: the cycle is aborted, its work saved", c.Cycle, failure)
+		_, saved, err := d.l.AbortCycle("the agent " + failure)
+		if err != nil {
+			return nil, false, err
+		}
+		e := Ended{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Rung: c.Rung, Result: "aborted", Reason: "the agent " + failure, Commit: saved.String(), Item: c.Item}
+		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, d.now)
+		if err != nil {
+			return nil, false, err
+		}
+		e.Settled = st.Action
+		d.r.Tally.Cycles++
+		d.r.Tally.Aborted++
+		d.r.Cycles = append(d.r.Cycles, e)
+		d.r.Phase, d.r.CycleID = "", ""
+		if err := d.r.save(d.gitDir); err != nil {
+			return nil, false, err
+		}
+		return nil, true, nil
+	}
+	d.r.Phase = PhaseFinish
+	if err := d.r.save(d.gitDir); err != nil {
+		return nil, false, err
+	}
+	if d.soft() {
+		return d.stop(StopInterrupted, fmt.Sprintf("stopped after the agent of cycle %d; run --resume finishes the cycle", c.Cycle)), false, nil
+	}
+	return nil, false, nil
+}
+
+// finishStep finishes the open cycle c and settles its work.
+func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, error) {
+	d.say("cycle %d: finishing: the gate runs", c.Cycle)
+	res, err := d.l.Finish(ctx, cycle.FinishOptions{Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
+		OnCheck: func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) }})
+	if errors.Is(err, cycle.ErrInterrupted) {
+		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the gate of cycle %d ran; run --resume finishes it", c.Cycle)), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	repo := d.l.Repo()
+	top, err := repo.WorkTree()
+	if err != nil {
+		return nil, err
+	}
+	e := Ended{Cycle: res.Cycle.Cycle, ID: res.Cycle.ID, Target: res.Cycle.Target, Rung: res.Cycle.Rung, Result: res.Result, Item: res.Cycle.Item}
+	if !res.Commit.IsZero() {
+		e.Commit = res.Commit.String()
+	}
+	st, err := Settle(repo, top, res.Cycle, res.Result, false, d.now)
+	if err != nil {
+		return nil, err
+	}
+	e.Settled = st.Action
+	if err := SaveMeasured(repo, res); err != nil {
+		d.say("warning: the goals measured were not stored: %v", err)
+	}
+	d.r.Tally.Cycles++
+	switch {
+	case ledger.Productive(res.Result):
+		d.r.Tally.Productive++
+		if res.Verdict != nil && res.Verdict.After != nil {
+			d.r.End = scoreOf(res.Verdict.After)
+		}
+	case res.Result == ledger.Regressed:
+		d.r.Tally.Regressed++
+	default:
+		d.r.Tally.Idle++
+	}
+	d.r.Cycles = append(d.r.Cycles, e)
+	d.r.Phase, d.r.CycleID = "", ""
+	if err := d.r.save(d.gitDir); err != nil {
+		return nil, err
+	}
+	d.say("cycle %d: %s", e.Cycle, e.Result)
+	if d.soft() {
+		return d.stop(StopInterrupted, fmt.Sprintf("stopped after cycle %d", e.Cycle)), nil
+	}
+	return nil, nil
+}
+
+// runAgent runs the agent command in the working tree, in a process group
+// of its own, with the cycle's environment. It returns why the agent
+// failed ("" when it exited 0). An interrupt (ctx) or the timeout ends the
+// whole group: SIGTERM, then SIGKILL after a grace period.
+func (d *driver) runAgent(ctx context.Context, top string, env map[string]string) (string, error) {
+	cmd := exec.Command("sh", "-c", d.r.Agent)
+	cmd.Dir = top
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = d.o.AgentOut, d.o.AgentOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("starting the agent: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(d.timeout)
+	defer timer.Stop()
+	var once sync.Once
+	timedOut := false
+	end := func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			go func() {
+				time.Sleep(5 * time.Second)
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}()
+		})
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-timer.C:
+		timedOut = true
+		end()
+		err = <-done
+	case <-ctx.Done():
+		end()
+		err = <-done
+	}
+	// Whatever the agent left running in its group goes with it.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	switch {
+	case timedOut:
+		return "ran past its timeout of " + d.timeout.String(), nil
+	case ctx.Err() != nil:
+		return "interrupted", nil
+	case err == nil:
+		return "", nil
+	}
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "was killed by " + ws.Signal().String(), nil
+		}
+		return fmt.Sprintf("exited %d", xe.ExitCode()), nil
+	}
+	return "failed: " + strings.TrimSpace(err.Error()), nil
+}
+
+func newRunID(now time.Time) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}
