@@ -157,8 +157,8 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintf(&w, "None.\n")
 	}
 	for _, f := range b.Failures {
-		fmt.Fprintf(&w, "- cycle %d (target %s): %s", f.Cycle, f.Target, f.Gate)
-		if len(f.Regressed) > 0 {
+		fmt.Fprintf(&w, "- cycle %d (target %s): gate %s", f.Cycle, f.Target, f.Gate)
+		if len(f.Regressed) > 0 && !strings.Contains(f.Gate, "regressed") {
 			fmt.Fprintf(&w, "; regressed %s", strings.Join(f.Regressed, ", "))
 		}
 		fmt.Fprintln(&w)

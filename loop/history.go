@@ -47,9 +47,7 @@ type Event struct {
 }
 
 // Productive reports whether the cycle delivered work that stayed.
-func (e *Event) Productive() bool {
-	return e.Result == ledger.Improved || e.Result == ledger.Harvested
-}
+func (e *Event) Productive() bool { return Delivered(e.Result) }
 
 // NonProductive reports whether the cycle counts against a loop: regressed,
 // unchanged or aborted (an aborted cycle is recorded unchanged). A

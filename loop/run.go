@@ -529,7 +529,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 	}
 	d.r.Tally.Cycles++
 	switch {
-	case ledger.Productive(res.Result):
+	case Delivered(res.Result):
 		d.r.Tally.Productive++
 		if res.Verdict != nil && res.Verdict.After != nil {
 			d.r.End = scoreOf(res.Verdict.After)

@@ -46,6 +46,14 @@ type Settlement struct {
 	Action string `json:"action,omitempty"` // consumed, released, released-failed, done, failed, escalated
 }
 
+// Delivered reports whether a cycle that ended with result delivered work
+// that stayed: improved or harvested. (A regressed cycle's commit is
+// reverted; ledger.Productive counts it, as it has a note, but it delivered
+// nothing.)
+func Delivered(result string) bool {
+	return result == ledger.Improved || result == ledger.Harvested
+}
+
 // Settle brings the queue item or the roadmap item a finished cycle took
 // up to date with its result: an improved (or harvested) cycle consumes
 // its queue item and completes its roadmap item; a regressed or aborted
@@ -58,7 +66,7 @@ func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, 
 		return &Settlement{}, nil
 	}
 	st := &Settlement{Item: c.Item}
-	delivered := ledger.Productive(result) && !aborted
+	delivered := Delivered(result) && !aborted
 	failed := result == ledger.Regressed || aborted
 	switch c.Rung {
 	case RungPinned:
