@@ -236,7 +236,10 @@ func (convergedCmd) Help() string {
 whose gate passed (the ledger), the high and medium items of
 .agents/rpi/next-work.jsonl not consumed, and whether a fitness baseline of
 the goals file's era was captured (git evolve goals baseline). The thresholds
-may be changed; the evidence may not. Exit 0 converged, 4 not yet.`
+may be changed; the evidence may not.
+
+Exit as halt-check does: 0 the loop goes on (not converged yet), 4 it halts
+(converged).`
 }
 
 func (c *convergedCmd) Run(e *env) error {
@@ -263,8 +266,8 @@ func (c *convergedCmd) Run(e *env) error {
 			fmt.Fprintf(e.stdout, "  %s\n", r)
 		}
 	}
-	if !conv.Converged {
-		return &halted{msg: "not converged"}
+	if conv.Converged {
+		return &halted{msg: "converged: the loop halts"}
 	}
 	return nil
 }
