@@ -1,0 +1,108 @@
+package loop
+
+import (
+	"strings"
+	"testing"
+
+	"git-evolve/goals"
+	"git-evolve/ledger"
+)
+
+// fxMeasured is a snapshot where each goal "id:weight" given fails, and
+// "id:weight:pass" passes.
+func fxMeasured(specs ...string) *goals.Snapshot {
+	s := &goals.Snapshot{}
+	for _, sp := range specs {
+		parts := strings.Split(sp, ":")
+		w := 0
+		for _, c := range parts[1] {
+			w = w*10 + int(c-'0')
+		}
+		r := goals.Fail
+		if len(parts) > 2 {
+			r = goals.Pass
+		}
+		s.Goals = append(s.Goals, goals.Result{GoalID: parts[0], Result: r, Weight: w})
+	}
+	return s
+}
+
+func TestSelectLadder(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	fxGit(t, f.dir, "config", "evolve.reponame", "app")
+	measured := fxMeasured("light:2", "heavy:7", "green:9:pass")
+
+	// Nothing queued: the heaviest failing goal.
+	w := f.load(now).Select(SelectOptions{Measured: measured})
+	if w.Rung != RungGoal || w.Target != "heavy" {
+		t.Fatalf("no queue: %s %s, want goal heavy", w.Rung, w.Target)
+	}
+	// Harvested items come before goals: this repository's first, then
+	// any repository's, then unscoped; higher severity first within each;
+	// another repository's never.
+	f.write(".agents/rpi/next-work.jsonl", strings.Join([]string{
+		`{"items":[{"id":"low-here","title":"a","severity":"low","target_repo":"app"},{"id":"high-any","title":"b","severity":"high"}]}`,
+		`{"items":[{"id":"crit-other","title":"c","severity":"critical","target_repo":"elsewhere"},{"id":"med-here","title":"d","severity":"medium","target_repo":"app","type":"bug"}]}`,
+		`not json at all`,
+	}, "\n")+"\n")
+	s := f.load(now)
+	var got []string
+	for _, it := range s.Harvested() {
+		got = append(got, it.ID)
+	}
+	if strings.Join(got, ",") != "med-here,low-here,high-any" {
+		t.Errorf("harvested order %v, want med-here,low-here,high-any (exact repository first, by severity; another repository's left out)", got)
+	}
+	w = s.Select(SelectOptions{Measured: measured})
+	if w.Rung != RungHarvested || w.ItemID() != "med-here" || !strings.Contains(w.Why, "for this repository") {
+		t.Errorf("with a queue: %s %s (%s)", w.Rung, w.ItemID(), w.Why)
+	}
+	// Restorative: only fixes of what is red.
+	f.write(".agents/rpi/next-work.jsonl", `{"items":[{"id":"feat","title":"a feature","severity":"high","type":"feature"}]}`+"\n")
+	w = f.load(now).Select(SelectOptions{Measured: measured, Restorative: true})
+	if w.Rung != RungGoal || w.Target != "heavy" || !w.Restorative || len(w.Skipped) == 0 || !strings.Contains(w.Skipped[0], "no fix of what is red") {
+		t.Errorf("restorative with a feature queued: %s %s restorative %v skipped %v", w.Rung, w.Target, w.Restorative, w.Skipped)
+	}
+	// Restorative with nothing red: the whole ladder.
+	w = f.load(now).Select(SelectOptions{Measured: fxMeasured("green:9:pass"), Restorative: true})
+	if w.Rung != RungHarvested || w.ItemID() != "feat" || !strings.Contains(w.Skipped[0], "nothing is red") {
+		t.Errorf("restorative, nothing red: %s %s skipped %v", w.Rung, w.ItemID(), w.Skipped)
+	}
+}
+
+func TestSelectSkipsQuarantinedGoals(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	f.write("GOALS.yaml", "version: 3\ngoals:\n  - id: flaky\n    description: d\n    check: \"true\"\n    weight: 9\n  - id: steady\n    description: d\n    check: \"true\"\n    weight: 1\n")
+	s := f.load(now)
+	dig := digests(s.Goals)
+	f.record(fxRec{result: ledger.Quarantined, target: "flaky", goalDigest: dig["flaky"], oscillations: 3})
+	w := f.load(now).Select(SelectOptions{Measured: fxMeasured("flaky:9", "steady:1")})
+	if w.Target != "steady" || len(w.Skipped) == 0 || !strings.Contains(strings.Join(w.Skipped, "\n"), "flaky is quarantined") {
+		t.Fatalf("quarantined goal: chose %s, skipped %v", w.Target, w.Skipped)
+	}
+	// A changed definition lifts the quarantine.
+	f.write("GOALS.yaml", "version: 3\ngoals:\n  - id: flaky\n    description: d\n    check: \"exit 0\"\n    weight: 9\n  - id: steady\n    description: d\n    check: \"true\"\n    weight: 1\n")
+	if w := f.load(now).Select(SelectOptions{Measured: fxMeasured("flaky:9", "steady:1")}); w.Target != "flaky" {
+		t.Errorf("after the definition changed: chose %s, want flaky", w.Target)
+	}
+}
+
+func TestSelectGenerators(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	green := fxMeasured("g:3:pass")
+	if w := f.load(now).Select(SelectOptions{Measured: green}); w.Rung != RungTesting {
+		t.Errorf("balanced, nothing to do: %s, want %s", w.Rung, RungTesting)
+	}
+	if w := f.load(now).Select(SelectOptions{Measured: green, Strategy: "innovate"}); w.Rung != RungFeature {
+		t.Errorf("innovate: %s, want %s", w.Rung, RungFeature)
+	}
+	// Each generator pass that found nothing moves to the next.
+	f.record(fxRec{result: ledger.Unchanged, rung: RungTesting, target: RungTesting})
+	w := f.load(now).Select(SelectOptions{Measured: green})
+	if w.Rung != RungValidation || !strings.Contains(w.Why, "1 generator cycle(s) in a row found nothing") {
+		t.Errorf("after an empty testing pass: %s (%s), want %s", w.Rung, w.Why, RungValidation)
+	}
+}
