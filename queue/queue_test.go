@@ -171,3 +171,122 @@ func TestRoadmap(t *testing.T) {
 		t.Errorf("an outside blocker: %+v %q", w, unblocks)
 	}
 }
+
+func TestRoadmapBlockerChains(t *testing.T) {
+	dir := t.TempDir()
+	s, err := LoadRoadmapState(filepath.Join(dir, "state.json"), "r.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c needs b, b needs a: a first, then b, then c.
+	items := ParseRoadmap([]byte("1. `c` blocker: `b`\n2. `b` blocker: `a`\n3. `a`\n"))
+	for _, want := range []struct{ id, unblocks string }{{"a", "b"}, {"b", "c"}, {"c", ""}} {
+		w, unblocks, ok := s.Next(items)
+		if !ok || w.ID != want.id || unblocks != want.unblocks {
+			t.Fatalf("next: %q unblocking %q (%v); want %q unblocking %q", w.ID, unblocks, ok, want.id, want.unblocks)
+		}
+		s.Done(items, w.ID)
+	}
+	if w, _, ok := s.Next(items); ok {
+		t.Errorf("all done, yet next is %+v", w)
+	}
+	// A cycle of blockers ends: the item where it closes is worked.
+	s2, _ := LoadRoadmapState(filepath.Join(dir, "s2.json"), "r2.md")
+	items = ParseRoadmap([]byte("1. `x` blocker: `y`\n2. `y` blocker: `x`\n"))
+	if w, unblocks, ok := s2.Next(items); !ok || w.ID != "y" || unblocks != "x" {
+		t.Errorf("a cycle of blockers: %q unblocking %q (%v)", w.ID, unblocks, ok)
+	}
+}
+
+// FuzzQueue reads any file as a queue: listing never fails, every item it
+// lists can be claimed by its id, and a claim rewrites the line of that
+// item's entry alone: every other line, parsed or not, stays byte for byte.
+func FuzzQueue(f *testing.F) {
+	f.Add(sample)
+	f.Add("")
+	f.Add("{}\n{\"items\":null}\n{\"items\":[1]}\n[]\n")
+	f.Add(`{"items":[{"title":"same"},{"title":"same"}]}` + "\n" + `{"items":[{"id":"x"},{"id":"x"}]}`)
+	f.Add("{\"items\":[{\"title\":\"no newline\"}]}")
+	f.Fuzz(func(t *testing.T, content string) {
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		q := newQueue(t, content, &now)
+		if content == "" {
+			os.WriteFile(q.Path(), nil, 0o644)
+		}
+		items, _, err := q.List()
+		if err != nil {
+			t.Fatalf("list: %v", err)
+		}
+		ids := map[string]bool{}
+		for _, it := range items {
+			if it.ID == "" || ids[it.ID] {
+				t.Fatalf("item id %q empty or given twice in %q", it.ID, content)
+			}
+			ids[it.ID] = true
+		}
+		for _, it := range items {
+			if !it.Selectable() {
+				continue
+			}
+			before, _ := os.ReadFile(q.Path())
+			if _, err := q.Claim(it.ID, "fuzz", time.Hour); err != nil {
+				var r *Refusal
+				if errors.As(err, &r) {
+					continue
+				}
+				t.Fatalf("claim %s: %v", it.ID, err)
+			}
+			after, _ := os.ReadFile(q.Path())
+			bl, al := strings.SplitAfter(string(before), "\n"), strings.SplitAfter(string(after), "\n")
+			if bl[len(bl)-1] == "" {
+				bl = bl[:len(bl)-1]
+			}
+			if al[len(al)-1] == "" {
+				al = al[:len(al)-1]
+			}
+			if len(bl) != len(al) {
+				t.Fatalf("claim of %s changed the line count %d → %d", it.ID, len(bl), len(al))
+			}
+			for i := range bl {
+				if i+1 != it.Entry && strings.TrimSuffix(bl[i], "\n") != strings.TrimSuffix(al[i], "\n") {
+					t.Fatalf("claim of %s (line %d) changed line %d: %q → %q", it.ID, it.Entry, i+1, bl[i], al[i])
+				}
+			}
+			again, _, err := q.List()
+			if err != nil || len(again) != len(items) {
+				t.Fatalf("after the claim: %d items, %v; had %d", len(again), err, len(items))
+			}
+			for _, a := range again {
+				if !ids[a.ID] {
+					t.Fatalf("after the claim an item has a new id %q", a.ID)
+				}
+			}
+			break
+		}
+	})
+}
+
+func FuzzParseRoadmap(f *testing.F) {
+	f.Add("1. `a`\n2. `b` blocker: `a`\n")
+	f.Add("1. `x` blocker: `y`\n2. `y` blocker: `x`\n")
+	f.Add("1. blocker: `z`\n10. `q` blocker: `q`\n")
+	f.Fuzz(func(t *testing.T, md string) {
+		items := ParseRoadmap([]byte(md))
+		s := &RoadmapState{}
+		for n := 0; n < 3*len(items)+3; n++ {
+			w, _, ok := s.Next(items)
+			if !ok {
+				return
+			}
+			if w.ID == "" {
+				t.Fatalf("an item without an id from %q", md)
+			}
+			if n%2 == 0 {
+				s.Done(items, w.ID)
+			} else {
+				s.Failed(items, w.ID)
+			}
+		}
+		t.Fatalf("the roadmap %q was not worked through in %d steps", md, 3*len(items)+3)
+	})
+}

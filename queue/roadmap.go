@@ -123,29 +123,43 @@ func (s *RoadmapState) escalated(id string) bool {
 }
 
 // Next returns the roadmap work to do next: the first item, from the
-// current one on, that is neither done nor escalated, or its blocker when
-// that is not done yet (then unblocks names the item it unblocks). ok is
-// false when nothing is left.
+// current one on, that is neither done nor escalated, or, when its blocker
+// is not done yet, that blocker (followed down a chain of blockers to the
+// first that is not blocked itself; a cycle of blockers stops where it
+// closes); unblocks then names the item it unblocks. ok is false when
+// nothing is left.
 func (s *RoadmapState) Next(items []RoadmapItem) (work RoadmapItem, unblocks string, ok bool) {
 	byID := map[string]RoadmapItem{}
 	for _, it := range items {
-		byID[it.ID] = it
+		if _, dup := byID[it.ID]; !dup {
+			byID[it.ID] = it
+		}
 	}
+next:
 	for i := max(0, s.Index); i < len(items); i++ {
 		it := items[i]
 		if s.done(it.ID) || s.escalated(it.ID) {
 			continue
 		}
-		if b := it.Blocker; b != "" && !s.done(b) {
+		work, unblocks = RoadmapItem{}, ""
+		seen := map[string]bool{it.ID: true}
+		for it.Blocker != "" && !s.done(it.Blocker) && !seen[it.Blocker] {
+			b := it.Blocker
 			if s.escalated(b) {
-				continue // its blocker was given up on: so is it (Failed escalates both)
+				continue next // its blocker was given up on: so is it (Failed escalates both)
 			}
-			if blocker, known := byID[b]; known {
-				return blocker, it.ID, true
+			seen[b] = true
+			blocker, known := byID[b]
+			if !known {
+				blocker = RoadmapItem{ID: b, Line: "unblock " + b + " (named as the blocker of " + it.ID + ")"}
 			}
-			return RoadmapItem{ID: b, Line: "unblock " + b + " (named as the blocker of " + it.ID + ")"}, it.ID, true
+			work, unblocks = blocker, it.ID
+			it = blocker
 		}
-		return it, "", true
+		if unblocks == "" {
+			work = it
+		}
+		return work, unblocks, true
 	}
 	return RoadmapItem{}, "", false
 }
