@@ -11,8 +11,8 @@ import (
 // ConvergenceThresholds are the criteria's limits (the seeds' defaults:
 // a green streak of 3, at most 1 open high or medium item).
 type ConvergenceThresholds struct {
-	GreenStreak   int
-	MaxHighMedium int
+	GreenStreak   int `json:"green_streak"`
+	MaxHighMedium int `json:"max_high_medium"`
 }
 
 // DefaultConvergence are the seeds' criteria.
@@ -33,7 +33,8 @@ type Convergence struct {
 
 // Converged evaluates the convergence criteria: the last cycles' gates
 // passed (a green streak: the trailing gated cycles whose gate is PASS),
-// the queue holds few high and medium items not consumed, and a fitness
+// the queue holds few high and medium items not consumed (for this
+// repository, or any: another repository's are no work of this loop), and a fitness
 // baseline of the goals file's era has been captured.
 func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 	c := &Convergence{Thresholds: t, Era: s.era(), Reasons: []string{}}
@@ -48,8 +49,8 @@ func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 		c.CIGreenStreak++
 	}
 	for _, it := range s.Items {
-		if it.Consumed || it.ClaimStatus == queue.Consumed {
-			continue
+		if it.Consumed || it.ClaimStatus == queue.Consumed || s.scope(it) < 0 {
+			continue // done, or another repository's: no work of this loop
 		}
 		if r := queue.SeverityRank(it.Severity); r <= 1 {
 			c.UnconsumedHighMedium++

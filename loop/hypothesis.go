@@ -79,7 +79,7 @@ func Hypotheses(repo *gitstore.Repo) ([]Hypothesis, error) {
 		if a, b := events[i].Event == "add", events[j].Event == "add"; a != b {
 			return a
 		}
-		return events[i].At < events[j].At
+		return eventTime(events[i].At).Before(eventTime(events[j].At))
 	})
 	byID := map[string]*Hypothesis{}
 	var order []string
@@ -198,4 +198,11 @@ func writeHypothesisEvent(repo *gitstore.Repo, e hypothesisEvent, now time.Time)
 	}
 	line, _ := json.Marshal(e)
 	return repo.AddNoteLines(HypothesesRef, head[0], [][]byte{line}, fmt.Sprintf("git evolve: hypothesis %s %s\n", e.ID, e.Event))
+}
+
+// eventTime is when an event happened; times that do not parse come first.
+// (RFC 3339 text with fractions does not sort as text: .1 after .123.)
+func eventTime(at string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, at)
+	return t
 }

@@ -291,14 +291,8 @@ func (s *State) Harvested() []queue.Item {
 		if !it.Selectable() {
 			continue
 		}
-		scope := 2
-		switch it.TargetRepo {
-		case s.Config.RepoName:
-			scope = 0
-		case "*":
-			scope = 1
-		case "":
-		default:
+		scope := s.scope(it)
+		if scope < 0 {
 			continue // another repository's
 		}
 		rs = append(rs, ranked{it, scope, queue.SeverityRank(it.Severity)})
@@ -334,6 +328,20 @@ func (s *State) ReadyWork() int {
 		}
 	}
 	return n
+}
+
+// scope ranks a queue item by the repository it names: 0 this one, 1 any
+// ("*"), 2 none; -1 another repository's (no work of this loop).
+func (s *State) scope(it queue.Item) int {
+	switch it.TargetRepo {
+	case s.Config.RepoName:
+		return 0
+	case "*":
+		return 1
+	case "":
+		return 2
+	}
+	return -1
 }
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }

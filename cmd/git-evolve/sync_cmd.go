@@ -58,6 +58,10 @@ func (c *syncCmd) Run(e *env) error {
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "synced with %s\n", remote)
+	width := 0
+	for _, r := range rep.Refs {
+		width = max(width, len(r.Ref))
+	}
 	for _, r := range rep.Refs {
 		var what []string
 		switch {
@@ -72,7 +76,7 @@ func (c *syncCmd) Run(e *env) error {
 		if len(what) == 0 {
 			what = append(what, "up to date")
 		}
-		fmt.Fprintf(e.stdout, "  %-26s %s\n", r.Ref, strings.Join(what, ", "))
+		fmt.Fprintf(e.stdout, "  %-*s %s\n", width, r.Ref, strings.Join(what, ", "))
 	}
 	return nil
 }
