@@ -14,11 +14,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"git-evolve/cycle"
+	"git-evolve/gitstore"
 	"git-evolve/goals"
 	"git-evolve/ledger"
 )
@@ -28,6 +28,9 @@ import (
 const (
 	PhaseAgent  = "agent"  // the agent command runs (or was interrupted)
 	PhaseFinish = "finish" // the agent ended; the cycle is to be finished
+	// PhaseRestore: the agent failed, its cycle was aborted, and the
+	// working tree is to be brought back to the cycle's start (Restore).
+	PhaseRestore = "restore"
 )
 
 // Why a run stopped, besides the halt reasons of halt-check.
@@ -36,6 +39,16 @@ const (
 	StopConverged   = "converged"
 	StopInterrupted = "interrupted"
 )
+
+// PendingRestore is an aborted cycle the driver brings the working tree
+// back from: what cycle.RestoreStart needs.
+type PendingRestore struct {
+	Cycle  int    `json:"cycle"`
+	ID     string `json:"id"`
+	Target string `json:"target"`
+	Start  string `json:"start"`
+	Saved  string `json:"saved"`
+}
 
 // DefaultAgentTimeout is how long an agent command may run by default.
 const DefaultAgentTimeout = time.Hour
@@ -55,6 +68,9 @@ type RunState struct {
 	CycleID string `json:"cycle_id,omitempty"`
 	// Restorative is the open cycle's mode (a resumed agent keeps it).
 	Restorative bool `json:"restorative,omitempty"`
+	// Restore is the aborted cycle whose working tree is to be brought
+	// back to its start (PhaseRestore).
+	Restore *PendingRestore `json:"restore,omitempty"`
 	// Stopped is why the run last stopped ("" while it runs).
 	Stopped string  `json:"stopped,omitempty"`
 	Tally   Tally   `json:"tally"`
@@ -313,6 +329,13 @@ func (d *driver) say(format string, args ...any) {
 }
 
 func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, error) {
+	// A run stopped while it brought an aborted cycle's working tree back
+	// first completes that.
+	if d.r.Phase == PhaseRestore && d.r.Restore != nil && open == nil {
+		if err := d.restore(); err != nil {
+			return nil, err
+		}
+	}
 	// A resumed run first completes the cycle it left open.
 	if open != nil {
 		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
@@ -483,8 +506,12 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Cycles++
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
-		d.r.Phase, d.r.CycleID = "", ""
+		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseRestore, "", false
+		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String()}
 		if err := d.r.save(d.gitDir); err != nil {
+			return nil, false, err
+		}
+		if err := d.restore(); err != nil {
 			return nil, false, err
 		}
 		return nil, true, nil
@@ -540,7 +567,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID = "", ""
+	d.r.Phase, d.r.CycleID, d.r.Restorative = "", "", false
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
@@ -549,6 +576,25 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		return d.stop(StopInterrupted, fmt.Sprintf("stopped after cycle %d", e.Cycle)), nil
 	}
 	return nil, nil
+}
+
+// restore brings the working tree of the aborted cycle d.r.Restore back to
+// the cycle's start (.agents/** kept), so that the next cycle starts from
+// work a gate judged; the aborted work stays saved.
+func (d *driver) restore() error {
+	p := d.r.Restore
+	saved, err := gitstore.ParseHash(p.Saved)
+	if err != nil {
+		return fmt.Errorf("run.json: the saved work of cycle %d: %w", p.Cycle, err)
+	}
+	d.say("cycle %d: bringing the working tree back to the cycle's start (its work is saved)", p.Cycle)
+	head, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start}, saved)
+	if err != nil {
+		return err
+	}
+	d.say("cycle %d: HEAD is on %s", p.Cycle, head.Short())
+	d.r.Phase, d.r.Restore = "", nil
+	return d.r.save(d.gitDir)
 }
 
 // runAgent runs the agent command in the working tree, in a process group
@@ -571,27 +617,28 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(d.timeout)
 	defer timer.Stop()
-	var once sync.Once
 	timedOut := false
-	end := func() {
-		once.Do(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			go func() {
-				time.Sleep(5 * time.Second)
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			}()
-		})
+	// end asks the group to stop, and kills it after a grace period.
+	end := func() error {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		grace := time.NewTimer(5 * time.Second)
+		defer grace.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-grace.C:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			return <-done
+		}
 	}
 	var err error
 	select {
 	case err = <-done:
 	case <-timer.C:
 		timedOut = true
-		end()
-		err = <-done
+		err = end()
 	case <-ctx.Done():
-		end()
-		err = <-done
+		err = end()
 	}
 	// Whatever the agent left running in its group goes with it.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
