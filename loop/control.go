@@ -56,7 +56,15 @@ func Controls(repo *gitstore.Repo) ([]ControlEvent, error) {
 		}
 		return nil
 	})
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
+	// By time; in one second (the clock's resolution) a trip comes before
+	// the resume that acknowledges it.
+	sort.SliceStable(out, func(i, j int) bool {
+		ti, tj := out[i].Time(), out[j].Time()
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return out[i].Kind == KindTrip && out[j].Kind != KindTrip
+	})
 	return out, err
 }
 

@@ -26,6 +26,10 @@ const DefaultKillTTL = 7 * 24 * time.Hour
 type Markers struct {
 	Top       string // the top of the working tree
 	ConfigDir string // $XDG_CONFIG_HOME, else $HOME/.config
+	// Exclude is the repository's info/exclude file: markers written are
+	// kept out of git there (a marker is local: committed, it would halt
+	// every clone's loop). Empty: not done.
+	Exclude string
 }
 
 // MarkersFor returns the markers of the working tree top, with the
@@ -99,11 +103,61 @@ func (m Markers) Write(name, reason string, cycle int, by string, now time.Time)
 		reason = "(none given)"
 	}
 	body := fmt.Sprintf("reason: %s\ntime: %s\ncycle: %d\nby: %s\n", reason, now.UTC().Format(time.RFC3339), cycle, by)
+	if name != Kill && m.Exclude != "" {
+		if _, err := ExcludeMarkers(m.Exclude); err != nil {
+			return "", err
+		}
+	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
 		return "", err
 	}
+	// Its age is read from its modification time (as the seeds do, so that
+	// markers written by hand count): the same clock as its time line.
+	if err := os.Chtimes(tmp, now, now); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
 	return path, os.Rename(tmp, path)
+}
+
+// markerPatterns are the working tree's markers, as info/exclude patterns.
+var markerPatterns = []string{"/.agents/evolve/STOP", "/.agents/evolve/DORMANT", "/.agents/evolve/HANDOFF", "/.agents/evolve/*.tmp"}
+
+// ExcludeMarkers adds the markers' patterns that the info/exclude file at
+// path lacks, so that git (and a cycle's finish, which takes what git add
+// -A would) leaves them untracked. It reports whether it added any.
+func ExcludeMarkers(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add []string
+	for _, p := range markerPatterns {
+		if !have[p] {
+			add = append(add, p)
+		}
+	}
+	if len(add) == 0 {
+		return false, nil
+	}
+	var b strings.Builder
+	b.Write(data)
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		b.WriteString("\n")
+	}
+	b.WriteString("# git evolve: the loop's markers are local to this clone\n")
+	for _, p := range add {
+		b.WriteString(p + "\n")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	return true, writeAtomic(path, []byte(b.String()))
 }
 
 // Remove takes marker name away; it reports whether it was there.

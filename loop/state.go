@@ -106,6 +106,7 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 		now = time.Now()
 	}
 	s := &State{Repo: repo, Ledger: l, Top: top, Now: now, Getenv: getenv, Markers: MarkersFor(top, getenv)}
+	s.Markers.Exclude = ExcludePath(repo)
 	if s.Config, err = loadConfig(repo, top, getenv); err != nil {
 		return nil, err
 	}
@@ -178,7 +179,8 @@ func repoNameOf(u string) string {
 
 func loadRoadmap(top, file string) (*Roadmap, error) {
 	statePath := filepath.Join(top, filepath.FromSlash(queue.RoadmapStatePath))
-	if file == "" {
+	fromState := file == ""
+	if fromState {
 		// The roadmap a previous run pinned, while its file is there.
 		data, err := os.ReadFile(statePath)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -198,7 +200,13 @@ func loadRoadmap(top, file string) (*Roadmap, error) {
 		p = filepath.Join(top, filepath.FromSlash(p))
 	}
 	data, err := os.ReadFile(p)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && fromState:
+		return nil, nil // the roadmap a run pinned is gone: nothing is pinned
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &RunError{Msg: fmt.Sprintf("--queue %s: no such file", file), Usage: true,
+			Hint: "name a roadmap: an ordered Markdown list, an item a line (1. `id` what to do, blocker: `other-id`)"}
+	case err != nil:
 		return nil, fmt.Errorf("the pinned roadmap: %w", err)
 	}
 	rel := file
@@ -342,6 +350,12 @@ func (s *State) scope(it queue.Item) int {
 		return 2
 	}
 	return -1
+}
+
+// ExcludePath is the repository's info/exclude file (shared by its
+// worktrees).
+func ExcludePath(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "info", "exclude")
 }
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }

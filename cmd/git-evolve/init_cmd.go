@@ -8,6 +8,7 @@ import (
 
 	"git-evolve/goals"
 
+	"git-evolve/loop"
 	"git-evolve/setup"
 )
 
@@ -51,6 +52,15 @@ func (c initCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	excluded := false
+	if !repo.Bare() {
+		if excluded, err = loop.ExcludeMarkers(loop.ExcludePath(repo)); err != nil {
+			return err
+		}
+		if excluded {
+			fmt.Fprintf(e.stdout, "kept the loop's markers (.agents/evolve/STOP, DORMANT, HANDOFF) out of git: %s\n", displayPath(e, loop.ExcludePath(repo)))
+		}
+	}
 	var hooks []setup.HookChange
 	if !c.NoHooks && !repo.Bare() {
 		if hooks, err = setup.InstallHooks(repo); err != nil {
@@ -72,7 +82,7 @@ func (c initCmd) Run(e *env) error {
 		}
 		hooks = slices.DeleteFunc(hooks, func(h setup.HookChange) bool { return h.Advice != "" })
 	}
-	if len(changes) == 0 && !trusted && len(hooks) == 0 {
+	if len(changes) == 0 && !trusted && !excluded && len(hooks) == 0 {
 		fmt.Fprintln(e.stdout, "already initialised: nothing to change")
 	}
 	return nil
