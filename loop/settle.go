@@ -18,8 +18,14 @@ import (
 func Claimant() string { return "evolve:" + hostName() }
 
 // Take claims the work's queue item, when it has one, before a cycle
-// starts on it: two loops never take the same item.
+// starts on it: two loops never take the same item. Work from a pinned
+// roadmap is recorded in the roadmap's state.
 func (s *State) Take(w *Work) error {
+	if w.Pinned != nil && s.Roadmap != nil {
+		// The roadmap's state names the roadmap: settling the cycle, and
+		// the next run, find it there.
+		return s.Roadmap.State.Save(s.Roadmap.StatePath)
+	}
 	if w.Item == nil {
 		return nil
 	}

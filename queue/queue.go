@@ -160,7 +160,8 @@ func (q *Queue) item(m map[string]json.RawMessage, entry int, now time.Time) Ite
 		until, err := time.Parse(time.RFC3339, it.LeaseUntil)
 		if err != nil {
 			if at, err := time.Parse(time.RFC3339, it.ClaimedAt); err == nil {
-				until = at.Add(lease)
+				until = at.Add(lease) // the seeds' claims have no lease: the default from the claim
+				it.LeaseUntil = until.UTC().Format(time.RFC3339)
 			} else {
 				until = time.Time{} // a claim with no time holds nothing
 			}
@@ -317,7 +318,14 @@ func (q *Queue) write(lines []*line) error {
 	if err != nil {
 		return err
 	}
+	mode := os.FileMode(0o644) // CreateTemp makes it 0600: the file keeps its own mode
+	if fi, serr := os.Stat(q.path); serr == nil {
+		mode = fi.Mode().Perm()
+	}
 	_, err = tmp.Write(buf.Bytes())
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -347,6 +355,9 @@ func (q *Queue) Claim(id, by string, lease time.Duration) (Item, error) {
 		case it.Consumed || it.ClaimStatus == Consumed:
 			return &Refusal{fmt.Sprintf("item %s is consumed already (by %s)", id, it.ConsumedBy)}
 		case it.ClaimStatus == InProgress && !it.Expired && it.ClaimedBy != by:
+			if it.LeaseUntil == "" {
+				return &Refusal{fmt.Sprintf("item %s is claimed by %s", id, it.ClaimedBy)}
+			}
 			return &Refusal{fmt.Sprintf("item %s is claimed by %s until %s", id, it.ClaimedBy, it.LeaseUntil)}
 		}
 		now := q.now().UTC()

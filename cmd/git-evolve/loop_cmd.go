@@ -330,8 +330,11 @@ func (c *nextCmd) Run(e *env) error {
 		fmt.Fprintf(out, "  %s\n", w.Title)
 	}
 	fmt.Fprintf(out, "  why: %s\n", w.Why)
-	if w.Restorative {
-		fmt.Fprintf(out, "  restorative: the last cycle's gate failed\n")
+	switch {
+	case w.Restorative && h.Restorative:
+		fmt.Fprintf(out, "  restorative: %s\n", h.Detail)
+	case w.Restorative:
+		fmt.Fprintf(out, "  restorative: the repair strategy takes only what fixes red\n")
 	}
 	for _, q := range w.Quarantine {
 		verb := "quarantined"
