@@ -68,7 +68,9 @@ func TestThresholdsFrom(t *testing.T) {
 
 func TestNoProgressBreaker(t *testing.T) {
 	th := DefaultThresholds()
-	at := func(c int, result string, min int) Event { return fxEvent(c, result, fxT0.Add(time.Duration(min)*time.Minute)) }
+	at := func(c int, result string, min int) Event {
+		return fxEvent(c, result, fxT0.Add(time.Duration(min)*time.Minute))
+	}
 	tests := []struct {
 		name     string
 		events   []Event
@@ -337,7 +339,7 @@ func TestQuarantined(t *testing.T) {
 
 func TestEventClassification(t *testing.T) {
 	for _, tt := range []struct {
-		result               string
+		result              string
 		productive, nonProd bool
 	}{
 		{ledger.Improved, true, false},
