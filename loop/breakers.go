@@ -53,7 +53,8 @@ func thresholdsFrom(cfg map[string][]string) (Thresholds, error) {
 		}
 		n, err := strconv.Atoi(vals[len(vals)-1])
 		if err != nil || n < 1 {
-			return t, fmt.Errorf("git config %s = %q: must be a whole number, 1 or more", k.key, vals[len(vals)-1])
+			return t, &RunError{Msg: fmt.Sprintf("git config %s = %q: must be a whole number, 1 or more", k.key, vals[len(vals)-1]), Usage: true,
+				Hint: "set it to a number, or remove it to use the default: git config --unset " + k.key}
 		}
 		k.set(n)
 	}

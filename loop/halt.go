@@ -73,7 +73,7 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 	if v := s.Getenv("EVOLVE_KILL_TTL_DAYS"); v != "" {
 		days, err := strconv.ParseFloat(v, 64)
 		if err != nil || days <= 0 {
-			return nil, fmt.Errorf("EVOLVE_KILL_TTL_DAYS=%q: must be a number of days above 0", v)
+			return nil, &RunError{Msg: fmt.Sprintf("EVOLVE_KILL_TTL_DAYS=%q: must be a number of days above 0", v), Usage: true, Hint: "for example EVOLVE_KILL_TTL_DAYS=7 (the default)"}
 		}
 		ttl = time.Duration(days * float64(24*time.Hour))
 	}

@@ -149,7 +149,8 @@ func loadConfig(repo *gitstore.Repo, top string, getenv func(string) string) (Co
 	if v := last("evolve.claimlease"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return c, fmt.Errorf("git config evolve.claimLease = %q: must be a duration such as 2h", v)
+			return c, &RunError{Msg: fmt.Sprintf("git config evolve.claimLease = %q: must be a duration such as 2h", v), Usage: true,
+				Hint: "set it with git config evolve.claimLease 2h, or remove it with git config --unset evolve.claimLease"}
 		}
 		c.Lease = d
 	}

@@ -43,7 +43,7 @@ func openQueue(e *env) (*queue.Queue, error) {
 }
 
 type queueListCmd struct {
-	JSON bool `name:"json" help:"Print the items as a JSON array (with malformed_lines when there are any, as an object)."`
+	JSON bool `name:"json" help:"Print {items, malformed_lines}: the items, and the numbers of the lines that do not parse."`
 	All  bool `help:"List consumed items too."`
 }
 
