@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"git-evolve/cycle"
+	"git-evolve/filelock"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
 	"git-evolve/ledger"
@@ -208,6 +209,17 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	if o.AgentOut == nil {
 		o.AgentOut = io.Discard
 	}
+	// One run drives a worktree at a time: a second would take the first's
+	// cycles and overwrite its run state.
+	unlock, ok, err := filelock.TryLock(filepath.Join(gitDir, "evolve", "run.lock"))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &RunError{Msg: "another git evolve run is driving this worktree", Usage: true,
+			Hint: "wait for it to end, or stop it: Ctrl-C in its terminal (or git evolve stop, which halts it before its next cycle)"}
+	}
+	defer unlock()
 	prior, err := LoadRunState(gitDir)
 	if err != nil {
 		return nil, err
