@@ -418,12 +418,13 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, &RunError{Msg: "No goals to measure: " + s.GoalsErr.Error(), Usage: true,
 				Hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight); see git evolve goals validate -h"}
 		}
-		data, err := os.ReadFile(s.Goals.Path)
+		goalsPath := filepath.Join(s.Top, goals.FileName) // File.Path is the name alone
+		data, err := os.ReadFile(goalsPath)
 		if err != nil {
 			return nil, err
 		}
 		if d.o.Trusted != nil {
-			if err := d.o.Trusted(data, s.Goals.Path); err != nil {
+			if err := d.o.Trusted(data, goals.FileName); err != nil {
 				return nil, err
 			}
 		}

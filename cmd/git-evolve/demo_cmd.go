@@ -16,11 +16,13 @@ type demoCmd struct {
 
 func (demoCmd) Help() string {
 	return `Builds a throw-away repository with a small project (greet.sh), a GOALS.yaml
-and a test command, then runs three scripted cycles the way an agent would:
+and a test command, then runs four scripted cycles the way an agent would:
 
   1. one that adds what a failing goal asks for: improved, committed;
   2. one that breaks a goal that passed: regressed, reverted, its work saved;
-  3. one that only writes notes in .agents/: unchanged, journal only.
+  3. one that only writes notes in .agents/: unchanged, journal only;
+  4. one driven by git evolve run, with a scripted agent command: the driver
+     picks the failing goal, runs the agent and judges its work: improved.
 
 Each git evolve command is shown with its output, then the ledger. The
 repository is left in place to look at (its path is printed).`
@@ -123,6 +125,20 @@ echo "hello $1"
 	},
 }
 
+// demoAgent is the agent command of the driven cycle: it does what the
+// driver chose, as its environment names it. It lives under .agents/, which
+// is no substantive change.
+const demoAgentPath = ".agents/demo-agent.sh"
+
+const demoAgent = `#!/bin/sh
+# The demo's agent: git evolve run names the work in EVOLVE_TARGET, and in
+# the brief at EVOLVE_BRIEF (the failing goals, the last failures).
+echo "agent: cycle $EVOLVE_CYCLE, target $EVOLVE_TARGET; the brief: $(sed -n 1p "$EVOLVE_BRIEF")"
+case "$EVOLVE_TARGET" in
+documented) printf '\nRun it:\n\n    sh greet.sh NAME\n' >> README.md ;;
+esac
+`
+
 func (c *demoCmd) Run(e *env) error {
 	dir, err := demoDir(c.Dir)
 	if err != nil {
@@ -207,7 +223,14 @@ func (c *demoCmd) Run(e *env) error {
 			return err
 		}
 	}
-	fmt.Fprintf(e.stdout, "\n# the ledger: cycles 1 and 2 are notes on their commits, cycle 3 is in the local journal\n")
+	fmt.Fprintf(e.stdout, "\n# cycle 4: the same loop, driven by the tool: git evolve run checks that the\n# loop may go on, picks the work (the failing goal), opens the cycle, runs the\n# agent command with the work in its environment and brief, and judges it\n")
+	if err := writeDemoFile(dir, demoAgentPath, demoAgent); err != nil {
+		return err
+	}
+	if err := step(exitOK, "run", "--agent", "sh "+demoAgentPath, "--max-cycles", "1"); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\n# the ledger: cycles 1, 2 and 4 are notes on their commits, cycle 3 is in the local journal\n")
 	if err := step(exitOK, "log", "--all"); err != nil {
 		return err
 	}
