@@ -69,7 +69,8 @@ type Trip struct {
 
 // Breakers evaluates the breakers over the cycles since the operator last
 // resumed. now is the time to measure "no progress" against, and runStart
-// the start of the loop run (zero outside one): outside a run, the time
+// the start of this invocation of the loop run (zero outside one; a run
+// resumed counts from its resumption): outside a run, the time
 // without progress is the span the ledger shows, from the last productive
 // cycle to the last cycle.
 func Breakers(events []Event, lastResume, now, runStart time.Time, t Thresholds) []Trip {
@@ -91,6 +92,9 @@ func Breakers(events []Event, lastResume, now, runStart time.Time, t Thresholds)
 			until = now
 			if runStart.After(from) {
 				from = runStart
+			}
+			if lastResume.After(from) {
+				from = lastResume
 			}
 		}
 		if from.IsZero() && len(recent) > 0 {

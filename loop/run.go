@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 
 	"git-evolve/cycle"
 	"git-evolve/filelock"
+	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
 	"git-evolve/ledger"
@@ -39,6 +41,8 @@ const (
 	StopMaxCycles   = "max_cycles"
 	StopConverged   = "converged"
 	StopInterrupted = "interrupted"
+	// StopError: an error stopped the run (Run returns it with the summary).
+	StopError = "error"
 )
 
 // PendingRestore is an aborted cycle the driver brings the working tree
@@ -195,6 +199,8 @@ type Summary struct {
 // work, the agent command, the cycle finished, again, until something halts
 // the loop, it converges, the cycles run out or the operator interrupts.
 // Every step is from the tool: the agent only changes the working tree.
+// An error that stops a run under way is returned with the run's summary
+// (its reason StopError); one that refuses the run, with none.
 func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	repo := l.Repo()
 	gitDir := repo.GitDir()
@@ -253,8 +259,13 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 			return nil, &RunError{Msg: fmt.Sprintf("cycle %d is open in this worktree and is not of run %s", open.Cycle, r.ID),
 				Hint: "finish it (git evolve cycle finish) or abort it (git evolve cycle abort) first", Usage: true}
 		}
-		if open == nil {
-			r.Phase, r.CycleID = "", ""
+		if open == nil && r.Phase != PhaseRestore {
+			// The cycle the run was in has closed: an abort the run did
+			// not get to note (it stopped between the abort and its run
+			// state) still has its working tree to restore.
+			if err := recoverAborted(l, r); err != nil {
+				return nil, err
+			}
 		}
 		r.Stopped = ""
 	} else {
@@ -276,8 +287,27 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		if strategy == "" {
 			strategy = "balanced"
 		}
+		if o.RoadmapFile != "" {
+			top, err := repo.WorkTree()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := loadRoadmap(top, o.RoadmapFile); err != nil {
+				return nil, err // before the last run's state is replaced
+			}
+		}
+		if prior != nil && prior.Phase != PhaseRestore {
+			if err := recoverAborted(l, prior); err != nil {
+				return nil, err
+			}
+		}
 		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
 			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{}}
+		if prior != nil && prior.Phase == PhaseRestore && prior.Restore != nil {
+			// The last run stopped before it restored an aborted cycle's
+			// working tree: this one does it first.
+			r.Phase, r.Restore = PhaseRestore, prior.Restore
+		}
 	}
 	if _, ok := Strategies[r.Strategy]; !ok {
 		return nil, &RunError{Msg: fmt.Sprintf("--strategy %s: not one of balanced, innovate, harden, repair", r.Strategy), Usage: true}
@@ -290,8 +320,15 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	d := &driver{l: l, o: o, r: r, gitDir: gitDir, now: now, progress: progress, timeout: timeout}
-	d.runStart, _ = time.Parse(time.RFC3339, r.StartedAt)
+	// The no-progress breaker counts the time this invocation works: the
+	// time a run stood stopped before --resume is no time without progress.
+	d.runStart = now().UTC().Truncate(time.Second)
 	sum, err := d.loop(ctx, open)
+	if err != nil && sum == nil {
+		// The run stops on the error: its state and summary say so, and
+		// what it did so far.
+		sum = &Summary{RunState: d.r, Reason: StopError, Detail: err.Error()}
+	}
 	if sum != nil {
 		r.Stopped = sum.Reason
 	}
@@ -428,6 +465,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 				return nil, err
 			}
 		}
+		if err := d.checkClean(s); err != nil {
+			return nil, err
+		}
 		n := s.MaxCycle() + 1
 		d.say("cycle %d: measuring the goals", n)
 		measured := goals.Measure(ctx, s.Goals, goals.Options{Dir: s.Top, Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
@@ -444,6 +484,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 				return nil, err
 			}
 			d.say("quarantined goal %s: it passed after an improved cycle and failed again %d times", q.Goal, q.Oscillations)
+		}
+		if d.soft() {
+			return d.stop(StopInterrupted, "interrupted before cycle "+strconv.Itoa(n)+" started"), nil
 		}
 		if err := s.Take(w); err != nil {
 			return nil, err
@@ -510,12 +553,9 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		if err != nil {
 			return nil, false, err
 		}
+		// The restore to do is kept before anything else can fail: a run
+		// that stops here completes it when it resumes.
 		e := Ended{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Rung: c.Rung, Result: "aborted", Reason: "the agent " + failure, Commit: saved.String(), Item: c.Item}
-		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, d.now)
-		if err != nil {
-			return nil, false, err
-		}
-		e.Settled = st.Action
 		d.r.Tally.Cycles++
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
@@ -524,6 +564,11 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
+		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, d.now)
+		if err != nil {
+			return nil, false, err
+		}
+		d.r.Cycles[len(d.r.Cycles)-1].Settled = st.Action
 		if err := d.restore(); err != nil {
 			return nil, false, err
 		}
@@ -589,6 +634,71 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		return d.stop(StopInterrupted, fmt.Sprintf("stopped after cycle %d", e.Cycle)), nil
 	}
 	return nil, nil
+}
+
+// recoverAborted looks at the cycle run r was in (its phase agent or
+// finish, the cycle closed since): when the cycle's record says it was
+// aborted, the run is set to restore its working tree (PhaseRestore);
+// otherwise the phase is cleared.
+func recoverAborted(l *cycle.Ledger, r *RunState) error {
+	id := r.CycleID
+	r.Phase, r.CycleID = "", ""
+	if id == "" {
+		return nil
+	}
+	s, err := Load(l, LoadOptions{Now: time.Now(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		return err
+	}
+	for _, e := range s.Events {
+		if e.ID != id || !e.Aborted {
+			continue
+		}
+		var saved string
+		_ = json.Unmarshal(e.Record.Extra["saved"], &saved)
+		if saved == "" || e.Record.CycleStartSHA == "" {
+			return nil
+		}
+		r.Phase = PhaseRestore
+		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved}
+		if !slices.ContainsFunc(r.Cycles, func(c Ended) bool { return c.ID == id }) {
+			r.Tally.Cycles++
+			r.Tally.Aborted++
+			var reason string
+			_ = json.Unmarshal(e.Record.Extra["reason"], &reason)
+			r.Cycles = append(r.Cycles, Ended{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Rung: e.Rung, Result: "aborted", Reason: reason, Commit: saved, Item: e.Item})
+		}
+		return nil
+	}
+	return nil
+}
+
+// checkClean refuses to start a cycle on a working tree with changes that
+// no cycle judged (outside .agents/**, the goals files and the goals
+// file's non_substantive paths): the cycle would take them as its work.
+func (d *driver) checkClean(s *State) error {
+	head, err := d.l.Repo().ResolveCommits("HEAD")
+	if err != nil {
+		return err
+	}
+	changed, err := d.l.Repo().ChangedSince(head[0])
+	if err != nil {
+		return err
+	}
+	var extra []string
+	if s.Goals != nil {
+		extra = s.Goals.NonSubstantive
+	}
+	dirty := gate.Substantive(changed, extra...)
+	if len(dirty) == 0 {
+		return nil
+	}
+	shown := dirty
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], fmt.Sprintf("and %d more", len(dirty)-3))
+	}
+	return &RunError{Msg: fmt.Sprintf("the working tree has changes no cycle judged: %s", strings.Join(shown, ", ")), Usage: true,
+		Hint: "commit them, or put them aside (git stash -u), then run again: a cycle takes the whole working tree as its work"}
 }
 
 // restore brings the working tree of the aborted cycle d.r.Restore back to

@@ -39,9 +39,11 @@ working tree; git evolve stop, kill, resume and the cycle commands are refused
 to it. An agent that exits non-zero or runs past --agent-timeout has its
 cycle aborted (its work saved under refs/evolve/) and counted as a failure.
 
-The first Ctrl-C stops the run after the step under way; a second stops it at
-once (the agent is signalled; its cycle stays open). git evolve run --resume
-continues. The run's state is in the git directory's evolve/run.json.
+The first Ctrl-C stops the run after the step under way; a second (a second
+or more later) stops it at once (the agent is signalled; its cycle stays
+open). git evolve run --resume continues. The run's state is in the git
+directory's evolve/run.json. (Through git evolve, git itself dies of the
+interrupt: the exit status 5 is git-evolve run's own.)
 
 Exit: 0 every cycle ran, 3 some failed (regressed and reverted, or aborted),
 4 halted (a marker, a breaker, a goal regression, convergence), 5 paused
@@ -78,15 +80,19 @@ func (c *runCmd) Run(e *env) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go func() {
-		n := 0
+		var first time.Time
 		for {
 			select {
 			case <-sigs:
-				n++
-				if n == 1 {
+				switch {
+				case first.IsZero():
+					first = time.Now()
 					fmt.Fprintf(e.stderr, "git-evolve: stopping after the step under way (interrupt again to stop now)\n")
 					close(soft)
-				} else {
+				case time.Since(first) < time.Second:
+					// The same Ctrl-C a second time: the terminal sends it
+					// to the process group, and git passes it on too.
+				default:
 					cancel()
 					return
 				}
@@ -108,12 +114,15 @@ func (c *runCmd) Run(e *env) error {
 			return requireTrust(e, goals.Digest(data), path)
 		},
 	})
-	if err != nil {
+	if sum == nil {
 		return err
 	}
 	if c.JSON {
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(sum))
-	} else if err := printRunSummary(e, sum); err != nil {
+	} else if perr := printRunSummary(e, sum); perr != nil && err == nil {
+		return perr
+	}
+	if err != nil {
 		return err
 	}
 	switch {
