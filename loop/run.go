@@ -73,6 +73,10 @@ type RunState struct {
 	CycleID string `json:"cycle_id,omitempty"`
 	// Restorative is the open cycle's mode (a resumed agent keeps it).
 	Restorative bool `json:"restorative,omitempty"`
+	// AgentGroup is the process group of the agent while it runs: a run
+	// killed outright leaves it, and the next run refuses to start a second
+	// agent in the same tree while it lives.
+	AgentGroup int `json:"agent_group,omitempty"`
 	// Restore is the aborted cycle whose working tree is to be brought
 	// back to its start (PhaseRestore).
 	Restore *PendingRestore `json:"restore,omitempty"`
@@ -229,6 +233,10 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	prior, err := LoadRunState(gitDir)
 	if err != nil {
 		return nil, err
+	}
+	if prior != nil && prior.AgentGroup > 0 && syscall.Kill(-prior.AgentGroup, 0) == nil {
+		return nil, &RunError{Msg: fmt.Sprintf("the agent of run %s still runs (process group %d): its run was killed without stopping it", prior.ID, prior.AgentGroup), Usage: true,
+			Hint: fmt.Sprintf("wait for it to end, or end it (kill -TERM -%d), then run again", prior.AgentGroup)}
 	}
 	open, err := l.Current()
 	if err != nil && !errors.Is(err, cycle.ErrNoOpenCycle) {
@@ -736,6 +744,15 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting the agent: %w", err)
 	}
+	d.r.AgentGroup = cmd.Process.Pid
+	if err := d.r.save(d.gitDir); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return "", err
+	}
+	defer func() {
+		d.r.AgentGroup = 0 // saved with the phase that follows
+	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(d.timeout)
