@@ -496,6 +496,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if d.soft() {
 			return d.stop(StopInterrupted, "interrupted before cycle "+strconv.Itoa(n)+" started"), nil
 		}
+		// The claim outlasts the agent's time, so that no other loop takes
+		// the item while this one works on it.
+		s.Config.Lease = max(s.Config.Lease, d.timeout+10*time.Minute)
 		if err := s.Take(w); err != nil {
 			return nil, err
 		}

@@ -49,7 +49,7 @@ func (s *State) Untake(w *Work) error {
 // Settlement is what settling a cycle's work did.
 type Settlement struct {
 	Item   string `json:"item,omitempty"`
-	Action string `json:"action,omitempty"` // consumed, released, released-failed, done, failed, escalated
+	Action string `json:"action,omitempty"` // consumed, released, released-failed, kept, gone, done, failed, escalated
 }
 
 // Delivered reports whether a cycle that ended with result delivered work
@@ -63,7 +63,8 @@ func Delivered(result string) bool {
 // Settle brings the queue item or the roadmap item a finished cycle took
 // up to date with its result: an improved (or harvested) cycle consumes
 // its queue item and completes its roadmap item; a regressed or aborted
-// one releases the queue item with failed_at and counts a failure on the
+// one releases the queue item with failed_at (unless another loop has
+// claimed it since: then it is left to them) and counts a failure on the
 // roadmap item (escalated after 3); an unchanged one releases the queue
 // item as it was, and counts a failure on the roadmap item (nothing was
 // delivered).
@@ -98,14 +99,18 @@ func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, 
 			_, err = q.Consume(c.Item, Claimant())
 			st.Action = "consumed"
 		case failed:
-			_, err = q.Release(c.Item, true)
+			_, err = q.ReleaseFor(c.Item, Claimant(), true)
 			st.Action = "released-failed"
 		default:
-			_, err = q.Release(c.Item, false)
+			_, err = q.ReleaseFor(c.Item, Claimant(), false)
 			st.Action = "released"
 		}
 		if errors.Is(err, queue.ErrNotFound) {
 			return &Settlement{Item: c.Item, Action: "gone"}, nil // the item left the queue meanwhile
+		}
+		var rf *queue.Refusal
+		if errors.As(err, &rf) {
+			return &Settlement{Item: c.Item, Action: "kept"}, nil // another loop's now, or consumed: theirs to settle
 		}
 		return st, err
 	}

@@ -69,3 +69,23 @@ func TestSettleGoneItem(t *testing.T) {
 		t.Errorf("an item that left the queue: %+v, %v; want gone", st, err)
 	}
 }
+
+// TestSettleLeavesAnotherLoopsClaim: a cycle whose lease ran out, and whose
+// item another loop claimed since, does not release that loop's claim.
+func TestSettleLeavesAnotherLoopsClaim(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	f.write(".agents/rpi/next-work.jsonl", `{"items":[{"id":"fix-it","title":"fix it"}]}`+"\n")
+	q := OpenQueue(f.repo, f.dir, func() time.Time { return now })
+	if _, err := q.Claim("fix-it", "evolve:other-host", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "fix-it", Rung: RungHarvested}, ledger.Regressed, false, func() time.Time { return now })
+	if err != nil || st.Action != "kept" {
+		t.Fatalf("settle: %+v, %v; want kept", st, err)
+	}
+	items, _, _ := q.List()
+	if items[0].ClaimedBy != "evolve:other-host" || items[0].FailedAt != "" {
+		t.Errorf("the other loop's claim: by %q, failed_at %q", items[0].ClaimedBy, items[0].FailedAt)
+	}
+}

@@ -133,6 +133,54 @@ func str(m map[string]json.RawMessage, k string) string {
 }
 
 // itemID is an item's id: its own, or a digest of what it says.
+// assignIDs gives each item of lines its id, by line and item: its own
+// when it has one; else the digest of what it says, with -2, -3, … for
+// the second and later items that say the same (or have the same id of
+// their own), skipping the ids items have of their own (so that an id written into one twin when it is
+// claimed does not move its other twins' ids).
+func assignIDs(lines []*line) [][]string {
+	used := map[string]bool{}
+	for _, ln := range lines {
+		for _, m := range ln.items {
+			if id := str(m, "id"); id != "" {
+				used[id] = true
+			}
+		}
+	}
+	next := map[string]int{}
+	taken := map[string]bool{} // the own ids given out so far
+	out := make([][]string, len(lines))
+	for i, ln := range lines {
+		out[i] = make([]string, len(ln.items))
+		for j, m := range ln.items {
+			base := str(m, "id")
+			if base != "" && !taken[base] {
+				taken[base] = true
+				out[i][j] = base
+				continue
+			}
+			if base == "" {
+				base = itemID(m)
+			} else {
+				next[base] = max(next[base], 1) // a second item with this id of its own
+			}
+			id := base
+			for n := next[base]; ; n++ {
+				if n > 0 {
+					id = fmt.Sprintf("%s-%d", base, n+1)
+				}
+				if !used[id] {
+					next[base] = n + 1
+					break
+				}
+			}
+			used[id] = true
+			out[i][j] = id
+		}
+	}
+	return out
+}
+
 func itemID(m map[string]json.RawMessage) string {
 	if id := str(m, "id"); id != "" {
 		return id
@@ -181,7 +229,7 @@ func (q *Queue) List() ([]Item, []int, error) {
 	now := q.now()
 	var items []Item
 	var bad []int
-	seen := map[string]int{}
+	ids := assignIDs(lines)
 	for i, ln := range lines {
 		if ln.entry == nil {
 			if len(bytes.TrimSpace(ln.raw)) > 0 {
@@ -189,12 +237,9 @@ func (q *Queue) List() ([]Item, []int, error) {
 			}
 			continue
 		}
-		for _, m := range ln.items {
+		for j, m := range ln.items {
 			it := q.item(m, i+1, now)
-			if n := seen[it.ID]; n > 0 { // two items that say the same: tell them apart
-				it.ID = fmt.Sprintf("%s-%d", it.ID, n+1)
-			}
-			seen[itemID(m)]++
+			it.ID = ids[i][j]
 			items = append(items, it)
 		}
 	}
@@ -222,15 +267,10 @@ func (q *Queue) update(id string, fn func(it Item, set func(k string, v any)) er
 		return Item{}, err
 	}
 	now := q.now()
-	seen := map[string]int{}
+	ids := assignIDs(lines)
 	for i, ln := range lines {
 		for j, m := range ln.items {
-			iid := itemID(m)
-			if n := seen[iid]; n > 0 {
-				iid = fmt.Sprintf("%s-%d", iid, n+1)
-			}
-			seen[itemID(m)]++
-			if iid != id {
+			if ids[i][j] != id {
 				continue
 			}
 			it := q.item(m, i+1, now)
@@ -390,6 +430,28 @@ func (q *Queue) Consume(id, by string) (Item, error) {
 // set when its cycle failed.
 func (q *Queue) Release(id string, failed bool) (Item, error) {
 	return q.update(id, func(it Item, set func(string, any)) error {
+		if it.Consumed {
+			return &Refusal{fmt.Sprintf("item %s is consumed: there is no claim to release", id)}
+		}
+		set("claim_status", Available)
+		set("claimed_by", nil)
+		set("claimed_at", nil)
+		set("claim_expires_at", nil)
+		if failed {
+			set("failed_at", q.now().UTC().Format(time.RFC3339))
+		}
+		return nil
+	})
+}
+
+// ReleaseFor gives back by's claim on an item, as Release does; a live
+// claim someone else holds now (by's lease ran out, and another took the
+// item) is theirs, and is refused.
+func (q *Queue) ReleaseFor(id, by string, failed bool) (Item, error) {
+	return q.update(id, func(it Item, set func(k string, v any)) error {
+		if it.ClaimStatus == InProgress && it.ClaimedBy != by && !it.Expired {
+			return &Refusal{fmt.Sprintf("item %s is claimed by %s now, not by %s", id, it.ClaimedBy, by)}
+		}
 		if it.Consumed {
 			return &Refusal{fmt.Sprintf("item %s is consumed: there is no claim to release", id)}
 		}

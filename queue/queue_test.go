@@ -290,3 +290,27 @@ func FuzzParseRoadmap(f *testing.F) {
 		t.Fatalf("the roadmap %q was not worked through in %d steps", md, 3*len(items)+3)
 	})
 }
+
+// TestTwinIDsStay: claiming one of three items that say the same writes its
+// id into it; the other twins keep theirs.
+func TestTwinIDsStay(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	twin := `{"title":"same"}`
+	q := newQueue(t, `{"items":[`+twin+`,`+twin+`,`+twin+`]}`+"\n", &now)
+	before, _, err := q.List()
+	if err != nil || len(before) != 3 {
+		t.Fatal(before, err)
+	}
+	if _, err := q.Claim(before[1].ID, "me", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := q.List()
+	for i := range before {
+		if after[i].ID != before[i].ID {
+			t.Errorf("item %d: id %s became %s after its twin was claimed", i, before[i].ID, after[i].ID)
+		}
+	}
+	if after[1].ClaimedBy != "me" || after[2].ClaimedBy != "" {
+		t.Errorf("claimed by: %q, %q", after[1].ClaimedBy, after[2].ClaimedBy)
+	}
+}
