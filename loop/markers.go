@@ -14,7 +14,7 @@ import (
 // The markers, at the seeds' paths.
 const (
 	Kill    = "KILL"    // the operator's, for every loop of the machine: $XDG_CONFIG_HOME/evolve/KILL
-	Stop    = "STOP"    // the operator's, for this repository: .agents/evolve/STOP
+	Stop    = "STOP"    // the operator's, for this working tree: .agents/evolve/STOP
 	Dormant = "DORMANT" // the loop found nothing to do: .agents/evolve/DORMANT
 	Handoff = "HANDOFF" // a context hand-off, never sticky: .agents/evolve/HANDOFF
 )

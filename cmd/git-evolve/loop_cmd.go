@@ -55,7 +55,7 @@ func (haltCheckCmd) Help() string {
 	return `Exit 0: the next cycle may run; exit 4: the loop is halted. In order:
 
   kill             ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): every loop on this machine
-  user_halt        .agents/evolve/STOP: this repository's loop
+  user_halt        .agents/evolve/STOP: this working tree's loop (each worktree has its own)
   dormant          .agents/evolve/DORMANT, cleared when there is work again; written when
                    the idle and generator-empty streaks reach evolve.breaker.dormancy (2)
   budget           evolve.governor or EVOLVE_GOVERNOR_CMD exits 3
@@ -135,7 +135,7 @@ type stopCmd struct {
 
 func (stopCmd) Help() string {
 	return `Writes .agents/evolve/STOP (reason, time, cycle, who): halt-check then halts
-this repository's loop with user_halt until git evolve resume. Refused inside a
+this working tree's loop with user_halt until git evolve resume. Refused inside a
 loop run: only the operator stops the loop.`
 }
 
