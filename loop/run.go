@@ -603,6 +603,17 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 	if errors.Is(err, cycle.ErrInterrupted) {
 		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the gate of cycle %d ran; run --resume finishes it", c.Cycle)), nil
 	}
+	var rf *cycle.Refusal
+	if errors.As(err, &rf) {
+		// What the agent left in the way (a merge, a HEAD moved): the run
+		// continues once the operator has dealt with it.
+		hint := strings.ReplaceAll(rf.Hint, "run git evolve cycle finish", "run git evolve run --resume")
+		if !strings.Contains(hint, "git evolve run --resume") {
+			hint = strings.TrimSuffix(strings.TrimSpace(hint+"; then continue the run: git evolve run --resume"), ";")
+			hint = strings.TrimPrefix(hint, "; ")
+		}
+		return nil, &RunError{Msg: fmt.Sprintf("cycle %d cannot be finished: %s", c.Cycle, rf.Msg), Hint: hint, Usage: true}
+	}
 	if err != nil {
 		return nil, err
 	}
