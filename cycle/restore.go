@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,85 +9,104 @@ import (
 	"git-evolve/revert"
 )
 
+// ErrMovedAfterAbort is returned by RestoreStart when HEAD is neither where
+// the abort found it nor at the cycle's start: someone has worked on since,
+// and the working tree is theirs.
+var ErrMovedAfterAbort = errors.New("HEAD moved after the cycle was aborted")
+
 // RestoreStart brings HEAD, the index and the working tree of an aborted
-// cycle back to the tree the cycle started from, except .agents/**, which
-// is kept as the cycle left it (as a regressed cycle's revert keeps it).
-// The loop driver does this after an agent crashed or timed out, so that
-// the next cycle does not build on work no gate judged. saved is the
-// abort's save of the working tree (AbortCycle): its parent is the HEAD
-// the abort found, and it keeps everything the cycle did.
+// cycle back to where the cycle started, as if it never ran: the branch
+// HEAD names is set back to the cycle's start commit, the index to its
+// tree, and the working tree to its tree except .agents/**, which is kept
+// as the cycle left it (uncommitted, as an unchanged cycle leaves it). The
+// loop driver does this after its agent crashed or timed out, so that the
+// next cycle builds only on work a gate judged.
 //
-// When HEAD moved past the cycle's start, or the working tree holds
-// changes, one commit on top of HEAD reverts the range (trailers
-// Evolve-Cycle, Evolve-Id and Evolve-Reverts, no Evolve-Result: it is no
-// cycle's delivery); when only uncommitted work differs, the working tree
-// and index are reset to HEAD and nothing is committed. It returns the
-// commit HEAD is on afterwards.
+// Nothing is lost: saved is the abort's save of the working tree (on the
+// commits the cycle made), and the working tree as it is now is saved
+// again on top of the last save, under SavedRef, when it differs from it.
+// head is the commit HEAD was on when the cycle was aborted, branch the ref
+// HEAD named when the cycle started ("" when it was detached).
 //
-// It can be run again after an interruption: a HEAD that is already on
-// the revert it makes is left there; a HEAD that moved elsewhere is
-// refused.
-func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash, error) {
+// It refuses (a *Refusal, nothing changed) while git has a merge or a
+// rebase in progress, or when HEAD names another branch than the cycle
+// started on; it returns ErrMovedAfterAbort when HEAD is neither at head
+// nor at the start. It can be run again after an interruption.
+func (l *Ledger) RestoreStart(c *OpenCycle, saved, head gitstore.Hash, branch string) (gitstore.Hash, error) {
 	unlock, err := l.lockWorktree()
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
 	defer unlock()
-	sc, err := l.repo.Commit(saved)
-	if err != nil {
-		return gitstore.ZeroHash, err
+	ref := SavedRef(c.ID)
+	if what := l.repo.InProgress(); what != "" {
+		return gitstore.ZeroHash, &Refusal{fmt.Sprintf("git has %s in progress in this worktree, left by cycle %d's agent: the working tree is not brought back to the cycle's start", what, c.Cycle),
+			fmt.Sprintf("end it (git merge --abort, git rebase --abort, …; the cycle's work is saved in %s), then run git evolve run --resume", ref)}
 	}
-	if len(sc.Parents) != 1 {
-		return gitstore.ZeroHash, fmt.Errorf("the saved work of cycle %d (%s) is not a save of the working tree", c.Cycle, saved.Short())
+	if branch != "" {
+		cur, err := l.repo.HeadBranch()
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		if cur != branch {
+			on := strings.TrimPrefix(cur, "refs/heads/")
+			if cur == "" {
+				on = "a detached HEAD"
+			}
+			return gitstore.ZeroHash, &Refusal{fmt.Sprintf("cycle %d started on %s; its agent left HEAD on %s: the working tree is not brought back", c.Cycle, strings.TrimPrefix(branch, "refs/heads/"), on),
+				fmt.Sprintf("check out %s again (git checkout %s; the cycle's work is saved in %s), then run git evolve run --resume", strings.TrimPrefix(branch, "refs/heads/"), strings.TrimPrefix(branch, "refs/heads/"), ref)}
+		}
 	}
-	head := sc.Parents[0]
 	start, err := gitstore.ParseHash(c.Start)
 	if err != nil {
 		return gitstore.ZeroHash, fmt.Errorf("cycle %d's start %q: %w", c.Cycle, c.Start, err)
-	}
-	tree, err := revert.RangeTree(l.repo, start, saved)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	hc, err := l.repo.Commit(head)
-	if err != nil {
-		return gitstore.ZeroHash, err
 	}
 	cur, err := l.repo.ResolveCommits("HEAD")
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if cur[0] != head {
-		// Done before, up to moving HEAD: HEAD is a revert of this cycle on
-		// the head it found.
-		if ci, err := l.repo.Commit(cur[0]); err == nil && len(ci.Parents) == 1 && ci.Parents[0] == head && ci.Tree == tree &&
-			strings.Contains(ci.Message, "\nEvolve-Id: "+c.ID+"\n") {
-			return cur[0], nil
-		}
-		return gitstore.ZeroHash, &Refusal{fmt.Sprintf("HEAD moved after cycle %d was aborted: it was %s, it is %s now; the working tree is left as it is", c.Cycle, head.Short(), cur[0].Short()),
-			fmt.Sprintf("the cycle's work is saved in %s (git show %s)", SavedRef(c.ID), saved.Short())}
+	if cur[0] != head && cur[0] != start {
+		return gitstore.ZeroHash, fmt.Errorf("%w (cycle %d): it was %s, it is %s now; the working tree is left as it is, the cycle's work is saved in %s",
+			ErrMovedAfterAbort, c.Cycle, head.Short(), cur[0].Short(), ref)
 	}
-	target := head
-	if tree != hc.Tree {
-		msg := fmt.Sprintf("evolve: cycle %d -- aborted, its work reverted\n\nThe work of cycle %d (target %s) was never judged by the gate; it is saved\nin %s (%s).\n\nEvolve-Cycle: %d\nEvolve-Id: %s\nEvolve-Reverts: %s..%s\n",
-			c.Cycle, c.Cycle, c.Target, SavedRef(c.ID), saved.Short(), c.Cycle, c.ID, start, head)
-		if target, err = l.commitTree(tree, head, msg); err != nil {
+	// What the working tree holds now, saved when it is not the last save:
+	// work written since the abort, or a restore half done.
+	last := l.refOrZero(ref)
+	if last.IsZero() {
+		last = saved
+	}
+	lc, err := l.repo.Commit(last)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	now, _, err := l.repo.SaveWorktree(last, savedMessage(c, "aborted, as it was when its working tree was brought back"))
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	nc, err := l.repo.Commit(now)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if nc.Tree != lc.Tree {
+		if err := l.repo.UpdateRef(ref, now, l.refOrZero(ref), fmt.Sprintf("git evolve: cycle %d aborted, the working tree saved again", c.Cycle)); err != nil {
 			return gitstore.ZeroHash, err
 		}
 	}
-	if err := l.repo.SwitchWorktree(nil, saved, target, gitstore.SwitchForce); err != nil {
+	// The start's tree, with .agents/** as the cycle left it.
+	tree, err := revert.RangeTree(l.repo, start, now)
+	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	// The index as the target has it: the switch set the entries of the
-	// files it wrote, not those of files (.agents/**) the cycle left
-	// untracked that the revert commits.
-	if err := l.repo.ResetIndex(target); err != nil {
+	if err := l.repo.SwitchWorktree(nil, nc.Tree, tree, gitstore.SwitchForce); err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if target != head {
-		if err := l.repo.MoveHead(target, head, fmt.Sprintf("git evolve: cycle %d aborted, its work reverted", c.Cycle)); err != nil {
+	if cur[0] != start {
+		if err := l.repo.MoveHead(start, cur[0], fmt.Sprintf("git evolve: cycle %d aborted, back to its start", c.Cycle)); err != nil {
 			return gitstore.ZeroHash, err
 		}
 	}
-	return target, nil
+	if err := l.repo.ResetIndex(start); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return start, nil
 }

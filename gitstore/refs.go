@@ -215,3 +215,17 @@ func (r *Repo) TrailerLog(must string, keys []string, revs ...string) ([]Trailer
 	}
 	return commits, nil
 }
+
+// HeadBranch is the ref HEAD names (refs/heads/main), or "" when HEAD is
+// detached.
+func (r *Repo) HeadBranch() (string, error) {
+	out, err := startGit(r.dir, r.env, false, "symbolic-ref", "-q", "HEAD").finish(nil)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return "", nil // detached
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -53,6 +53,10 @@ type PendingRestore struct {
 	Target string `json:"target"`
 	Start  string `json:"start"`
 	Saved  string `json:"saved"`
+	// Head is the commit HEAD was on when the cycle was aborted, Branch
+	// the ref HEAD named when it started ("" detached).
+	Head   string `json:"head"`
+	Branch string `json:"branch,omitempty"`
 }
 
 // DefaultAgentTimeout is how long an agent command may run by default.
@@ -73,6 +77,9 @@ type RunState struct {
 	CycleID string `json:"cycle_id,omitempty"`
 	// Restorative is the open cycle's mode (a resumed agent keeps it).
 	Restorative bool `json:"restorative,omitempty"`
+	// Branch is the ref HEAD named when the open cycle started ("" when
+	// detached): an aborted cycle is brought back on it.
+	Branch string `json:"branch,omitempty"`
 	// AgentGroup is the process group of the agent while it runs: a run
 	// killed outright leaves it, and the next run refuses to start a second
 	// agent in the same tree while it lives.
@@ -355,6 +362,9 @@ type driver struct {
 	progress func(string)
 	timeout  time.Duration
 	runStart time.Time
+	// ranCycle: this invocation has started a cycle (checkClean is strict
+	// before the first).
+	ranCycle bool
 }
 
 func (d *driver) stop(reason, detail string) *Summary {
@@ -395,6 +405,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 	}
 	// A resumed run first completes the cycle it left open.
 	if open != nil {
+		d.ranCycle = true
 		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
 		if err != nil {
 			return nil, err
@@ -476,6 +487,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err := d.checkClean(s); err != nil {
 			return nil, err
 		}
+		d.ranCycle = true
 		n := s.MaxCycle() + 1
 		d.say("cycle %d: measuring the goals", n)
 		measured := goals.Measure(ctx, s.Goals, goals.Options{Dir: s.Top, Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
@@ -515,6 +527,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseAgent, c.ID, w.Restorative
+		if d.r.Branch, err = d.l.Repo().HeadBranch(); err != nil {
+			return nil, err
+		}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, err
 		}
@@ -571,7 +586,10 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
 		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseRestore, "", false
-		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String()}
+		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: d.r.Branch}
+		if sc, err := d.l.Repo().Commit(saved); err == nil && len(sc.Parents) == 1 {
+			d.r.Restore.Head = sc.Parents[0].String()
+		}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
@@ -647,7 +665,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative = "", "", false
+	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Branch = "", "", false, ""
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
@@ -673,21 +691,32 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 		return err
 	}
 	for _, e := range s.Events {
-		if e.ID != id || !e.Aborted {
+		var run, reason, saved string
+		_ = json.Unmarshal(e.Record.Extra["run"], &run)
+		_ = json.Unmarshal(e.Record.Extra["reason"], &reason)
+		_ = json.Unmarshal(e.Record.Extra["saved"], &saved)
+		// Only this run's own abort of a failed agent: an operator's
+		// git evolve cycle abort leaves the working tree as it is.
+		if e.ID != id || !e.Aborted || run != r.ID || !strings.HasPrefix(reason, "the agent ") {
 			continue
 		}
-		var saved string
-		_ = json.Unmarshal(e.Record.Extra["saved"], &saved)
 		if saved == "" || e.Record.CycleStartSHA == "" {
 			return nil
 		}
+		h, err := gitstore.ParseHash(saved)
+		if err != nil {
+			return nil
+		}
+		sc, err := l.Repo().Commit(h)
+		if err != nil || len(sc.Parents) != 1 {
+			return nil
+		}
 		r.Phase = PhaseRestore
-		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved}
+		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved,
+			Head: sc.Parents[0].String(), Branch: r.Branch}
 		if !slices.ContainsFunc(r.Cycles, func(c Ended) bool { return c.ID == id }) {
 			r.Tally.Cycles++
 			r.Tally.Aborted++
-			var reason string
-			_ = json.Unmarshal(e.Record.Extra["reason"], &reason)
 			r.Cycles = append(r.Cycles, Ended{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Rung: e.Rung, Result: "aborted", Reason: reason, Commit: saved, Item: e.Item})
 		}
 		return nil
@@ -696,9 +725,13 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 }
 
 // checkClean refuses to start a cycle on a working tree with changes that
-// no cycle judged (outside .agents/**, the goals files and the goals
-// file's non_substantive paths): the cycle would take them as its work.
+// no cycle judged: the cycle would take them as its work. Before this
+// invocation's first cycle that is any change outside .agents/** (what the
+// operator left); after a cycle of this run, any substantive change (an
+// unchanged cycle leaves its edits of the goals files and non_substantive
+// paths to the next).
 func (d *driver) checkClean(s *State) error {
+	strict := !d.ranCycle
 	head, err := d.l.Repo().ResolveCommits("HEAD")
 	if err != nil {
 		return err
@@ -707,11 +740,20 @@ func (d *driver) checkClean(s *State) error {
 	if err != nil {
 		return err
 	}
-	var extra []string
-	if s.Goals != nil {
-		extra = s.Goals.NonSubstantive
+	var dirty []string
+	if strict {
+		for _, p := range changed {
+			if !gate.Match(".agents/**", p) {
+				dirty = append(dirty, p)
+			}
+		}
+	} else {
+		var extra []string
+		if s.Goals != nil {
+			extra = s.Goals.NonSubstantive
+		}
+		dirty = gate.Substantive(changed, extra...)
 	}
-	dirty := gate.Substantive(changed, extra...)
 	if len(dirty) == 0 {
 		return nil
 	}
@@ -732,13 +774,27 @@ func (d *driver) restore() error {
 	if err != nil {
 		return fmt.Errorf("run.json: the saved work of cycle %d: %w", p.Cycle, err)
 	}
-	d.say("cycle %d: bringing the working tree back to the cycle's start (its work is saved)", p.Cycle)
-	head, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start}, saved)
+	head, err := gitstore.ParseHash(p.Head)
 	if err != nil {
-		return err
+		return fmt.Errorf("run.json: where HEAD was when cycle %d was aborted: %w", p.Cycle, err)
 	}
-	d.say("cycle %d: HEAD is on %s", p.Cycle, head.Short())
-	d.r.Phase, d.r.Restore = "", nil
+	d.say("cycle %d: bringing HEAD and the working tree back to the cycle's start (its work is saved)", p.Cycle)
+	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start}, saved, head, p.Branch)
+	switch {
+	case errors.Is(err, cycle.ErrMovedAfterAbort):
+		// Someone worked on since: their tree is left alone, and the run
+		// goes on from it (the cycle's work is saved).
+		d.say("warning: %v", err)
+	case err != nil:
+		var rf *cycle.Refusal
+		if errors.As(err, &rf) {
+			return &RunError{Msg: rf.Msg, Hint: rf.Hint, Usage: true}
+		}
+		return err
+	default:
+		d.say("cycle %d: HEAD is on %s, the cycle's start", p.Cycle, at.Short())
+	}
+	d.r.Phase, d.r.Restore, d.r.Branch = "", nil, ""
 	return d.r.save(d.gitDir)
 }
 
