@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -84,6 +85,10 @@ type RunState struct {
 	// killed outright leaves it, and the next run refuses to start a second
 	// agent in the same tree while it lives.
 	AgentGroup int `json:"agent_group,omitempty"`
+	// AgentStarted is when the agent's process started, as the system
+	// counts it (Linux: /proc/<pid>/stat), to tell it from a process that
+	// later got its number.
+	AgentStarted string `json:"agent_started,omitempty"`
 	// Restore is the aborted cycle whose working tree is to be brought
 	// back to its start (PhaseRestore).
 	Restore *PendingRestore `json:"restore,omitempty"`
@@ -241,7 +246,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if prior != nil && prior.AgentGroup > 0 && syscall.Kill(-prior.AgentGroup, 0) == nil {
+	if prior != nil && agentAlive(prior) {
 		return nil, &RunError{Msg: fmt.Sprintf("the agent of run %s still runs (process group %d): its run was killed without stopping it", prior.ID, prior.AgentGroup), Usage: true,
 			Hint: fmt.Sprintf("wait for it to end, or end it (kill -TERM -%d), then run again", prior.AgentGroup)}
 	}
@@ -814,14 +819,14 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting the agent: %w", err)
 	}
-	d.r.AgentGroup = cmd.Process.Pid
+	d.r.AgentGroup, d.r.AgentStarted = cmd.Process.Pid, procStarted(cmd.Process.Pid)
 	if err := d.r.save(d.gitDir); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		return "", err
 	}
 	defer func() {
-		d.r.AgentGroup = 0 // saved with the phase that follows
+		d.r.AgentGroup, d.r.AgentStarted = 0, "" // saved with the phase that follows
 	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -868,6 +873,38 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 		return fmt.Sprintf("exited %d", xe.ExitCode()), nil
 	}
 	return "failed: " + strings.TrimSpace(err.Error()), nil
+}
+
+// agentAlive reports whether the agent of run r still runs: its process
+// group is there, and its leader, when the system says when it started, is
+// the process the run started (a number can be taken again once the group
+// is gone; not while it lives).
+func agentAlive(r *RunState) bool {
+	if r.AgentGroup <= 0 || syscall.Kill(-r.AgentGroup, 0) != nil {
+		return false
+	}
+	if started := procStarted(r.AgentGroup); started != "" && r.AgentStarted != "" && started != r.AgentStarted {
+		return false
+	}
+	return true
+}
+
+// procStarted is when process pid started, from /proc/<pid>/stat (its 22nd
+// field, after the command name in parentheses); "" where there is none.
+func procStarted(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19] // field 22 of the line; fields here start at field 3
 }
 
 func newRunID(now time.Time) string {
