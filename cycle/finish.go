@@ -714,7 +714,7 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 		}
 		rec.Extra["before"] = mustJSON(b)
 	}
-	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run} {
+	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "branch": c.Branch} {
 		if v != "" {
 			rec.Extra[k] = mustJSON(v)
 		}

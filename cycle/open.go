@@ -42,6 +42,9 @@ type OpenCycle struct {
 	Item string `json:"item,omitempty"`
 	Rung string `json:"rung,omitempty"`
 	Run  string `json:"run,omitempty"`
+	// Branch is the ref HEAD named when the cycle started ("" detached):
+	// the line of history its record belongs to.
+	Branch string `json:"branch,omitempty"`
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -129,6 +132,9 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
 		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before, Item: o.Item, Rung: o.Rung, Run: o.Run}
+	if c.Branch, err = l.repo.HeadBranch(); err != nil {
+		return nil, err
+	}
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err
@@ -267,7 +273,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: ledger.Unchanged,
 		CycleStartSHA: c.Start, Timestamp: l.now().UTC().Format(time.RFC3339),
 		Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true"), "saved": mustJSON(saved.String())}}
-	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "reason": reason, "era": c.Era} {
+	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "reason": reason, "era": c.Era, "branch": c.Branch} {
 		if v != "" {
 			rec.Extra[k] = mustJSON(v)
 		}

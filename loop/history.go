@@ -24,6 +24,9 @@ type Event struct {
 	Target    string
 	Result    string
 	Gate      string
+	// Branch is the ref HEAD named when the cycle started ("" for records
+	// that do not say: made by hand, imported, older).
+	Branch string
 	Time      time.Time
 	Aborted   bool
 	Rung      string
@@ -74,6 +77,7 @@ func History(l *cycle.Ledger) ([]Event, error) {
 		e.Time, _ = time.Parse(time.RFC3339, r.Timestamp)
 		_ = json.Unmarshal(r.Extra["aborted"], &e.Aborted)
 		_ = json.Unmarshal(r.Extra["rung"], &e.Rung)
+		_ = json.Unmarshal(r.Extra["branch"], &e.Branch)
 		_ = json.Unmarshal(r.Extra["item"], &e.Item)
 		_ = json.Unmarshal(r.Extra["era"], &e.Era)
 		_ = json.Unmarshal(r.Extra["failing"], &e.FailingAfter)

@@ -695,7 +695,7 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range s.Events {
+	for _, e := range s.All {
 		var run, reason, saved string
 		_ = json.Unmarshal(e.Record.Extra["run"], &run)
 		_ = json.Unmarshal(e.Record.Extra["reason"], &reason)

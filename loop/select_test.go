@@ -106,3 +106,18 @@ func TestSelectGenerators(t *testing.T) {
 		t.Errorf("after an empty testing pass: %s (%s), want %s", w.Rung, w.Why, RungValidation)
 	}
 }
+
+func TestOnLine(t *testing.T) {
+	ev := []Event{{Cycle: 1, Branch: "refs/heads/main"}, {Cycle: 2, Branch: "refs/heads/side"}, {Cycle: 3},
+		{Cycle: 4, Branch: "refs/heads/side", Result: ledger.Quarantined}}
+	var got []int
+	for _, e := range OnLine(ev, "refs/heads/main") {
+		got = append(got, e.Cycle)
+	}
+	if len(got) != 3 || got[0] != 1 || got[1] != 3 || got[2] != 4 {
+		t.Errorf("main's line: cycles %v, want 1 (its own), 3 (names none), 4 (a quarantine)", got)
+	}
+	if n := len(OnLine(ev, "")); n != 4 {
+		t.Errorf("a detached HEAD reads %d events, want all 4", n)
+	}
+}

@@ -122,7 +122,7 @@ func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, 
 func (s *State) Reconcile() ([]Settlement, error) {
 	open, _ := s.Ledger.Current()
 	last := map[string]Event{}
-	for _, e := range s.Events {
+	for _, e := range s.All {
 		if e.Item != "" && e.Rung != RungPinned {
 			last[e.Item] = e
 		}
@@ -170,6 +170,7 @@ func (s *State) WriteQuarantine(q Quarantine) (*ledger.Record, error) {
 	r := res.Entry.Record
 	e := Event{Cycle: r.Cycle, ID: r.ID, Target: r.Target, Result: r.Result, Era: s.era(), GoalDigest: q.Digest, Oscillations: q.Oscillations, Record: r}
 	e.Time, _ = time.Parse(time.RFC3339, r.Timestamp)
+	s.All = append(s.All, e)
 	s.Events = append(s.Events, e)
 	return &r, nil
 }

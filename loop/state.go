@@ -18,6 +18,7 @@ import (
 	"git-evolve/cycle"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
+	"git-evolve/ledger"
 	"git-evolve/queue"
 )
 
@@ -40,13 +41,19 @@ type Config struct {
 // the control events, the markers, the work queue and the pinned roadmap,
 // the goals file.
 type State struct {
-	Repo     *gitstore.Repo
-	Ledger   *cycle.Ledger
-	Top      string
-	Now      time.Time
-	Getenv   func(string) string
-	Config   Config
+	Repo   *gitstore.Repo
+	Ledger *cycle.Ledger
+	Top    string
+	Now    time.Time
+	Getenv func(string) string
+	Config Config
+	// All is every cycle the ledger and the journal hold; Events those of
+	// this line of history: cycles started on the branch HEAD names (and
+	// records that name none, and quarantines). Loops on other branches or
+	// worktrees share the ledger; the rules read this line's cycles.
+	All      []Event
 	Events   []Event
+	Branch   string
 	Controls []ControlEvent
 	Markers  Markers
 	Queue    *queue.Queue
@@ -110,9 +117,13 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 	if s.Config, err = loadConfig(repo, top, getenv); err != nil {
 		return nil, err
 	}
-	if s.Events, err = History(l); err != nil {
+	if s.All, err = History(l); err != nil {
 		return nil, err
 	}
+	if s.Branch, err = repo.HeadBranch(); err != nil {
+		return nil, err
+	}
+	s.Events = OnLine(s.All, s.Branch)
 	if s.Controls, err = Controls(repo); err != nil {
 		return nil, err
 	}
@@ -274,11 +285,28 @@ func (s *State) LastFailing() ([]string, bool) {
 	return nil, false
 }
 
+// OnLine are the events of the line of history of branch: those of cycles
+// started on it, those that name no branch, and quarantines (a goal's
+// oscillation is the goal's, wherever it showed). A detached HEAD ("")
+// takes them all.
+func OnLine(events []Event, branch string) []Event {
+	if branch == "" {
+		return events
+	}
+	out := make([]Event, 0, len(events))
+	for _, e := range events {
+		if e.Branch == "" || e.Branch == branch || e.Result == ledger.Quarantined {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // MaxCycle is the highest cycle number the ledger and the journal hold, or
 // the open cycle's when it is higher.
 func (s *State) MaxCycle() int {
 	n := 0
-	for _, e := range s.Events {
+	for _, e := range s.All {
 		n = max(n, e.Cycle)
 	}
 	if c, err := s.Ledger.Current(); err == nil {
