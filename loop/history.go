@@ -19,14 +19,14 @@ import (
 // Event is one cycle of the ledger or the journal, as the loop's rules
 // read it, in cycle order.
 type Event struct {
-	Cycle     int
-	ID        string
-	Target    string
-	Result    string
-	Gate      string
+	Cycle  int
+	ID     string
+	Target string
+	Result string
+	Gate   string
 	// Branch is the ref HEAD named when the cycle started ("" for records
 	// that do not say: made by hand, imported, older).
-	Branch string
+	Branch    string
 	Time      time.Time
 	Aborted   bool
 	Rung      string
