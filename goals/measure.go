@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -406,4 +407,17 @@ func shorten(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:maxOutput/2]) + "\n…\n" + string(r[len(r)-maxOutput/2:])
+}
+
+// FailingByWeight lists the snapshot's failing goals, highest weight first
+// (in the snapshot's order among equals).
+func (s *Snapshot) FailingByWeight() []Result {
+	var out []Result
+	for _, r := range s.Goals {
+		if r.Result == Fail {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
+	return out
 }

@@ -79,7 +79,7 @@ func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goal
 		Restorative: w.Restorative, Resumed: resumed, Work: w, Failing: []BriefGoal{}, Rules: briefRules,
 		Failures: lastFailures(s.Events, 3)}
 	if measured != nil {
-		for _, g := range failingByWeight(measured) {
+		for _, g := range measured.FailingByWeight() {
 			bg := BriefGoal{ID: g.GoalID, Weight: g.Weight, Output: g.Output}
 			if s.Goals != nil {
 				for _, d := range s.Goals.Goals {

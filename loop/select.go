@@ -2,7 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"git-evolve/goals"
@@ -142,7 +141,7 @@ func (s *State) Select(o SelectOptions) *Work {
 		q := s.Quarantined()
 		osc := Oscillations(s.Events)
 		dig := digests(s.Goals)
-		failing := failingByWeight(o.Measured)
+		failing := o.Measured.FailingByWeight()
 		for _, g := range failing {
 			if contains(q, g.GoalID) {
 				skipped = append(skipped, fmt.Sprintf("goal: %s is quarantined (it oscillates) until its definition changes", g.GoalID))
@@ -211,17 +210,4 @@ func goalTitle(f *goals.File, id string) string {
 		}
 	}
 	return id
-}
-
-// failingByWeight lists the failing goals of a snapshot, highest weight
-// first.
-func failingByWeight(s *goals.Snapshot) []goals.Result {
-	var out []goals.Result
-	for _, r := range s.Goals {
-		if r.Result == goals.Fail {
-			out = append(out, r)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -69,7 +68,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
 	}
-	failing := failingByWeight(before)
+	failing := before.FailingByWeight()
 	target := c.Target
 	if target == "" && c.Item != "" {
 		target = c.Item
@@ -137,18 +136,6 @@ func (c *cycleStartCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "  failing  %-24s weight %d\n", r.GoalID, r.Weight)
 	}
 	return nil
-}
-
-// failingByWeight lists the failing goals, highest weight first.
-func failingByWeight(s *goals.Snapshot) []goals.Result {
-	var out []goals.Result
-	for _, r := range s.Goals {
-		if r.Result == goals.Fail {
-			out = append(out, r)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
-	return out
 }
 
 type cycleStatusCmd struct {
