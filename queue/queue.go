@@ -427,29 +427,24 @@ func (q *Queue) Consume(id, by string) (Item, error) {
 }
 
 // Release gives an item back: available, its claim cleared, and failed_at
-// set when its cycle failed.
+// set when its cycle failed. Whoever holds the claim (an operator's
+// override); ReleaseFor gives back one claimant's own.
 func (q *Queue) Release(id string, failed bool) (Item, error) {
-	return q.update(id, func(it Item, set func(string, any)) error {
-		if it.Consumed {
-			return &Refusal{fmt.Sprintf("item %s is consumed: there is no claim to release", id)}
-		}
-		set("claim_status", Available)
-		set("claimed_by", nil)
-		set("claimed_at", nil)
-		set("claim_expires_at", nil)
-		if failed {
-			set("failed_at", q.now().UTC().Format(time.RFC3339))
-		}
-		return nil
-	})
+	return q.release(id, "", failed)
 }
 
 // ReleaseFor gives back by's claim on an item, as Release does; a live
 // claim someone else holds now (by's lease ran out, and another took the
 // item) is theirs, and is refused.
 func (q *Queue) ReleaseFor(id, by string, failed bool) (Item, error) {
-	return q.update(id, func(it Item, set func(k string, v any)) error {
-		if it.ClaimStatus == InProgress && it.ClaimedBy != by && !it.Expired {
+	return q.release(id, by, failed)
+}
+
+// release gives item id back; by, when given, must hold its claim unless
+// the claim's lease ran out.
+func (q *Queue) release(id, by string, failed bool) (Item, error) {
+	return q.update(id, func(it Item, set func(string, any)) error {
+		if by != "" && it.ClaimStatus == InProgress && it.ClaimedBy != by && !it.Expired {
 			return &Refusal{fmt.Sprintf("item %s is claimed by %s now, not by %s", id, it.ClaimedBy, by)}
 		}
 		if it.Consumed {
