@@ -7,7 +7,6 @@
 package fitness
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -72,15 +71,13 @@ func baselineIn(repo *gitstore.Repo, ref, era string, best **Found) error {
 	if err != nil {
 		return err
 	}
-	return snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			var s Stored
-			if len(bytes.TrimSpace(l)) == 0 || json.Unmarshal(l, &s) != nil {
-				continue // not a snapshot this reads
-			}
-			if s.Kind == KindBaseline && s.Era == era && (*best == nil || s.Timestamp < (*best).Timestamp) {
-				*best = &Found{Commit: obj, Stored: s}
-			}
+	return snap.ForEachLine(func(obj gitstore.Hash, l []byte) error {
+		var s Stored
+		if json.Unmarshal(l, &s) != nil {
+			return nil // not a snapshot this reads
+		}
+		if s.Kind == KindBaseline && s.Era == era && (*best == nil || s.Timestamp < (*best).Timestamp) {
+			*best = &Found{Commit: obj, Stored: s}
 		}
 		return nil
 	})

@@ -197,3 +197,32 @@ func TestReadMissingRef(t *testing.T) {
 		t.Errorf("NonNote on an empty ledger = %v, %v", ok, err)
 	}
 }
+
+// ForEachLine gives every line of every note that is not blank, with the
+// object its note is on, as git notes show has them.
+func TestForEachLine(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	c := r.makeCommits(2)
+	r.git("notes", "--ref", testNotesRef, "add", "-m", "{\"a\":1}\n\n{\"a\":2}", c[0].String())
+	r.git("notes", "--ref", testNotesRef, "add", "-m", "  \n{\"b\":3}", c[1].String())
+	snap := mustReadNotes(t, r.open(), testNotesRef)
+	got := map[string]Hash{}
+	if err := snap.ForEachLine(func(obj Hash, line []byte) error { got[string(line)] = obj; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Hash{`{"a":1}`: c[0], `{"a":2}`: c[0], `{"b":3}`: c[1]}
+	if len(got) != len(want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+	for l, obj := range want {
+		if got[l] != obj {
+			t.Errorf("line %s on %s, want %s", l, got[l], obj)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := snap.ForEachLine(func(Hash, []byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("an error from fn: %v after %d lines, want it back after 1", err, n)
+	}
+}

@@ -18,6 +18,23 @@ import (
 // another core, while this process parses.
 const streamThreshold = 64
 
+// ForEachLine calls fn with every line of every note in the snapshot that
+// is not blank (the notes of JSON Lines refs), note by note in path order.
+// line is only valid during the call. An error from fn stops the walk.
+func (n *Notes) ForEachLine(fn func(obj Hash, line []byte) error) error {
+	return n.ForEachNote(func(obj Hash, data []byte) error {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(l)) == 0 {
+				continue
+			}
+			if err := fn(obj, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // ForEachNote calls fn with every note in the snapshot (any fanout) and its
 // content, in path order. data is only valid during the call. An error
 // from fn stops the walk and is returned.

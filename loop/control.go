@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -47,12 +46,10 @@ func Controls(repo *gitstore.Repo) ([]ControlEvent, error) {
 		return nil, err
 	}
 	var out []ControlEvent
-	err = snap.ForEachNote(func(_ gitstore.Hash, data []byte) error {
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			var e ControlEvent
-			if len(bytes.TrimSpace(l)) > 0 && json.Unmarshal(l, &e) == nil && e.Kind != "" {
-				out = append(out, e)
-			}
+	err = snap.ForEachLine(func(_ gitstore.Hash, l []byte) error {
+		var e ControlEvent
+		if json.Unmarshal(l, &e) == nil && e.Kind != "" {
+			out = append(out, e)
 		}
 		return nil
 	})

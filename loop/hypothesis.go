@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -61,12 +60,10 @@ func Hypotheses(repo *gitstore.Repo) ([]Hypothesis, error) {
 		return nil, err
 	}
 	var events []hypothesisEvent
-	err = snap.ForEachNote(func(_ gitstore.Hash, data []byte) error {
-		for _, l := range bytes.Split(data, []byte("\n")) {
-			var e hypothesisEvent
-			if len(bytes.TrimSpace(l)) > 0 && json.Unmarshal(l, &e) == nil && e.ID != "" {
-				events = append(events, e)
-			}
+	err = snap.ForEachLine(func(_ gitstore.Hash, l []byte) error {
+		var e hypothesisEvent
+		if json.Unmarshal(l, &e) == nil && e.ID != "" {
+			events = append(events, e)
 		}
 		return nil
 	})
