@@ -22,17 +22,17 @@ var ErrMovedAfterAbort = errors.New("HEAD moved after the cycle was aborted")
 // loop driver does this after its agent crashed or timed out, so that the
 // next cycle builds only on work a gate judged.
 //
-// Nothing is lost: saved is the abort's save of the working tree (on the
-// commits the cycle made), and the working tree as it is now is saved
-// again on top of the last save, under SavedRef, when it differs from it.
-// head is the commit HEAD was on when the cycle was aborted, branch the ref
-// HEAD named when the cycle started ("" when it was detached).
+// Nothing is lost: saved is the abort's save of the working tree (a commit
+// on the HEAD the abort found, so on the commits the cycle made), and the
+// working tree as it is now is saved again on top of the last save, under
+// SavedRef, when it differs from it. c.Branch is the ref HEAD named when
+// the cycle started ("" when it was detached).
 //
 // It refuses (a *Refusal, nothing changed) while git has a merge or a
 // rebase in progress, or when HEAD names another branch than the cycle
-// started on; it returns ErrMovedAfterAbort when HEAD is neither at head
-// nor at the start. It can be run again after an interruption.
-func (l *Ledger) RestoreStart(c *OpenCycle, saved, head gitstore.Hash, branch string) (gitstore.Hash, error) {
+// started on; it returns ErrMovedAfterAbort when HEAD is neither where the
+// abort found it nor at the start. It can be run again after an interruption.
+func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash, error) {
 	unlock, err := l.lockWorktree()
 	if err != nil {
 		return gitstore.ZeroHash, err
@@ -43,6 +43,7 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved, head gitstore.Hash, branch st
 		return gitstore.ZeroHash, &Refusal{fmt.Sprintf("git has %s in progress in this worktree, left by cycle %d's agent: the working tree is not brought back to the cycle's start", what, c.Cycle),
 			fmt.Sprintf("end it (git merge --abort, git rebase --abort, …; the cycle's work is saved in %s), then run git evolve run --resume", ref)}
 	}
+	branch := c.Branch
 	if branch != "" {
 		cur, err := l.repo.HeadBranch()
 		if err != nil {
@@ -57,6 +58,14 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved, head gitstore.Hash, branch st
 				fmt.Sprintf("check out %s again (git checkout %s; the cycle's work is saved in %s), then run git evolve run --resume", strings.TrimPrefix(branch, "refs/heads/"), strings.TrimPrefix(branch, "refs/heads/"), ref)}
 		}
 	}
+	sc, err := l.repo.Commit(saved)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if len(sc.Parents) != 1 {
+		return gitstore.ZeroHash, fmt.Errorf("%s is no save of cycle %d's working tree", saved.Short(), c.Cycle)
+	}
+	head := sc.Parents[0] // where the abort found HEAD
 	start, err := gitstore.ParseHash(c.Start)
 	if err != nil {
 		return gitstore.ZeroHash, fmt.Errorf("cycle %d's start %q: %w", c.Cycle, c.Start, err)

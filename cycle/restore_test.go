@@ -27,9 +27,9 @@ func revParse(t *testing.T, dir, rev string) string {
 }
 
 // abortedCycle opens a cycle in a repository with keep.txt and a
-// .gitignore, lets work happen, and aborts it: it returns the cycle, the
-// save and the HEAD the abort found.
-func abortedCycle(t *testing.T, work func(dir string)) (string, *Ledger, *OpenCycle, gitstore.Hash, gitstore.Hash) {
+// .gitignore, lets work happen, and aborts it: it returns the cycle and the
+// save.
+func abortedCycle(t *testing.T, work func(dir string)) (string, *Ledger, *OpenCycle, gitstore.Hash) {
 	t.Helper()
 	dir, _ := testRepo(t, 1)
 	git(t, dir, "checkout", "-q", "-B", "main")
@@ -43,12 +43,11 @@ func abortedCycle(t *testing.T, work func(dir string)) (string, *Ledger, *OpenCy
 		t.Fatal(err)
 	}
 	work(dir)
-	head, _ := gitstore.ParseHash(revParse(t, dir, "HEAD"))
 	_, saved, err := l.AbortCycle("the agent exited 1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, l, c, saved, head
+	return dir, l, c, saved
 }
 
 // TestRestoreStart: the branch goes back to the cycle's start, the index
@@ -56,7 +55,7 @@ func abortedCycle(t *testing.T, work func(dir string)) (string, *Ledger, *OpenCy
 // (uncommitted), ignored files stay, and the saved work keeps the rest;
 // running it again changes nothing.
 func TestRestoreStart(t *testing.T) {
-	dir, l, c, saved, head := abortedCycle(t, func(dir string) {
+	dir, l, c, saved := abortedCycle(t, func(dir string) {
 		writeFile(t, dir, "crash.txt", "committed\n")
 		git(t, dir, "add", "crash.txt")
 		git(t, dir, "commit", "-q", "-m", "half done")
@@ -65,7 +64,7 @@ func TestRestoreStart(t *testing.T) {
 		writeFile(t, dir, ".agents/learned.md", "a lesson\n")
 		writeFile(t, dir, "build.log", "cache\n")
 	})
-	got, err := l.RestoreStart(c, saved, head, "refs/heads/main")
+	got, err := l.RestoreStart(c, saved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func TestRestoreStart(t *testing.T) {
 	if revParse(t, dir, SavedRef(c.ID)) != saved.String() {
 		t.Errorf("the saved ref moved though the working tree was as saved")
 	}
-	again, err := l.RestoreStart(c, saved, head, "refs/heads/main")
+	again, err := l.RestoreStart(c, saved)
 	if err != nil || again.String() != c.Start {
 		t.Errorf("again: %s, %v", again, err)
 	}
@@ -104,11 +103,11 @@ func TestRestoreStart(t *testing.T) {
 // TestRestoreStartSavesLaterWork: what was written after the abort is saved
 // again (on top of the save) before the working tree is brought back.
 func TestRestoreStartSavesLaterWork(t *testing.T) {
-	dir, l, c, saved, head := abortedCycle(t, func(dir string) {
+	dir, l, c, saved := abortedCycle(t, func(dir string) {
 		writeFile(t, dir, "keep.txt", "agent\n")
 	})
 	writeFile(t, dir, "keep.txt", "precious\n")
-	if _, err := l.RestoreStart(c, saved, head, "refs/heads/main"); err != nil {
+	if _, err := l.RestoreStart(c, saved); err != nil {
 		t.Fatal(err)
 	}
 	ref := revParse(t, dir, SavedRef(c.ID))
@@ -123,10 +122,10 @@ func TestRestoreStartSavesLaterWork(t *testing.T) {
 // TestRestoreStartAfterReset: an agent that reset the branch below the
 // start has it set back to the start; the commits it dropped are there.
 func TestRestoreStartAfterReset(t *testing.T) {
-	dir, l, c, saved, head := abortedCycle(t, func(dir string) {
+	dir, l, c, saved := abortedCycle(t, func(dir string) {
 		git(t, dir, "reset", "-q", "--hard", "HEAD~1")
 	})
-	if _, err := l.RestoreStart(c, saved, head, "refs/heads/main"); err != nil {
+	if _, err := l.RestoreStart(c, saved); err != nil {
 		t.Fatal(err)
 	}
 	if revParse(t, dir, "HEAD") != c.Start {
@@ -140,12 +139,12 @@ func TestRestoreStartAfterReset(t *testing.T) {
 // TestRestoreStartRefusals: another branch, a merge in progress, and a HEAD
 // that moved since are refused, and nothing is touched.
 func TestRestoreStartRefusals(t *testing.T) {
-	dir, l, c, saved, head := abortedCycle(t, func(dir string) {
+	dir, l, c, saved := abortedCycle(t, func(dir string) {
 		git(t, dir, "checkout", "-q", "-b", "elsewhere")
 		writeFile(t, dir, "x.txt", "x\n")
 	})
 	var rf *Refusal
-	if _, err := l.RestoreStart(c, saved, head, "refs/heads/main"); !errors.As(err, &rf) || !strings.Contains(rf.Msg, "left HEAD on elsewhere") {
+	if _, err := l.RestoreStart(c, saved); !errors.As(err, &rf) || !strings.Contains(rf.Msg, "left HEAD on elsewhere") {
 		t.Fatalf("another branch: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err != nil {
@@ -155,14 +154,14 @@ func TestRestoreStartRefusals(t *testing.T) {
 	writeFile(t, dir, "y.txt", "y\n")
 	git(t, dir, "add", "y.txt")
 	git(t, dir, "commit", "-q", "-m", "someone else")
-	if _, err := l.RestoreStart(c, saved, head, "refs/heads/main"); !errors.Is(err, ErrMovedAfterAbort) {
+	if _, err := l.RestoreStart(c, saved); !errors.Is(err, ErrMovedAfterAbort) {
 		t.Fatalf("HEAD moved since: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "y.txt")); err != nil {
 		t.Error("the refused restore touched the working tree")
 	}
 	os.WriteFile(filepath.Join(dir, ".git", "MERGE_HEAD"), []byte(c.Start+"\n"), 0o644)
-	if _, err := l.RestoreStart(c, saved, head, "refs/heads/main"); !errors.As(err, &rf) || !strings.Contains(rf.Msg, "a merge in progress") {
+	if _, err := l.RestoreStart(c, saved); !errors.As(err, &rf) || !strings.Contains(rf.Msg, "a merge in progress") {
 		t.Fatalf("a merge in progress: %v", err)
 	}
 }

@@ -54,9 +54,7 @@ type PendingRestore struct {
 	Target string `json:"target"`
 	Start  string `json:"start"`
 	Saved  string `json:"saved"`
-	// Head is the commit HEAD was on when the cycle was aborted, Branch
-	// the ref HEAD named when it started ("" detached).
-	Head   string `json:"head"`
+	// Branch is the ref HEAD named when the cycle started ("" detached).
 	Branch string `json:"branch,omitempty"`
 }
 
@@ -78,9 +76,6 @@ type RunState struct {
 	CycleID string `json:"cycle_id,omitempty"`
 	// Restorative is the open cycle's mode (a resumed agent keeps it).
 	Restorative bool `json:"restorative,omitempty"`
-	// Branch is the ref HEAD named when the open cycle started ("" when
-	// detached): an aborted cycle is brought back on it.
-	Branch string `json:"branch,omitempty"`
 	// AgentGroup is the process group of the agent while it runs: a run
 	// killed outright leaves it, and the next run refuses to start a second
 	// agent in the same tree while it lives.
@@ -479,11 +474,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, &RunError{Msg: "No goals to measure: " + s.GoalsErr.Error(), Usage: true,
 				Hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight); see git evolve goals validate -h"}
 		}
-		goalsPath := filepath.Join(s.Top, goals.FileName) // File.Path is the name alone
-		data, err := os.ReadFile(goalsPath)
-		if err != nil {
-			return nil, err
-		}
+		data := s.GoalsData
 		if d.o.Trusted != nil {
 			if err := d.o.Trusted(data, goals.FileName); err != nil {
 				return nil, err
@@ -532,9 +523,6 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseAgent, c.ID, w.Restorative
-		if d.r.Branch, err = d.l.Repo().HeadBranch(); err != nil {
-			return nil, err
-		}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, err
 		}
@@ -591,10 +579,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
 		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseRestore, "", false
-		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: d.r.Branch}
-		if sc, err := d.l.Repo().Commit(saved); err == nil && len(sc.Parents) == 1 {
-			d.r.Restore.Head = sc.Parents[0].String()
-		}
+		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
@@ -670,7 +655,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Branch = "", "", false, ""
+	d.r.Phase, d.r.CycleID, d.r.Restorative = "", "", false
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
@@ -691,11 +676,11 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 	if id == "" {
 		return nil
 	}
-	s, err := Load(l, LoadOptions{Now: time.Now(), Getenv: func(string) string { return "" }})
+	events, err := History(l)
 	if err != nil {
 		return err
 	}
-	for _, e := range s.All {
+	for _, e := range events {
 		var run, reason, saved string
 		_ = json.Unmarshal(e.Record.Extra["run"], &run)
 		_ = json.Unmarshal(e.Record.Extra["reason"], &reason)
@@ -708,17 +693,8 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 		if saved == "" || e.Record.CycleStartSHA == "" {
 			return nil
 		}
-		h, err := gitstore.ParseHash(saved)
-		if err != nil {
-			return nil
-		}
-		sc, err := l.Repo().Commit(h)
-		if err != nil || len(sc.Parents) != 1 {
-			return nil
-		}
 		r.Phase = PhaseRestore
-		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved,
-			Head: sc.Parents[0].String(), Branch: r.Branch}
+		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved, Branch: e.Branch}
 		if !slices.ContainsFunc(r.Cycles, func(c Ended) bool { return c.ID == id }) {
 			r.Tally.Cycles++
 			r.Tally.Aborted++
@@ -779,12 +755,8 @@ func (d *driver) restore() error {
 	if err != nil {
 		return fmt.Errorf("run.json: the saved work of cycle %d: %w", p.Cycle, err)
 	}
-	head, err := gitstore.ParseHash(p.Head)
-	if err != nil {
-		return fmt.Errorf("run.json: where HEAD was when cycle %d was aborted: %w", p.Cycle, err)
-	}
 	d.say("cycle %d: bringing HEAD and the working tree back to the cycle's start (its work is saved)", p.Cycle)
-	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start}, saved, head, p.Branch)
+	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start, Branch: p.Branch}, saved)
 	switch {
 	case errors.Is(err, cycle.ErrMovedAfterAbort):
 		// Someone worked on since: their tree is left alone, and the run
@@ -799,7 +771,7 @@ func (d *driver) restore() error {
 	default:
 		d.say("cycle %d: HEAD is on %s, the cycle's start", p.Cycle, at.Short())
 	}
-	d.r.Phase, d.r.Restore, d.r.Branch = "", nil, ""
+	d.r.Phase, d.r.Restore = "", nil
 	return d.r.save(d.gitDir)
 }
 

@@ -66,6 +66,9 @@ type State struct {
 	// or it does not parse: GoalsErr says why).
 	Goals    *goals.File
 	GoalsErr error
+	// GoalsData is the goals file's content as Goals was parsed from (its
+	// digest is what trust is given to).
+	GoalsData []byte
 }
 
 // Roadmap is a pinned roadmap and how far it has been worked.
@@ -134,7 +137,9 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 	if s.Roadmap, err = loadRoadmap(top, o.RoadmapFile); err != nil {
 		return nil, err
 	}
-	s.Goals, s.GoalsErr = goals.Load(filepath.Join(top, goals.FileName))
+	if s.GoalsData, s.GoalsErr = os.ReadFile(filepath.Join(top, goals.FileName)); s.GoalsErr == nil {
+		s.Goals, s.GoalsErr = goals.Parse(goals.FileName, s.GoalsData)
+	}
 	return s, nil
 }
 
