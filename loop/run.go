@@ -249,6 +249,14 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	if err != nil && !errors.Is(err, cycle.ErrNoOpenCycle) {
 		return nil, err
 	}
+	if prior != nil && open == nil && prior.Phase != PhaseRestore {
+		// The cycle the last run was in has closed: an abort it did not
+		// get to note (it stopped between the abort and its run state)
+		// still has its working tree to restore.
+		if err := recoverAborted(l, prior); err != nil {
+			return nil, err
+		}
+	}
 	var r *RunState
 	if o.Resume {
 		if prior == nil {
@@ -273,14 +281,6 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		if open != nil && open.Run != r.ID {
 			return nil, &RunError{Msg: fmt.Sprintf("cycle %d is open in this worktree and is not of run %s", open.Cycle, r.ID),
 				Hint: "finish it (git evolve cycle finish) or abort it (git evolve cycle abort) first", Usage: true}
-		}
-		if open == nil && r.Phase != PhaseRestore {
-			// The cycle the run was in has closed: an abort the run did
-			// not get to note (it stopped between the abort and its run
-			// state) still has its working tree to restore.
-			if err := recoverAborted(l, r); err != nil {
-				return nil, err
-			}
 		}
 		r.Stopped = ""
 	} else {
@@ -309,11 +309,6 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 			}
 			if _, err := loadRoadmap(top, o.RoadmapFile); err != nil {
 				return nil, err // before the last run's state is replaced
-			}
-		}
-		if prior != nil && prior.Phase != PhaseRestore {
-			if err := recoverAborted(l, prior); err != nil {
-				return nil, err
 			}
 		}
 		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
