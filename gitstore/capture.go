@@ -72,19 +72,30 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 	}
 	// The working tree against HEAD (a path whose stat information does not
 	// match the index is listed: only its content can tell), beside the
-	// untracked files; the hashing of what they list starts meanwhile.
-	// The files added to the index are listed too: one that is gone from
-	// the working tree is in neither list, yet its entry must go.
+	// untracked files (the untracked scan, or git ls-files --others where it
+	// declines); the hashing of what they list starts meanwhile. The files
+	// of the index that are gone from the working tree are listed too: one
+	// added to the index since HEAD is in neither list, yet its entry must
+	// go.
 	diffP := startGit(top, r.env, false, "diff-index", "-z", "--raw", "HEAD", "--")
-	othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
-	addedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--")
 	hashP := startGit(top, r.env, true, "hash-object", "-w", "--stdin-paths")
 	defer hashP.abandon() // when this returns before the paths are given
+	var others, added []byte
+	scan, scanned, serr := r.scanUntracked(top)
+	if scanned {
+		trace("the untracked scan: %d directories read, %d names asked about", scan.Read, scan.Asked)
+		others, added = nulJoin(scan.Untracked), nulJoin(scan.Missing)
+	}
+	var oerr, aerr error
+	if serr == nil && !scanned {
+		othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+		addedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--")
+		others, oerr = othersP.finish(nil)
+		added, aerr = addedP.finish(nil)
+	}
 	hc, cerr := r.Commit(head)
 	diff, derr := diffP.finish(nil)
-	others, oerr := othersP.finish(nil)
-	added, aerr := addedP.finish(nil)
-	if err := errors.Join(cerr, derr, oerr, aerr); err != nil {
+	if err := errors.Join(serr, cerr, derr, oerr, aerr); err != nil {
 		return nil, false, err
 	}
 	if !r.captureSettingsPlain(top) {
@@ -283,6 +294,16 @@ func (r *Repo) noConversions(top string, paths []string) bool {
 		}
 	}
 	return true
+}
+
+// nulJoin is paths as git -z lists them.
+func nulJoin(paths []string) []byte {
+	var b bytes.Buffer
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
 }
 
 // errTreeShape is an edit that does not fit the tree (a path that is both a
