@@ -40,9 +40,11 @@ type CapturedPath struct {
 // files.
 //
 // In the common case it asks git which paths differ from HEAD (git
-// diff-index, beside git ls-files --others: the files themselves are read
-// only for those paths), hashes those paths with git's filters (git
-// hash-object) and writes only the trees on their way. Whatever that does
+// diff-index, beside the untracked scan of untracked.go or, where that
+// declines, git ls-files --others: the files themselves are read only for
+// those paths), hashes those paths (here, or with git's filters through git
+// hash-object where an attribute or core.autocrlf could convert them) and
+// writes only the trees on their way. Whatever that does
 // not cover exactly (no HEAD, submodules, nested repositories, unmerged
 // entries, sparse checkouts, core.fileMode or core.symlinks off, a file that
 // changes while it is read) is captured the way git stash does it, through
@@ -73,13 +75,11 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 	// The working tree against HEAD (a path whose stat information does not
 	// match the index is listed: only its content can tell), beside the
 	// untracked files (the untracked scan, or git ls-files --others where it
-	// declines); the hashing of what they list starts meanwhile. The files
+	// declines). The files
 	// of the index that are gone from the working tree are listed too: one
 	// added to the index since HEAD is in neither list, yet its entry must
 	// go.
 	diffP := startGit(top, r.env, false, "diff-index", "-z", "--raw", "HEAD", "--")
-	hashP := startGit(top, r.env, true, "hash-object", "-w", "--stdin-paths")
-	defer hashP.abandon() // when this returns before the paths are given
 	var others, added []byte
 	scan, scanned, serr := r.scanUntracked(top)
 	if scanned {
@@ -133,7 +133,7 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 		}
 		paths[string(p)] = true
 	}
-	edits, captured, ok, err := r.hashPaths(top, paths, hashP)
+	edits, captured, ok, err := r.hashPaths(top, paths)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -151,7 +151,7 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 // a blob: regular files through git hash-object (so that git's filters and
 // line-ending conversions apply as git add applies them), symbolic links
 // here. A path that is not in the working tree is absent.
-func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[string]*CapturedPath, []CapturedPath, bool, error) {
+func (r *Repo) hashPaths(top string, paths map[string]bool) (map[string]*CapturedPath, []CapturedPath, bool, error) {
 	sorted := make([]string, 0, len(paths))
 	for p := range paths {
 		sorted = append(sorted, p)
@@ -191,7 +191,6 @@ func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[st
 	if len(regular) > 0 && r.noConversions(top, regular) {
 		// Nothing converts these files on their way in: their blobs are
 		// their bytes, hashed here.
-		hashP.abandon()
 		for _, p := range regular {
 			data, err := readRegular(filepath.Join(top, filepath.FromSlash(p)), 64<<20)
 			if err != nil || data == nil {
@@ -200,6 +199,7 @@ func (r *Repo) hashPaths(top string, paths map[string]bool, hashP *proc) (map[st
 			edits[p].Blob = r.pendingBlob(data)
 		}
 	} else if len(regular) > 0 {
+		hashP := startGit(top, r.env, true, "hash-object", "-w", "--stdin-paths")
 		out, err := hashP.finish(stdinPaths(regular))
 		if err != nil {
 			return nil, nil, false, nil // a file changed or went while it was read

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // indexEntry is what the untracked scan needs of one entry of git's index
@@ -46,6 +47,18 @@ func parseIndex(data []byte) ([]indexEntry, error) {
 		return nil, bad("%d entries cannot fit in %d bytes", count, len(data))
 	}
 	entries := make([]indexEntry, 0, count)
+	// The paths are cut from one string, not allocated one by one: data
+	// itself (versions 2 and 3; the caller leaves data as it is from then
+	// on), or a buffer the paths are appended to (version 4).
+	var str string
+	var buf []byte
+	var spans [][2]int
+	if version < 4 {
+		str = unsafe.String(unsafe.SliceData(data), end)
+	} else {
+		buf = make([]byte, 0, end)
+		spans = make([][2]int, 0, count)
+	}
 	off := 12
 	var prev []byte // version 4: the previous entry's path
 	for i := uint32(0); i < count; i++ {
@@ -70,6 +83,7 @@ func parseIndex(data []byte) ([]indexEntry, error) {
 		}
 		nameLen := int(flags & 0xfff)
 		var path []byte
+		pathAt := 0
 		if version == 4 {
 			strip, n := decodeIndexVarint(data[off+hdr : end])
 			if n == 0 || strip > uint64(len(prev)) {
@@ -80,8 +94,10 @@ func parseIndex(data []byte) ([]indexEntry, error) {
 			if nul < 0 {
 				return nil, bad("entry %d has no end to its path", i)
 			}
-			path = make([]byte, 0, int(uint64(len(prev))-strip)+nul)
-			path = append(append(path, prev[:uint64(len(prev))-strip]...), rest[:nul]...)
+			start := len(buf)
+			buf = append(append(buf, prev[:uint64(len(prev))-strip]...), rest[:nul]...)
+			path = buf[start:]
+			spans = append(spans, [2]int{start, len(buf)})
 			off += hdr + n + nul + 1
 		} else {
 			rest := data[off+hdr : end]
@@ -93,6 +109,7 @@ func parseIndex(data []byte) ([]indexEntry, error) {
 				return nil, bad("entry %d: its path is %d bytes, its flags say %d", i, nul, nameLen)
 			}
 			path = rest[:nul]
+			pathAt = off + hdr
 			size := (hdr + nul + 8) &^ 7 // NUL padding to a multiple of 8, at least one
 			if off+size > end {
 				return nil, bad("entry %d is cut short", i)
@@ -104,13 +121,23 @@ func parseIndex(data []byte) ([]indexEntry, error) {
 			return nil, fmt.Errorf("%w: entry %d has no path", errIndexUnsupported, i)
 		}
 		prev = path
+		p := ""
+		if version < 4 {
+			p = str[pathAt : pathAt+len(path)]
+		}
 		entries = append(entries, indexEntry{
-			path:        string(path),
+			path:        p,
 			mode:        mode,
 			stage:       int(flags>>12) & 3,
 			assumeValid: flags&0x8000 != 0,
 			skipTree:    ext&0x4000 != 0,
 		})
+	}
+	if version == 4 {
+		str = string(buf)
+		for i := range entries {
+			entries[i].path = str[spans[i][0]:spans[i][1]]
+		}
 	}
 	for off < end {
 		if off+8 > end {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,10 +77,12 @@ type ucDir struct {
 	gone  []string
 }
 
-// ucName is a name in a directory; dir says whether it is a directory.
+// ucName is a name in a directory; dir says whether it is a directory
+// (gitlink, in the index, a submodule's commit).
 type ucName struct {
-	name string
-	dir  bool
+	name    string
+	dir     bool
+	gitlink bool
 }
 
 // ucDecision is whether a path not in the index is ignored, as git decided.
@@ -100,7 +101,7 @@ type untrackedCache struct {
 // subdirectories.
 type tdir struct {
 	names []ucName
-	kinds map[string]byte // 'f' file, 'g' gitlink, 'd' directory
+	kinds map[string]byte // kindMap's, made when needed
 }
 
 // scanUntracked runs the untracked scan of the working tree at top; ok is
@@ -182,23 +183,24 @@ func (r *Repo) scanUntracked(top string) (_ *untrackedScan, ok bool, err error) 
 	for i, d := range names {
 		if !present[i] {
 			for _, n := range dirs[d].names {
-				if dirs[d].kinds[n.name] != 'd' {
+				if !n.dir {
 					out.Missing = append(out.Missing, joinPath(d, n.name))
 				}
 			}
 			continue
 		}
 		l := listed[i]
-		for _, g := range l.gone {
-			if dirs[d].kinds[g] != 'd' {
-				out.Missing = append(out.Missing, joinPath(d, g))
+		gitignoreGone := false
+		if len(l.gone) > 0 {
+			kinds := dirs[d].kindMap()
+			for _, g := range l.gone {
+				if kinds[g] != 'd' {
+					out.Missing = append(out.Missing, joinPath(d, g))
+				}
+				gitignoreGone = gitignoreGone || g == ".gitignore"
 			}
 		}
-		gone := map[string]bool{}
-		for _, g := range l.gone {
-			gone[g] = true
-		}
-		if k := dirs[d].kinds[".gitignore"]; k == 'f' && !gone[".gitignore"] {
+		if !gitignoreGone && dirs[d].hasFile(".gitignore") {
 			ignoreFiles[joinPath(d, ".gitignore")] = true
 		}
 		for _, c := range l.cands {
@@ -414,6 +416,7 @@ func (s *scanState) list(d string, t *tdir) (*ucDir, bool, error) {
 	s.read++
 	s.mu.Unlock()
 	l := &ucDir{key: key, ihash: ih}
+	kinds := t.kindMap()
 	seen := make(map[string]bool, len(ents))
 	for _, e := range ents {
 		name := e.Name()
@@ -425,7 +428,7 @@ func (s *scanState) list(d string, t *tdir) (*ucDir, bool, error) {
 		}
 		seen[name] = true
 		isDir := e.IsDir()
-		switch t.kinds[name] {
+		switch kinds[name] {
 		case 0:
 			l.cands = append(l.cands, ucName{name: name, dir: isDir})
 		case 'f':
@@ -552,9 +555,10 @@ func (s *scanState) save(path string, rules [32]byte) {
 
 // indexDirs groups the index's entries by directory. ok is false for an
 // index the scan does not model: unmerged, skip-worktree or
-// assume-unchanged entries.
+// assume-unchanged entries. The entries come sorted, so the paths under a
+// directory come together and a directory is first seen once.
 func indexDirs(entries []indexEntry) (map[string]*tdir, bool) {
-	dirs := map[string]*tdir{"": {kinds: map[string]byte{}}}
+	dirs := map[string]*tdir{"": {}}
 	var last string
 	lastDir := dirs[""]
 	for _, e := range entries {
@@ -567,11 +571,11 @@ func indexDirs(entries []indexEntry) (map[string]*tdir, bool) {
 		}
 		t := lastDir
 		if dir != last {
-			t = dirs[dir]
-			if t == nil {
-				t = &tdir{kinds: map[string]byte{}}
+			if t = dirs[dir]; t == nil {
+				t = &tdir{}
 				dirs[dir] = t
-				// Its parents hold it, and theirs them.
+				// Its parents hold it, and theirs them, up to the first
+				// seen before.
 				for child := dir; child != ""; {
 					parent, base := "", child
 					if i := strings.LastIndexByte(child, '/'); i >= 0 {
@@ -580,17 +584,10 @@ func indexDirs(entries []indexEntry) (map[string]*tdir, bool) {
 					pt := dirs[parent]
 					fresh := pt == nil
 					if fresh {
-						pt = &tdir{kinds: map[string]byte{}}
+						pt = &tdir{}
 						dirs[parent] = pt
 					}
-					switch pt.kinds[base] {
-					case 0:
-						pt.kinds[base] = 'd'
-						pt.names = append(pt.names, ucName{name: base, dir: true})
-					case 'd':
-					default:
-						return nil, false // a file and a directory of one name
-					}
+					pt.names = append(pt.names, ucName{name: base, dir: true})
 					if !fresh {
 						break
 					}
@@ -599,30 +596,58 @@ func indexDirs(entries []indexEntry) (map[string]*tdir, bool) {
 			}
 			last, lastDir = dir, t
 		}
-		kind := byte('f')
-		if e.mode == 0o160000 {
-			kind = 'g'
-		}
-		if t.kinds[name] != 0 {
-			return nil, false // twice, or a file and a directory of one name
-		}
-		t.kinds[name] = kind
-		t.names = append(t.names, ucName{name: name})
+		t.names = append(t.names, ucName{name: name, gitlink: e.mode == 0o160000})
 	}
 	return dirs, true
 }
 
-// hash is a digest of the names in t, which come in the index's order.
+// kinds maps the names in t to what they are: 'f' a file, 'g' a gitlink,
+// 'd' a directory.
+func (t *tdir) kindMap() map[string]byte {
+	if t.kinds == nil {
+		t.kinds = make(map[string]byte, len(t.names))
+		for _, n := range t.names {
+			switch {
+			case n.dir:
+				t.kinds[n.name] = 'd'
+			case n.gitlink:
+				t.kinds[n.name] = 'g'
+			default:
+				t.kinds[n.name] = 'f'
+			}
+		}
+	}
+	return t.kinds
+}
+
+// hasFile reports whether the index has a file of that name in t.
+func (t *tdir) hasFile(name string) bool {
+	for _, n := range t.names {
+		if n.name == name && !n.dir {
+			return true
+		}
+	}
+	return false
+}
+
+// hash is a digest of the names in t (FNV-1a), which come in the index's
+// order.
 func (t *tdir) hash() uint64 {
-	h := fnv.New64a()
+	h := uint64(14695981039346656037)
+	add := func(c byte) {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
 	for _, n := range t.names {
 		if n.dir {
-			h.Write([]byte{'/'})
+			add('/')
 		}
-		h.Write([]byte(n.name))
-		h.Write([]byte{0})
+		for i := 0; i < len(n.name); i++ {
+			add(n.name[i])
+		}
+		add(0)
 	}
-	return h.Sum64()
+	return h
 }
 
 func joinPath(dir, name string) string {
