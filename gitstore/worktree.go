@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // InProgress names an operation git has left unfinished in this worktree
@@ -30,20 +32,97 @@ func (r *Repo) InProgress() string {
 // tree of commit: committed or not, tracked or untracked (ignored files
 // excepted), as git sees them, in path order.
 func (r *Repo) ChangedSince(commit Hash) ([]string, error) {
-	_, diff, others, err := r.diffAndUntracked(commit, "--name-only")
+	top, diff, others, err := r.diffAndUntracked(commit, "--name-only")
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, b := range bytes.Split(append(append(diff, 0), others...), []byte{0}) {
+	for _, b := range bytes.Split(diff, []byte{0}) {
 		if s := string(b); s != "" && !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	unchanged := r.untrackedAsAt(commit, top, seen, others)
+	for _, b := range bytes.Split(others, []byte{0}) {
+		if s := string(b); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	kept := out[:0]
+	for _, p := range out {
+		if !unchanged[p] {
+			kept = append(kept, p)
+		}
+	}
+	sort.Strings(kept)
+	return kept, nil
+}
+
+// entryAt is the file at path in commit's tree; ok is false when there is
+// none (or it cannot be read).
+func (r *Repo) entryAt(commit Hash, path string) (treeEntry, bool) {
+	tree, err := r.treeOf(commit)
+	if err != nil {
+		return treeEntry{}, false
+	}
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		entries, err := r.readTree(tree)
+		if err != nil {
+			return treeEntry{}, false
+		}
+		found := false
+		for _, e := range entries {
+			if e.name == name && e.dir == (i < len(parts)-1) {
+				if !e.dir {
+					return e, true
+				}
+				tree, found = e.hash, true
+				break
+			}
+		}
+		if !found {
+			return treeEntry{}, false
+		}
+	}
+	return treeEntry{}, false
+}
+
+// untrackedAsAt picks, among the untracked files (others) that git diff
+// also listed (inDiff: a file taken out of the index is gone from it), those
+// whose content and mode are as commit has them: git add -A would store them
+// unchanged. Where a filter could convert a file, it is not picked.
+func (r *Repo) untrackedAsAt(commit Hash, top string, inDiff map[string]bool, others []byte) map[string]bool {
+	same := map[string]bool{}
+	for _, b := range bytes.Split(others, []byte{0}) {
+		p := string(b)
+		if p == "" || !inDiff[p] || !r.noConversions(top, []string{p}) {
+			continue
+		}
+		entry, ok := r.entryAt(commit, p)
+		if !ok {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		mode := uint32(0o100644)
+		if fi.Mode()&0o100 != 0 {
+			mode = 0o100755
+		}
+		data, err := readRegular(filepath.Join(top, filepath.FromSlash(p)), 64<<20)
+		if err != nil || data == nil || fileMode(entry) != mode {
+			continue
+		}
+		if objectName(plumbing.BlobObject, data) == entry.hash {
+			same[p] = true
+		}
+	}
+	return same
 }
 
 // diffAndUntracked runs git diff <format> -z against commit (tracked files,
@@ -273,8 +352,23 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 		return nil, err
 	}
 	deltas := parseNumstat(out)
+	inDiff := map[string]bool{}
+	for _, d := range deltas {
+		inDiff[d.Path] = true
+	}
+	// A file taken out of the index but kept is both deleted for git diff
+	// and untracked: as it was, it is no change at all; otherwise it counts
+	// as rewritten.
+	unchanged := r.untrackedAsAt(commit, top, inDiff, others)
+	kept := deltas[:0]
+	for _, d := range deltas {
+		if !unchanged[d.Path] {
+			kept = append(kept, d)
+		}
+	}
+	deltas = kept
 	for _, p := range bytes.Split(others, []byte{0}) {
-		if len(p) == 0 {
+		if len(p) == 0 || unchanged[string(p)] {
 			continue
 		}
 		d := LineDelta{Path: string(p)}
@@ -290,7 +384,17 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 				d.Insertions++
 			}
 		}
-		deltas = append(deltas, d)
+		merged := false
+		for i := range deltas {
+			if inDiff[d.Path] && deltas[i].Path == d.Path {
+				deltas[i].Insertions += d.Insertions
+				deltas[i].Binary = deltas[i].Binary || d.Binary
+				merged = true
+			}
+		}
+		if !merged {
+			deltas = append(deltas, d)
+		}
 	}
 	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
 	return deltas, nil
