@@ -155,9 +155,47 @@ func configFiles(commonDir, gitDir string) []string {
 	}
 	files = append(files, filepath.Join(commonDir, "config"))
 	if wc := filepath.Join(gitDir, "config.worktree"); fileExists(wc) {
-		files = append(files, wc)
+		// git reads it only with extensions.worktreeConfig on.
+		switch on, ok := worktreeConfigOn(commonDir); {
+		case !ok:
+			files = append(files, "")
+		case on:
+			files = append(files, wc)
+		}
 	}
 	return files
+}
+
+// worktreeConfigOn reports whether the repository's config sets
+// extensions.worktreeConfig; ok is false when it cannot tell as git does.
+func worktreeConfigOn(commonDir string) (on, ok bool) {
+	val, set := "", false
+	_, ok = readConfig(filepath.Join(commonDir, "config"), func(section, key, v string, hasVal bool) bool {
+		if strings.ToLower(section+"."+key) == "extensions.worktreeconfig" {
+			val, set = v, true
+			if !hasVal {
+				val = "true"
+			}
+		}
+		return true
+	})
+	if !ok || !set {
+		return false, ok
+	}
+	b, known := gitBool(val)
+	return b, known
+}
+
+// gitBool reads a config boolean as git does; known is false for a value
+// this does not read (git reads any integer, and refuses the rest).
+func gitBool(v string) (b, known bool) {
+	switch strings.ToLower(v) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0", "":
+		return false, true
+	}
+	return false, false
 }
 
 // readPlainConfig adds the identity keys of a config file to cfg (a

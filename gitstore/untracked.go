@@ -107,12 +107,24 @@ type tdir struct {
 // scanUntracked runs the untracked scan of the working tree at top; ok is
 // false when it declines (see above) and git is to be asked instead.
 func (r *Repo) scanUntracked(top string) (_ *untrackedScan, ok bool, err error) {
-	if os.Getenv("GIT_INDEX_FILE") != "" || !statKeysAvailable {
+	if !statKeysAvailable || !r.gitDirsOutside(top) {
 		return nil, false, nil
 	}
+	// These change which index git reads, or how it reads the names it is
+	// given.
+	for _, v := range []string{"GIT_INDEX_FILE", "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"} {
+		if os.Getenv(v) != "" {
+			return nil, false, nil
+		}
+	}
 	cfg, ok := nativeConfig(r.commonDir, r.gitDir, "core.excludesfile", "core.ignorecase", "core.precomposeunicode")
-	if !ok || isTrue(cfg["core.ignorecase"]) || isTrue(cfg["core.precomposeunicode"]) {
+	if !ok {
 		return nil, false, nil
+	}
+	for _, k := range []string{"core.ignorecase", "core.precomposeunicode"} {
+		if on, known := gitBool(cfg[k]); on || !known {
+			return nil, false, nil
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(r.gitDir, "index"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -272,6 +284,11 @@ func (s *scanState) decide(cands []string, candDir map[string]bool, useOld bool,
 				unknown = append(unknown, p)
 			}
 		}
+		for _, p := range unknown {
+			if !plainPathspec(p) {
+				return false, false, nil
+			}
+		}
 		if len(unknown) > 0 {
 			ignored, err := s.checkIgnore(unknown)
 			if err != nil {
@@ -389,12 +406,16 @@ func (s *scanState) list(d string, t *tdir) (*ucDir, bool, error) {
 	if d != "" {
 		abs = filepath.Join(s.top, filepath.FromSlash(d))
 	}
-	fi, err := os.Lstat(abs)
+	stat := os.Lstat
+	if d == "" {
+		stat = os.Stat // the top may be reached through a symbolic link
+	}
+	fi, err := stat(abs)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir() {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, errScanDeclined // unreadable: git warns and goes on, as the scan cannot
 	}
 	key, ok := statKey(fi)
 	if !ok {
@@ -410,7 +431,7 @@ func (s *scanState) list(d string, t *tdir) (*ucDir, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, errScanDeclined // unreadable (see above)
 	}
 	s.mu.Lock()
 	s.read++
@@ -467,6 +488,13 @@ func (s *scanState) keep(d string, l *ucDir, reused, store bool) {
 	case s.old.dirs[d] != nil:
 		s.changed = true // the old listing is dropped
 	}
+}
+
+// plainPathspec reports whether git check-ignore, which reads the names it
+// is given as pathspecs (it takes no --literal-pathspecs), reads p as the
+// path it is: no glob character, no magic.
+func plainPathspec(p string) bool {
+	return !strings.ContainsAny(p, "*?[\\") && !strings.HasPrefix(p, ":")
 }
 
 // checkIgnore asks git check-ignore whether each path is ignored.
@@ -526,6 +554,9 @@ func (r *Repo) globalIgnoreFiles(cfg map[string]string) ([]string, bool) {
 		}
 	}
 	if f != "" {
+		if !filepath.IsAbs(f) {
+			return nil, false // a relative HOME or XDG_CONFIG_HOME: git reads it from where it runs
+		}
 		files = append(files, f)
 	}
 	return files, true
@@ -639,8 +670,11 @@ func (t *tdir) hash() uint64 {
 		h *= 1099511628211
 	}
 	for _, n := range t.names {
-		if n.dir {
+		switch {
+		case n.dir:
 			add('/')
+		case n.gitlink:
+			add('@')
 		}
 		for i := 0; i < len(n.name); i++ {
 			add(n.name[i])
@@ -657,12 +691,21 @@ func joinPath(dir, name string) string {
 	return dir + "/" + name
 }
 
-func isTrue(v string) bool {
-	switch strings.ToLower(v) {
-	case "true", "yes", "on", "1":
-		return true
+// gitDirsOutside reports whether the git directories are outside the
+// working tree at top but for its .git (a git directory elsewhere in the
+// tree would hold the scan's own cache in a directory it lists).
+func (r *Repo) gitDirsOutside(top string) bool {
+	for _, d := range []string{r.gitDir, r.commonDir} {
+		rel, err := filepath.Rel(top, d)
+		if err != nil {
+			return false
+		}
+		rel = filepath.ToSlash(rel)
+		if rel != ".." && !strings.HasPrefix(rel, "../") && rel != ".git" && !strings.HasPrefix(rel, ".git/") {
+			return false
+		}
 	}
-	return false
+	return true
 }
 
 // emptyIndex is an index of no entries, as a repository without one has.

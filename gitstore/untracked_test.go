@@ -335,8 +335,92 @@ func TestUntrackedScanAgreesWithGit(t *testing.T) {
 	s.step("the cache damaged", func() {
 		writeFile(t, filepath.Join(s.dir, ".git", "evolve", "untracked.cache"), "garbage")
 	})
+	s.step("names git check-ignore reads as pathspecs", func() {
+		s.write("keep.tmp", "k")
+		s.write(".gitignore", "*.log\nbuild/\n*.tmp\nx\n")
+		s.git("add", "-f", "keep.tmp")
+		for _, n := range []string{"*.tmp", ":x", ":!y", "a\\b", "[ab]"} {
+			s.write(n, "odd")
+		}
+	})
+	s.step("odd names gone", func() {
+		for _, n := range []string{"*.tmp", ":x", ":!y", "a\\b", "[ab]"} {
+			s.remove(n)
+		}
+	})
+	blob := strings.TrimSpace(s.gitIn("gitlink", "hash-object", "-w", "--stdin"))
+	head := strings.TrimSpace(s.git("rev-parse", "HEAD"))
+	s.step("a gitlink with files in its directory", func() {
+		s.write("sub/inner", "i")
+		s.git("update-index", "--add", "--cacheinfo", "160000,"+head+",sub")
+	})
+	s.step("the gitlink a file in the index", func() {
+		s.git("update-index", "--cacheinfo", "100644,"+blob+",sub")
+	})
+	s.step("the gitlink gone", func() { s.git("rm", "-q", "--cached", "sub") })
+	s.step("config.worktree without extensions.worktreeConfig", func() {
+		s.write("foo.bar", "f")
+		s.write(".git/config.worktree", "[core]\n\texcludesFile = /nonexistent/elsewhere\n")
+	})
+	s.step("the ignore file git reads", func() {
+		writeFile(t, filepath.Join(testRoot, "home", ".config", "git", "ignore"), "*.bar\n")
+	})
+	os.Remove(filepath.Join(testRoot, "home", ".config", "git", "ignore"))
+	s.step("that file gone", func() {})
+	s.git("config", "core.ignorecase", "2")
+	if got := s.step("core.ignoreCase as a number", func() {}); got != nil {
+		t.Errorf("core.ignoreCase=2: the scan answered, want it to decline")
+	}
+	s.git("config", "--unset", "core.ignorecase")
 	if got := s.step("a nested repository", func() { s.git("init", "-q", "inner") }); got != nil {
 		t.Errorf("a nested repository: the scan answered, want it to decline")
+	}
+}
+
+// TestUntrackedScanTopThroughLink scans a working tree whose top was
+// found through a symbolic link.
+func TestUntrackedScanTopThroughLink(t *testing.T) {
+	s := newScanTree(t)
+	s.write("tracked", "t")
+	s.git("add", "-A")
+	s.git("commit", "-qm", "base")
+	s.write("untracked.txt", "u")
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(s.dir, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_DIR", filepath.Join(s.dir, ".git"))
+	repo := openDir(t, link)
+	top, err := repo.WorkTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := repo.scanUntracked(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok && (!reflect.DeepEqual(got.Untracked, []string{"untracked.txt"}) || len(got.Missing) != 0) {
+		t.Errorf("through a link: untracked %q, missing %q; want [untracked.txt] and none", got.Untracked, got.Missing)
+	}
+}
+
+// TestUntrackedScanUnreadable declines a directory it cannot read (git
+// warns and goes on).
+func TestUntrackedScanUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	s := newScanTree(t)
+	s.write("tracked", "t")
+	s.git("add", "-A")
+	s.git("commit", "-qm", "base")
+	s.write("locked/f", "f")
+	if err := os.Chmod(filepath.Join(s.dir, "locked"), 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(filepath.Join(s.dir, "locked"), 0o755)
+	if got := s.check("unreadable"); got != nil {
+		t.Errorf("an unreadable directory: the scan answered %+v, want it to decline", got)
 	}
 }
 
