@@ -271,10 +271,8 @@ func (r *Repo) noConversions(top string, paths []string) bool {
 			f = filepath.Join(os.Getenv("HOME"), f[2:])
 		}
 		files = append(files, f)
-	} else if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-		files = append(files, filepath.Join(x, "git", "attributes"))
-	} else if h := os.Getenv("HOME"); h != "" {
-		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
+	} else if f := xdgGitFile("attributes"); f != "" {
+		files = append(files, f)
 	}
 	if !systemFilesInEtc() {
 		return false // a git elsewhere may read another system attributes file

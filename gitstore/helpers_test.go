@@ -672,3 +672,14 @@ func pickTwoBuckets(t *testing.T, cs []Hash) (Hash, Hash) {
 	t.Fatal("premise: all commits share a bucket")
 	return ZeroHash, ZeroHash
 }
+
+// writeFile writes content to path, making its directories.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -141,15 +141,10 @@ func configFiles(commonDir, gitDir string) []string {
 	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
 		files = append(files, g)
 	} else {
-		home := os.Getenv("HOME")
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" && home != "" {
-			xdg = filepath.Join(home, ".config")
+		if f := xdgGitFile("config"); f != "" {
+			files = append(files, f)
 		}
-		if xdg != "" {
-			files = append(files, filepath.Join(xdg, "git", "config"))
-		}
-		if home != "" {
+		if home := os.Getenv("HOME"); home != "" {
 			files = append(files, filepath.Join(home, ".gitconfig"))
 		}
 	}
@@ -164,6 +159,18 @@ func configFiles(commonDir, gitDir string) []string {
 		}
 	}
 	return files
+}
+
+// xdgGitFile is where git looks for a file of the user's:
+// $XDG_CONFIG_HOME/git/name, else ~/.config/git/name; "" without either.
+func xdgGitFile(name string) string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "git", name)
+	}
+	if h := os.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "git", name)
+	}
+	return ""
 }
 
 // worktreeConfigOn reports whether the repository's config sets

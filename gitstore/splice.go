@@ -43,15 +43,22 @@ func (r *Repo) SpliceTree(base, from Hash, names ...string) (Hash, error) {
 // TreeFile returns the blob at path (slash-separated, from the root) in a
 // tree or in a commit's tree; ok is false when there is no file there.
 func (r *Repo) TreeFile(treeOrCommit Hash, path string) (blob Hash, ok bool, err error) {
+	e, ok, err := r.treeEntryAt(treeOrCommit, path)
+	return e.hash, ok, err
+}
+
+// treeEntryAt returns the entry of the file at path in a tree or in a
+// commit's tree; ok is false when there is no file there.
+func (r *Repo) treeEntryAt(treeOrCommit Hash, path string) (treeEntry, bool, error) {
 	tree, err := r.treeOf(treeOrCommit)
 	if err != nil {
-		return ZeroHash, false, err
+		return treeEntry{}, false, err
 	}
 	parts := strings.Split(path, "/")
 	for i, name := range parts {
 		entries, err := r.readTree(tree)
 		if err != nil {
-			return ZeroHash, false, err
+			return treeEntry{}, false, err
 		}
 		found := false
 		for _, e := range entries {
@@ -60,15 +67,15 @@ func (r *Repo) TreeFile(treeOrCommit Hash, path string) (blob Hash, ok bool, err
 			}
 			if last := i == len(parts)-1; last != e.dir {
 				if last {
-					return e.hash, true, nil
+					return e, true, nil
 				}
 				tree, found = e.hash, true
 			}
 			break
 		}
 		if !found {
-			return ZeroHash, false, nil
+			return treeEntry{}, false, nil
 		}
 	}
-	return ZeroHash, false, nil
+	return treeEntry{}, false, nil
 }

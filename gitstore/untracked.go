@@ -545,13 +545,7 @@ func (r *Repo) globalIgnoreFiles(cfg map[string]string) ([]string, bool) {
 	case set && !filepath.IsAbs(f):
 		return nil, false // git reads it relative to where it runs
 	case !set:
-		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-			f = filepath.Join(x, "git", "ignore")
-		} else if h := os.Getenv("HOME"); h != "" {
-			f = filepath.Join(h, ".config", "git", "ignore")
-		} else {
-			f = ""
-		}
+		f = xdgGitFile("ignore")
 	}
 	if f != "" {
 		if !filepath.IsAbs(f) {

@@ -247,7 +247,6 @@ func (s *scanTree) check(what string) *untrackedScan {
 	return got
 }
 
-func (s *scanTree) write(p, content string) { writeFile(s.t, filepath.Join(s.dir, p), content) }
 func (s *scanTree) remove(p string) {
 	if err := os.RemoveAll(filepath.Join(s.dir, p)); err != nil {
 		s.t.Fatal(err)
@@ -522,15 +521,5 @@ func TestUntrackedScanRacy(t *testing.T) {
 	c = readUntrackedCache(filepath.Join(s.dir, ".git", filepath.FromSlash(untrackedCacheFile)))
 	if len(c.dirs) != 2 {
 		t.Errorf("kept %d listings, want 2", len(c.dirs))
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

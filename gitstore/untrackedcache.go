@@ -147,24 +147,17 @@ func (d *cacheDecoder) bytes(n int) []byte {
 
 func (d *cacheDecoder) byte() byte { return d.bytes(1)[0] }
 
-func (d *cacheDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errBadCache
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *cacheDecoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *cacheDecoder) varint() int64 {
+func (d *cacheDecoder) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint from d with read (binary.Uvarint or
+// binary.Varint).
+func readVarint[T int64 | uint64](d *cacheDecoder, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
 		d.err = errBadCache
 		return 0

@@ -61,36 +61,6 @@ func (r *Repo) ChangedSince(commit Hash) ([]string, error) {
 	return kept, nil
 }
 
-// entryAt is the file at path in commit's tree; ok is false when there is
-// none (or it cannot be read).
-func (r *Repo) entryAt(commit Hash, path string) (treeEntry, bool) {
-	tree, err := r.treeOf(commit)
-	if err != nil {
-		return treeEntry{}, false
-	}
-	parts := strings.Split(path, "/")
-	for i, name := range parts {
-		entries, err := r.readTree(tree)
-		if err != nil {
-			return treeEntry{}, false
-		}
-		found := false
-		for _, e := range entries {
-			if e.name == name && e.dir == (i < len(parts)-1) {
-				if !e.dir {
-					return e, true
-				}
-				tree, found = e.hash, true
-				break
-			}
-		}
-		if !found {
-			return treeEntry{}, false
-		}
-	}
-	return treeEntry{}, false
-}
-
 // untrackedAsAt picks, among the untracked files (others) that git diff
 // also listed (inDiff: a file taken out of the index is gone from it), those
 // whose content and mode are as commit has them: git add -A would store them
@@ -102,8 +72,8 @@ func (r *Repo) untrackedAsAt(commit Hash, top string, inDiff map[string]bool, ot
 		if p == "" || !inDiff[p] || !r.noConversions(top, []string{p}) {
 			continue
 		}
-		entry, ok := r.entryAt(commit, p)
-		if !ok {
+		entry, ok, err := r.treeEntryAt(commit, p)
+		if err != nil || !ok {
 			continue
 		}
 		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
@@ -361,8 +331,10 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 	// as rewritten.
 	unchanged := r.untrackedAsAt(commit, top, inDiff, others)
 	kept := deltas[:0]
+	at := map[string]int{} // where each path git diff listed is in kept
 	for _, d := range deltas {
 		if !unchanged[d.Path] {
+			at[d.Path] = len(kept)
 			kept = append(kept, d)
 		}
 	}
@@ -384,15 +356,10 @@ func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
 				d.Insertions++
 			}
 		}
-		merged := false
-		for i := range deltas {
-			if inDiff[d.Path] && deltas[i].Path == d.Path {
-				deltas[i].Insertions += d.Insertions
-				deltas[i].Binary = deltas[i].Binary || d.Binary
-				merged = true
-			}
-		}
-		if !merged {
+		if i, ok := at[d.Path]; ok {
+			deltas[i].Insertions += d.Insertions
+			deltas[i].Binary = deltas[i].Binary || d.Binary
+		} else {
 			deltas = append(deltas, d)
 		}
 	}

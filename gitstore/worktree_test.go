@@ -35,13 +35,7 @@ func worktreeRepo(t *testing.T) (*testRepo, Hash) {
 
 func (r *testRepo) write(path, content string) {
 	r.t.Helper()
-	p := filepath.Join(r.dir, path)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
+	writeFile(r.t, filepath.Join(r.dir, path), content)
 }
 
 func TestCaptureWorktree(t *testing.T) {
