@@ -43,6 +43,25 @@ type Finishing struct {
 	// the file as it was at the start all the same.
 	GoalsEdited bool              `json:"goals_edited,omitempty"`
 	Regressed   []gate.GoalChange `json:"regressed,omitempty"`
+	// Failures are why the gate failed, each with the failure's own words
+	// (the end of its output).
+	Failures []gate.Failure `json:"failures,omitempty"`
+	// TimedOut and CannotRun are the goals whose checks ran past their
+	// limit, or could not run, after the cycle.
+	TimedOut  []string `json:"timed_out,omitempty"`
+	CannotRun []string `json:"cannot_run,omitempty"`
+	// TargetBefore and TargetAfter are the target goal's results as the
+	// cycle started and after it ("" when the target is no goal).
+	TargetBefore string `json:"target_before,omitempty"`
+	TargetAfter  string `json:"target_after,omitempty"`
+	// Values are the continuous goals' values before and after, beside
+	// their thresholds.
+	Values []gate.Value `json:"values,omitempty"`
+	// GateCommands are the test commands the gate ran, GateFrom where they
+	// came from: "GOALS.yaml" (its gate key), the file they were detected
+	// by, or "" (no gate key, and none detected).
+	GateCommands []string `json:"gate_commands,omitempty"`
+	GateFrom     string   `json:"gate_from,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -266,7 +285,6 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		f.GoalsEdited = !ok || blob.String() != c.Goals
 	}
-	var flushed chan error
 	if f.Delta.Files == 0 {
 		// Nothing of the capture is kept: none of it is written, and the
 		// open cycle's file does not name it.
@@ -274,18 +292,21 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	} else {
 		// The judged tree will be committed, and is named in the open
 		// cycle's file below: it is written while the gate runs.
-		flushed = make(chan error, 1)
+		flushed := make(chan error, 1)
 		go func() { flushed <- l.repo.Flush() }()
-		if ok, err := goals.TrustAt(l.stateDir).Trusted(goals.Digest(data)); err != nil {
-			return err
-		} else if !ok {
-			return &Refusal{fmt.Sprintf("the goals file cycle %d started with (sha256 %s) is not trusted on this machine", c.Cycle, goals.Digest(data)[:12]),
-				"read it (git cat-file -p " + short(c.Goals) + "), then trust it with git evolve trust"}
+		refuse := func(err error) error { <-flushed; return err } // no write left under way
+		g, detected, err := l.GateAt(start, ruler)
+		if err != nil {
+			return refuse(err)
+		}
+		ruler.Gate = g
+		if err := l.checkTrust(c, data, detected); err != nil {
+			return refuse(err)
 		}
 		var before goals.Snapshot
 		if len(c.Before) > 0 {
 			if err := json.Unmarshal(c.Before, &before); err != nil {
-				return fmt.Errorf("%s: the goals measured at the start do not parse: %v", l.openPath(), err)
+				return refuse(fmt.Errorf("%s: the goals measured at the start do not parse: %v", l.openPath(), err))
 			}
 		}
 		progress("running the gate")
@@ -293,8 +314,16 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now, OnCheck: opts.OnCheck})
 		res.GateTime = time.Since(t1)
 		gitstore.Tracef("finish: the gate (%s)", ms(res.GateTime))
+		// What the open cycle's file names must be on disk before it does.
+		if err := <-flushed; err != nil {
+			return err
+		}
 		if ctx.Err() != nil {
 			return ErrInterrupted
+		}
+		if cr, ok := v.CannotRun(); ok {
+			return &Refusal{fmt.Sprintf("the gate cannot run here: `%s`: %s; nothing was stored, cycle %d is still open", cr.Command, strings.TrimPrefix(cr.Reason, "cannot run: "), c.Cycle),
+				"install what it needs and run git evolve cycle finish again, or close the cycle with git evolve cycle abort (its work is saved)"}
 		}
 		res.Verdict = v
 		f.Result = ledger.Improved
@@ -303,11 +332,18 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			f.Regressed = v.Regressed()
 		}
 		f.Gate = v.Text()
+		f.Failures = v.Failures()
 		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
 		f.Failing = failingIDs(v.After.Goals)
-		// What the open cycle's file names must be on disk before it does.
-		if err := <-flushed; err != nil {
-			return err
+		f.TimedOut, f.CannotRun = idsWith(v.After.Goals, goals.Timeout), idsWith(v.After.Goals, goals.Error)
+		f.TargetBefore, f.TargetAfter = gate.ResultOf(&before, c.Target), gate.ResultOf(v.After, c.Target)
+		f.Values = gate.Values(ruler, &before, v.After)
+		f.GateCommands = g.Commands
+		switch {
+		case detected != nil:
+			f.GateFrom = detected.From
+		case g.Set:
+			f.GateFrom = goals.FileName
 		}
 	}
 	c.Finish = f
@@ -726,8 +762,21 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	rec.GoalsPassing, rec.GoalsTotal = &passing, &total
 	rec.Gate = mustJSON(f.Gate)
 	rec.Extra["score"] = mustJSON(f.Score)
-	if len(f.Failing) > 0 {
-		rec.Extra["failing"] = mustJSON(f.Failing)
+	for k, ids := range map[string][]string{"failing": f.Failing, "timed_out": f.TimedOut, "cannot_run": f.CannotRun, "gate_commands": f.GateCommands} {
+		if len(ids) > 0 {
+			rec.Extra[k] = mustJSON(ids)
+		}
+	}
+	for k, v := range map[string]string{"target_before": f.TargetBefore, "target_after": f.TargetAfter, "gate_from": f.GateFrom} {
+		if v != "" {
+			rec.Extra[k] = mustJSON(v)
+		}
+	}
+	if len(f.Failures) > 0 {
+		rec.Extra["failures"] = mustJSON(f.Failures)
+	}
+	if len(f.Values) > 0 {
+		rec.Extra["values"] = mustJSON(f.Values)
 	}
 	if r := c.Reverts; r != nil {
 		rec.Extra["reverts"] = mustJSON(r.Range)
@@ -805,11 +854,23 @@ func revertMessage(c *OpenCycle) string {
 	return b.String()
 }
 
-// failingIDs are the ids of the goals that failed, in order.
+// failingIDs are the ids of the goals that failed or timed out (the goals
+// to work on), in order.
 func failingIDs(rs []goals.Result) []string {
 	var out []string
 	for _, r := range rs {
-		if r.Result == goals.Fail {
+		if goals.Failing(r.Result) {
+			out = append(out, r.GoalID)
+		}
+	}
+	return out
+}
+
+// idsWith are the ids of the goals whose result is result, in order.
+func idsWith(rs []goals.Result, result string) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Result == result {
 			out = append(out, r.GoalID)
 		}
 	}

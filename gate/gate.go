@@ -5,9 +5,9 @@
 //     paths a project adds) delivered nothing, whatever the agent says;
 //   - the regression gate: the project's test commands, then every goal
 //     measured again and compared with its measure before the cycle (a goal
-//     that passed and fails, or a value that moved the wrong way beyond its
-//     tolerance, measured twice before it counts; a skip is unknown, never a
-//     pass).
+//     that passed and does not pass now, whether it fails, times out, skips
+//     or cannot run, or a value that moved the wrong way beyond its
+//     tolerance, measured twice before it counts).
 //
 // It works on paths, goals files and snapshots; callers read git.
 package gate

@@ -12,16 +12,20 @@ import (
 // GoalChange is one goal as it was before a cycle and after it.
 type GoalChange struct {
 	GoalID      string   `json:"goal_id"`
-	Before      string   `json:"before"` // pass, fail, skip; "" when it was not measured before
+	Before      string   `json:"before"` // pass, fail, skip, timeout, error; "" when it was not measured before
 	After       string   `json:"after"`
 	BeforeValue *float64 `json:"before_value,omitempty"`
 	AfterValue  *float64 `json:"after_value,omitempty"`
 	Weight      int      `json:"weight"`
 	// Regressed is true when the goal counts against the cycle: it passed
-	// before and fails now, or its value moved the wrong way by more than its
-	// tolerance. Both are measured twice before they count.
+	// before and does not now (it fails, times out, skips or cannot run),
+	// or its value moved the wrong way by more than its tolerance. Both are
+	// measured twice before they count.
 	Regressed bool   `json:"regressed,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+	// Excerpt is the end of the check's output after the cycle, for a goal
+	// that regressed.
+	Excerpt string `json:"excerpt,omitempty"`
 	// Rechecked is true when the goal was measured a second time because
 	// the first measure looked like a regression; Flaky when the second
 	// measure cleared it.
@@ -60,6 +64,44 @@ func (v *Verdict) Regressed() []GoalChange {
 	return out
 }
 
+// Failure is one reason a cycle's gate failed, with the failure's own
+// words: a test command that did not pass, or a goal that regressed.
+type Failure struct {
+	What   string `json:"what"` // "gate" (a test command) or "goal"
+	Name   string `json:"name"` // the command, or the goal's id
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Excerpt is the end of the command's or the check's output (see
+	// goals.Excerpt).
+	Excerpt string `json:"excerpt,omitempty"`
+}
+
+// Failures are the reasons the gate failed: each test command that did not
+// pass, then each goal that regressed.
+func (v *Verdict) Failures() []Failure {
+	var out []Failure
+	for _, c := range v.Commands {
+		if !c.Passed {
+			out = append(out, Failure{What: "gate", Name: c.Command, Status: c.Status, Reason: c.Reason, Excerpt: c.Excerpt})
+		}
+	}
+	for _, c := range v.Regressed() {
+		out = append(out, Failure{What: "goal", Name: c.GoalID, Status: c.After, Reason: c.Reason, Excerpt: c.Excerpt})
+	}
+	return out
+}
+
+// CannotRun returns the test command that could not run (exit 126 or 127,
+// or no shell), if one could not: the gate then gave no verdict.
+func (v *Verdict) CannotRun() (goals.CommandResult, bool) {
+	for _, c := range v.Commands {
+		if c.Status == goals.Error {
+			return c, true
+		}
+	}
+	return goals.CommandResult{}, false
+}
+
 // Regression reports whether the cycle must be reverted: a test command
 // failed or a goal regressed.
 func (v *Verdict) Regression() bool { return !v.CommandsPassed() || len(v.Regressed()) > 0 }
@@ -92,11 +134,19 @@ func (v *Verdict) Text() string {
 // file as it was when the cycle started) and whose goals measured before
 // are before: the gate's test commands, then every goal of f. A goal that
 // looks regressed is measured once more before it counts (flaky first runs
-// are real). A skip is unknown: it is never a pass, and never a regression.
+// are real). A goal that passed before must pass after: failing, timing
+// out, skipping or not running is a regression; a skip is neutral only when
+// the goal skipped before too.
 // ctx cancels the checks; the verdict is then incomplete and must not be
 // used.
+//
+// A test command that cannot run gives no verdict: the goals are not
+// measured (After is nil) and CannotRun says which command it was.
 func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options) *Verdict {
 	v := &Verdict{Commands: goals.RunGate(ctx, f.Gate, opts.Dir)}
+	if _, ok := v.CannotRun(); ok {
+		return v
+	}
 	opts.Only = nil
 	v.After = goals.Measure(ctx, f, opts)
 	changes := Compare(f, before, v.After)
@@ -155,16 +205,13 @@ func Compare(f *goals.File, before, after *goals.Snapshot) []GoalChange {
 			c.Before, c.BeforeValue = b.Result, b.Value
 		}
 		switch {
-		case c.Before == goals.Pass && c.After == goals.Fail:
+		case c.Before == goals.Pass && c.After != goals.Pass:
+			// Pass must stay pass: a goal that fails, hangs, skips or
+			// cannot run now is no longer known to hold.
 			c.Regressed = true
-			c.Reason = "pass → fail"
-			if a.Reason != "" {
-				c.Reason += " (" + a.Reason + ")"
-			} else if a.ExitCode > 0 {
-				c.Reason += " (exit status " + strconv.Itoa(a.ExitCode) + ")"
-			}
-		case c.Before == goals.Pass && c.After == goals.Skip:
-			c.Reason = "pass → skip: unknown now"
+			c.Reason = "pass → " + c.After + detail(a)
+		case c.Before != "" && c.After != c.Before && c.After != goals.Pass:
+			c.Reason = c.Before + " → " + c.After + detail(a) // unknown, or still failing: no regression
 		}
 		if g, ok := spec[a.GoalID]; ok && g.Continuous != nil && c.BeforeValue != nil && c.AfterValue != nil {
 			if moved, worse := wrongWay(g.Continuous, *c.BeforeValue, *c.AfterValue); worse {
@@ -175,9 +222,24 @@ func Compare(f *goals.File, before, after *goals.Snapshot) []GoalChange {
 				c.Reason += moved
 			}
 		}
+		if c.Regressed {
+			c.Excerpt = a.Excerpt
+		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// detail is why a check ended as it did, in parentheses: its reason, else
+// its exit status.
+func detail(a goals.Result) string {
+	switch {
+	case a.Reason != "":
+		return " (" + a.Reason + ")"
+	case a.ExitCode > 0:
+		return " (exit status " + strconv.Itoa(a.ExitCode) + ")"
+	}
+	return ""
 }
 
 // wrongWay says whether a continuous value moved the wrong way by more than
@@ -202,4 +264,56 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Value is a continuous goal's value before a cycle and after it, beside
+// its threshold.
+type Value struct {
+	GoalID    string   `json:"goal_id"`
+	Before    *float64 `json:"before,omitempty"`
+	After     *float64 `json:"after,omitempty"`
+	Threshold float64  `json:"threshold"`
+	Direction string   `json:"direction"`
+	// Meets says the value after is on the good side of the threshold.
+	Meets bool `json:"meets"`
+}
+
+// Values are the continuous goals of f, each with its value before and
+// after (nil where a snapshot has none).
+func Values(f *goals.File, before, after *goals.Snapshot) []Value {
+	var out []Value
+	for _, g := range f.Goals {
+		c := g.Continuous
+		if c == nil {
+			continue
+		}
+		v := Value{GoalID: g.ID, Threshold: c.Threshold, Direction: c.Direction}
+		if r, ok := resultOf(before, g.ID); ok {
+			v.Before = r.Value
+		}
+		if r, ok := resultOf(after, g.ID); ok {
+			v.After = r.Value
+		}
+		v.Meets = v.After != nil && goals.Meets(*v.After, c)
+		out = append(out, v)
+	}
+	return out
+}
+
+// ResultOf is goal id's result in a snapshot ("" when the snapshot does not
+// have it).
+func ResultOf(s *goals.Snapshot, id string) string {
+	r, _ := resultOf(s, id)
+	return r.Result
+}
+
+func resultOf(s *goals.Snapshot, id string) (goals.Result, bool) {
+	if s != nil {
+		for _, r := range s.Goals {
+			if r.GoalID == id {
+				return r, true
+			}
+		}
+	}
+	return goals.Result{}, false
 }

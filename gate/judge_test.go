@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ func snapshot(results ...goals.Result) *goals.Snapshot {
 
 func TestCompare(t *testing.T) {
 	f := &goals.File{Goals: []goals.Goal{
-		{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}, {ID: "e"}, {ID: "new"},
+		{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}, {ID: "e"}, {ID: "new"}, {ID: "hangs"}, {ID: "gone"}, {ID: "still-skips"}, {ID: "was-red"},
 		{ID: "cov", Continuous: &goals.Continuous{Threshold: 50, Direction: "higher", Tolerance: 1}},
 		{ID: "lat", Continuous: &goals.Continuous{Threshold: 100, Direction: "lower"}},
 		{ID: "lat-ok", Continuous: &goals.Continuous{Threshold: 100, Direction: "lower", Tolerance: 5}},
@@ -31,18 +30,27 @@ func TestCompare(t *testing.T) {
 		goals.Result{GoalID: "c", Result: goals.Fail}, goals.Result{GoalID: "d", Result: goals.Skip},
 		goals.Result{GoalID: "e", Result: goals.Pass},
 		goals.Result{GoalID: "cov", Result: goals.Pass, Value: val(80)}, goals.Result{GoalID: "lat", Result: goals.Pass, Value: val(40)},
-		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(40)})
+		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(40)},
+		goals.Result{GoalID: "hangs", Result: goals.Pass}, goals.Result{GoalID: "gone", Result: goals.Pass},
+		goals.Result{GoalID: "still-skips", Result: goals.Skip}, goals.Result{GoalID: "was-red", Result: goals.Fail})
 	after := snapshot(
 		goals.Result{GoalID: "a", Result: goals.Pass}, goals.Result{GoalID: "b", Result: goals.Fail, ExitCode: 2},
 		goals.Result{GoalID: "c", Result: goals.Pass}, goals.Result{GoalID: "d", Result: goals.Fail},
 		goals.Result{GoalID: "e", Result: goals.Skip}, goals.Result{GoalID: "new", Result: goals.Fail},
 		goals.Result{GoalID: "cov", Result: goals.Pass, Value: val(78.5)}, goals.Result{GoalID: "lat", Result: goals.Pass, Value: val(41)},
-		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(44)})
+		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(44)},
+		goals.Result{GoalID: "hangs", Result: goals.Timeout, Reason: "timed out after 2m0s", Excerpt: "=== RUN TestSlow"},
+		goals.Result{GoalID: "gone", Result: goals.Error, Reason: "cannot run: golangci-lint is missing"},
+		goals.Result{GoalID: "still-skips", Result: goals.Skip}, goals.Result{GoalID: "was-red", Result: goals.Timeout})
 	got := map[string]GoalChange{}
 	for _, c := range Compare(f, before, after) {
 		got[c.GoalID] = c
 	}
-	for id, want := range map[string]bool{"a": false, "b": true, "c": false, "d": false, "e": false, "new": false, "cov": true, "lat": true, "lat-ok": false} {
+	// Pass must stay pass: fail, timeout, skip and error after a pass are
+	// regressions; a skip that skipped before, and anything after a failure,
+	// are not.
+	for id, want := range map[string]bool{"a": false, "b": true, "c": false, "d": false, "e": true, "new": false, "cov": true, "lat": true, "lat-ok": false,
+		"hangs": true, "gone": true, "still-skips": false, "was-red": false} {
 		if got[id].Regressed != want {
 			t.Errorf("%s: regressed %v, want %v (%+v)", id, got[id].Regressed, want, got[id])
 		}
@@ -53,8 +61,17 @@ func TestCompare(t *testing.T) {
 	if r := got["cov"].Reason; r != "value 80 → 78.5 (higher is better, tolerance 1)" {
 		t.Errorf("cov: reason %q", r)
 	}
-	if r := got["e"].Reason; !strings.Contains(r, "unknown") {
-		t.Errorf("e (pass → skip) should be reported as unknown, not as a regression: %+v", got["e"])
+	if c := got["hangs"]; c.Reason != "pass → timeout (timed out after 2m0s)" || c.Excerpt != "=== RUN TestSlow" {
+		t.Errorf("hangs: %+v", c)
+	}
+	if r := got["gone"].Reason; r != "pass → error (cannot run: golangci-lint is missing)" {
+		t.Errorf("gone: reason %q", r)
+	}
+	if c := got["was-red"]; c.Reason != "fail → timeout" || c.Regressed {
+		t.Errorf("was-red: %+v", c)
+	}
+	if c := got["still-skips"]; c.Reason != "" {
+		t.Errorf("still-skips: %+v", c)
 	}
 	if c := got["new"]; c.Before != "" || c.After != goals.Fail {
 		t.Errorf("a goal not measured before: %+v", c)

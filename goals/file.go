@@ -1,9 +1,10 @@
 // Package goals is the ruler of evolve cycles: the GOALS.yaml file (read
 // with every problem located by line and column), running its checks
-// (shell commands: exit 0 pass, 77 skip, a timeout is skip, anything else
-// fail; in parallel where that is safe; with timeouts), the fitness snapshot
-// they give, and the local trust that must be given to a goals file before
-// its commands run.
+// (shell commands: exit 0 pass, 77 skip, 126 or 127 error, past the time
+// limit timeout, anything else fail; in parallel where that is safe), the
+// excerpt of a check's output a person or the next agent reads, the fitness
+// snapshot they give, and the local trust that must be given to a goals file
+// before its commands run.
 //
 // It knows nothing of git: callers hand it a file and a directory.
 package goals
@@ -76,7 +77,13 @@ type Continuous struct {
 type Gate struct {
 	Commands []string
 	Timeout  time.Duration
+	// Set says the file has a gate key (gate: [] runs no command); without
+	// one, the gate runs the test command detected from the tree.
+	Set bool
 }
+
+// DefaultGateTimeout is the gate's time limit when the file sets none.
+const DefaultGateTimeout = 30 * time.Minute
 
 // maxTimeout bounds a check's or the gate's time limit.
 const maxTimeout = 24 * time.Hour
@@ -417,17 +424,17 @@ func (p *parser) continuous(n *yaml.Node) *Continuous {
 }
 
 func (p *parser) gate(n *yaml.Node) Gate {
-	g := Gate{Timeout: 30 * time.Minute}
-	switch n.Kind {
-	case yaml.ScalarNode:
+	g := Gate{Timeout: DefaultGateTimeout, Set: true}
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag != "!!null":
 		if s := p.str(n, "gate"); s != "" {
 			g.Commands = []string{s}
 		}
 		return g
-	case yaml.SequenceNode:
+	case n.Kind == yaml.SequenceNode:
 		g.Commands = p.strings(n, "gate")
 		return g
-	case yaml.MappingNode:
+	case n.Kind == yaml.MappingNode:
 		p.fields(n, func(key, val *yaml.Node) {
 			switch key.Value {
 			case "commands":
@@ -440,6 +447,6 @@ func (p *parser) gate(n *yaml.Node) Gate {
 		})
 		return g
 	}
-	p.add(n, "gate must be a command, a list of commands, or a mapping with commands")
+	p.add(n, "gate must be a command, a list of commands (gate: [] for none), or a mapping with commands and timeout")
 	return g
 }

@@ -135,13 +135,17 @@ func TestMeasure(t *testing.T) {
 			Continuous: &Continuous{Threshold: 0.2, Direction: "lower"}},
 		{ID: "no-number", Check: "echo none", Weight: 1, Timeout: 5 * time.Second, Continuous: &Continuous{Threshold: 1, Direction: "higher"}},
 		{ID: "env", Check: `test "$EVOLVE_GOAL_ID" = env`, Weight: 1, Timeout: 5 * time.Second},
+		goal("no-tool", "echo checking; no-such-tool-here --strict", 6),
+		goal("no-exec", "printf 'echo hi\\n' > notexec.sh; chmod -x notexec.sh; ./notexec.sh", 2),
+		goal("no-interp", "printf '#!/no/such/interp\\necho hi\\n' > interp.sh; chmod +x interp.sh; ./interp.sh", 2),
 	}}
 	start := time.Now()
 	s := Measure(context.Background(), f, Options{Dir: dir, Parallel: 4, Now: func() time.Time { return time.Unix(1700000000, 0) }})
 	if time.Since(start) > 20*time.Second {
 		t.Fatalf("measure took %v: the timed-out check's children kept it waiting", time.Since(start))
 	}
-	want := map[string]string{"pass": Pass, "fail": Fail, "skip": Skip, "hang": Skip, "cov": Pass, "latency": Fail, "no-number": Fail, "env": Pass}
+	want := map[string]string{"pass": Pass, "fail": Fail, "skip": Skip, "hang": Timeout, "cov": Pass, "latency": Fail, "no-number": Fail, "env": Pass,
+		"no-tool": Error, "no-exec": Error, "no-interp": Error}
 	for _, r := range s.Goals {
 		if r.Result != want[r.GoalID] {
 			t.Errorf("%s: %s (%s, exit %d, %q), want %s", r.GoalID, r.Result, r.Reason, r.ExitCode, r.Output, want[r.GoalID])
@@ -157,15 +161,34 @@ func TestMeasure(t *testing.T) {
 	if r := byID["latency"]; r.Value == nil || *r.Value != 0.25 || !strings.Contains(r.Reason, "wrong side") {
 		t.Errorf("latency: %+v", r)
 	}
-	if r := byID["hang"]; !r.TimedOut || !strings.Contains(r.Reason, "timed out") {
+	if r := byID["hang"]; r.Limit != 0.2 || r.Reason != "timed out after 200ms" {
 		t.Errorf("hang: %+v", r)
 	}
-	if r := byID["fail"]; r.ExitCode != 3 || !strings.Contains(r.Output, "broken") {
+	if r := byID["fail"]; r.ExitCode != 3 || !strings.Contains(r.Output, "broken") || r.Excerpt != "broken" {
 		t.Errorf("fail: %+v", r)
 	}
-	// Weighted score: passing 5+4+1 of counted 5+3+4+4+1+1.
-	if sum := s.Summary; sum.Total != 8 || sum.Passing != 3 || sum.Failing != 3 || sum.Skipped != 2 || sum.Score != 55.6 {
+	if r := byID["pass"]; r.Excerpt != "" {
+		t.Errorf("a pass keeps no excerpt: %+v", r)
+	}
+	for id, missing := range map[string]string{"no-tool": "no-such-tool-here", "no-exec": "./notexec.sh", "no-interp": "/no/such/interp"} {
+		if r := byID[id]; r.Missing != missing || !strings.HasPrefix(r.Reason, "cannot run: "+missing) {
+			t.Errorf("%s: missing %q, reason %q; want %q named", id, r.Missing, r.Reason, missing)
+		}
+	}
+	// Weighted score: passing 5+4+1 of counted 5+3+1+4+4+1+1 (the timeout
+	// counts against it; skips and checks that cannot run do not count).
+	if sum := s.Summary; sum.Total != 11 || sum.Passing != 3 || sum.Failing != 3 || sum.Skipped != 1 || sum.TimedOut != 1 || sum.Errors != 3 || sum.Score != 52.6 {
 		t.Errorf("summary %+v", sum)
+	}
+	var ids []string
+	for _, r := range s.FailingByWeight() {
+		ids = append(ids, r.GoalID)
+	}
+	if strings.Join(ids, ",") != "latency,fail,hang,no-number" {
+		t.Errorf("FailingByWeight = %v: the goals to work on, failing or timed out, not those that cannot run", ids)
+	}
+	if n := len(s.CannotRun()); n != 3 {
+		t.Errorf("CannotRun has %d goals, want 3", n)
 	}
 	if s.Timestamp != "2023-11-14T22:13:20Z" || s.Era != "goals-x" {
 		t.Errorf("snapshot %s %s", s.Timestamp, s.Era)
@@ -246,14 +269,14 @@ func TestMeasureChildrenAndOutput(t *testing.T) {
 	for _, r := range s.Goals {
 		byID[r.GoalID] = r
 	}
-	if r := byID["bg"]; r.Result != Pass || r.TimedOut {
+	if r := byID["bg"]; r.Result != Pass {
 		t.Errorf("a passing check with a background child: %+v", r)
 	}
 	if r := byID["escapes"]; r.Result != Pass {
 		t.Errorf("a check whose child escaped the group: %+v", r)
 	}
-	if r := byID["noisy"]; !r.TimedOut || len(r.Output) > 600*4 {
-		t.Errorf("noisy: timed out %v, %d bytes of output kept", r.TimedOut, len(r.Output))
+	if r := byID["noisy"]; r.Result != Timeout || len(r.Output) > 600*4 || len(r.Excerpt) > ExcerptBytes {
+		t.Errorf("noisy: %s, %d bytes of output and %d of excerpt kept", r.Result, len(r.Output), len(r.Excerpt))
 	}
 	c := &capture{limit: 10}
 	for i := 0; i < 1000; i++ {
@@ -325,15 +348,19 @@ func TestRunGate(t *testing.T) {
 	if !res[0].Passed || !res[1].Passed || res[1].Output != "tests ok\n" {
 		t.Errorf("the passing commands: %+v", res[:2])
 	}
-	if r := res[2]; r.Passed || r.ExitCode != 4 || r.Reason != "exit status 4" {
+	if r := res[2]; r.Passed || r.Status != Fail || r.ExitCode != 4 || r.Reason != "exit status 4" {
 		t.Errorf("the failing command: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "never.txt")); err == nil {
 		t.Error("a command after the failure ran")
 	}
 	hang := RunGate(context.Background(), Gate{Commands: []string{"sleep 30"}, Timeout: 200 * time.Millisecond}, dir)
-	if r := hang[0]; r.Passed || !r.TimedOut || !strings.Contains(r.Reason, "timed out after 200ms") {
+	if r := hang[0]; r.Passed || r.Status != Timeout || r.Limit != 0.2 || !strings.Contains(r.Reason, "timed out after 200ms") {
 		t.Errorf("a command that hangs: %+v (a timeout does not pass the gate)", r)
+	}
+	missing := RunGate(context.Background(), Gate{Commands: []string{"echo building; no-such-test-runner ./..."}, Timeout: 5 * time.Second}, dir)
+	if r := missing[0]; r.Passed || r.Status != Error || r.Missing != "no-such-test-runner" || !strings.Contains(r.Excerpt, "building") {
+		t.Errorf("a command that cannot run: %+v", r)
 	}
 	if res := RunGate(context.Background(), Gate{Timeout: time.Second}, dir); len(res) != 0 {
 		t.Errorf("no commands: %+v", res)

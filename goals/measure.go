@@ -3,6 +3,7 @@ package goals
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -20,8 +21,20 @@ import (
 const (
 	Pass = "pass"
 	Fail = "fail"
+	// Skip: the check exited 77, it cannot tell here (the autotools
+	// convention).
 	Skip = "skip"
+	// Timeout: the check ran past its time limit and was stopped.
+	Timeout = "timeout"
+	// Error: the check could not run: exit 126 or 127 (a command or an
+	// interpreter missing, a script not executable), or no shell to run it.
+	Error = "error"
 )
+
+// Failing reports whether a result is one to work on: the check ran and
+// said no (fail), or ran past its limit (timeout). A check that cannot
+// run (error) or cannot tell (skip) is not.
+func Failing(result string) bool { return result == Fail || result == Timeout }
 
 // Result is one goal measured.
 type Result struct {
@@ -32,21 +45,31 @@ type Result struct {
 	Weight    int      `json:"weight"`
 	Duration  float64  `json:"duration_s"`
 	ExitCode  int      `json:"exit_code"`
-	TimedOut  bool     `json:"timed_out,omitempty"`
-	Reason    string   `json:"reason,omitempty"` // why a pass became a fail, for example
-	Output    string   `json:"output,omitempty"` // combined stdout and stderr, shortened
-	Tags      []string `json:"tags,omitempty"`
+	// Limit is the time limit of a check that ran past it, in seconds.
+	Limit float64 `json:"timeout_s,omitempty"`
+	// Missing names the command or interpreter a check that could not run
+	// lacks, when its output says which.
+	Missing string `json:"missing,omitempty"`
+	Reason  string `json:"reason,omitempty"` // why a pass became a fail, for example
+	Output  string `json:"output,omitempty"` // combined stdout and stderr, shortened
+	// Excerpt is the end of the output of a check that did not pass, as
+	// Excerpt makes it.
+	Excerpt string   `json:"excerpt,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
 }
 
 // Summary sums up a snapshot. Score is the passing weight over the weight
-// of goals that passed or failed (skipped goals are unknown, not counted),
-// times 100.
+// of goals that passed, failed or timed out, times 100: a check that hangs
+// counts against the score; skipped goals and checks that cannot run are
+// unknown, not counted.
 type Summary struct {
-	Total   int     `json:"total"`
-	Passing int     `json:"passing"`
-	Failing int     `json:"failing"`
-	Skipped int     `json:"skipped"`
-	Score   float64 `json:"score"`
+	Total    int     `json:"total"`
+	Passing  int     `json:"passing"`
+	Failing  int     `json:"failing"`
+	Skipped  int     `json:"skipped"`
+	TimedOut int     `json:"timed_out"`
+	Errors   int     `json:"errors"`
+	Score    float64 `json:"score"`
 }
 
 // Snapshot is every goal measured once.
@@ -144,6 +167,11 @@ func Summarize(results []Result) Summary {
 		case Fail:
 			sum.Failing++
 			countedW += r.Weight
+		case Timeout:
+			sum.TimedOut++
+			countedW += r.Weight
+		case Error:
+			sum.Errors++
 		default:
 			sum.Skipped++
 		}
@@ -152,6 +180,34 @@ func Summarize(results []Result) Summary {
 		sum.Score = math.Round(float64(passW)/float64(countedW)*1000) / 10
 	}
 	return sum
+}
+
+// Counts says the summary's counts in words: "3 passing, 1 failing, 1
+// timed out, 2 cannot run, 1 skipped of 8", the last three only when there
+// are any.
+func (s Summary) Counts() string {
+	out := fmt.Sprintf("%d passing, %d failing", s.Passing, s.Failing)
+	if s.TimedOut > 0 {
+		out += fmt.Sprintf(", %d timed out", s.TimedOut)
+	}
+	if s.Errors > 0 {
+		out += fmt.Sprintf(", %d cannot run", s.Errors)
+	}
+	return out + fmt.Sprintf(", %d skipped of %d", s.Skipped, s.Total)
+}
+
+// MissingHint says, in one line, which checks could not run and what
+// they lack ("" when every check ran): "cannot run here: lint
+// (golangci-lint is missing), docs (exit 126); …".
+func (s *Snapshot) MissingHint() string {
+	var parts []string
+	for _, r := range s.CannotRun() {
+		parts = append(parts, r.GoalID+" ("+strings.TrimPrefix(r.Reason, "cannot run: ")+")")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "cannot run here: " + strings.Join(parts, ", ") + "; install what they need, or give those goals checks that run here (they are no work for a cycle)"
 }
 
 func contains(list []string, s string) bool {
@@ -236,28 +292,34 @@ func runShell(ctx context.Context, command, dir string, timeout time.Duration, e
 	return r
 }
 
-func run(ctx context.Context, g Goal, dir string) Result {
-	r := Result{GoalID: g.ID, Weight: g.Weight, Tags: g.Tags}
+func run(ctx context.Context, g Goal, dir string) (r Result) {
+	r = Result{GoalID: g.ID, Weight: g.Weight, Tags: g.Tags}
 	if g.Continuous != nil {
 		t := g.Continuous.Threshold
 		r.Threshold = &t
 	}
 	sr := runShell(ctx, g.Check, dir, g.Timeout, "EVOLVE_GOAL_ID="+g.ID)
 	r.Duration, r.Output, r.ExitCode = sr.duration, shorten(sr.output), sr.exitCode
-	switch {
-	case sr.timedOut:
-		r.Result, r.TimedOut, r.Reason = Skip, true, "timed out after "+g.Timeout.String()
+	defer func() {
+		if r.Result != Pass {
+			r.Excerpt = Excerpt(sr.output)
+		}
+	}()
+	if status, reason := sr.status(g.Timeout, dir); status != "" {
+		r.Result, r.Reason = status, reason
+		switch status {
+		case Timeout:
+			r.Limit = g.Timeout.Seconds()
+		case Error:
+			r.Missing = missingCommand(sr.output, dir)
+		}
 		return r
-	case sr.signaled:
-		r.Result, r.Reason = Fail, "killed by a signal"
-		return r
-	case sr.err != nil:
-		r.Result, r.Reason = Fail, sr.err.Error()
-		return r
-	case sr.exitCode == 0:
+	}
+	switch sr.exitCode {
+	case 0:
 		r.Result = Pass
-	case sr.exitCode == SkipCode:
-		r.Result = Skip
+	case SkipCode:
+		r.Result, r.Reason = Skip, "exit 77: the check cannot tell here"
 	default:
 		r.Result = Fail
 	}
@@ -279,15 +341,48 @@ func run(ctx context.Context, g Goal, dir string) Result {
 	return r
 }
 
+// status is how a command that did not simply exit ended: timeout (past
+// limit), error (it could not run: exit 126 or 127, or the shell did not
+// start) or fail (killed by a signal), with the reason in words; "" when it
+// exited with a code of its own.
+func (sr shellRun) status(limit time.Duration, dir string) (string, string) {
+	switch {
+	case sr.timedOut:
+		return Timeout, "timed out after " + limit.String()
+	case sr.signaled:
+		return Fail, "killed by a signal"
+	case sr.err != nil:
+		return Error, "cannot run: " + sr.err.Error()
+	case sr.exitCode == 126 || sr.exitCode == 127:
+		what := "cannot run: exit status " + strconv.Itoa(sr.exitCode)
+		if m := missingCommand(sr.output, dir); m != "" {
+			if sr.exitCode == 127 {
+				what = "cannot run: " + m + " is missing"
+			} else {
+				what = "cannot run: " + m + " cannot be executed"
+			}
+		}
+		return Error, what
+	}
+	return "", ""
+}
+
 // CommandResult is one of the gate's test commands, run.
 type CommandResult struct {
-	Command  string  `json:"command"`
-	Passed   bool    `json:"passed"`
+	Command string `json:"command"`
+	Passed  bool   `json:"passed"`
+	// Status is pass, fail, timeout or error (the command could not run),
+	// as for a goal.
+	Status   string  `json:"status"`
 	ExitCode int     `json:"exit_code"`
 	TimedOut bool    `json:"timed_out,omitempty"`
+	Limit    float64 `json:"timeout_s,omitempty"`
+	Missing  string  `json:"missing,omitempty"`
 	Duration float64 `json:"duration_s"`
 	Reason   string  `json:"reason,omitempty"`
 	Output   string  `json:"output,omitempty"` // shortened
+	// Excerpt is the end of a failed command's output (see Excerpt).
+	Excerpt string `json:"excerpt,omitempty"`
 }
 
 // RunGate runs the gate's test commands in dir, in order, each within the
@@ -298,17 +393,23 @@ func RunGate(ctx context.Context, g Gate, dir string) []CommandResult {
 	out := []CommandResult{}
 	for _, c := range g.Commands {
 		sr := runShell(ctx, c, dir, g.Timeout)
-		cr := CommandResult{Command: c, Passed: sr.exitCode == 0 && !sr.timedOut && sr.err == nil,
-			ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
-		switch {
-		case sr.timedOut:
-			cr.Reason = "timed out after " + g.Timeout.String()
-		case sr.signaled:
-			cr.Reason = "killed by a signal"
-		case sr.err != nil:
-			cr.Reason = sr.err.Error()
-		case !cr.Passed:
-			cr.Reason = "exit status " + strconv.Itoa(sr.exitCode)
+		cr := CommandResult{Command: c, Status: Pass, ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
+		if status, reason := sr.status(g.Timeout, dir); status != "" {
+			cr.Status, cr.Reason = status, reason
+		} else if sr.exitCode != 0 {
+			cr.Status, cr.Reason = Fail, "exit status "+strconv.Itoa(sr.exitCode)
+		}
+		cr.Passed = cr.Status == Pass
+		switch cr.Status {
+		case Pass:
+		case Timeout:
+			cr.Limit = g.Timeout.Seconds()
+			fallthrough
+		default:
+			cr.Excerpt = Excerpt(sr.output)
+			if cr.Status == Error {
+				cr.Missing = missingCommand(sr.output, dir)
+			}
 		}
 		out = append(out, cr)
 		if !cr.Passed || ctx.Err() != nil {
@@ -409,15 +510,27 @@ func shorten(s string) string {
 	return string(r[:maxOutput/2]) + "\n…\n" + string(r[len(r)-maxOutput/2:])
 }
 
-// FailingByWeight lists the snapshot's failing goals, highest weight first
-// (in the snapshot's order among equals).
+// FailingByWeight lists the snapshot's goals to work on (failing or timed
+// out; not those that cannot run or skip), highest weight first (in the
+// snapshot's order among equals).
 func (s *Snapshot) FailingByWeight() []Result {
 	var out []Result
 	for _, r := range s.Goals {
-		if r.Result == Fail {
+		if Failing(r.Result) {
 			out = append(out, r)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
+	return out
+}
+
+// CannotRun lists the snapshot's goals whose checks could not run.
+func (s *Snapshot) CannotRun() []Result {
+	var out []Result
+	for _, r := range s.Goals {
+		if r.Result == Error {
+			out = append(out, r)
+		}
+	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"git-evolve/cycle"
+	"git-evolve/gate"
 	"git-evolve/goals"
 )
 
@@ -17,37 +18,45 @@ import (
 // due, and the last failure surfaces, so that each cycle reads what the
 // ones before it learned.
 type Brief struct {
-	Run         string          `json:"run"`
-	Cycle       int             `json:"cycle"`
-	ID          string          `json:"id"`
-	Target      string          `json:"target"`
-	Start       string          `json:"start_sha"`
-	Strategy    string          `json:"strategy"`
-	Restorative bool            `json:"restorative"`
-	Resumed     bool            `json:"resumed"`
-	Work        *Work           `json:"work"`
-	Failing     []BriefGoal     `json:"failing_goals"`
-	Due         []Hypothesis    `json:"due_hypotheses"`
-	Failures    []FailureRecord `json:"recent_failures"`
-	Rules       []string        `json:"rules"`
+	Run         string      `json:"run"`
+	Cycle       int         `json:"cycle"`
+	ID          string      `json:"id"`
+	Target      string      `json:"target"`
+	Start       string      `json:"start_sha"`
+	Strategy    string      `json:"strategy"`
+	Restorative bool        `json:"restorative"`
+	Resumed     bool        `json:"resumed"`
+	Work        *Work       `json:"work"`
+	Failing     []BriefGoal `json:"failing_goals"`
+	// CannotRun are the goals whose checks could not run here: not work
+	// for the cycle, said so that it does not chase them.
+	CannotRun []BriefGoal     `json:"cannot_run"`
+	Due       []Hypothesis    `json:"due_hypotheses"`
+	Failures  []FailureRecord `json:"recent_failures"`
+	Rules     []string        `json:"rules"`
 }
 
 // BriefGoal is a failing goal as the agent sees it.
 type BriefGoal struct {
-	ID          string `json:"id"`
-	Weight      int    `json:"weight"`
+	ID     string `json:"id"`
+	Weight int    `json:"weight"`
+	// Result is fail, timeout or error; Reason says why in words.
+	Result      string `json:"result"`
+	Reason      string `json:"reason,omitempty"`
 	Description string `json:"description,omitempty"`
 	Check       string `json:"check,omitempty"`
-	Output      string `json:"output,omitempty"`
+	// Output is the end of the check's output (see goals.Excerpt).
+	Output string `json:"output,omitempty"`
 }
 
 // FailureRecord is a cycle whose gate failed: what it targeted, the gate's
-// words and the goals it regressed.
+// words, the goals it regressed and, for each failure, its own words.
 type FailureRecord struct {
-	Cycle     int      `json:"cycle"`
-	Target    string   `json:"target"`
-	Gate      string   `json:"gate"`
-	Regressed []string `json:"regressed_goals,omitempty"`
+	Cycle     int            `json:"cycle"`
+	Target    string         `json:"target"`
+	Gate      string         `json:"gate"`
+	Regressed []string       `json:"regressed_goals,omitempty"`
+	Failures  []gate.Failure `json:"failures,omitempty"`
 }
 
 // briefRules are the rules the tool enforces whatever the agent does; the
@@ -69,6 +78,12 @@ func lastFailures(events []Event, n int) []FailureRecord {
 		}
 		f := FailureRecord{Cycle: e.Cycle, Target: e.Target, Gate: e.Gate}
 		_ = json.Unmarshal(e.Record.Extra["regressed_goals"], &f.Regressed)
+		if json.Unmarshal(e.Record.Extra["failures"], &f.Failures) == nil {
+			// From a note: bounded and cleaned again, whoever wrote it.
+			for i := range f.Failures {
+				f.Failures[i].Excerpt = goals.Excerpt(f.Failures[i].Excerpt)
+			}
+		}
 		out = append(out, f)
 	}
 	return out
@@ -76,11 +91,11 @@ func lastFailures(events []Event, n int) []FailureRecord {
 
 func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goals.Snapshot, resumed bool) (*Brief, error) {
 	b := &Brief{Run: r.ID, Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Strategy: r.Strategy,
-		Restorative: w.Restorative, Resumed: resumed, Work: w, Failing: []BriefGoal{}, Rules: briefRules,
+		Restorative: w.Restorative, Resumed: resumed, Work: w, Failing: []BriefGoal{}, CannotRun: []BriefGoal{}, Rules: briefRules,
 		Failures: lastFailures(s.Events, 3)}
 	if measured != nil {
-		for _, g := range measured.FailingByWeight() {
-			bg := BriefGoal{ID: g.GoalID, Weight: g.Weight, Output: g.Output}
+		brief := func(g goals.Result) BriefGoal {
+			bg := BriefGoal{ID: g.GoalID, Weight: g.Weight, Result: g.Result, Reason: g.Reason, Output: g.Excerpt}
 			if s.Goals != nil {
 				for _, d := range s.Goals.Goals {
 					if d.ID == g.GoalID {
@@ -88,7 +103,13 @@ func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goal
 					}
 				}
 			}
-			b.Failing = append(b.Failing, bg)
+			return bg
+		}
+		for _, g := range measured.FailingByWeight() {
+			b.Failing = append(b.Failing, brief(g))
+		}
+		for _, g := range measured.CannotRun() {
+			b.CannotRun = append(b.CannotRun, brief(g))
 		}
 	}
 	hs, err := Hypotheses(s.Repo)
@@ -133,6 +154,9 @@ func (b *Brief) Markdown() []byte {
 	}
 	for _, g := range b.Failing {
 		fmt.Fprintf(&w, "- %s (weight %d)", g.ID, g.Weight)
+		if g.Result == goals.Timeout {
+			fmt.Fprintf(&w, " **timeout**: %s", g.Reason)
+		}
 		if g.Description != "" {
 			fmt.Fprintf(&w, ": %s", g.Description)
 		}
@@ -142,6 +166,12 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintln(&w)
 		if out := strings.TrimSpace(g.Output); out != "" {
 			fmt.Fprintf(&w, "\n  ```\n%s\n  ```\n", indent(lastLines(out, 10), "  "))
+		}
+	}
+	if len(b.CannotRun) > 0 {
+		fmt.Fprintf(&w, "\n## Goals that cannot run here\n\nNot work for this cycle: their checks lack a tool (the operator installs it).\n\n")
+		for _, g := range b.CannotRun {
+			fmt.Fprintf(&w, "- %s (weight %d): %s\n", g.ID, g.Weight, g.Reason)
 		}
 	}
 	fmt.Fprintf(&w, "\n## Hypotheses due\n\n")
@@ -162,6 +192,16 @@ func (b *Brief) Markdown() []byte {
 			fmt.Fprintf(&w, "; regressed %s", strings.Join(f.Regressed, ", "))
 		}
 		fmt.Fprintln(&w)
+		for _, x := range f.Failures {
+			what := "goal " + x.Name
+			if x.What == "gate" {
+				what = "`" + x.Name + "`"
+			}
+			fmt.Fprintf(&w, "  - %s: %s\n", what, x.Reason)
+			if out := strings.TrimSpace(x.Excerpt); out != "" {
+				fmt.Fprintf(&w, "\n    ```\n%s\n    ```\n", indent(lastLines(out, 20), "    "))
+			}
+		}
 	}
 	fmt.Fprintf(&w, "\n## Rules\n\n")
 	for _, r := range b.Rules {

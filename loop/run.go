@@ -478,6 +478,11 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err := d.checkClean(s); err != nil {
 			return nil, err
 		}
+		if head, err := d.l.Repo().ResolveCommits("HEAD"); err != nil {
+			return nil, err
+		} else if _, _, err := d.l.StartGate(head[0], s.Goals); err != nil {
+			return nil, err // a cycle its gate cannot judge does not start
+		}
 		d.ranCycle = true
 		n := s.MaxCycle() + 1
 		d.say("cycle %d: measuring the goals", n)

@@ -142,6 +142,9 @@ func (s *State) Select(o SelectOptions) *Work {
 		osc := Oscillations(s.Events)
 		dig := digests(s.Goals)
 		failing := o.Measured.FailingByWeight()
+		for _, g := range o.Measured.CannotRun() {
+			skipped = append(skipped, fmt.Sprintf("goal: %s cannot run here, %s: no work for a cycle", g.GoalID, strings.TrimPrefix(g.Reason, "cannot run: ")))
+		}
 		for _, g := range failing {
 			if contains(q, g.GoalID) {
 				skipped = append(skipped, fmt.Sprintf("goal: %s is quarantined (it oscillates) until its definition changes", g.GoalID))
@@ -161,7 +164,7 @@ func (s *State) Select(o SelectOptions) *Work {
 			return w.with(skipped)
 		}
 		if len(failing) == 0 {
-			skipped = append(skipped, "goal: every goal passes or skips")
+			skipped = append(skipped, "goal: every goal passes, skips or cannot run")
 		}
 	} else {
 		skipped = append(skipped, "goal: the goals were not measured")

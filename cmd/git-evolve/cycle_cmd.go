@@ -64,6 +64,14 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	head, err := l.Repo().ResolveCommits("HEAD")
+	if err != nil {
+		return &usageError{msg: "there is no commit to start a cycle from", hint: "commit first"}
+	}
+	g, detected, err := l.StartGate(head[0], f)
+	if err != nil {
+		return err
+	}
 	before := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now})
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
@@ -75,7 +83,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	if target == "" {
 		if len(failing) == 0 {
-			return &usageError{msg: "every goal passes or skips: there is no failing goal to target",
+			return &usageError{msg: "every goal passes, skips or cannot run here: there is no failing goal to target",
 				hint: "give --target ID to work on a goal anyway"}
 		}
 		target = failing[0].GoalID
@@ -130,10 +138,20 @@ func (c *cycleStartCmd) Run(e *env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "cycle %d started on %s: target %s\n", open.Cycle, open.Start[:7], open.Target)
-	fmt.Fprintf(e.stdout, "goals: score %.1f, %d passing, %d failing, %d skipped of %d\n", before.Summary.Score,
-		before.Summary.Passing, before.Summary.Failing, before.Summary.Skipped, before.Summary.Total)
+	fmt.Fprintf(e.stdout, "gate: %s\n", gateLine(f, g, detected))
+	fmt.Fprintf(e.stdout, "goals: score %.1f, %s\n", before.Summary.Score, before.Summary.Counts())
 	for _, r := range failing {
-		fmt.Fprintf(e.stdout, "  failing  %-24s weight %d\n", r.GoalID, r.Weight)
+		status := "failing"
+		if r.Result == goals.Timeout {
+			status = "timeout"
+		}
+		fmt.Fprintf(e.stdout, "  %-8s %-24s weight %d\n", status, r.GoalID, r.Weight)
+	}
+	for _, r := range before.CannotRun() {
+		fmt.Fprintf(e.stdout, "  error    %-24s weight %d  %s (not a target)\n", r.GoalID, r.Weight, termSafe(r.Reason))
+	}
+	if h := before.MissingHint(); h != "" {
+		fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termSafe(h))
 	}
 	return nil
 }
@@ -297,4 +315,17 @@ func settle(e *env, l *cycle.Ledger, c *cycle.OpenCycle, result string, aborted 
 	if err != nil {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: item %s was not settled: %v\n", c.Item, err)
 	}
+}
+
+// gateLine says what a cycle's gate runs and where that comes from.
+func gateLine(f *goals.File, g goals.Gate, detected *gate.Detected) string {
+	switch {
+	case detected != nil:
+		return detected.Command + " (detected from " + detected.From + "; set gate: in " + goals.FileName + " to change it, gate: [] for none)"
+	case f.Gate.Set && len(g.Commands) == 0:
+		return "none (gate: [] in " + goals.FileName + ")"
+	case f.Gate.Set:
+		return termLine(strings.Join(g.Commands, "; ")) + " (from " + goals.FileName + ")"
+	}
+	return "none: no test command detected (set gate: in " + goals.FileName + " to run the project's tests)"
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"git-evolve/cycle"
+	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
 	"git-evolve/ledger"
@@ -27,10 +29,16 @@ ignored ones not), as the cycle's work, and judges it:
     file's non_substantive paths, the cycle is unchanged: it goes to the local
     journal and nothing is committed.
  2. Otherwise the gate runs, with the goals file as it was when the cycle
-    started: the gate's test commands, then every goal. A goal that passed
-    and fails now, or a continuous value that moved the wrong way beyond its
-    tolerance, is measured once more before it counts; a skip is never a
-    pass.
+    started: the test commands of its gate: key or, without one, the
+    project's tests detected in the start commit's tree (go.mod, a Makefile's
+    test target, package.json's test script, Cargo.toml, pyproject.toml,
+    pytest.ini or setup.cfg), then every goal. Pass must stay pass: a goal
+    that passed and now fails, times out, skips or cannot run, or a
+    continuous value that moved the wrong way beyond its tolerance, is
+    measured once more before it counts. A test command that cannot run
+    (exit 126 or 127) gives no verdict: nothing is stored and the cycle stays
+    open. What failed is printed with the end of its output, kept in the
+    record, and told to the next agent.
  3. No regression: the work is committed (with -m or a default message) with
     the trailers Evolve-Cycle, Evolve-Id, Evolve-Target and Evolve-Result,
     and the record becomes a note on that commit. The result is improved.
@@ -97,6 +105,19 @@ func (c *cycleFinishCmd) Run(e *env) error {
 		if res.Verdict != nil {
 			out["verdict"] = res.Verdict
 		}
+		if f := res.Cycle.Finish; f != nil && res.Cycle.Reverts == nil {
+			if f.TargetAfter != "" {
+				out["target_before"], out["target_after"], out["target_passes"] = f.TargetBefore, f.TargetAfter, f.TargetAfter == goals.Pass
+			}
+			if b, ok := beforeCounts(res.Cycle); ok {
+				out["score_before"] = b.Score
+			}
+			if res.Result != ledger.Unchanged {
+				out["score_after"] = f.Score
+				out["failures"] = orEmpty(f.Failures)
+				out["values"] = orEmpty(f.Values)
+			}
+		}
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
 	} else if res.Cycle.Reverts != nil { // a later revert, completed
 		printRevert(e, l, res)
@@ -119,29 +140,54 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	}
 	fmt.Fprintf(w, "cycle %d (target %s): %s\n", c.Cycle, c.Target, res.Result)
 	fmt.Fprintf(w, "  changed: %d file(s), +%d -%d lines\n", f.Delta.Files, f.Delta.Insertions, f.Delta.Deletions)
+	if len(f.GateCommands) == 0 && res.Verdict != nil {
+		why := "gate: [] in " + goals.FileName
+		if f.GateFrom == "" {
+			why = "none detected; set gate: in " + goals.FileName + " to run the project's tests"
+		}
+		fmt.Fprintf(w, "  gate: no test command (%s)\n", why)
+	}
 	if v := res.Verdict; v != nil {
 		for _, cr := range v.Commands {
 			status := "passed"
 			if !cr.Passed {
 				status = "failed: " + cr.Reason
 			}
-			fmt.Fprintf(w, "  gate: %s %s (%.1fs)\n", cr.Command, status, cr.Duration)
+			from := ""
+			if f.GateFrom != goals.FileName {
+				from = " (detected from " + f.GateFrom + ")"
+			}
+			fmt.Fprintf(w, "  gate: %s%s %s (%.1fs)\n", termLine(cr.Command), from, termLine(status), cr.Duration)
+			writeExcerpt(w, cr.Excerpt)
 		}
 		for _, ch := range v.Changes {
 			switch {
 			case ch.Regressed:
-				fmt.Fprintf(w, "  regressed: %s: %s\n", ch.GoalID, ch.Reason)
+				fmt.Fprintf(w, "  regressed: %s: %s\n", ch.GoalID, termLine(ch.Reason))
+				writeExcerpt(w, ch.Excerpt)
 			case ch.Flaky:
 				fmt.Fprintf(w, "  flaky: %s failed, then passed when measured again\n", ch.GoalID)
 			case ch.Reason != "":
-				fmt.Fprintf(w, "  unknown: %s: %s\n", ch.GoalID, ch.Reason)
+				fmt.Fprintf(w, "  unknown: %s: %s\n", ch.GoalID, termLine(ch.Reason))
 			}
 		}
+	}
+	if line := targetLine(c.Target, f.TargetBefore, f.TargetAfter); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
 	if b, ok := beforeCounts(c); ok {
 		fmt.Fprintf(w, "  goals: %d → %d passing of %d, score %.1f → %.1f\n", b.Passing, f.Passing, f.Total, b.Score, f.Score)
 	} else {
 		fmt.Fprintf(w, "  goals: %d passing of %d, score %.1f\n", f.Passing, f.Total, f.Score)
+	}
+	for _, v := range f.Values {
+		fmt.Fprintf(w, "  value %s: %s\n", v.GoalID, valueLine(v))
+	}
+	if len(f.TimedOut) > 0 {
+		fmt.Fprintf(w, "  timed out: %s\n", strings.Join(f.TimedOut, ", "))
+	}
+	if len(f.CannotRun) > 0 {
+		fmt.Fprintf(w, "  cannot run: %s (see git evolve goals measure)\n", strings.Join(f.CannotRun, ", "))
 	}
 	subject := ""
 	if ci, err := l.Repo().Commit(res.Commit); err == nil {
@@ -166,4 +212,51 @@ func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
 		return goals.Summary{}, false
 	}
 	return s.Summary, true
+}
+
+// writeExcerpt prints the end of a failure's output under its line,
+// indented, with what a terminal would act on escaped.
+func writeExcerpt(w io.Writer, excerpt string) {
+	if excerpt = strings.TrimSpace(excerpt); excerpt != "" {
+		fmt.Fprintln(w, indentLines(termSafe(excerpt), "    | "))
+	}
+}
+
+// targetLine says whether the cycle's target goal passes now ("" when the
+// target is no goal).
+func targetLine(target, before, after string) string {
+	switch {
+	case after == "":
+		return ""
+	case after == goals.Pass && before != goals.Pass:
+		return fmt.Sprintf("target now passes: %s (%s → pass)", target, orDash(before))
+	case after == goals.Pass:
+		return fmt.Sprintf("target passes: %s (pass → pass)", target)
+	}
+	return fmt.Sprintf("target still failing: %s (%s → %s)", target, orDash(before), after)
+}
+
+// valueLine is a continuous goal's value before and after, against its
+// threshold.
+func valueLine(v gate.Value) string {
+	side := "meets"
+	if !v.Meets {
+		side = "misses"
+	}
+	return fmt.Sprintf("%s → %s, %s the threshold %s (%s is better)", num(v.Before), num(v.After), side, num(&v.Threshold), v.Direction)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// orEmpty is a list that prints as [] rather than null in JSON.
+func orEmpty[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
 }

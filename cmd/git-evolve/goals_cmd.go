@@ -12,7 +12,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"git-evolve/cycle"
 	"git-evolve/fitness"
+	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
 )
@@ -98,8 +100,8 @@ type goalsValidateCmd struct {
 
 func (goalsValidateCmd) Help() string {
 	return `The schema: version (1-3), mission, goals (each with id in kebab-case, unique;
-description; check, a shell command: exit 0 pass, 77 skip, anything else fail,
-a timeout is skip; weight 1-10; type health|architecture|quality|meta; pillar;
+description; check, a shell command: exit 0 pass, 77 skip, 126 or 127 error
+(it cannot run here), anything else fail, past its timeout timeout; weight 1-10; type health|architecture|quality|meta; pillar;
 tags; timeout such as 90s; continuous {metric, threshold, direction
 higher|lower, tolerance, value: a regular expression whose first group is the
 number, else the last number in the output}), and gate: the project's test
@@ -148,10 +150,13 @@ type goalsMeasureCmd struct {
 func (goalsMeasureCmd) Help() string {
 	return `Runs each goal's check from the top of the working tree (meta goals first, one
 at a time; checks that run go test, or tagged exclusive, alone; the others in
-parallel), each within its timeout. A continuous goal passes when its check
-exits 0 and its value is on the good side of its threshold. The score is the
-passing weight over the weight of goals that passed or failed, skipped goals
-not counted.
+parallel), each within its timeout. Each result is pass (exit 0), skip (exit
+77: the check cannot tell), error (exit 126 or 127: a command, an interpreter
+or a permission is missing, named in the note), timeout (stopped at its
+limit) or fail. A continuous goal passes when its check exits 0 and its value
+is on the good side of its threshold. The score is the passing weight over
+the weight of goals that passed, failed or timed out; skips and checks that
+cannot run are not counted, and a last line names the tools that are missing.
 
 A goals file runs only once this machine trusts its content: see git evolve
 trust.`
@@ -213,12 +218,18 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GOAL\tRESULT\tVALUE\tTHRESHOLD\tWEIGHT\tTIME\tNOTE")
 	for _, r := range snap.Goals {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2fs\t%s\n", r.GoalID, r.Result, num(r.Value), num(r.Threshold), r.Weight, r.Duration, r.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2fs\t%s\n", r.GoalID, r.Result, num(r.Value), num(r.Threshold), r.Weight, r.Duration, termSafe(r.Reason))
 	}
 	tw.Flush()
 	s := snap.Summary
-	fmt.Fprintf(w, "score %.1f: %d passing, %d failing, %d skipped of %d (era %s)\n", s.Score, s.Passing, s.Failing, s.Skipped, s.Total, snap.Era)
-	return w.Flush()
+	fmt.Fprintf(w, "score %.1f: %s (era %s)\n", s.Score, s.Counts(), snap.Era)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if h := snap.MissingHint(); h != "" {
+		fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termSafe(h))
+	}
+	return nil
 }
 
 func hasGoal(f *goals.File, id string) bool {
@@ -268,7 +279,13 @@ func (trustCmd) Help() string {
 	return `A goals file's checks are shell commands from the repository. They run only
 once this machine trusts the file's exact content: after reading it, run this.
 A changed file (a pull, an edit) must be trusted again. Trust is kept under the
-git directory and never shared.`
+git directory and never shared.
+
+Without a gate: key in the goals file, a cycle's gate runs the project's own
+tests, detected from the files at the top of the tree (go.mod, a Makefile with
+a test target, package.json's test script, Cargo.toml, pyproject.toml,
+pytest.ini or setup.cfg): the command detected, in the working tree and in
+HEAD, is trusted too.`
 }
 
 func (c *trustCmd) Run(e *env) error {
@@ -292,7 +309,42 @@ func (c *trustCmd) Run(e *env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", displayPath(e, path), d[:12])
+	if f, err := goals.Parse(displayPath(e, path), data); err == nil && !f.Gate.Set {
+		return trustGates(e)
+	}
 	return nil
+}
+
+// trustGates trusts the project's test commands detected in the working
+// tree and in HEAD (the gate of a goals file without a gate key), and says
+// which it trusted.
+func trustGates(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	top, err := l.Repo().WorkTree()
+	if err != nil {
+		return nil // bare: no tree to detect from
+	}
+	reads := []gate.ReadFile{func(name string) ([]byte, bool) {
+		data, err := os.ReadFile(filepath.Join(top, name))
+		return data, err == nil
+	}}
+	var readErr func() error
+	if head, err := l.Repo().ResolveCommits("HEAD"); err == nil {
+		var read gate.ReadFile
+		read, readErr = l.TreeReader(head[0])
+		reads = append(reads, read)
+	}
+	added, err := cycle.TrustGates(stateDir(l.Repo().CommonDir()), reads...)
+	if err == nil && readErr != nil {
+		err = readErr()
+	}
+	for _, d := range added {
+		fmt.Fprintf(e.stdout, "trusted the gate %s\n", d)
+	}
+	return err
 }
 
 type goalsBaselineCmd struct {
@@ -359,8 +411,7 @@ func (c *goalsBaselineCmd) print(e *env, era string, captured bool, commit gitst
 	}
 	sum := s.Summary
 	if captured {
-		fmt.Fprintf(e.stdout, "captured the baseline of era %s on %s: score %.1f, %d passing, %d failing, %d skipped of %d\n",
-			era, commit.Short(), sum.Score, sum.Passing, sum.Failing, sum.Skipped, sum.Total)
+		fmt.Fprintf(e.stdout, "captured the baseline of era %s on %s: score %.1f, %s\n", era, commit.Short(), sum.Score, sum.Counts())
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "era %s has a baseline: captured %s on %s, score %.1f (--force captures another)\n",

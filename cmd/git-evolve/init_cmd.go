@@ -113,5 +113,8 @@ func trustPresentGoals(e *env) (bool, error) {
 		return false, err
 	}
 	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", goals.FileName, d[:12])
+	if f, err := goals.Parse(goals.FileName, data); err == nil && !f.Gate.Set {
+		return true, trustGates(e)
+	}
 	return true, nil
 }

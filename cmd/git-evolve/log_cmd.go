@@ -340,8 +340,8 @@ func recordedBy(r *ledger.Record) string {
 // printMarkdown writes the cycles as a Markdown table for a pull request,
 // and the fitness trajectory after it.
 func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) error {
-	fmt.Fprintln(w, "| cycle | target | result | goals | delta | commit | by |")
-	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| cycle | target | result | goals | delta | reason | commit | by |")
+	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|")
 	var trajectory []string
 	for i, en := range entries {
 		var before struct {
@@ -387,8 +387,8 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 				commit += " " + truncate(ci.Subject(), 60)
 			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), r.Result, goals, delta,
-			mdCell(commit), mdCell(dash(recordedBy(r))))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), r.Result, goals, delta,
+			mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
 	}
 	if len(trajectory) > 0 {
 		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
@@ -396,7 +396,30 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 	return nil
 }
 
+// failureReason says in a few words why a cycle's gate failed: its first
+// failure (the command or the goal, and how), else the gate's own text;
+// "" for a cycle whose gate did not fail.
+func failureReason(r *ledger.Record) string {
+	gate := r.GateText()
+	if r.Result != ledger.Regressed && !strings.HasPrefix(strings.ToUpper(gate), "FAIL") {
+		return ""
+	}
+	var failures []struct{ What, Name, Reason string }
+	if json.Unmarshal(r.Extra["failures"], &failures) == nil && len(failures) > 0 {
+		f := failures[0]
+		why := f.Name + ": " + f.Reason
+		if f.What == "gate" {
+			why = "`" + f.Name + "` " + f.Reason
+		}
+		if len(failures) > 1 {
+			why += fmt.Sprintf(" (and %d more)", len(failures)-1)
+		}
+		return truncate(why, 120)
+	}
+	return truncate(strings.TrimSpace(strings.TrimPrefix(gate, "FAIL:")), 120)
+}
+
 // mdCell makes text safe inside a Markdown table cell.
 func mdCell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+	return termLine(strings.NewReplacer("|", "\\|", "\n", " ").Replace(s))
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -81,9 +82,22 @@ func setupScript(e *testscript.Env) error {
 	e.Setenv("NO_COLOR", "")
 	e.Setenv("GIT_EVOLVE_HOST", "testhost") // records name the machine they were made on
 	e.Setenv("TZ", "UTC")
+	// Scripts that run go test share the build cache of the tests' own go
+	// (HOME is the script's, so go's default would be a cold cache).
+	e.Setenv("TEST_GOCACHE", goCache())
 	gitconfig := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n"
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644)
 }
+
+// goCache is the build cache of the go that runs the tests ("" when go
+// cannot say).
+var goCache = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
 
 // cmdCommits makes N commits in the repository in the current directory:
 // `commits N [prefix]`. Commit i adds the file <prefix>i.txt with the

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"git-evolve/cycle"
+	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
 )
@@ -125,10 +126,26 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 		kv("parallel", "true")
 	}
 	kv("goal_ids", strings.Join(r.GoalIDs, ", "))
-	kv("gate", r.GateText())
+	kv("gate", termLine(r.GateText()))
 	kv("schema", fmt.Sprintf("v%d", r.V))
+	var failures []gate.Failure
+	if json.Unmarshal(r.Extra["failures"], &failures) != nil {
+		failures = nil // not in this shape: shown as it is, below
+	}
 	for _, k := range sortedKeys(r.Extra) {
-		field("", 16, k, string(r.Extra[k]))
+		if k == "failures" && failures != nil {
+			continue
+		}
+		field("", 16, k, termSafe(string(r.Extra[k])))
+	}
+	// Why the gate failed, in the failure's own words.
+	for _, f := range failures {
+		what := "goal " + f.Name
+		if f.What == "gate" {
+			what = "gate `" + f.Name + "`"
+		}
+		fmt.Fprintf(w, "%-16s %s: %s\n", "failure", termLine(what), termLine(f.Reason))
+		writeExcerpt(w, f.Excerpt)
 	}
 	if r.Trace != nil {
 		fmt.Fprintln(w, "trace:")

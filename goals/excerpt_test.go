@@ -1,0 +1,105 @@
+package goals
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCleanText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"plain\ttext\n", "plain\ttext\n"},
+		{"\x1b[31mred\x1b[0m and \x1b[1;32mgreen\x1b[m", "red and green"},
+		{"title\x1b]0;window title\x07 after", "title after"},
+		{"link \x1b]8;;http://x\x1b\\here\x1b]8;;\x1b\\", "link here"},
+		{"\x1b(Bcharset \x1b7saved\x1b8", "charset saved"},
+		{"progress 10%\rprogress 50%\rdone\n", "done\n"},
+		{"crlf\r\nline\r\n", "crlf\nline\n"},
+		{"kept\r", "kept"},
+		{"bell\a back\bspace nul\x00 del\x7f", "bell backspace nul del"},
+		{"c1 \u009b31m and \u0085", "c1 31m and "},
+		{"bad \xff\xfe utf8", "bad \uFFFD utf8"},
+		{"unterminated \x1b[31", "unterminated "},
+	} {
+		if got := CleanText(tt.in); got != tt.want {
+			t.Errorf("CleanText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 100; i++ {
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString("\n")
+	}
+	b.WriteString("FAIL: TestThing\n\n\n")
+	got := Excerpt(b.String())
+	lines := strings.Split(got, "\n")
+	if len(lines) != ExcerptLines || lines[len(lines)-1] != "FAIL: TestThing" {
+		t.Errorf("Excerpt kept %d lines ending %q", len(lines), lines[len(lines)-1])
+	}
+	// Bytes bound the excerpt before lines do, and whole lines are kept.
+	wide := strings.Repeat(strings.Repeat("w", 300)+"\n", 30) + "end"
+	got = Excerpt(wide)
+	if len(got) > ExcerptBytes || !strings.HasSuffix(got, "\nend") || !strings.HasPrefix(got, strings.Repeat("w", 300)) {
+		t.Errorf("wide lines: %d bytes, starts %q", len(got), got[:10])
+	}
+	// One line longer than the bound: its end, cut at a rune.
+	long := strings.Repeat("é", 5000) + "tail"
+	got = Excerpt(long)
+	if len(got) > ExcerptBytes || !strings.HasSuffix(got, "tail") || !strings.HasPrefix(got, "…") || !utf8.ValidString(got) {
+		t.Errorf("one long line: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	// Megabytes of output: bounded, the end kept, escapes gone.
+	huge := strings.Repeat("\x1b[32mok\x1b[0m noise\n", 200000) + "\x1b[31mpanic: boom\x1b[0m\n"
+	got = Excerpt(huge)
+	if len(got) > ExcerptBytes || !strings.HasSuffix(got, "panic: boom") || strings.ContainsRune(got, 0x1b) {
+		t.Errorf("huge output: %d bytes, ends %q", len(got), got[len(got)-20:])
+	}
+	if Excerpt("\n\n  \n") != "" {
+		t.Error("blank output has an excerpt")
+	}
+	// Binary output: valid UTF-8, no control characters.
+	bin := string([]byte{0, 1, 2, 0xff, 0x1b, 'a', 0x80, 'b', '\n', 0xc3})
+	got = Excerpt(bin)
+	if !utf8.ValidString(got) || strings.ContainsAny(got, "\x00\x01\x02\x1b") {
+		t.Errorf("binary output: %q", got)
+	}
+}
+
+func TestMissingCommand(t *testing.T) {
+	for _, tt := range []struct{ out, want string }{
+		{"bash: line 1: golangci-lint: command not found", "golangci-lint"},
+		{"bash: golangci-lint: command not found\n", "golangci-lint"},
+		{"sh: 1: ruff: not found", "ruff"},
+		{"/usr/bin/env: 'python4': No such file or directory", "python4"},
+		{"/usr/bin/env: ‘python4’: No such file or directory", "python4"},
+		{"bash: line 1: ./check.sh: /opt/nope/bin/zsh: bad interpreter: No such file or directory", "/opt/nope/bin/zsh"},
+		{"bash: line 1: ./check.sh: Permission denied", "./check.sh"},
+		{"bash: Zeile 1: foo: Befehl nicht gefunden", ""},
+		{"all good", ""},
+	} {
+		if got := missingCommand(tt.out, t.TempDir()); got != tt.want {
+			t.Errorf("missingCommand(%q) = %q, want %q", tt.out, got, tt.want)
+		}
+	}
+}
+
+func FuzzExcerpt(f *testing.F) {
+	for _, s := range []string{"a\x1b[31mb\n", "\r\r\n", "\x1b]0;t\x07", strings.Repeat("x\n", 100), "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Excerpt(s)
+		if len(got) > ExcerptBytes || !utf8.ValidString(got) || strings.Count(got, "\n") >= ExcerptLines {
+			t.Fatalf("Excerpt(%q) = %q: out of bounds", s, got)
+		}
+		for _, r := range got {
+			if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f) {
+				t.Fatalf("Excerpt(%q) keeps control character %U", s, r)
+			}
+		}
+	})
+}
