@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"git-evolve/filelock"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -26,9 +28,13 @@ func RegressedRef(id string) string { return "refs/evolve/cycles/" + id + "/regr
 // was interrupted resumes from here and never judges again, so a cycle is
 // recorded once, with the verdict its work was given.
 type Finishing struct {
-	Result   string  `json:"result"`    // improved, regressed or unchanged
-	Head     string  `json:"head"`      // HEAD when the work was judged
-	Tree     string  `json:"tree"`      // the working tree judged
+	Result string `json:"result"` // improved, regressed or unchanged
+	Head   string `json:"head"`   // HEAD when the work was judged
+	// Tree is the cycle's work as judged: the working tree without what it
+	// held, untouched, of its own when the cycle started (see BaseRef);
+	// Worktree is the whole working tree, when that differs.
+	Tree     string  `json:"tree"`
+	Worktree string  `json:"worktree,omitempty"`
 	JudgedAt string  `json:"judged_at"` // the record's timestamp
 	Message  string  `json:"message,omitempty"`
 	Gate     string  `json:"gate,omitempty"`
@@ -268,9 +274,18 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	if err != nil {
 		return err
 	}
-	tree := capture.Tree
+	// The cycle's own work: what the working tree held when the cycle
+	// started, and still holds as it was, is not part of it.
+	tree, left, err := l.ownWork(c, capture.Tree, head)
+	if err != nil {
+		return err
+	}
 	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message}
+	if tree != capture.Tree {
+		f.Worktree = capture.Tree.String()
+		res.capture = ownCapture(capture, tree, left)
+	}
 	deltas, err := l.fileDeltas(start, tree, ruler.NonSubstantive)
 	if err != nil {
 		return err
@@ -288,7 +303,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	if f.Delta.Files == 0 {
 		// Nothing of the capture is kept: none of it is written, and the
 		// open cycle's file does not name it.
-		f.Result, f.Tree = ledger.Unchanged, ""
+		f.Result, f.Tree, f.Worktree = ledger.Unchanged, "", ""
 	} else {
 		// The judged tree will be committed, and is named in the open
 		// cycle's file below: it is written while the gate runs.
@@ -529,7 +544,11 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 		var saved gitstore.Hash
 		var err error
 		if res.capture != nil {
-			saved, err = l.commitTree(mustParse(f.Tree), head, savedMessage(c, "regressed"))
+			whole := f.Tree
+			if f.Worktree != "" {
+				whole = f.Worktree
+			}
+			saved, err = l.commitTree(mustParse(whole), head, savedMessage(c, "regressed"))
 		} else {
 			saved, _, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
 		}
@@ -586,37 +605,110 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 }
 
 // revertWorktree brings the index and the working tree from the saved work
-// to the revert. When the working tree is not as it was judged (a check or
-// a person changed it since, or this finish resumes), it is saved once more,
-// on top of the saved work, before it is reset: nothing in it is lost.
+// to the revert: the working tree to what undoing the cycle leaves (the
+// start's tree, .agents/** as the cycle left it, and what the working tree
+// held of its own when the cycle started put back), the index to the
+// revert's tree. When the working tree is not as it was judged (a check or
+// a person changed it since, or this finish resumes), or files the switch
+// would overwrite or remove are in no save (ignored ones), it is saved once
+// more, on top of the saved work and with those files, before it is reset:
+// nothing in it is lost.
 func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert gitstore.Hash) error {
-	if res.capture != nil {
-		err := l.repo.SwitchWorktree(res.capture, saved, revert, gitstore.SwitchChecked)
-		if !errors.Is(err, gitstore.ErrWorktreeChanged) {
-			return err
-		}
-	}
-	// On top of the last save, which is the one before when a switch that
-	// was interrupted saved the working tree already: each save keeps the
-	// ones before it.
-	last := l.refOrZero(RegressedRef(c.ID))
-	if last.IsZero() {
-		last = saved
-	}
-	again, capture, err := l.repo.SaveWorktree(last, savedMessage(c, "regressed, as it was when it was reverted"))
+	rc, err := l.repo.Commit(revert)
 	if err != nil {
 		return err
 	}
-	if err := l.keepSaved(c, again); err != nil {
+	target, index, err := l.startWorktree(c, rc.Tree)
+	if err != nil {
 		return err
 	}
-	// The record names the last save (the first is its parent).
-	c.Finish.Saved, res.Saved = again.String(), again
-	if err := l.saveOpen(c); err != nil {
+	var also []string
+	if res.capture != nil {
+		err := l.repo.SwitchWorktree(res.capture, saved, target, gitstore.SwitchChecked)
+		if err == nil {
+			return l.repo.SetIndex(index)
+		}
+		if !errors.Is(err, gitstore.ErrWorktreeChanged) {
+			return err
+		}
+		var ue *gitstore.UnsavedError
+		if errors.As(err, &ue) {
+			also = ue.Paths
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		if err := l.saveable(c, also); err != nil {
+			return err
+		}
+		// On top of the last save, which is the one before when a switch
+		// that was interrupted saved the working tree already: each save
+		// keeps the ones before it.
+		last := l.refOrZero(RegressedRef(c.ID))
+		if last.IsZero() {
+			last = saved
+		}
+		again, capture, err := l.repo.SaveWorktree(last, savedMessage(c, "regressed, as it was when it was reverted"), also...)
+		if err != nil {
+			return err
+		}
+		if err := l.keepSaved(c, again); err != nil {
+			return err
+		}
+		// The record names the last save (the first is its parent).
+		c.Finish.Saved, res.Saved = again.String(), again
+		if err := l.saveOpen(c); err != nil {
+			return err
+		}
+		l.die("saved-again")
+		err = l.repo.SwitchWorktree(capture, again, target, gitstore.SwitchForce)
+		var ue *gitstore.UnsavedError
+		switch {
+		case errors.As(err, &ue) && attempt == 0:
+			also = ue.Paths // appeared since: saved with the next
+			continue
+		case errors.As(err, &ue):
+			return unsavedRefusal(c, ue, "written while the revert ran")
+		case err != nil:
+			return err
+		}
+		return l.repo.SetIndex(index)
+	}
+}
+
+// The most a save takes of files that are in no capture (ignored ones in
+// the way of a revert or a restore); past it the revert refuses.
+const (
+	maxAlsoFiles = 1000
+	maxAlsoBytes = 64 << 20
+)
+
+// saveable refuses (naming them) files in the way of a switch that are too
+// many or too large to save.
+func (l *Ledger) saveable(c *OpenCycle, paths []string) error {
+	top, err := l.repo.WorkTree()
+	if err != nil {
 		return err
 	}
-	l.die("saved-again")
-	return l.repo.SwitchWorktree(capture, again, revert, gitstore.SwitchForce)
+	var size int64
+	for i, p := range paths {
+		if fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p))); err == nil {
+			size += fi.Size()
+		}
+		if i >= maxAlsoFiles || size > maxAlsoBytes {
+			return unsavedRefusal(c, &gitstore.UnsavedError{Paths: paths}, fmt.Sprintf("too much to save: more than %d files or %d MiB", maxAlsoFiles, maxAlsoBytes>>20))
+		}
+	}
+	return nil
+}
+
+// unsavedRefusal refuses to undo cycle c over files in no save.
+func unsavedRefusal(c *OpenCycle, ue *gitstore.UnsavedError, why string) error {
+	more := ""
+	if n := len(ue.Paths) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d more)", n)
+	}
+	return &Refusal{fmt.Sprintf("undoing cycle %d would overwrite or remove %s%s, in no save (ignored, or new) and %s: nothing was changed", c.Cycle, ue.Paths[0], more, why),
+		"move it out of the way, then run git evolve cycle finish again (git evolve run --resume in a run)"}
 }
 
 // keepSaved points RegressedRef at the saved work.
@@ -886,3 +978,30 @@ func beforeSummary(c *OpenCycle) (goals.Summary, bool) {
 }
 
 func score(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+// ownCapture is capture made the capture of the cycle's own work, tree:
+// the paths left out of it hold the entries given (HEAD's), so that the
+// index gets those, not the working tree's.
+func ownCapture(capture *gitstore.Capture, tree gitstore.Hash, left []gitstore.CapturedPath) *gitstore.Capture {
+	own := &gitstore.Capture{Tree: tree}
+	if capture.Paths == nil {
+		return own // the index is reset from the whole tree
+	}
+	set := map[string]gitstore.CapturedPath{}
+	for _, e := range left {
+		set[e.Path] = e
+	}
+	for _, p := range capture.Paths {
+		if e, ok := set[p.Path]; ok {
+			p = e
+			delete(set, p.Path)
+		}
+		own.Paths = append(own.Paths, p)
+	}
+	for _, e := range left {
+		if _, ok := set[e.Path]; ok {
+			own.Paths = append(own.Paths, e)
+		}
+	}
+	return own
+}

@@ -45,6 +45,10 @@ type OpenCycle struct {
 	// Branch is the ref HEAD named when the cycle started ("" detached):
 	// the line of history its record belongs to.
 	Branch string `json:"branch,omitempty"`
+	// Base is the working tree as the cycle found it, kept by BaseRef,
+	// when it held changes of its own outside .agents/** ("" when it did
+	// not): they are not the cycle's work.
+	Base string `json:"base,omitempty"`
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -56,6 +60,9 @@ func (c *OpenCycle) keptRefs() map[string]gitstore.Hash {
 	}
 	if h, err := gitstore.ParseHash(c.Goals); err == nil {
 		refs[GoalsRef(c.ID)] = h
+	}
+	if h, err := gitstore.ParseHash(c.Base); err == nil {
+		refs[BaseRef(c.ID)] = h
 	}
 	return refs
 }
@@ -135,6 +142,12 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	if c.Branch, err = l.repo.HeadBranch(); err != nil {
 		return nil, err
 	}
+	// What the working tree holds of its own is saved before anything
+	// else: it is not the cycle's work, and a revert puts it back.
+	base, err := l.captureBase(head[0])
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err
@@ -186,6 +199,12 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 			return nil, err
 		}
 		c.Goals = blob.String()
+	}
+	if !base.IsZero() {
+		if err := l.repo.CreateRef(BaseRef(c.ID), base, fmt.Sprintf("git evolve: cycle %d's working tree as it found it", c.Cycle)); err != nil {
+			return nil, err
+		}
+		c.Base = base.String()
 	}
 	if err := l.saveOpen(c); err != nil {
 		return nil, err
@@ -273,7 +292,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: ledger.Unchanged,
 		CycleStartSHA: c.Start, Timestamp: l.now().UTC().Format(time.RFC3339),
 		Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true"), "saved": mustJSON(saved.String())}}
-	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "reason": reason, "era": c.Era, "branch": c.Branch} {
+	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "reason": reason, "era": c.Era, "branch": c.Branch, "base": c.Base} {
 		if v != "" {
 			rec.Extra[k] = mustJSON(v)
 		}
@@ -290,7 +309,13 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	if err := l.release(c.ID); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
-	_ = l.repo.DeleteRefs(c.keptRefs()) // the saved work keeps what matters
+	kept := c.keptRefs()
+	if c.Run != "" {
+		// The driver brings a failed agent's working tree back to the
+		// start next (RestoreStart): the base it puts back stays until then.
+		delete(kept, BaseRef(c.ID))
+	}
+	_ = l.repo.DeleteRefs(kept) // the saved work keeps what matters
 	if err := l.removeOpen(); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}

@@ -25,8 +25,10 @@ var ErrMovedAfterAbort = errors.New("HEAD moved after the cycle was aborted")
 // Nothing is lost: saved is the abort's save of the working tree (a commit
 // on the HEAD the abort found, so on the commits the cycle made), and the
 // working tree as it is now is saved again on top of the last save, under
-// SavedRef, when it differs from it. c.Branch is the ref HEAD named when
-// the cycle started ("" when it was detached).
+// SavedRef, when it differs from it (with the files in the way that no
+// capture holds, ignored ones). What the working tree held of its own when
+// the cycle started (c.Base) is put back as it was. c.Branch is the ref
+// HEAD named when the cycle started ("" when it was detached).
 //
 // It refuses (a *Refusal, nothing changed) while git has a merge or a
 // rebase in progress, or when HEAD names another branch than the cycle
@@ -75,39 +77,63 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 		return gitstore.ZeroHash, err
 	}
 	if cur[0] != head && cur[0] != start {
+		if base, err := gitstore.ParseHash(c.Base); err == nil {
+			_ = l.repo.DeleteRef(BaseRef(c.ID), base) // the working tree is someone else's now
+		}
 		return gitstore.ZeroHash, fmt.Errorf("%w (cycle %d): it was %s, it is %s now; the working tree is left as it is, the cycle's work is saved in %s",
 			ErrMovedAfterAbort, c.Cycle, head.Short(), cur[0].Short(), ref)
 	}
 	// What the working tree holds now, saved when it is not the last save:
-	// work written since the abort, or a restore half done.
-	last := l.refOrZero(ref)
-	if last.IsZero() {
-		last = saved
-	}
-	lc, err := l.repo.Commit(last)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	now, _, err := l.repo.SaveWorktree(last, savedMessage(c, "aborted, as it was when its working tree was brought back"))
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	nc, err := l.repo.Commit(now)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	if nc.Tree != lc.Tree {
-		if err := l.repo.UpdateRef(ref, now, l.refOrZero(ref), fmt.Sprintf("git evolve: cycle %d aborted, the working tree saved again", c.Cycle)); err != nil {
+	// work written since the abort, or a restore half done; with the files
+	// in the way that are in no save (ignored ones), once the switch has
+	// named them.
+	var also []string
+	for attempt := 0; ; attempt++ {
+		if err := l.saveable(c, also); err != nil {
 			return gitstore.ZeroHash, err
 		}
-	}
-	// The start's tree, with .agents/** as the cycle left it.
-	tree, err := revert.RangeTree(l.repo, start, now)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	if err := l.repo.SwitchWorktree(nil, nc.Tree, tree, gitstore.SwitchForce); err != nil {
-		return gitstore.ZeroHash, err
+		last := l.refOrZero(ref)
+		if last.IsZero() {
+			last = saved
+		}
+		lc, err := l.repo.Commit(last)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		now, _, err := l.repo.SaveWorktree(last, savedMessage(c, "aborted, as it was when its working tree was brought back"), also...)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		nc, err := l.repo.Commit(now)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		if nc.Tree != lc.Tree {
+			if err := l.repo.UpdateRef(ref, now, l.refOrZero(ref), fmt.Sprintf("git evolve: cycle %d aborted, the working tree saved again", c.Cycle)); err != nil {
+				return gitstore.ZeroHash, err
+			}
+		}
+		// The start's tree, with .agents/** as the cycle left it and what
+		// the working tree held of its own when the cycle started.
+		tree, err := revert.RangeTree(l.repo, start, now)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		if tree, _, err = l.startWorktree(c, tree); err != nil {
+			return gitstore.ZeroHash, err
+		}
+		err = l.repo.SwitchWorktree(nil, nc.Tree, tree, gitstore.SwitchForce)
+		var ue *gitstore.UnsavedError
+		switch {
+		case errors.As(err, &ue) && attempt == 0:
+			also = ue.Paths
+			continue
+		case errors.As(err, &ue):
+			return gitstore.ZeroHash, unsavedRefusal(c, ue, "written while the restore ran")
+		case err != nil:
+			return gitstore.ZeroHash, err
+		}
+		break
 	}
 	if cur[0] != start {
 		if err := l.repo.MoveHead(start, cur[0], fmt.Sprintf("git evolve: cycle %d aborted, back to its start", c.Cycle)); err != nil {
@@ -116,6 +142,10 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 	}
 	if err := l.repo.ResetIndex(start); err != nil {
 		return gitstore.ZeroHash, err
+	}
+	// The working tree as the cycle found it is in place again.
+	if base, err := gitstore.ParseHash(c.Base); err == nil {
+		_ = l.repo.DeleteRef(BaseRef(c.ID), base)
 	}
 	return start, nil
 }

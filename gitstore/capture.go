@@ -391,14 +391,28 @@ func (r *Repo) SyncIndex(c *Capture, commit Hash) error {
 	if err != nil {
 		return err
 	}
+	return r.setIndex(top, c.Paths)
+}
+
+// SetIndex sets the index entries of the paths given (a zero Mode removes
+// one), leaving the others and the working tree alone.
+func (r *Repo) SetIndex(entries []CapturedPath) error {
+	top, err := r.WorkTree()
+	if err != nil {
+		return err
+	}
+	return r.setIndex(top, entries)
+}
+
+func (r *Repo) setIndex(top string, entries []CapturedPath) error {
 	// Removals first: a path may go from a file to a directory.
 	var b strings.Builder
-	for _, p := range c.Paths {
+	for _, p := range entries {
 		if p.Mode == 0 {
 			fmt.Fprintf(&b, "0 %s\t%s\x00", ZeroHash, p.Path)
 		}
 	}
-	for _, p := range c.Paths {
+	for _, p := range entries {
 		if p.Mode != 0 {
 			fmt.Fprintf(&b, "%o %s\t%s\x00", p.Mode, p.Blob, p.Path)
 		}
@@ -415,6 +429,109 @@ func (r *Repo) SyncIndex(c *Capture, commit Hash) error {
 // ErrWorktreeChanged is returned by SwitchWorktree when the working tree is
 // not as the switch expects it where the switch would write.
 var ErrWorktreeChanged = errors.New("the working tree changed since it was captured")
+
+// UnsavedError is returned by SwitchWorktree, before it changes anything,
+// when the switch would overwrite or remove files that from does not hold
+// (ignored files, above all: in no capture): a file where to writes one, in
+// a directory to replaces by a file, or in the place of a directory to
+// writes into. Save them first (SaveWorktree's also), then switch from
+// that save.
+type UnsavedError struct{ Paths []string }
+
+func (e *UnsavedError) Error() string {
+	more := ""
+	if len(e.Paths) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(e.Paths)-1)
+	}
+	return fmt.Sprintf("%s is in the way and in no save%s", e.Paths[0], more)
+}
+
+// Unwrap makes an UnsavedError an ErrWorktreeChanged: the working tree is
+// not as the switch expects it.
+func (e *UnsavedError) Unwrap() error { return ErrWorktreeChanged }
+
+// unsavedInTheWay lists the files a switch by changes (from → to) would
+// overwrite or remove that from does not hold: a file at a path from lacks
+// and to writes (unless it is what to has), the files under a directory
+// where to has a file (but from's), and a file where to needs a directory.
+func unsavedInTheWay(top string, changes []FileChange) ([]string, error) {
+	inFrom := map[string]bool{}
+	for _, ch := range changes {
+		if ch.OldMode != 0 {
+			inFrom[ch.Path] = true
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	dirs := map[string]bool{} // directories on the way, looked at
+	for _, ch := range changes {
+		if ch.NewMode == 0 || ch.NewMode == 0o160000 || ch.OldMode == 0o160000 {
+			continue // a submodule's files are its own (see SwitchWorktree)
+		}
+		// A file where to needs a directory on the way to ch.Path.
+		for d := path.Dir(ch.Path); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+			fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(d)))
+			if err == nil && !fi.IsDir() && !inFrom[d] {
+				add(d)
+			}
+		}
+		p := filepath.Join(top, filepath.FromSlash(ch.Path))
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		case err != nil:
+			return nil, err
+		case fi.IsDir():
+			err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if d.IsDir() && d.Name() == ".git" {
+					return fs.SkipDir // a repository: SwitchWorktree refuses to remove it
+				}
+				if d.IsDir() {
+					return nil
+				}
+				rel, err := filepath.Rel(top, q)
+				if err != nil {
+					return err
+				}
+				if rel = filepath.ToSlash(rel); !inFrom[rel] {
+					add(rel)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		case ch.OldMode == 0 && !sameContent(p, fi, ch.NewMode, ch.New):
+			add(ch.Path)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// sameContent reports whether the file at p (fi its Lstat) is the entry
+// mode/blob, byte for byte.
+func sameContent(p string, fi fs.FileInfo, mode uint32, blob Hash) bool {
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		return err == nil && mode == 0o120000 && objectName(plumbing.BlobObject, []byte(target)) == blob
+	case !fi.Mode().IsRegular() || mode == 0o120000:
+		return false
+	}
+	data, err := readRegular(p, 64<<20)
+	return err == nil && data != nil && objectName(plumbing.BlobObject, data) == blob
+}
 
 // SwitchMode says what SwitchWorktree checks before it writes.
 type SwitchMode int
@@ -440,7 +557,8 @@ const (
 // be written or removed is first checked: when one is not as expected (a
 // check or a person changed it since the capture, or put a file where to
 // has one), it returns an error wrapping ErrWorktreeChanged and nothing
-// has changed.
+// has changed. In every mode, files the switch would destroy that from
+// does not hold (ignored ones) are refused first: an *UnsavedError.
 func (r *Repo) SwitchWorktree(c *Capture, from, to Hash, mode SwitchMode) error {
 	top, err := r.WorkTree()
 	if err != nil {
@@ -448,6 +566,12 @@ func (r *Repo) SwitchWorktree(c *Capture, from, to Hash, mode SwitchMode) error 
 	}
 	changes, err := r.ChangedFiles(from, to)
 	if err != nil {
+		return err
+	}
+	if unsaved, err := unsavedInTheWay(top, changes); err != nil || len(unsaved) > 0 {
+		if err == nil {
+			err = &UnsavedError{Paths: unsaved}
+		}
 		return err
 	}
 	if mode != SwitchForce {
@@ -468,21 +592,12 @@ func (r *Repo) SwitchWorktree(c *Capture, from, to Hash, mode SwitchMode) error 
 	for _, ch := range changes {
 		entries[ch.Path] = CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New}
 	}
-	var info strings.Builder
+	list := make([]CapturedPath, 0, len(entries))
 	for _, p := range entries {
-		if p.Mode == 0 {
-			fmt.Fprintf(&info, "0 %s\t%s\x00", ZeroHash, p.Path)
-		}
+		list = append(list, p)
 	}
-	for _, p := range entries {
-		if p.Mode != 0 {
-			fmt.Fprintf(&info, "%o %s\t%s\x00", p.Mode, p.Blob, p.Path)
-		}
-	}
-	if info.Len() > 0 {
-		if _, err := startGit(top, r.env, true, "update-index", "-z", "--index-info").finish([]byte(info.String())); err != nil {
-			return fmt.Errorf("updating the index: %w", err)
-		}
+	if err := r.setIndex(top, list); err != nil {
+		return err
 	}
 	// The working tree: what to lacks goes, then what to has is written.
 	var write strings.Builder

@@ -181,18 +181,64 @@ func (r *Repo) captureWithIndex() (Hash, error) {
 
 // SaveWorktree commits the whole working tree (see CaptureWorktree) on top
 // of parent, without touching the index or the files, and returns the
-// commit and the capture it was made from.
-func (r *Repo) SaveWorktree(parent Hash, message string) (Hash, *Capture, error) {
+// commit and the capture it was made from. The files at also are saved
+// too, ignored or not (those a switch would otherwise destroy: see
+// UnsavedError); they are not among the capture's paths.
+func (r *Repo) SaveWorktree(parent Hash, message string, also ...string) (Hash, *Capture, error) {
 	c, err := r.CaptureWorktree()
 	if err != nil {
 		return ZeroHash, nil, err
+	}
+	tree := c.Tree
+	if len(also) > 0 {
+		entries, ok, err := r.WorktreeEntries(also)
+		if err == nil && !ok {
+			err = fmt.Errorf("saving %s: it changed while it was read", also[0])
+		}
+		if err != nil {
+			return ZeroHash, nil, err
+		}
+		if tree, err = r.EditTree(tree, entries); err != nil {
+			return ZeroHash, nil, fmt.Errorf("saving %s: %w", also[0], err)
+		}
 	}
 	author, committer, err := r.Identity()
 	if err != nil {
 		return ZeroHash, nil, err
 	}
-	h, err := r.WriteCommit(c.Tree, []Hash{parent}, message, author, committer)
+	h, err := r.WriteCommit(tree, []Hash{parent}, message, author, committer)
 	return h, c, err
+}
+
+// WorktreeEntries are the entries the working tree's files at paths would
+// have in a capture (a zero Mode where there is no file), their blobs
+// pending (see Flush). ok is false when one could not be read as a file
+// (it changed while it was read, or is a device or a socket).
+func (r *Repo) WorktreeEntries(paths []string) ([]CapturedPath, bool, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return nil, false, err
+	}
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[p] = true
+	}
+	_, entries, ok, err := r.hashPaths(top, want)
+	return entries, ok, err
+}
+
+// EditTree names the tree that is base with each of entries set (removed
+// where its Mode is 0); the new trees are pending until Flush.
+func (r *Repo) EditTree(base Hash, entries []CapturedPath) (Hash, error) {
+	base, err := r.treeOf(base)
+	if err != nil {
+		return ZeroHash, err
+	}
+	edits := make(map[string]*CapturedPath, len(entries))
+	for i := range entries {
+		edits[entries[i].Path] = &entries[i]
+	}
+	return r.editTree(base, edits)
 }
 
 // ancestorWalk bounds how many commits IsAncestor reads itself before it

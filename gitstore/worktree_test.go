@@ -515,3 +515,79 @@ func TestReadBlobs(t *testing.T) {
 		t.Error("ReadBlobs of a tree gave no error")
 	}
 }
+
+// TestSwitchWorktreeUnsaved checks that files no save holds (ignored ones)
+// are never destroyed by a switch, forced or not: an ignored file where the
+// switch writes one, ignored files in a directory it replaces by a file, an
+// ignored file where it needs a directory. SaveWorktree's also saves them,
+// and a switch from that save goes through.
+func TestSwitchWorktreeUnsaved(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write(".gitignore", "*.log\nsettings\nd\n")
+	r.write("x", "a file\n")
+	r.write("d/in.txt", "in d\n")
+	r.git("add", "-A")
+	r.git("add", "-f", "d/in.txt")
+	r.git("commit", "-q", "-m", "start")
+	start := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	// The working tree moves away from start: x becomes a directory with
+	// an ignored file; settings (ignored) appears where start has none; d
+	// becomes an ignored file.
+	r.rm("x")
+	r.write("x/part.txt", "kept\n")
+	r.write("x/build.log", "the build said\n")
+	r.rm("d/in.txt")
+	if err := os.Remove(filepath.Join(r.dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	r.write("d", "an ignored file\n")
+	r.git("rm", "-q", "--cached", "d/in.txt")
+	saved, _, err := repo.SaveWorktree(start, "save\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// settings: start never had it; make a "to" tree that has it.
+	v1, err := ParseHash(strings.TrimSpace(r.gitIn("config v1\n", "hash-object", "-w", "--stdin")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := repo.EditTree(start, []CapturedPath{{Path: "settings", Mode: 0o100644, Blob: v1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r.write("settings", "config v2, mine\n")
+	for _, mode := range []SwitchMode{SwitchChecked, SwitchForce} {
+		err := repo.SwitchWorktree(nil, saved, to, mode)
+		var ue *UnsavedError
+		if !errors.As(err, &ue) || !errors.Is(err, ErrWorktreeChanged) || strings.Join(ue.Paths, ",") != "d,settings,x/build.log" {
+			t.Fatalf("mode %d: %v, want an UnsavedError for d, settings and x/build.log", mode, err)
+		}
+	}
+	for path, want := range map[string]string{"x/build.log": "the build said\n", "settings": "config v2, mine\n", "d": "an ignored file\n"} {
+		if data, _ := os.ReadFile(filepath.Join(r.dir, path)); string(data) != want {
+			t.Errorf("%s = %q after the refused switch", path, data)
+		}
+	}
+	again, capture, err := repo.SaveWorktree(saved, "again\n", "d", "settings", "x/build.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"x/build.log": "the build said\n", "settings": "config v2, mine\n", "d": "an ignored file\n"} {
+		if got := r.git("show", again.String()+":"+path); got != want {
+			t.Errorf("the save's %s = %q, want %q", path, got, want)
+		}
+	}
+	if err := repo.SwitchWorktree(capture, again, to, SwitchForce); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"x": "a file\n", "settings": "config v1\n", "d/in.txt": "in d\n"} {
+		if data, _ := os.ReadFile(filepath.Join(r.dir, path)); string(data) != want {
+			t.Errorf("%s = %q after the switch", path, data)
+		}
+	}
+}

@@ -56,6 +56,9 @@ type PendingRestore struct {
 	Saved  string `json:"saved"`
 	// Branch is the ref HEAD named when the cycle started ("" detached).
 	Branch string `json:"branch,omitempty"`
+	// Base is the working tree as the cycle found it, when it held changes
+	// of its own (cycle.BaseRef): the restore puts them back.
+	Base string `json:"base,omitempty"`
 }
 
 // DefaultAgentTimeout is how long an agent command may run by default.
@@ -416,6 +419,13 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			if json.Unmarshal(open.Before, &before) == nil {
 				measured = &before
 			}
+			// What the interrupted agent left is saved before another runs
+			// on it.
+			saved, err := d.l.SaveInterrupted(open)
+			if err != nil {
+				return nil, err
+			}
+			d.say("cycle %d: saved the working tree the interrupted agent left as %s (%s)", open.Cycle, saved.Short(), strings.TrimPrefix(cycle.InterruptedRef(open.ID), "refs/"))
 			sum, closed, err := d.agentStep(ctx, s, open, w, measured, true)
 			if sum != nil || err != nil {
 				return sum, err
@@ -579,7 +589,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
 		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseRestore, "", false
-		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch}
+		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch, Base: c.Base}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
@@ -681,10 +691,11 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 		return err
 	}
 	for _, e := range events {
-		var run, reason, saved string
+		var run, reason, saved, base string
 		_ = json.Unmarshal(e.Record.Extra["run"], &run)
 		_ = json.Unmarshal(e.Record.Extra["reason"], &reason)
 		_ = json.Unmarshal(e.Record.Extra["saved"], &saved)
+		_ = json.Unmarshal(e.Record.Extra["base"], &base)
 		// Only this run's own abort of a failed agent: an operator's
 		// git evolve cycle abort leaves the working tree as it is.
 		if e.ID != id || !e.Aborted || run != r.ID || !strings.HasPrefix(reason, "the agent ") {
@@ -694,7 +705,7 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 			return nil
 		}
 		r.Phase = PhaseRestore
-		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved, Branch: e.Branch}
+		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved, Branch: e.Branch, Base: base}
 		if !slices.ContainsFunc(r.Cycles, func(c Ended) bool { return c.ID == id }) {
 			r.Tally.Cycles++
 			r.Tally.Aborted++
@@ -756,7 +767,7 @@ func (d *driver) restore() error {
 		return fmt.Errorf("run.json: the saved work of cycle %d: %w", p.Cycle, err)
 	}
 	d.say("cycle %d: bringing HEAD and the working tree back to the cycle's start (its work is saved)", p.Cycle)
-	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start, Branch: p.Branch}, saved)
+	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start, Branch: p.Branch, Base: p.Base}, saved)
 	switch {
 	case errors.Is(err, cycle.ErrMovedAfterAbort):
 		// Someone worked on since: their tree is left alone, and the run

@@ -9,12 +9,24 @@ package revert
 
 import (
 	"fmt"
+	"strings"
 
 	"git-evolve/gitstore"
 )
 
 // Kept are the root entries a range revert keeps as the cycle left them.
 var Kept = []string{".agents"}
+
+// IsKept reports whether path (slash-separated, from the top) is under one
+// of Kept.
+func IsKept(path string) bool {
+	for _, k := range Kept {
+		if path == k || strings.HasPrefix(path, k+"/") {
+			return true
+		}
+	}
+	return false
+}
 
 // RangeTree returns the tree of a commit that reverts start..head in one
 // step: start's tree with the Kept entries taken from head's tree (or

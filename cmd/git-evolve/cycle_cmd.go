@@ -185,11 +185,19 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// What the working tree held of its own when the cycle started, and
+	// still holds as it was, is not the cycle's work.
+	untouched, err := l.Untouched(open)
+	if err != nil {
+		return err
+	}
 	var changed []string
 	byPath := map[string]gitstore.LineDelta{}
 	for _, d := range deltas {
-		changed = append(changed, d.Path)
-		byPath[d.Path] = d
+		if !untouched[d.Path] {
+			changed = append(changed, d.Path)
+			byPath[d.Path] = d
+		}
 	}
 	var extra []string
 	if f, _, err := l.CycleGoals(open); err == nil {

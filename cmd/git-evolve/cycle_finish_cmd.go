@@ -23,7 +23,10 @@ type cycleFinishCmd struct {
 
 func (cycleFinishCmd) Help() string {
 	return `Takes the working tree, committed and uncommitted (untracked files too,
-ignored ones not), as the cycle's work, and judges it:
+ignored ones not), as the cycle's work, and judges it. What the working tree
+held when the cycle started and still holds as it was (untracked files,
+uncommitted edits outside .agents/**) is not the cycle's work: it is not
+counted, not committed, and a revert puts it back as it was.
 
  1. Without a change outside .agents/**, GOALS.yaml, GOALS.md and the goals
     file's non_substantive paths, the cycle is unchanged: it goes to the local
@@ -46,7 +49,8 @@ ignored ones not), as the cycle's work, and judges it:
     refs/evolve/cycles/<id>/regressed, then one commit on top of HEAD
     reverts the cycle's whole range (its tree is the start's, with .agents/**
     as the cycle left it) with the trailers and Evolve-Reverts; the index and
-    the working tree are brought to it (ignored files are left alone), and
+    the working tree are brought to it (ignored files are left alone, and an
+    ignored file the revert must remove or overwrite is saved first), and
     the record, naming the goals that regressed, becomes a note on it. The
     result is regressed and the exit code is 3.
 

@@ -1,0 +1,199 @@
+package cycle
+
+import (
+	"fmt"
+
+	"git-evolve/gitstore"
+	"git-evolve/revert"
+)
+
+// BaseRef keeps the working tree as a cycle found it, when it held changes
+// of its own outside .agents/** (untracked files, uncommitted edits): a
+// commit on the start commit. Those changes are not the cycle's work: an
+// improved cycle does not commit them (unless it changed them again), and
+// a revert or a restore puts them back as they were.
+func BaseRef(id string) string { return "refs/evolve/cycles/" + id + "/base" }
+
+// captureBase saves the working tree as the cycle finds it, when it
+// differs from start outside .agents/**, and returns the commit ("zero"
+// when it does not differ: nothing is written).
+func (l *Ledger) captureBase(start gitstore.Hash) (gitstore.Hash, error) {
+	capture, err := l.repo.CaptureWorktree()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	changes, err := l.repo.ChangedFiles(start, capture.Tree)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if len(outsideKept(changes)) == 0 {
+		return gitstore.ZeroHash, nil
+	}
+	return l.commitTree(capture.Tree, start, "git evolve: the working tree as the cycle found it\n")
+}
+
+// outsideKept are the changes outside revert.Kept (.agents/**).
+func outsideKept(changes []gitstore.FileChange) []gitstore.FileChange {
+	var out []gitstore.FileChange
+	for _, ch := range changes {
+		if !revert.IsKept(ch.Path) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// preexisting are the changes the working tree held when cycle c started,
+// outside .agents/**: for each path, the start commit's entry (Old) and the
+// working tree's then (New). None when it held none.
+func (l *Ledger) preexisting(c *OpenCycle) ([]gitstore.FileChange, error) {
+	if c.Base == "" {
+		return nil, nil
+	}
+	base, err := gitstore.ParseHash(c.Base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cycle %d's base %q: %w", l.openPath(), c.Cycle, c.Base, err)
+	}
+	changes, err := l.repo.ChangedFiles(mustParse(c.Start), base)
+	if err != nil {
+		return nil, fmt.Errorf("the working tree cycle %d started with (%s): %w", c.Cycle, BaseRef(c.ID), err)
+	}
+	return outsideKept(changes), nil
+}
+
+// untouched are the preexisting changes a working tree captured as tree
+// still holds as they were: the changes the cycle did not make.
+func (l *Ledger) untouched(pre []gitstore.FileChange, base, tree gitstore.Hash) ([]gitstore.FileChange, error) {
+	if len(pre) == 0 {
+		return nil, nil
+	}
+	since, err := l.repo.ChangedFiles(base, tree)
+	if err != nil {
+		return nil, err
+	}
+	touched := map[string]bool{}
+	for _, ch := range since {
+		touched[ch.Path] = true
+	}
+	var out []gitstore.FileChange
+	for _, ch := range pre {
+		if !touched[ch.Path] {
+			out = append(out, ch)
+		}
+	}
+	return out, nil
+}
+
+// ownWork is the tree of the cycle's own work, from the working tree
+// captured as tree with HEAD at head: tree, with each preexisting change
+// the cycle did not touch left out (the path as head has it). It also
+// returns the entries it set, for the index.
+func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash, []gitstore.CapturedPath, error) {
+	pre, err := l.preexisting(c)
+	if err != nil || len(pre) == 0 {
+		return tree, nil, err
+	}
+	left, err := l.untouched(pre, mustParse(c.Base), tree)
+	if err != nil || len(left) == 0 {
+		return tree, nil, err
+	}
+	// As head has them: the start's, unless a commit of the cycle changed
+	// them.
+	committed := map[string]gitstore.FileChange{}
+	if start := mustParse(c.Start); head != start {
+		chs, err := l.repo.ChangedFiles(start, head)
+		if err != nil {
+			return gitstore.ZeroHash, nil, err
+		}
+		for _, ch := range chs {
+			committed[ch.Path] = ch
+		}
+	}
+	var entries []gitstore.CapturedPath
+	for _, ch := range left {
+		e := gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old}
+		if hc, ok := committed[ch.Path]; ok {
+			e.Mode, e.Blob = hc.NewMode, hc.New
+		}
+		entries = append(entries, e)
+	}
+	own, err := l.repo.EditTree(tree, entries)
+	return own, entries, err
+}
+
+// startWorktree is what undoing cycle c leaves in the working tree: tree
+// (the start's tree with .agents/** as the cycle left it) with the changes
+// the working tree held when the cycle started put back. It also returns
+// the index entries of those paths (the start's), to set once the working
+// tree is switched: they stay uncommitted, untracked ones untracked.
+func (l *Ledger) startWorktree(c *OpenCycle, tree gitstore.Hash) (gitstore.Hash, []gitstore.CapturedPath, error) {
+	pre, err := l.preexisting(c)
+	if err != nil || len(pre) == 0 {
+		return tree, nil, err
+	}
+	var worktree, index []gitstore.CapturedPath
+	for _, ch := range pre {
+		worktree = append(worktree, gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New})
+		index = append(index, gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old})
+	}
+	w, err := l.repo.EditTree(tree, worktree)
+	return w, index, err
+}
+
+// Untouched lists the paths of what the working tree held of its own when
+// cycle c started that it still holds as it was: changes that are not the
+// cycle's work (what cycle status leaves out). A path that cannot be read
+// counts as touched.
+func (l *Ledger) Untouched(c *OpenCycle) (map[string]bool, error) {
+	pre, err := l.preexisting(c)
+	if err != nil || len(pre) == 0 {
+		return nil, err
+	}
+	paths := make([]string, len(pre))
+	for i, ch := range pre {
+		paths[i] = ch.Path
+	}
+	now, ok, err := l.repo.WorktreeEntries(paths)
+	if err != nil || !ok {
+		return nil, err
+	}
+	at := map[string]gitstore.CapturedPath{}
+	for _, e := range now {
+		at[e.Path] = e
+	}
+	out := map[string]bool{}
+	for _, ch := range pre {
+		if e := at[ch.Path]; e.Mode == ch.NewMode && (e.Mode == 0 || e.Blob == ch.New) {
+			out[ch.Path] = true
+		}
+	}
+	return out, nil
+}
+
+// InterruptedRef keeps what the working tree held when a run that was
+// interrupted or killed while its agent worked resumed the cycle: the
+// agent runs again on it, and may undo it.
+func InterruptedRef(id string) string { return "refs/evolve/cycles/" + id + "/interrupted" }
+
+// SaveInterrupted saves the working tree of open cycle c as its agent left
+// it (committed or not, untracked files too) under InterruptedRef, on top
+// of the last such save (each keeps the ones before), before the agent runs
+// again. Nothing in the working tree or the index changes.
+func (l *Ledger) SaveInterrupted(c *OpenCycle) (gitstore.Hash, error) {
+	head, err := l.repo.ResolveCommits("HEAD")
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	parent, last := head[0], l.refOrZero(InterruptedRef(c.ID))
+	if !last.IsZero() {
+		parent = last
+	}
+	saved, _, err := l.repo.SaveWorktree(parent, savedMessage(c, "as an interrupted agent left it"))
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	if err := l.repo.UpdateRef(InterruptedRef(c.ID), saved, last, fmt.Sprintf("git evolve: cycle %d resumed", c.Cycle)); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return saved, nil
+}
