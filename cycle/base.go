@@ -1,7 +1,10 @@
 package cycle
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"sort"
 
 	"git-evolve/gitstore"
 	"git-evolve/revert"
@@ -196,4 +199,48 @@ func (l *Ledger) SaveInterrupted(c *OpenCycle) (gitstore.Hash, error) {
 		return gitstore.ZeroHash, err
 	}
 	return saved, nil
+}
+
+// keepRuler compares the open cycle c, as its file has it, with kept, the
+// cycle as its driver opened it: every field a judgment rests on (its
+// number and id, target, start, base, goals file, era, "before", item, rung,
+// run, branch) is taken from kept, and one that differs is saved back and
+// named in the marks returned. A finish under way that kept does not have
+// is dropped, unless resuming.
+func (l *Ledger) keepRuler(c, kept *OpenCycle, resuming bool) (*OpenCycle, []string, error) {
+	fix := *kept
+	fix.Finish, fix.Reverts = c.Finish, c.Reverts
+	var marks []string
+	if c.Finish != nil && kept.Finish == nil && !resuming {
+		fix.Finish = nil
+		marks = append(marks, "finish: a verdict was written into the open cycle's file during the agent's turn; it was dropped and the cycle judged")
+	}
+	mine, _ := json.Marshal(&fix)
+	theirs, _ := json.Marshal(c)
+	if !bytes.Equal(mine, theirs) {
+		var a, b map[string]json.RawMessage
+		_ = json.Unmarshal(mine, &a)
+		_ = json.Unmarshal(theirs, &b)
+		keys := map[string]bool{}
+		for k := range a {
+			keys[k] = true
+		}
+		for k := range b {
+			keys[k] = true
+		}
+		var changed []string
+		for k := range keys {
+			if k != "finish" && !bytes.Equal(a[k], b[k]) {
+				changed = append(changed, k)
+			}
+		}
+		sort.Strings(changed)
+		for _, k := range changed {
+			marks = append(marks, fmt.Sprintf("%s: changed in the open cycle's file during the agent's turn; the driver's was kept", k))
+		}
+		if err := l.saveOpen(&fix); err != nil {
+			return nil, nil, err
+		}
+	}
+	return &fix, marks, nil
 }

@@ -68,6 +68,10 @@ type Finishing struct {
 	// by, or "" (no gate key, and none detected).
 	GateCommands []string `json:"gate_commands,omitempty"`
 	GateFrom     string   `json:"gate_from,omitempty"`
+	// Tampering are the attempts to weaken the cycle's judgment that were
+	// refused: changes to its ruler in the open cycle's file, a cycle
+	// finish or a trust run while the driver owned the worktree.
+	Tampering []string `json:"tampering,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -149,6 +153,18 @@ type FinishOptions struct {
 	// OnCheck, when set, is told each goal's id as the gate starts its
 	// check (see goals.Options).
 	OnCheck func(id string)
+	// Kept, when set, is the open cycle as whoever drives it opened it (the
+	// loop's driver): the ruler it is judged by (its goals file, its
+	// "before", its start and base) is taken from Kept, and any change to
+	// them in the open cycle's file is refused and marked in the record.
+	// Unless Resuming, a finish under way in the file is such a change too
+	// (the driver has not begun one).
+	Kept     *OpenCycle
+	Resuming bool
+	// Tampering are marks the caller adds to the record: attempts it saw
+	// to weaken the cycle's judgment (a cycle finish or a trust refused
+	// while it drove the worktree).
+	Tampering []string
 }
 
 // FinishResult is what Finish did.
@@ -213,6 +229,14 @@ func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult,
 	if err != nil {
 		return nil, err
 	}
+	tampering := opts.Tampering
+	if opts.Kept != nil {
+		var changed []string
+		if c, changed, err = l.keepRuler(c, opts.Kept, opts.Resuming); err != nil {
+			return nil, err
+		}
+		tampering = append(tampering, changed...)
+	}
 	res := &FinishResult{Cycle: c, Resumed: c.Finish != nil}
 	progress := opts.Progress
 	if progress == nil {
@@ -222,7 +246,7 @@ func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult,
 		return l.completeRevert(ctx, c, progress, true)
 	}
 	if c.Finish == nil {
-		if err := l.judge(ctx, c, head[0], opts, progress, res); err != nil {
+		if err := l.judge(ctx, c, head[0], opts, tampering, progress, res); err != nil {
 			return nil, err
 		}
 	}
@@ -249,7 +273,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d.Microse
 
 // judge decides the verdict of the cycle's work and keeps it in the open
 // cycle's file.
-func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, opts FinishOptions, progress func(string), res *FinishResult) error {
+func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, opts FinishOptions, tampering []string, progress func(string), res *FinishResult) error {
 	start, err := gitstore.ParseHash(c.Start)
 	if err != nil {
 		return fmt.Errorf("%s: bad start %q", l.openPath(), c.Start)
@@ -281,7 +305,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		return err
 	}
 	res.capture = capture
-	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message}
+	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering}
 	if tree != capture.Tree {
 		f.Worktree = capture.Tree.String()
 		res.capture = ownCapture(capture, tree, left)
@@ -847,6 +871,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 			rec.Extra[k] = mustJSON(v)
 		}
 	}
+	if len(f.Tampering) > 0 {
+		rec.Extra["tampering"] = mustJSON(f.Tampering)
+	}
 	if result == ledger.Unchanged {
 		return rec
 	}
@@ -867,6 +894,7 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	if len(f.Failures) > 0 {
 		rec.Extra["failures"] = mustJSON(f.Failures)
 	}
+
 	if len(f.Values) > 0 {
 		rec.Extra["values"] = mustJSON(f.Values)
 	}

@@ -90,6 +90,10 @@ type RunState struct {
 	// Restore is the aborted cycle whose working tree is to be brought
 	// back to its start (PhaseRestore).
 	Restore *PendingRestore `json:"restore,omitempty"`
+	// Kept is the open cycle as the driver opened it: the ruler it is
+	// judged by, whatever the agent does to the open cycle's file (see
+	// cycle.FinishOptions.Kept).
+	Kept *cycle.OpenCycle `json:"kept,omitempty"`
 	// Stopped is why the run last stopped ("" while it runs).
 	Stopped string  `json:"stopped,omitempty"`
 	Tally   Tally   `json:"tally"`
@@ -134,6 +138,9 @@ type Ended struct {
 	Item   string `json:"item,omitempty"`
 	// Settled is what happened to its queue or roadmap item.
 	Settled string `json:"settled,omitempty"`
+	// Tampering are the attempts to weaken its judgment that were refused
+	// (see cycle.FinishOptions.Tampering).
+	Tampering []string `json:"tampering,omitempty"`
 }
 
 // RunStatePath is where the run state of the repository's worktree is kept.
@@ -231,7 +238,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	}
 	// One run drives a worktree at a time: a second would take the first's
 	// cycles and overwrite its run state.
-	unlock, ok, err := filelock.TryLock(filepath.Join(gitDir, "evolve", "run.lock"))
+	unlock, ok, err := filelock.TryLock(runLock(gitDir))
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +442,10 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			}
 		}
 		if open != nil {
-			if sum, err := d.finishStep(ctx, open); sum != nil || err != nil {
+			// A finish the last run began (it stopped in the finish
+			// phase) is completed, not taken for tampering.
+			resuming := d.r.Phase == PhaseFinish && open.Finish != nil
+			if sum, err := d.finishStep(ctx, open, resuming); sum != nil || err != nil {
 				return sum, err
 			}
 		}
@@ -533,6 +543,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseAgent, c.ID, w.Restorative
+		if d.r.Kept, err = keptCopy(c); err != nil {
+			return nil, err
+		}
+		if _, err := takeRefused(d.gitDir); err != nil { // none of this cycle's
+			return nil, err
+		}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, err
 		}
@@ -544,10 +560,20 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if closed {
 			continue
 		}
-		if sum, err := d.finishStep(ctx, c); sum != nil || err != nil {
+		if sum, err := d.finishStep(ctx, c, false); sum != nil || err != nil {
 			return sum, err
 		}
 	}
+}
+
+// keptCopy is a copy of the open cycle c, for the driver to keep.
+func keptCopy(c *cycle.OpenCycle) (*cycle.OpenCycle, error) {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var kept cycle.OpenCycle
+	return &kept, json.Unmarshal(data, &kept)
 }
 
 // agentStep runs the agent on the open cycle c. An agent that fails or
@@ -588,7 +614,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Cycles++
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
-		d.r.Phase, d.r.CycleID, d.r.Restorative = PhaseRestore, "", false
+		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept = PhaseRestore, "", false, nil
 		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch, Base: c.Base}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
@@ -613,11 +639,23 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	return nil, false, nil
 }
 
-// finishStep finishes the open cycle c and settles its work.
-func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, error) {
+// finishStep finishes the open cycle c and settles its work. The ruler is
+// the one the driver kept when it opened the cycle; resuming says a finish
+// the last run began may be under way.
+func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bool) (*Summary, error) {
 	d.say("cycle %d: finishing: the gate runs", c.Cycle)
-	res, err := d.l.Finish(ctx, cycle.FinishOptions{Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
-		OnCheck: func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) }})
+	refused, err := takeRefused(d.gitDir)
+	if err != nil {
+		return nil, err
+	}
+	opts := cycle.FinishOptions{Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
+		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
+		Resuming:  resuming,
+		Tampering: refused}
+	if k := d.r.Kept; k != nil && k.ID == c.ID {
+		opts.Kept = k
+	}
+	res, err := d.l.Finish(ctx, opts)
 	if errors.Is(err, cycle.ErrInterrupted) {
 		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the gate of cycle %d ran; run --resume finishes it", c.Cycle)), nil
 	}
@@ -641,6 +679,12 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		return nil, err
 	}
 	e := Ended{Cycle: res.Cycle.Cycle, ID: res.Cycle.ID, Target: res.Cycle.Target, Rung: res.Cycle.Rung, Result: res.Result, Item: res.Cycle.Item}
+	if f := res.Cycle.Finish; f != nil {
+		e.Tampering = f.Tampering
+		for _, t := range f.Tampering {
+			d.say("warning: cycle %d: %s", e.Cycle, t)
+		}
+	}
 	if !res.Commit.IsZero() {
 		e.Commit = res.Commit.String()
 	}
@@ -665,7 +709,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle) (*Summary, 
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative = "", "", false
+	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept = "", "", false, nil
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}

@@ -292,8 +292,13 @@ func (c *cycleAbortCmd) Run(e *env) error {
 }
 
 // runsCycle refuses to let the agent of a loop run finish or abort the
-// cycle the run opened: the driver does.
+// cycle the run opened: the driver does. A run owns the worktree while it
+// holds run.lock, whatever the caller's environment says: a refusal then is
+// noted for the driver, which marks it in the cycle's record.
 func runsCycle(e *env, l *cycle.Ledger, what string) error {
+	if err := refuseWhileRunOwns(e, l.Repo(), what, "its driver finishes or aborts the cycle it opened"); err != nil {
+		return err
+	}
 	id := e.getenv("EVOLVE_RUN_ID")
 	if id == "" {
 		return nil
@@ -303,6 +308,20 @@ func runsCycle(e *env, l *cycle.Ledger, what string) error {
 			hint: "end the agent: the driver then finishes the cycle (exit 0) or aborts it (a non-zero exit)"}
 	}
 	return nil
+}
+
+// refuseWhileRunOwns refuses command what while a git evolve run drives
+// the worktree, and notes the refusal for its driver.
+func refuseWhileRunOwns(e *env, repo *gitstore.Repo, what, why string) error {
+	owns, err := loop.RunOwns(repo.GitDir())
+	if err != nil || !owns {
+		return err
+	}
+	if err := loop.NoteRefused(repo.GitDir(), what, e.now()); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the refusal was not noted for the run: %v\n", err)
+	}
+	return &usageError{msg: fmt.Sprintf("%s is refused: a git evolve run owns this worktree (%s); the cycle's record will say this was tried", what, why),
+		hint: "stop the run first (Ctrl-C in its terminal, or git evolve stop, which halts it before its next cycle)"}
 }
 
 // settle brings the cycle's queue or roadmap item up to date with how it

@@ -304,6 +304,9 @@ func (c *trustCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseWhileRunOwns(e, repo, "git evolve trust", "the goals file it runs with stays the one it trusted"); err != nil {
+		return err
+	}
 	d := goals.Digest(data)
 	if err := goals.TrustAt(stateDir(repo.CommonDir())).Add(d, displayPath(e, path)); err != nil {
 		return err

@@ -109,6 +109,9 @@ func trustPresentGoals(e *env) (bool, error) {
 	if ok, err := t.Trusted(d); err != nil || ok {
 		return false, err
 	}
+	if err := refuseWhileRunOwns(e, repo, "git evolve init's trust of "+goals.FileName, "the goals file it runs with stays the one it trusted"); err != nil {
+		return false, err
+	}
 	if err := t.Add(d, goals.FileName); err != nil {
 		return false, err
 	}

@@ -1,0 +1,92 @@
+package loop
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"git-evolve/filelock"
+)
+
+// runLock is the lock git evolve run holds while it drives a worktree.
+func runLock(gitDir string) string { return filepath.Join(gitDir, "evolve", "run.lock") }
+
+// RunOwns reports whether a git evolve run drives the worktree whose git
+// directory is gitDir now: it holds run.lock. Whoever asks, an agent with
+// its EVOLVE_* variables unset included, gets the same answer.
+func RunOwns(gitDir string) (bool, error) {
+	unlock, ok, err := filelock.TryLock(runLock(gitDir))
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		unlock()
+	}
+	return !ok, nil
+}
+
+// refusedPath lists the commands refused while a run owned the worktree,
+// for its driver to mark in the cycle's record.
+func refusedPath(gitDir string) string { return filepath.Join(gitDir, "evolve", "run-refused.jsonl") }
+
+// NoteRefused records that command what was refused because a run owned
+// the worktree: the driver names it in the record of the cycle it finishes.
+func NoteRefused(gitDir, what string, now time.Time) error {
+	line, _ := json.Marshal(map[string]string{"what": what, "at": now.UTC().Format(time.RFC3339)})
+	f, err := os.OpenFile(refusedPath(gitDir), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// takeRefused returns the marks of the commands refused since the last
+// call, and forgets them.
+func takeRefused(gitDir string) ([]string, error) {
+	p := refusedPath(gitDir)
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var marks []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && len(marks) < 100 {
+		var e struct{ What, At string }
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.What == "" {
+			continue
+		}
+		marks = append(marks, fmt.Sprintf("%s: refused, run during the agent's turn (%s) while the driver owned the worktree", oneLine(e.What, 80), oneLine(e.At, 40)))
+	}
+	f.Close()
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return marks, err
+	}
+	return marks, sc.Err()
+}
+
+// oneLine is s on one line, at most n runes: it comes from a file the
+// agent can write.
+func oneLine(s string, n int) string {
+	r := []rune(s)
+	for i, c := range r {
+		if c < 0x20 || c == 0x7f {
+			r[i] = ' '
+		}
+	}
+	if len(r) > n {
+		r = append(r[:n-1], '…')
+	}
+	return string(r)
+}
