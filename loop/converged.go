@@ -25,6 +25,9 @@ type Convergence struct {
 	CIGreenStreak        int  `json:"ci_green_streak"`
 	UnconsumedHighMedium int  `json:"unconsumed_high_medium"`
 	BaselineCaptured     bool `json:"fitness_baseline_captured"`
+	// PinnedWorkLeft says the pinned roadmap has items to work: a loop
+	// with a roadmap to finish has not converged.
+	PinnedWorkLeft bool `json:"pinned_work_left"`
 	// Reasons names every criterion that is not met.
 	Reasons    []string              `json:"reasons"`
 	Thresholds ConvergenceThresholds `json:"thresholds"`
@@ -34,8 +37,9 @@ type Convergence struct {
 // Converged evaluates the convergence criteria: the last cycles' gates
 // passed (a green streak: the trailing gated cycles whose gate is PASS),
 // the queue holds few high and medium items not consumed (for this
-// repository, or any: another repository's are no work of this loop), and a fitness
-// baseline of the goals file's era has been captured.
+// repository, or any: another repository's are no work of this loop), the
+// pinned roadmap (when there is one) has no item left to work, and a
+// fitness baseline of the goals file's era has been captured.
 func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 	c := &Convergence{Thresholds: t, Era: s.era(), Reasons: []string{}}
 	for i := len(s.Events) - 1; i >= 0; i-- {
@@ -56,6 +60,9 @@ func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 			c.UnconsumedHighMedium++
 		}
 	}
+	if r := s.Roadmap; r != nil {
+		_, _, c.PinnedWorkLeft = r.State.Next(r.Items)
+	}
 	if s.Goals != nil {
 		found, err := fitness.Baseline(s.Repo, s.Goals.Era)
 		if err != nil {
@@ -68,6 +75,9 @@ func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 	}
 	if c.UnconsumedHighMedium > t.MaxHighMedium {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("unconsumed_high_medium %d > %d: high and medium items are open in %s", c.UnconsumedHighMedium, t.MaxHighMedium, queue.Path))
+	}
+	if c.PinnedWorkLeft {
+		c.Reasons = append(c.Reasons, "pinned_work_left: the pinned roadmap "+s.Roadmap.File+" has items to work")
 	}
 	if !c.BaselineCaptured {
 		if s.Goals == nil {

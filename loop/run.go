@@ -21,6 +21,7 @@ import (
 
 	"git-evolve/cycle"
 	"git-evolve/filelock"
+	"git-evolve/fitness"
 	"git-evolve/gate"
 	"git-evolve/gitstore"
 	"git-evolve/goals"
@@ -513,6 +514,11 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if d.r.Start == nil {
 			d.r.Start = scoreOf(measured)
 		}
+		// The seeds: on the first eligible run, capture the fitness
+		// baseline (once per goals era; convergence needs it).
+		if err := d.captureBaseline(s, measured); err != nil {
+			return nil, err
+		}
 		d.r.End = scoreOf(measured)
 		w := s.Select(SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: d.r.Strategy})
 		for _, q := range w.Quarantine {
@@ -564,6 +570,33 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return sum, err
 		}
 	}
+}
+
+// captureBaseline stores the goals measured as the era's baseline when the
+// era has none yet (a clone's baseline, fetched, counts), on HEAD, and says
+// so.
+func (d *driver) captureBaseline(s *State, measured *goals.Snapshot) error {
+	repo := d.l.Repo()
+	found, err := fitness.Baseline(repo, s.Goals.Era)
+	if err != nil || found != nil {
+		return err
+	}
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil {
+		return err
+	}
+	snap := *measured
+	snap.GitSHA = head[0].String()
+	changed, err := repo.ChangedSince(head[0])
+	if err != nil {
+		return err
+	}
+	snap.Dirty = len(changed) > 0
+	if err := fitness.Save(repo, head[0], fitness.KindBaseline, &snap); err != nil {
+		return err
+	}
+	d.say("captured the baseline of era %s on %s: score %.1f, %s", s.Goals.Era, head[0].Short(), snap.Summary.Score, snap.Summary.Counts())
+	return nil
 }
 
 // keptCopy is a copy of the open cycle c, for the driver to keep.

@@ -226,7 +226,7 @@ func (c *resumeCmd) Run(e *env) error {
 }
 
 type convergedCmd struct {
-	JSON          bool `name:"json" help:"Print {converged, ci_green_streak, unconsumed_high_medium, fitness_baseline_captured, reasons, thresholds}."`
+	JSON          bool `name:"json" help:"Print {converged, ci_green_streak, unconsumed_high_medium, fitness_baseline_captured, pinned_work_left, reasons, thresholds}."`
 	GreenStreak   int  `name:"green-streak" default:"3" help:"The passing gates in a row needed."`
 	MaxHighMedium int  `name:"max-high-medium" default:"1" help:"The open high and medium queue items allowed."`
 }
@@ -234,9 +234,10 @@ type convergedCmd struct {
 func (convergedCmd) Help() string {
 	return `Computed from what git and the working tree hold: the trailing run of cycles
 whose gate passed (the ledger), the high and medium items of
-.agents/rpi/next-work.jsonl not consumed, and whether a fitness baseline of
-the goals file's era was captured (git evolve goals baseline). The thresholds
-may be changed; the evidence may not.
+.agents/rpi/next-work.jsonl not consumed, whether a pinned roadmap (the one a
+run pinned) has items left, and whether a fitness baseline of the goals file's
+era was captured (git evolve goals baseline, or the first git evolve run of
+the era). The thresholds may be changed; the evidence may not.
 
 Exit as halt-check does: 0 the loop goes on (not converged yet), 4 it halts
 (converged).`
