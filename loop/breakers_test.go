@@ -353,7 +353,8 @@ func TestEventClassification(t *testing.T) {
 			t.Errorf("%s: productive %v, non-productive %v; want %v, %v", tt.result, e.Productive(), e.NonProductive(), tt.productive, tt.nonProd)
 		}
 	}
-	for gate, want := range map[string]bool{"PASS": false, "": false, "FAIL: x": true, "fail": true, "FAILED": true, "BLOCKED by lint": true, "gate BLOCKED": true} {
+	for gate, want := range map[string]bool{"PASS": false, "": false, "FAIL: x": true, "fail": true, "FAILED": true, "BLOCKED by lint": true, "gate BLOCKED": true,
+		"bats-tests goals-validate...FAILED": true, "PASS: 3 passed": false} {
 		if got := (&Event{Gate: gate}).Failed(); got != want {
 			t.Errorf("gate %q failed %v, want %v", gate, got, want)
 		}

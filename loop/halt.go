@@ -167,19 +167,33 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 		b := h.Breakers[0]
 		halt(HaltBreaker, b.Breaker+": "+b.Reason)
 	}
-	// A productive cycle that left fewer goals passing than it found.
+	// A productive cycle that left fewer goals passing than the one before
+	// it: the last delivered record of the line beside the delivered record
+	// before it, whoever wrote them (cycle finish, record, an import); the
+	// first one beside the goals its cycle measured as it started.
+	var last, prev *Event
 	for i := len(s.Events) - 1; i >= 0; i-- {
-		e := s.Events[i]
-		if !e.Time.After(lastResume) && !lastResume.IsZero() {
-			break
+		e := &s.Events[i]
+		if last == nil && !e.Time.After(lastResume) && !lastResume.IsZero() {
+			break // the operator resumed since: what came before is dealt with
 		}
-		if !e.Productive() || !e.HasBefore || e.Passing == nil || e.Total == nil {
+		if !e.Productive() || e.Passing == nil || e.Total == nil {
 			continue
 		}
-		if *e.Total == e.BeforeTotal && *e.Passing < e.BeforePassing {
-			halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d before it", e.Cycle, e.Result, *e.Passing, *e.Total, e.BeforePassing))
+		if last == nil {
+			last = e
+			continue
 		}
+		prev = e
 		break
+	}
+	if last != nil {
+		switch {
+		case prev != nil && *prev.Total == *last.Total && *last.Passing < *prev.Passing:
+			halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d after cycle %d before it", last.Cycle, last.Result, *last.Passing, *last.Total, *prev.Passing, prev.Cycle))
+		case prev == nil && last.HasBefore && last.BeforeTotal == *last.Total && *last.Passing < last.BeforePassing:
+			halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d before it", last.Cycle, last.Result, *last.Passing, *last.Total, last.BeforePassing))
+		}
 	}
 	// The last cycle's gate failed: the next one is restorative.
 	for i := len(s.Events) - 1; i >= 0; i-- {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,6 +145,28 @@ func TestGoalRegressionHalts(t *testing.T) {
 	f.record(fxRec{result: ledger.Improved, gate: "PASS", passing: 1, total: 4, before: &fxBefore{passing: 2, total: 3}})
 	if h := checkHalt(t, f.load(now), HaltOptions{}); h.Halt {
 		t.Errorf("a changed total: halted %q", h.Reason)
+	}
+}
+
+// Records made by git evolve record carry no "before": the record before
+// is what they are compared with, whoever wrote it; a regressed record
+// between them (its work reverted) does not count.
+func TestGoalRegressionFromConsecutiveRecords(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	f.record(fxRec{result: ledger.Improved, gate: "PASS", passing: 3, total: 3})
+	f.record(fxRec{result: ledger.Regressed, gate: "FAIL: x", passing: 1, total: 3})
+	if h := checkHalt(t, f.load(now), HaltOptions{}); h.Reason == HaltGoalRegression {
+		t.Fatalf("a regressed record (reverted) halted: %q", h.Detail)
+	}
+	f.record(fxRec{result: ledger.Improved, gate: "PASS", passing: 2, total: 3})
+	h := checkHalt(t, f.load(now), HaltOptions{})
+	if !h.Halt || h.Reason != HaltGoalRegression || !strings.Contains(h.Detail, "left 2 of 3 goals passing, 3 after cycle 1 before it") {
+		t.Fatalf("2 of 3 after 3 of 3: %v %q %q, want goal_regression", h.Halt, h.Reason, h.Detail)
+	}
+	f.record(fxRec{result: ledger.Harvested, gate: "PASS", passing: 2, total: 3})
+	if h := checkHalt(t, f.load(now), HaltOptions{}); h.Halt {
+		t.Errorf("2 of 3 after 2 of 3: halted %q", h.Reason)
 	}
 }
 

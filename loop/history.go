@@ -110,8 +110,9 @@ func since(events []Event, t time.Time) []Event {
 	return nil
 }
 
-// failing reports whether gate text is a failure.
+// failing reports whether gate text is a failure: FAIL, FAILED or BLOCKED
+// anywhere in it, as the seeds test it (test("FAIL|FAILED|BLOCKED")), or a
+// gate that starts with fail in any case.
 func failing(gate string) bool {
-	g := strings.ToUpper(gate)
-	return strings.HasPrefix(g, "FAIL") || strings.Contains(g, "BLOCKED")
+	return strings.Contains(gate, "FAIL") || strings.Contains(gate, "BLOCKED") || strings.HasPrefix(strings.ToUpper(gate), "FAIL")
 }

@@ -52,7 +52,8 @@ type haltCheckCmd struct {
 }
 
 func (haltCheckCmd) Help() string {
-	return `Exit 0: the next cycle may run; exit 4: the loop is halted. In order:
+	return `Exit 0: the next cycle may run; exit 3: it may run, restorative (the last
+cycle's gate failed: prior_cycle_fail); exit 4: the loop is halted. In order:
 
   kill             ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): every loop on this machine
   user_halt        .agents/evolve/STOP: this working tree's loop (each worktree has its own)
@@ -62,8 +63,10 @@ func (haltCheckCmd) Help() string {
   breaker          a breaker tripped and not acknowledged with git evolve resume:
                    no-progress (evolve.breaker.noProgressMinutes, 60), failures
                    (evolve.breaker.failures, 5), same-failure (evolve.breaker.sameFailure, 3)
-  goal_regression  the last productive cycle left fewer goals passing
-  prior_cycle_fail the last cycle's gate failed: no halt, the next cycle is restorative
+  goal_regression  the last productive cycle left fewer goals passing than the
+                   productive cycle before it (whoever recorded them)
+  prior_cycle_fail the last cycle's gate failed (FAIL, FAILED or BLOCKED in it):
+                   no halt, exit 3, "restorative": true; the next cycle fixes what is red
 
 KILL and STOP older than EVOLVE_KILL_TTL_DAYS (7) are reported as stale and
 ignored. .agents/evolve/HANDOFF is reported and removed.`
@@ -118,6 +121,11 @@ func (c *haltCheckCmd) Run(e *env) error {
 			return &halted{msg: "halted by a breaker: acknowledge it with git evolve resume once the cause is dealt with"}
 		}
 		return &halted{msg: "halted: " + h.Reason}
+	}
+	if h.Restorative {
+		// Not a halt: the seeds' Step 1 branches on a non-zero exit and
+		// reads halt_reason, then goes on in restorative mode.
+		return &recoverable{msg: "restorative: " + h.Detail + " (prior_cycle_fail: the next cycle fixes what is red)"}
 	}
 	return nil
 }
