@@ -37,8 +37,11 @@ echo "hello, $1"
 `,
 	"test.sh": `#!/bin/sh
 # The project's tests: greet.sh greets by name.
-set -e
-[ "$(sh greet.sh Ada)" = "hello, Ada" ]
+got=$(sh greet.sh Ada)
+if [ "$got" != "hello, Ada" ]; then
+  echo "FAIL: sh greet.sh Ada printed '$got', want 'hello, Ada'"
+  exit 1
+fi
 echo "tests passed"
 `,
 	"README.md": "# greet\n\nA greeting.\n",
@@ -91,9 +94,15 @@ echo "hello, $1"
 		edits: map[string]string{
 			"test.sh": `#!/bin/sh
 # The project's tests: greet.sh greets by name, and says how to use it.
-set -e
-[ "$(sh greet.sh Ada)" = "hello, Ada" ]
-sh greet.sh --help | grep -q '^usage:'
+got=$(sh greet.sh Ada)
+if [ "$got" != "hello, Ada" ]; then
+  echo "FAIL: sh greet.sh Ada printed '$got', want 'hello, Ada'"
+  exit 1
+fi
+if ! sh greet.sh --help | grep -q '^usage:'; then
+  echo "FAIL: sh greet.sh --help says no usage"
+  exit 1
+fi
 echo "tests passed"
 `,
 		},

@@ -404,12 +404,15 @@ func failureReason(r *ledger.Record) string {
 	if r.Result != ledger.Regressed && !strings.HasPrefix(strings.ToUpper(gate), "FAIL") {
 		return ""
 	}
-	var failures []struct{ What, Name, Reason string }
+	var failures []struct{ What, Name, Reason, Excerpt string }
 	if json.Unmarshal(r.Extra["failures"], &failures) == nil && len(failures) > 0 {
 		f := failures[0]
 		why := f.Name + ": " + f.Reason
 		if f.What == "gate" {
 			why = "`" + f.Name + "` " + f.Reason
+		}
+		if words := telling(f.Excerpt); words != "" {
+			why += ": " + words
 		}
 		if len(failures) > 1 {
 			why += fmt.Sprintf(" (and %d more)", len(failures)-1)
@@ -417,6 +420,23 @@ func failureReason(r *ledger.Record) string {
 		return truncate(why, 120)
 	}
 	return truncate(strings.TrimSpace(strings.TrimPrefix(gate, "FAIL:")), 120)
+}
+
+// telling is the line of a failure's output that says most in a few
+// words: the last that is not a test runner's bare summary (FAIL, FAIL
+// <package>, exit status N, make's Error line).
+func telling(excerpt string) string {
+	lines := strings.Split(excerpt, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		switch {
+		case l == "", l == "FAIL", strings.HasPrefix(l, "FAIL\t"), strings.HasPrefix(l, "exit status "),
+			strings.HasPrefix(l, "make: ***"), strings.HasPrefix(l, "make["):
+			continue
+		}
+		return l
+	}
+	return ""
 }
 
 // mdCell makes text safe inside a Markdown table cell.
