@@ -12,6 +12,8 @@
 #
 # A finish's overhead is its wall-clock time less the time its gate took
 # (the goals' checks and the test commands; GIT_EVOLVE_TRACE reports it).
+# The cycle start before each finish is timed too (it measures the goals
+# and saves what the working tree holds of its own, here nothing).
 # Needs git and go. RUNS sets the runs per figure (default 11).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,7 +56,7 @@ finish() {
 
 for ((i = 0; i < runs; i++)); do
   for result in improved regressed; do
-    git evolve cycle start --target ok >/dev/null
+    wall_ms git evolve cycle start --target ok >>"$work/start.wall"
     start=$(git rev-parse HEAD)
     change "$i-$result"
     [ "$result" = regressed ] && echo x >broken
@@ -70,3 +72,4 @@ for result in improved regressed; do
   o=$(paste -d' ' "$work/$result.wall" "$work/$result.gate" | awk '{ print $1 - $2 }' | median)
   printf '%-9s %-9s %8sms %8sms %8sms %10sms %10sms %7.2f\n' "$files" "$result" "$w" "$g" "$o" "$d" "$gd" "$(awk -v a="$d" -v b="$gd" 'BEGIN{print a/b}')"
 done
+printf 'cycle start: %sms (median of %d)\n' "$(median <"$work/start.wall")" "$((2 * runs))"
