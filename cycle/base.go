@@ -204,12 +204,12 @@ func (l *Ledger) SaveInterrupted(c *OpenCycle) (gitstore.Hash, error) {
 // keepRuler compares the open cycle c, as its file has it, with kept, the
 // cycle as its driver opened it: every field a judgment rests on (its
 // number and id, target, start, base, goals file, era, "before", item, rung,
-// run, branch) is taken from kept, and one that differs is saved back and
-// named in the marks returned. A finish under way that kept does not have
+// run, branch, and whether it is a revert) is taken from kept, and one that
+// differs is saved back and named in the marks returned. A finish under way that kept does not have
 // is dropped, unless resuming.
 func (l *Ledger) keepRuler(c, kept *OpenCycle, resuming bool) (*OpenCycle, []string, error) {
 	fix := *kept
-	fix.Finish, fix.Reverts = c.Finish, c.Reverts
+	fix.Finish = c.Finish
 	var marks []string
 	if c.Finish != nil && kept.Finish == nil && !resuming {
 		fix.Finish = nil

@@ -243,6 +243,9 @@ func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult,
 		progress = func(string) {}
 	}
 	if c.Reverts != nil { // a later revert under way (RevertCycle)
+		if c.Finish == nil {
+			return nil, fmt.Errorf("%s holds a revert of cycle %d with no finish under way: it was not written by git evolve revert; fix or remove it", l.openPath(), c.Reverts.Cycle)
+		}
 		return l.completeRevert(ctx, c, progress, true)
 	}
 	if c.Finish == nil {
@@ -317,8 +320,8 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	f.Delta = substantiveDelta(deltas)
 	res.DeltaTime = time.Since(t0)
 	gitstore.Tracef("finish: the delta, the working tree captured and its lines counted (%s)", ms(res.DeltaTime))
-	if c.Goals != "" {
-		blob, ok, err := l.repo.TreeFile(tree, goals.FileName)
+	if c.Goals != "" { // the goals file as the working tree has it, as at the start
+		blob, ok, err := l.repo.TreeFile(capture.Tree, goals.FileName)
 		if err != nil {
 			return err
 		}

@@ -9,9 +9,9 @@ import (
 )
 
 // GateAt is the gate a cycle that starts on commit and is judged by the
-// goals file f runs: f's gate key when it has one (gate: [] runs no
-// command), else the project's test command detected in commit's tree
-// (detected is then set). Derived from the commit and the goals file alone,
+// goals file f runs: the commands f's gate key names (gate: [] runs none),
+// else the project's test command detected in commit's tree (detected is
+// then set), within f's gate timeout. Derived from the commit and the goals file alone,
 // it is the same at the finish as at the start, whatever the cycle changed.
 func (l *Ledger) GateAt(commit gitstore.Hash, f *goals.File) (g goals.Gate, detected *gate.Detected, err error) {
 	if f.Gate.Set {
@@ -22,7 +22,10 @@ func (l *Ledger) GateAt(commit gitstore.Hash, f *goals.File) (g goals.Gate, dete
 	if err := readErr(); err != nil {
 		return goals.Gate{}, nil, err
 	}
-	g = goals.Gate{Timeout: goals.DefaultGateTimeout}
+	g = goals.Gate{Timeout: f.Gate.Timeout}
+	if g.Timeout <= 0 {
+		g.Timeout = goals.DefaultGateTimeout
+	}
 	if !ok {
 		return g, nil, nil
 	}

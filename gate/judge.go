@@ -135,8 +135,10 @@ func (v *Verdict) Text() string {
 // are before: the gate's test commands, then every goal of f. A goal that
 // looks regressed is measured once more before it counts (flaky first runs
 // are real). A goal that passed before must pass after: failing, timing
-// out, skipping or not running is a regression; a skip is neutral only when
-// the goal skipped before too.
+// out, skipping or not running is a regression. A check that told before
+// (pass, fail, timeout) must still tell: one that skips or cannot run now
+// regressed too, so a skip or an error is neutral only when the goal was
+// unknown before as well.
 // ctx cancels the checks; the verdict is then incomplete and must not be
 // used.
 //
@@ -210,8 +212,13 @@ func Compare(f *goals.File, before, after *goals.Snapshot) []GoalChange {
 			// cannot run now is no longer known to hold.
 			c.Regressed = true
 			c.Reason = "pass → " + c.After + detail(a)
+		case tells(c.Before) && !tells(c.After):
+			// A check that told (it failed, or hung) must still tell: one
+			// the cycle made skip or unable to run escapes its goal.
+			c.Regressed = true
+			c.Reason = c.Before + " → " + c.After + ": the check no longer tells" + detail(a)
 		case c.Before != "" && c.After != c.Before && c.After != goals.Pass:
-			c.Reason = c.Before + " → " + c.After + detail(a) // unknown, or still failing: no regression
+			c.Reason = c.Before + " → " + c.After + detail(a) // still failing: no regression
 		}
 		if g, ok := spec[a.GoalID]; ok && g.Continuous != nil && c.BeforeValue != nil && c.AfterValue != nil {
 			if moved, worse := wrongWay(g.Continuous, *c.BeforeValue, *c.AfterValue); worse {
@@ -228,6 +235,12 @@ func Compare(f *goals.File, before, after *goals.Snapshot) []GoalChange {
 		out = append(out, c)
 	}
 	return out
+}
+
+// tells reports whether a result says something of the goal: it passed,
+// failed or hung; a skip (exit 77) or a check that cannot run says nothing.
+func tells(result string) bool {
+	return result == goals.Pass || result == goals.Fail || result == goals.Timeout
 }
 
 // detail is why a check ended as it did, in parentheses: its reason, else

@@ -20,7 +20,7 @@ func snapshot(results ...goals.Result) *goals.Snapshot {
 
 func TestCompare(t *testing.T) {
 	f := &goals.File{Goals: []goals.Goal{
-		{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}, {ID: "e"}, {ID: "new"}, {ID: "hangs"}, {ID: "gone"}, {ID: "still-skips"}, {ID: "was-red"},
+		{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}, {ID: "e"}, {ID: "new"}, {ID: "hangs"}, {ID: "gone"}, {ID: "still-skips"}, {ID: "was-red"}, {ID: "red-now-skips"}, {ID: "red-now-gone"}, {ID: "unknown-now-gone"},
 		{ID: "cov", Continuous: &goals.Continuous{Threshold: 50, Direction: "higher", Tolerance: 1}},
 		{ID: "lat", Continuous: &goals.Continuous{Threshold: 100, Direction: "lower"}},
 		{ID: "lat-ok", Continuous: &goals.Continuous{Threshold: 100, Direction: "lower", Tolerance: 5}},
@@ -32,7 +32,9 @@ func TestCompare(t *testing.T) {
 		goals.Result{GoalID: "cov", Result: goals.Pass, Value: val(80)}, goals.Result{GoalID: "lat", Result: goals.Pass, Value: val(40)},
 		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(40)},
 		goals.Result{GoalID: "hangs", Result: goals.Pass}, goals.Result{GoalID: "gone", Result: goals.Pass},
-		goals.Result{GoalID: "still-skips", Result: goals.Skip}, goals.Result{GoalID: "was-red", Result: goals.Fail})
+		goals.Result{GoalID: "still-skips", Result: goals.Skip}, goals.Result{GoalID: "was-red", Result: goals.Fail},
+		goals.Result{GoalID: "red-now-skips", Result: goals.Fail}, goals.Result{GoalID: "red-now-gone", Result: goals.Timeout},
+		goals.Result{GoalID: "unknown-now-gone", Result: goals.Skip})
 	after := snapshot(
 		goals.Result{GoalID: "a", Result: goals.Pass}, goals.Result{GoalID: "b", Result: goals.Fail, ExitCode: 2},
 		goals.Result{GoalID: "c", Result: goals.Pass}, goals.Result{GoalID: "d", Result: goals.Fail},
@@ -41,7 +43,9 @@ func TestCompare(t *testing.T) {
 		goals.Result{GoalID: "lat-ok", Result: goals.Pass, Value: val(44)},
 		goals.Result{GoalID: "hangs", Result: goals.Timeout, Reason: "timed out after 2m0s", Excerpt: "=== RUN TestSlow"},
 		goals.Result{GoalID: "gone", Result: goals.Error, Reason: "cannot run: golangci-lint is missing"},
-		goals.Result{GoalID: "still-skips", Result: goals.Skip}, goals.Result{GoalID: "was-red", Result: goals.Timeout})
+		goals.Result{GoalID: "still-skips", Result: goals.Skip}, goals.Result{GoalID: "was-red", Result: goals.Timeout},
+		goals.Result{GoalID: "red-now-skips", Result: goals.Skip}, goals.Result{GoalID: "red-now-gone", Result: goals.Error},
+		goals.Result{GoalID: "unknown-now-gone", Result: goals.Error})
 	got := map[string]GoalChange{}
 	for _, c := range Compare(f, before, after) {
 		got[c.GoalID] = c
@@ -50,7 +54,7 @@ func TestCompare(t *testing.T) {
 	// regressions; a skip that skipped before, and anything after a failure,
 	// are not.
 	for id, want := range map[string]bool{"a": false, "b": true, "c": false, "d": false, "e": true, "new": false, "cov": true, "lat": true, "lat-ok": false,
-		"hangs": true, "gone": true, "still-skips": false, "was-red": false} {
+		"hangs": true, "gone": true, "still-skips": false, "was-red": false, "red-now-skips": true, "red-now-gone": true, "unknown-now-gone": false} {
 		if got[id].Regressed != want {
 			t.Errorf("%s: regressed %v, want %v (%+v)", id, got[id].Regressed, want, got[id])
 		}
@@ -69,6 +73,9 @@ func TestCompare(t *testing.T) {
 	}
 	if c := got["was-red"]; c.Reason != "fail → timeout" || c.Regressed {
 		t.Errorf("was-red: %+v", c)
+	}
+	if c := got["red-now-skips"]; c.Reason != "fail → skip: the check no longer tells" {
+		t.Errorf("red-now-skips: %+v", c)
 	}
 	if c := got["still-skips"]; c.Reason != "" {
 		t.Errorf("still-skips: %+v", c)

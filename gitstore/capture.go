@@ -469,18 +469,22 @@ func unsavedInTheWay(top string, changes []FileChange) ([]string, error) {
 			out = append(out, p)
 		}
 	}
-	dirs := map[string]bool{} // directories on the way, looked at
+	notDir := map[string]bool{} // directories on the way: true when something else is there
 	for _, ch := range changes {
 		if ch.NewMode == 0 || ch.NewMode == 0o160000 || ch.OldMode == 0o160000 {
 			continue // a submodule's files are its own (see SwitchWorktree)
 		}
-		// A file where to needs a directory on the way to ch.Path.
-		for d := path.Dir(ch.Path); d != "." && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-			fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(d)))
-			if err == nil && !fi.IsDir() && !inFrom[d] {
-				add(d)
+		// A file (or a symbolic link) where to needs a directory on the way
+		// to ch.Path is in the way, unless from holds it (the switch removes
+		// it first); what lies beyond it (through a link, outside the tree)
+		// is not.
+		if behindNonDir(top, ch.Path, notDir) {
+			for d := path.Dir(ch.Path); d != "."; d = path.Dir(d) {
+				if notDir[d] && !inFrom[d] {
+					add(d)
+				}
 			}
+			continue
 		}
 		p := filepath.Join(top, filepath.FromSlash(ch.Path))
 		fi, err := os.Lstat(p)
@@ -517,6 +521,23 @@ func unsavedInTheWay(top string, changes []FileChange) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// behindNonDir reports whether a directory on the way to p (a path from
+// the top) is not one on disk: a file or a symbolic link (whose target may
+// be outside the tree). notDir caches the answer per directory.
+func behindNonDir(top, p string, notDir map[string]bool) bool {
+	blocked := false
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		nd, seen := notDir[d]
+		if !seen {
+			fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(d)))
+			nd = err == nil && !fi.IsDir()
+			notDir[d] = nd
+		}
+		blocked = blocked || nd
+	}
+	return blocked
 }
 
 // sameContent reports whether the file at p (fi its Lstat) is the entry
@@ -649,12 +670,18 @@ func (r *Repo) checkWorktree(top string, changes []FileChange, orNew bool) error
 	}
 	var regular []string
 	var want []FileChange
+	notDir := map[string]bool{}
 	for _, ch := range changes {
 		p := filepath.Join(top, filepath.FromSlash(ch.Path))
 		fi, err := os.Lstat(p)
 		absent := errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 		if err != nil && !absent {
 			return err
+		}
+		if !absent && behindNonDir(top, ch.Path, notDir) {
+			// Reached through a link or past a file the switch removes
+			// first: not in the tree.
+			absent, fi = true, nil
 		}
 		is := func(mode uint32, blob Hash) bool {
 			switch {

@@ -591,3 +591,38 @@ func TestSwitchWorktreeUnsaved(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchWorktreeThroughSymlink checks that a directory that became a
+// symbolic link (to files outside the tree) is put back as a directory: the
+// files the link leads to are not in the way, and are left alone.
+func TestSwitchWorktreeThroughSymlink(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	r.write("lib/a.txt", "a\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "start")
+	start := r.hash("rev-parse", "HEAD")
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "a.txt"), "outside\n")
+	r.rm("lib/a.txt")
+	if err := os.Remove(filepath.Join(r.dir, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(r.dir, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	repo := r.open()
+	saved, capture, err := repo.SaveWorktree(start, "save\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.SwitchWorktree(capture, saved, start, SwitchChecked); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.dir, "lib/a.txt")); string(data) != "a\n" {
+		t.Errorf("lib/a.txt = %q after the switch", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(outside, "a.txt")); string(data) != "outside\n" {
+		t.Errorf("the file the link led to = %q", data)
+	}
+}

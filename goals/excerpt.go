@@ -114,14 +114,16 @@ func skipEscape(s string, i int) int {
 	}
 	switch s[i] {
 	case '[': // CSI: parameters and intermediates, then a final byte
-		for i++; i < len(s); i++ {
-			if s[i] >= 0x40 && s[i] <= 0x7e {
-				return i + 1
-			}
+		for i++; i < len(s) && s[i] >= 0x20 && s[i] <= 0x3f; i++ {
 		}
-		return i
+		if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
+			i++
+		}
+		return i // a broken sequence ends where it broke: the text after it stays
 	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC: to BEL or ST
-		for i++; i < len(s); i++ {
+		// Stray binary output starts one that never ends: a line end ends
+		// it here, so that the words after it stay.
+		for i++; i < len(s) && s[i] != '\n'; i++ {
 			if s[i] == 0x07 {
 				return i + 1
 			}

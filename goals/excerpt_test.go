@@ -20,6 +20,8 @@ func TestCleanText(t *testing.T) {
 		{"c1 \u009b31m and \u0085", "c1 31m and "},
 		{"bad \xff\xfe utf8", "bad \uFFFD utf8"},
 		{"unterminated \x1b[31", "unterminated "},
+		{"broken \x1b[31\xc3\xa9t\n", "broken ét\n"},
+		{"stray \x1b]binary\nthe words\n", "stray \nthe words\n"},
 	} {
 		if got := CleanText(tt.in); got != tt.want {
 			t.Errorf("CleanText(%q) = %q, want %q", tt.in, got, tt.want)

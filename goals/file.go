@@ -77,8 +77,9 @@ type Continuous struct {
 type Gate struct {
 	Commands []string
 	Timeout  time.Duration
-	// Set says the file has a gate key (gate: [] runs no command); without
-	// one, the gate runs the test command detected from the tree.
+	// Set says the file names the gate's commands (gate: [] runs none);
+	// without them (no gate key, or one with only a timeout), the gate runs
+	// the test command detected from the tree, within Timeout.
 	Set bool
 }
 
@@ -427,14 +428,19 @@ func (p *parser) gate(n *yaml.Node) Gate {
 	g := Gate{Timeout: DefaultGateTimeout, Set: true}
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag != "!!null":
-		if s := p.str(n, "gate"); s != "" {
+		if s := p.str(n, "gate"); strings.TrimSpace(s) != "" {
 			g.Commands = []string{s}
+		} else if n.Tag == "!!str" {
+			p.add(n, "gate is empty (gate: [] runs no command)")
 		}
 		return g
 	case n.Kind == yaml.SequenceNode:
 		g.Commands = p.strings(n, "gate")
 		return g
 	case n.Kind == yaml.MappingNode:
+		// Without commands, the mapping sets the timeout of the gate
+		// detected from the tree.
+		g.Set = p.has(n, "commands")
 		p.fields(n, func(key, val *yaml.Node) {
 			switch key.Value {
 			case "commands":

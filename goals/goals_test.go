@@ -87,6 +87,8 @@ func TestParseProblems(t *testing.T) {
 		{"timeout", "version: 3\ngoals:\n  - {id: a, description: d, check: c, weight: 1, timeout: soon}\n", []string{"3:59: timeout must be a duration"}},
 		{"gate", "version: 3\ngate: {commands: go test, retries: 2}\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n",
 			[]string{"2:18: gate commands must be a list"}},
+		{"empty gate", "version: 3\ngate: ' '\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n",
+			[]string{"2:7: gate is empty (gate: [] runs no command)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -317,6 +319,36 @@ func TestParseWarnings(t *testing.T) {
 	for i, w := range want {
 		if !strings.HasPrefix(f.Warnings[i].Error(), w) {
 			t.Errorf("warning %d = %q, want %q…", i, f.Warnings[i], w)
+		}
+	}
+}
+
+// The gate's forms: commands name it (gate: [] none); a mapping with only a
+// timeout leaves the detected gate, with that timeout; no key, the
+// detected gate.
+func TestParseGateForms(t *testing.T) {
+	for _, tt := range []struct {
+		gate     string
+		set      bool
+		commands string
+		timeout  time.Duration
+	}{
+		{"", false, "", DefaultGateTimeout},
+		{"gate: []\n", true, "", DefaultGateTimeout},
+		{"gate: make check\n", true, "make check", DefaultGateTimeout},
+		{"gate: {timeout: 5m}\n", false, "", 5 * time.Minute},
+		{"gate: {commands: [a, b], timeout: 1m}\n", true, "a|b", time.Minute},
+	} {
+		f, err := Parse("G.yaml", []byte("version: 3\n"+tt.gate+"goals:\n  - {id: a, description: d, check: c, weight: 1}\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.gate, err)
+		}
+		timeout := f.Gate.Timeout
+		if !f.Gate.Set && tt.gate == "" {
+			timeout = DefaultGateTimeout // no key: GateAt's default
+		}
+		if f.Gate.Set != tt.set || strings.Join(f.Gate.Commands, "|") != tt.commands || timeout != tt.timeout {
+			t.Errorf("%q: %+v", tt.gate, f.Gate)
 		}
 	}
 }

@@ -167,10 +167,10 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 		b := h.Breakers[0]
 		halt(HaltBreaker, b.Breaker+": "+b.Reason)
 	}
-	// A productive cycle that left fewer goals passing than the one before
-	// it: the last delivered record of the line beside the delivered record
-	// before it, whoever wrote them (cycle finish, record, an import); the
-	// first one beside the goals its cycle measured as it started.
+	// A productive cycle that left fewer goals passing than it found: its
+	// record's own "before" (the goals measured as the cycle started), or,
+	// for a record that has none (git evolve record, an import), the
+	// delivered record before it on the line, under the same goals file.
 	var last, prev *Event
 	for i := len(s.Events) - 1; i >= 0; i-- {
 		e := &s.Events[i]
@@ -182,18 +182,22 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 		}
 		if last == nil {
 			last = e
+			if e.HasBefore {
+				break
+			}
 			continue
 		}
 		prev = e
 		break
 	}
-	if last != nil {
-		switch {
-		case prev != nil && *prev.Total == *last.Total && *last.Passing < *prev.Passing:
-			halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d after cycle %d before it", last.Cycle, last.Result, *last.Passing, *last.Total, *prev.Passing, prev.Cycle))
-		case prev == nil && last.HasBefore && last.BeforeTotal == *last.Total && *last.Passing < last.BeforePassing:
+	switch {
+	case last == nil:
+	case last.HasBefore:
+		if last.BeforeTotal == *last.Total && *last.Passing < last.BeforePassing {
 			halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d before it", last.Cycle, last.Result, *last.Passing, *last.Total, last.BeforePassing))
 		}
+	case prev != nil && sameEra(prev, last) && *prev.Total == *last.Total && *last.Passing < *prev.Passing:
+		halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d after cycle %d before it", last.Cycle, last.Result, *last.Passing, *last.Total, *prev.Passing, prev.Cycle))
 	}
 	// The last cycle's gate failed: the next one is restorative.
 	for i := len(s.Events) - 1; i >= 0; i-- {
@@ -211,6 +215,10 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 	}
 	return h, nil
 }
+
+// sameEra reports whether two records were judged by the same goals file
+// (as far as they say: one that names no era is taken to be).
+func sameEra(a, b *Event) bool { return a.Era == "" || b.Era == "" || a.Era == b.Era }
 
 func markerDetail(m *Marker) string {
 	d := m.Path

@@ -67,7 +67,7 @@ func takeRefused(gitDir string) ([]string, error) {
 		if json.Unmarshal(sc.Bytes(), &e) != nil || e.What == "" {
 			continue
 		}
-		marks = append(marks, fmt.Sprintf("%s: refused, run during the agent's turn (%s) while the driver owned the worktree", oneLine(e.What, 80), oneLine(e.At, 40)))
+		marks = append(marks, fmt.Sprintf("%s: refused, run at %s while the driver owned the worktree", oneLine(e.What, 80), oneLine(e.At, 40)))
 	}
 	f.Close()
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -39,7 +39,7 @@ type cli struct {
 
 	Run        runCmd        `cmd:"" help:"Run the loop with an agent command: halt-check, next, cycle start, the agent, cycle finish, again."`
 	Next       nextCmd       `cmd:"" help:"Say which work the next cycle takes, from which rung of the ladder, and why."`
-	HaltCheck  haltCheckCmd  `cmd:"" name:"halt-check" help:"Say whether the loop may run its next cycle (exit 0) or is halted (exit 4), and why."`
+	HaltCheck  haltCheckCmd  `cmd:"" name:"halt-check" help:"Say whether the loop may run its next cycle (exit 0; 3 when it must be restorative) or is halted (exit 4), and why."`
 	Stop       stopCmd       `cmd:"" help:"Halt this repository's loop at its next halt-check (.agents/evolve/STOP)."`
 	Kill       killCmd       `cmd:"" help:"Halt every loop of this user on this machine (~/.config/evolve/KILL)."`
 	Resume     resumeCmd     `cmd:"" help:"Lift KILL, STOP and DORMANT and acknowledge tripped breakers (recorded in git)."`

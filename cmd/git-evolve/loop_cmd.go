@@ -88,22 +88,24 @@ func (c *haltCheckCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(h))
 	} else {
 		w := bufio.NewWriter(e.stdout)
+		// Details come from records, markers and control notes: printed
+		// with their control characters escaped.
 		switch {
 		case h.Halt:
-			fmt.Fprintf(w, "halt: %s: %s\n", h.Reason, h.Detail)
+			fmt.Fprintf(w, "halt: %s: %s\n", h.Reason, termLine(h.Detail))
 		case h.Restorative:
-			fmt.Fprintf(w, "continue, restorative: %s\n", h.Detail)
+			fmt.Fprintf(w, "continue, restorative: %s\n", termLine(h.Detail))
 		default:
 			fmt.Fprintf(w, "continue\n")
 		}
 		for _, m := range h.StaleMarkers {
-			fmt.Fprintf(w, "  stale, ignored: %s (%.0f days old)\n", m.Path, m.AgeDays)
+			fmt.Fprintf(w, "  stale, ignored: %s (%.0f days old)\n", termLine(m.Path), m.AgeDays)
 		}
 		for _, t := range h.Tripped {
-			fmt.Fprintf(w, "  tripped now: %s: %s\n", t.Breaker, t.Reason)
+			fmt.Fprintf(w, "  tripped now: %s: %s\n", termLine(t.Breaker), termLine(t.Reason))
 		}
 		for _, b := range h.Breakers {
-			fmt.Fprintf(w, "  breaker %s since %s: %s\n", b.Breaker, b.At, b.Reason)
+			fmt.Fprintf(w, "  breaker %s since %s: %s\n", termLine(b.Breaker), termLine(b.At), termLine(b.Reason))
 		}
 		if h.Handoff != nil {
 			fmt.Fprintf(w, "  handoff cleared: %s\n", markerLine(h.Handoff))
@@ -125,16 +127,16 @@ func (c *haltCheckCmd) Run(e *env) error {
 	if h.Restorative {
 		// Not a halt: the seeds' Step 1 branches on a non-zero exit and
 		// reads halt_reason, then goes on in restorative mode.
-		return &recoverable{msg: "restorative: " + h.Detail + " (prior_cycle_fail: the next cycle fixes what is red)"}
+		return &recoverable{msg: "restorative: " + termLine(h.Detail) + " (prior_cycle_fail: the next cycle fixes what is red)"}
 	}
 	return nil
 }
 
 func markerLine(m *loop.Marker) string {
 	if m.Reason != "" {
-		return m.Path + ": " + m.Reason
+		return termLine(m.Path + ": " + m.Reason)
 	}
-	return m.Path
+	return termLine(m.Path)
 }
 
 type stopCmd struct {

@@ -86,6 +86,11 @@ func (c *recordCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// The loop's rules read every record: none is added by hand while a run
+	// drives the worktree.
+	if err := refuseWhileRunOwns(e, l.Repo(), "git evolve record", "the driver records the cycles it runs"); err != nil {
+		return err
+	}
 	res, err := l.Record(rec)
 	if err != nil {
 		return err
