@@ -67,3 +67,31 @@ func (t *Trust) Add(digest, note string) error {
 	}
 	return f.Close()
 }
+
+// Snapshot is what the trust file holds now (nil when there is none), for
+// Restore.
+func (t *Trust) Snapshot() ([]byte, error) {
+	data, err := os.ReadFile(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, err
+}
+
+// Restore puts back what Snapshot returned: the file as it was, or none.
+func (t *Trust) Restore(snap []byte) error {
+	if snap == nil {
+		if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	tmp := t.path + ".restore"
+	if err := os.WriteFile(tmp, snap, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, t.path)
+}

@@ -30,6 +30,32 @@ func RunOwns(gitDir string) (bool, error) {
 	return !ok, nil
 }
 
+// RunsOwning are the git directories of the worktrees of the repository
+// whose common git directory is commonDir that a git evolve run drives now:
+// what is shared by all worktrees (trust, the ledger) is theirs too.
+func RunsOwning(commonDir string) ([]string, error) {
+	dirs := []string{commonDir}
+	wts, err := filepath.Glob(filepath.Join(commonDir, "worktrees", "*"))
+	if err != nil {
+		return nil, err
+	}
+	dirs = append(dirs, wts...)
+	var out []string
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "evolve")); err != nil {
+			continue // no run ever drove it
+		}
+		owns, err := RunOwns(d)
+		if err != nil {
+			return nil, err
+		}
+		if owns {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
 // refusedPath lists the commands refused while a run owned the worktree,
 // for its driver to mark in the cycle's record.
 func refusedPath(gitDir string) string { return filepath.Join(gitDir, "evolve", "run-refused.jsonl") }

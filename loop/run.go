@@ -33,6 +33,9 @@ import (
 const (
 	PhaseAgent  = "agent"  // the agent command runs (or was interrupted)
 	PhaseFinish = "finish" // the agent ended; the cycle is to be finished
+	// PhaseJudge: the driver has begun the cycle's finish (a finish under
+	// way in the open cycle's file is its own).
+	PhaseJudge = "judge"
 	// PhaseRestore: the agent failed, its cycle was aborted, and the
 	// working tree is to be brought back to the cycle's start (Restore).
 	PhaseRestore = "restore"
@@ -341,6 +344,11 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	d := &driver{l: l, o: o, r: r, gitDir: gitDir, now: now, progress: progress, timeout: timeout}
+	if o.Resume && prior.Stopped == "" && prior.Phase == PhaseAgent && open != nil && open.Run == prior.ID {
+		// The last run was killed while its agent worked: the agent may
+		// have gone on alone, with run.json in reach.
+		d.readBack = open.ID
+	}
 	// The no-progress breaker counts the time this invocation works: the
 	// time a run stood stopped before --resume is no time without progress.
 	d.runStart = now().UTC().Truncate(time.Second)
@@ -371,6 +379,12 @@ type driver struct {
 	// ranCycle: this invocation has started a cycle (checkClean is strict
 	// before the first).
 	ranCycle bool
+	// readBack is the cycle whose ruler was read back from run.json after
+	// the run driving it was killed during the agent's turn.
+	readBack string
+	// marks are what the driver saw the agent try during its turn, for the
+	// cycle's record.
+	marks []string
 }
 
 func (d *driver) stop(reason, detail string) *Summary {
@@ -416,7 +430,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err != nil {
 			return nil, err
 		}
-		if d.r.Phase != PhaseFinish && open.Finish == nil {
+		if d.r.Phase != PhaseFinish && d.r.Phase != PhaseJudge && open.Finish == nil {
 			w := &Work{Rung: open.Rung, Target: open.Target, Title: goalTitle(s.Goals, open.Target), Restorative: d.r.Restorative, Skipped: []string{},
 				Why: "the run was interrupted while the agent worked on this cycle: it goes on"}
 			if g, ok := Generators[open.Rung]; ok {
@@ -443,9 +457,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			}
 		}
 		if open != nil {
-			// A finish the last run began (it stopped in the finish
-			// phase) is completed, not taken for tampering.
-			resuming := d.r.Phase == PhaseFinish && open.Finish != nil
+			// A finish the last run began itself is completed; one it did
+			// not begin is the agent's, and is dropped.
+			resuming := d.r.Phase == PhaseJudge && open.Finish != nil
 			if sum, err := d.finishStep(ctx, open, resuming); sum != nil || err != nil {
 				return sum, err
 			}
@@ -628,15 +642,34 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		"EVOLVE_RESUMED": strconv.FormatBool(resumed),
 	}
 	d.say("cycle %d: the agent works (timeout %s)", c.Cycle, d.timeout)
+	// The trust this machine gives goals files is the operator's: what the
+	// agent writes into it during its turn is undone.
+	trust := goals.TrustAt(filepath.Join(d.l.Repo().CommonDir(), "evolve"))
+	trusted, err := trust.Snapshot()
+	if err != nil {
+		return nil, false, err
+	}
 	failure, err := d.runAgent(ctx, s.Top, env)
 	if err != nil {
 		return nil, false, err
+	}
+	if now, err := trust.Snapshot(); err != nil {
+		return nil, false, err
+	} else if !bytes.Equal(now, trusted) || (now == nil) != (trusted == nil) {
+		if err := trust.Restore(trusted); err != nil {
+			return nil, false, err
+		}
+		d.marks = append(d.marks, "trust: the goals files trusted on this machine were changed during the agent's turn; the driver put them back")
 	}
 	if ctx.Err() != nil {
 		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the agent worked on cycle %d; run --resume runs it again", c.Cycle)), false, nil
 	}
 	if failure != "" {
 		d.say("cycle %d: the agent %s: the cycle is aborted, its work saved", c.Cycle, failure)
+		for _, m := range d.marks {
+			d.say("warning: cycle %d: %s", c.Cycle, m)
+		}
+		d.marks = nil
 		_, saved, err := d.l.AbortCycle("the agent " + failure)
 		if err != nil {
 			return nil, false, err
@@ -687,6 +720,15 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		Tampering: refused}
 	if k := d.r.Kept; k != nil && k.ID == c.ID {
 		opts.Kept = k
+	}
+	opts.Tampering = append(opts.Tampering, d.marks...)
+	d.marks = nil
+	if d.readBack == c.ID {
+		opts.Tampering = append(opts.Tampering, "the run driving the cycle was killed during the agent's turn: its ruler was read back from run.json, which the agent could have changed")
+	}
+	d.r.Phase = PhaseJudge
+	if err := d.r.save(d.gitDir); err != nil {
+		return nil, err
 	}
 	res, err := d.l.Finish(ctx, opts)
 	if errors.Is(err, cycle.ErrInterrupted) {

@@ -296,7 +296,7 @@ func (c *cycleAbortCmd) Run(e *env) error {
 // holds run.lock, whatever the caller's environment says: a refusal then is
 // noted for the driver, which marks it in the cycle's record.
 func runsCycle(e *env, l *cycle.Ledger, what string) error {
-	if err := refuseWhileRunOwns(e, l.Repo(), what, "its driver finishes or aborts the cycle it opened"); err != nil {
+	if err := refuseWhileRunOwns(e, l.Repo(), what, "its driver finishes or aborts the cycle it opened", false); err != nil {
 		return err
 	}
 	id := e.getenv("EVOLVE_RUN_ID")
@@ -311,16 +311,33 @@ func runsCycle(e *env, l *cycle.Ledger, what string) error {
 }
 
 // refuseWhileRunOwns refuses command what while a git evolve run drives
-// the worktree, and notes the refusal for its driver.
-func refuseWhileRunOwns(e *env, repo *gitstore.Repo, what, why string) error {
-	owns, err := loop.RunOwns(repo.GitDir())
-	if err != nil || !owns {
+// the worktree (any worktree of the repository, when shared: the command
+// changes what they share), and notes the refusal for each such driver.
+func refuseWhileRunOwns(e *env, repo *gitstore.Repo, what, why string, shared bool) error {
+	owning := []string{}
+	if shared {
+		var err error
+		if owning, err = loop.RunsOwning(repo.CommonDir()); err != nil {
+			return err
+		}
+	} else if owns, err := loop.RunOwns(repo.GitDir()); err != nil {
 		return err
+	} else if owns {
+		owning = append(owning, repo.GitDir())
 	}
-	if err := loop.NoteRefused(repo.GitDir(), what, e.now()); err != nil {
-		fmt.Fprintf(e.stderr, "git-evolve: warning: the refusal was not noted for the run: %v\n", err)
+	if len(owning) == 0 {
+		return nil
 	}
-	return &usageError{msg: fmt.Sprintf("%s is refused: a git evolve run owns this worktree (%s); the cycle's record will say this was tried", what, why),
+	for _, dir := range owning {
+		if err := loop.NoteRefused(dir, what, e.now()); err != nil {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: the refusal was not noted for the run: %v\n", err)
+		}
+	}
+	where := "this worktree"
+	if shared {
+		where = "a worktree of this repository"
+	}
+	return &usageError{msg: fmt.Sprintf("%s is refused: a git evolve run drives %s (%s); the cycle's record will say this was tried", what, where, why),
 		hint: "stop the run first (Ctrl-C in its terminal, or git evolve stop, which halts it before its next cycle)"}
 }
 

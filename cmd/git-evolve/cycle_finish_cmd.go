@@ -67,6 +67,12 @@ func (c *cycleFinishCmd) Run(e *env) error {
 	if err := runsCycle(e, l, "git evolve cycle finish"); err != nil {
 		return err
 	}
+	// A run's cycle is judged by the ruler its driver kept, which a finish
+	// by hand would not have: run --resume finishes it.
+	if open, err := l.Current(); err == nil && open.Run != "" && open.Reverts == nil {
+		return &usageError{msg: fmt.Sprintf("cycle %d was opened by git evolve run %s: its driver finishes it, by the ruler it kept", open.Cycle, open.Run),
+			hint: "continue the run with git evolve run --resume, or close the cycle with git evolve cycle abort (its work is saved)"}
+	}
 	if open, err := l.Current(); err == nil && open.Finish != nil {
 		head, _ := l.Repo().ResolveCommits("HEAD")
 		var h gitstore.Hash

@@ -304,7 +304,7 @@ func (c *trustCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseWhileRunOwns(e, repo, "git evolve trust", "the goals file it runs with stays the one it trusted"); err != nil {
+	if err := refuseWhileRunOwns(e, repo, "git evolve trust", "the goals file it runs with stays the one it trusted", true); err != nil {
 		return err
 	}
 	d := goals.Digest(data)

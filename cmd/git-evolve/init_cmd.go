@@ -109,7 +109,7 @@ func trustPresentGoals(e *env) (bool, error) {
 	if ok, err := t.Trusted(d); err != nil || ok {
 		return false, err
 	}
-	if err := refuseWhileRunOwns(e, repo, "git evolve init's trust of "+goals.FileName, "the goals file it runs with stays the one it trusted"); err != nil {
+	if err := refuseWhileRunOwns(e, repo, "git evolve init's trust of "+goals.FileName, "the goals file it runs with stays the one it trusted", true); err != nil {
 		return false, err
 	}
 	if err := t.Add(d, goals.FileName); err != nil {

@@ -88,7 +88,7 @@ func (c *recordCmd) Run(e *env) error {
 	}
 	// The loop's rules read every record: none is added by hand while a run
 	// drives the worktree.
-	if err := refuseWhileRunOwns(e, l.Repo(), "git evolve record", "the driver records the cycles it runs"); err != nil {
+	if err := refuseWhileRunOwns(e, l.Repo(), "git evolve record", "the driver records the cycles it runs", true); err != nil {
 		return err
 	}
 	res, err := l.Record(rec)
