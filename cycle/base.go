@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"git-evolve/gitstore"
 	"git-evolve/revert"
@@ -64,46 +65,44 @@ func (l *Ledger) preexisting(c *OpenCycle) ([]gitstore.FileChange, error) {
 	return outsideKept(changes), nil
 }
 
-// untouched are the preexisting changes a working tree captured as tree
-// still holds as they were: the changes the cycle did not make.
-func (l *Ledger) untouched(pre []gitstore.FileChange, base, tree gitstore.Hash) ([]gitstore.FileChange, error) {
-	if len(pre) == 0 {
-		return nil, nil
-	}
-	since, err := l.repo.ChangedFiles(base, tree)
-	if err != nil {
-		return nil, err
-	}
-	touched := map[string]bool{}
-	for _, ch := range since {
-		touched[ch.Path] = true
-	}
-	var out []gitstore.FileChange
-	for _, ch := range pre {
-		if !touched[ch.Path] {
-			out = append(out, ch)
-		}
-	}
-	return out, nil
+// notOwn is what a cycle's working tree holds that is not the cycle's
+// work (see ownWork).
+type notOwn struct {
+	// left are the paths left out of the cycle's work, each with the entry
+	// the work has for it (HEAD's): the changes the working tree held when
+	// the cycle started and still holds as they were, and the predating
+	// files.
+	left []gitstore.CapturedPath
+	// predating are files the start's capture did not hold (ignored then)
+	// that the working tree holds now, not written since the cycle started
+	// (the cycle changed the ignore rules, say): the user's, not its work.
+	predating []string
+	// changed are the paths the working tree held changes of its own for
+	// when the cycle started, which the cycle changed or removed.
+	changed []string
 }
 
 // ownWork is the tree of the cycle's own work, from the working tree
-// captured as tree with HEAD at head: tree, with each preexisting change
-// the cycle did not touch left out (the path as head has it). It also
-// returns the entries it set, for the index.
-func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash, []gitstore.CapturedPath, error) {
+// captured as tree with HEAD at head: tree with what is not the cycle's
+// work (see notOwn) as head has it.
+func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash, *notOwn, error) {
 	pre, err := l.preexisting(c)
-	if err != nil || len(pre) == 0 {
-		return tree, nil, err
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
 	}
-	left, err := l.untouched(pre, mustParse(c.Base), tree)
-	if err != nil || len(left) == 0 {
-		return tree, nil, err
+	start := mustParse(c.Start)
+	from := start
+	if c.Base != "" {
+		from = mustParse(c.Base)
+	}
+	since, err := l.repo.ChangedFiles(from, tree)
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
 	}
 	// As head has them: the start's, unless a commit of the cycle changed
 	// them.
 	committed := map[string]gitstore.FileChange{}
-	if start := mustParse(c.Start); head != start {
+	if head != start {
 		chs, err := l.repo.ChangedFiles(start, head)
 		if err != nil {
 			return gitstore.ZeroHash, nil, err
@@ -112,65 +111,140 @@ func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash,
 			committed[ch.Path] = ch
 		}
 	}
-	var entries []gitstore.CapturedPath
-	for _, ch := range left {
+	touched := map[string]bool{}
+	for _, ch := range since {
+		touched[ch.Path] = true
+	}
+	n := &notOwn{}
+	isPre := map[string]bool{}
+	for _, ch := range pre {
+		isPre[ch.Path] = true
+		if touched[ch.Path] {
+			n.changed = append(n.changed, ch.Path)
+			continue
+		}
 		e := gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old}
 		if hc, ok := committed[ch.Path]; ok {
 			e.Mode, e.Blob = hc.NewMode, hc.New
 		}
-		entries = append(entries, e)
+		n.left = append(n.left, e)
 	}
-	own, err := l.repo.EditTree(tree, entries)
-	return own, entries, err
+	// New files the cycle neither wrote nor committed: they were there,
+	// ignored, when it started.
+	if c.Clock != 0 {
+		var candidates []string
+		for _, ch := range since {
+			if hc, inHead := committed[ch.Path]; ch.OldMode == 0 && ch.NewMode != 0 && !isPre[ch.Path] && !revert.IsKept(ch.Path) && !(inHead && hc.NewMode != 0) {
+				candidates = append(candidates, ch.Path)
+			}
+		}
+		if n.predating, err = l.repo.UnchangedSince(candidates, time.Unix(0, c.Clock)); err != nil {
+			return gitstore.ZeroHash, nil, err
+		}
+		for _, p := range n.predating {
+			n.left = append(n.left, gitstore.CapturedPath{Path: p}) // not in head
+		}
+	}
+	if len(n.left) == 0 {
+		return tree, n, nil
+	}
+	own, err := l.repo.EditTree(tree, n.left)
+	return own, n, err
 }
 
 // startWorktree is what undoing cycle c leaves in the working tree: tree
 // (the start's tree with .agents/** as the cycle left it) with the changes
-// the working tree held when the cycle started put back. It also returns
-// the index entries of those paths (the start's), to set once the working
-// tree is switched: they stay uncommitted, untracked ones untracked.
-func (l *Ledger) startWorktree(c *OpenCycle, tree gitstore.Hash) (gitstore.Hash, []gitstore.CapturedPath, error) {
+// the working tree held when the cycle started put back, and the predating
+// files (see notOwn) left as the working tree captured as saved has them.
+// It also returns the index entries of the paths it puts back (the
+// start's), to set once the working tree is switched: they stay
+// uncommitted, untracked ones untracked.
+func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predating []string) (gitstore.Hash, []gitstore.CapturedPath, error) {
 	pre, err := l.preexisting(c)
-	if err != nil || len(pre) == 0 {
-		return tree, nil, err
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
 	}
 	var worktree, index []gitstore.CapturedPath
 	for _, ch := range pre {
 		worktree = append(worktree, gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New})
 		index = append(index, gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old})
 	}
+	if len(predating) > 0 {
+		keep := map[string]bool{}
+		for _, p := range predating {
+			keep[p] = true
+		}
+		chs, err := l.repo.ChangedFiles(tree, saved)
+		if err != nil {
+			return gitstore.ZeroHash, nil, err
+		}
+		for _, ch := range chs {
+			if keep[ch.Path] && ch.NewMode != 0 {
+				worktree = append(worktree, gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New})
+				index = append(index, gitstore.CapturedPath{Path: ch.Path})
+			}
+		}
+	}
+	if len(worktree) == 0 {
+		return tree, nil, nil
+	}
 	w, err := l.repo.EditTree(tree, worktree)
 	return w, index, err
 }
 
-// Untouched lists the paths of what the working tree held of its own when
-// cycle c started that it still holds as it was: changes that are not the
-// cycle's work (what cycle status leaves out). A path that cannot be read
-// counts as touched.
-func (l *Ledger) Untouched(c *OpenCycle) (map[string]bool, error) {
+// NotOwn sorts the paths of an open cycle's changes (changed, as cycle
+// status lists them) that are not the cycle's work, as the finish will:
+// left are those it leaves out (what the working tree held of its own when
+// the cycle started and still holds as it was, and files there, ignored,
+// then and not written since); preexisting are the paths the working tree
+// held changes of its own for that the cycle changed or removed. A path
+// that cannot be read counts as the cycle's.
+func (l *Ledger) NotOwn(c *OpenCycle, changed []string) (left map[string]bool, preexisting []string, err error) {
+	left = map[string]bool{}
 	pre, err := l.preexisting(c)
-	if err != nil || len(pre) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, nil, err
 	}
-	paths := make([]string, len(pre))
-	for i, ch := range pre {
-		paths[i] = ch.Path
-	}
-	now, ok, err := l.repo.WorktreeEntries(paths)
-	if err != nil || !ok {
-		return nil, err
-	}
-	at := map[string]gitstore.CapturedPath{}
-	for _, e := range now {
-		at[e.Path] = e
-	}
-	out := map[string]bool{}
-	for _, ch := range pre {
-		if e := at[ch.Path]; e.Mode == ch.NewMode && (e.Mode == 0 || e.Blob == ch.New) {
-			out[ch.Path] = true
+	isPre := map[string]bool{}
+	if len(pre) > 0 {
+		paths := make([]string, len(pre))
+		for i, ch := range pre {
+			paths[i], isPre[ch.Path] = ch.Path, true
+		}
+		now, ok, err := l.repo.WorktreeEntries(paths)
+		if err != nil {
+			return nil, nil, err
+		}
+		at := map[string]gitstore.CapturedPath{}
+		for _, e := range now {
+			at[e.Path] = e
+		}
+		for _, ch := range pre {
+			if e, read := at[ch.Path]; ok && read && e.Mode == ch.NewMode && (e.Mode == 0 || e.Blob == ch.New) {
+				left[ch.Path] = true
+			} else {
+				preexisting = append(preexisting, ch.Path)
+			}
 		}
 	}
-	return out, nil
+	if c.Clock != 0 {
+		var candidates []string
+		for _, p := range changed {
+			if !isPre[p] && !revert.IsKept(p) {
+				candidates = append(candidates, p)
+			}
+		}
+		unchanged, err := l.repo.UnchangedSince(candidates, time.Unix(0, c.Clock))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range unchanged {
+			if _, tracked, err := l.repo.TreeFile(mustParse(c.Start), p); err == nil && !tracked {
+				left[p] = true // there, ignored, when the cycle started
+			}
+		}
+	}
+	return left, preexisting, nil
 }
 
 // InterruptedRef keeps what the working tree held when a run that was

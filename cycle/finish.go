@@ -35,6 +35,13 @@ type Finishing struct {
 	// Worktree is the whole working tree, when that differs.
 	Tree     string  `json:"tree"`
 	Worktree string  `json:"worktree,omitempty"`
+	// Predating are files the working tree holds that were there, ignored,
+	// when the cycle started, and that it did not write: not its work, not
+	// committed, left in place by a revert. Preexisting are the files the
+	// working tree held changes of its own for when the cycle started that
+	// the cycle changed or removed (their state then is kept by BaseRef).
+	Predating   []string `json:"predating,omitempty"`
+	Preexisting []string `json:"preexisting_changed,omitempty"`
 	JudgedAt string  `json:"judged_at"` // the record's timestamp
 	Message  string  `json:"message,omitempty"`
 	Gate     string  `json:"gate,omitempty"`
@@ -303,15 +310,16 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	}
 	// The cycle's own work: what the working tree held when the cycle
 	// started, and still holds as it was, is not part of it.
-	tree, left, err := l.ownWork(c, capture.Tree, head)
+	tree, not, err := l.ownWork(c, capture.Tree, head)
 	if err != nil {
 		return err
 	}
 	res.capture = capture
-	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering}
+	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering,
+		Predating: not.predating, Preexisting: not.changed}
 	if tree != capture.Tree {
 		f.Worktree = capture.Tree.String()
-		res.capture = ownCapture(capture, tree, left)
+		res.capture = ownCapture(capture, tree, not.left)
 	}
 	deltas, err := l.fileDeltas(start, tree, ruler.NonSubstantive)
 	if err != nil {
@@ -353,7 +361,8 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		progress("running the gate")
 		t1 := time.Now()
-		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now, OnCheck: opts.OnCheck})
+		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now, OnCheck: opts.OnCheck},
+			func(cr goals.CommandResult) bool { return !l.projectCommand(cr, top, start) })
 		res.GateTime = time.Since(t1)
 		gitstore.Tracef("finish: the gate (%s)", ms(res.GateTime))
 		// What the open cycle's file names must be on disk before it does.
@@ -363,7 +372,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		if cr, ok := v.CannotRun(); ok {
+		if cr, ok := v.CannotRun(); ok && v.NoVerdict() {
 			return &Refusal{fmt.Sprintf("the gate cannot run here: `%s`: %s; nothing was stored, cycle %d is still open", cr.Command, strings.TrimPrefix(cr.Reason, "cannot run: "), c.Cycle),
 				"install what it needs and run git evolve cycle finish again, or close the cycle with git evolve cycle abort (its work is saved)"}
 		}
@@ -645,7 +654,7 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 	if err != nil {
 		return err
 	}
-	target, index, err := l.startWorktree(c, rc.Tree)
+	target, index, err := l.startWorktree(c, rc.Tree, saved, c.Finish.Predating)
 	if err != nil {
 		return err
 	}
@@ -841,8 +850,20 @@ func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishR
 // record names the start, and the ledger keeps the delivered commit) and
 // its file.
 func (l *Ledger) closeCycle(c *OpenCycle) error {
-	_ = l.repo.DeleteRefs(c.keptRefs())
+	refs := c.keptRefs()
+	if l.keepsBase(c) {
+		delete(refs, BaseRef(c.ID))
+	}
+	_ = l.repo.DeleteRefs(refs)
 	return l.removeOpen()
+}
+
+// keepsBase says the base of a closing cycle stays: the cycle changed or
+// removed what the working tree held of its own, and no revert put that
+// back (BaseRef keeps it as it was).
+func (l *Ledger) keepsBase(c *OpenCycle) bool {
+	f := c.Finish
+	return f != nil && len(f.Preexisting) > 0 && f.Result != ledger.Regressed && c.Base != ""
 }
 
 // record is the ledger record of a finished cycle, on commit ("" for the
@@ -876,6 +897,10 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	}
 	if len(f.Tampering) > 0 {
 		rec.Extra["tampering"] = mustJSON(f.Tampering)
+	}
+	if len(f.Preexisting) > 0 && result != ledger.Regressed && c.Base != "" {
+		rec.Extra["base"] = mustJSON(c.Base)
+		rec.Extra["preexisting_changed"] = mustJSON(f.Preexisting)
 	}
 	if result == ledger.Unchanged {
 		return rec

@@ -2,6 +2,9 @@ package cycle
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"git-evolve/gate"
 	"git-evolve/gitstore"
@@ -122,4 +125,30 @@ func (l *Ledger) TreeReader(commit gitstore.Hash) (read gate.ReadFile, readErr f
 		return nil, false
 	}
 	return read, func() error { return first }
+}
+
+// projectCommand reports whether the program a gate command could not run
+// is the project's own, a file of the start commit's tree (a script the
+// cycle deleted, moved or made not executable): then the cycle broke its
+// gate, which is a failure, not a tool missing on this machine.
+func (l *Ledger) projectCommand(cr goals.CommandResult, top string, start gitstore.Hash) bool {
+	name := cr.Missing
+	if name == "" {
+		if fields := strings.Fields(cr.Command); len(fields) > 0 {
+			name = fields[0]
+		}
+	}
+	if !strings.Contains(name, "/") {
+		return false // a program found on PATH
+	}
+	if filepath.IsAbs(name) {
+		rel, err := filepath.Rel(top, name)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return false
+		}
+		name = rel
+	}
+	name = path.Clean(filepath.ToSlash(name))
+	_, ok, err := l.repo.TreeFile(start, name)
+	return err == nil && ok
 }

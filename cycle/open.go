@@ -49,6 +49,10 @@ type OpenCycle struct {
 	// when it held changes of its own outside .agents/** ("" when it did
 	// not): they are not the cycle's work.
 	Base string `json:"base,omitempty"`
+	// Clock is the machine's clock (nanoseconds since 1970, not the
+	// tool's, which GIT_COMMITTER_DATE may set) as the cycle started: a
+	// file unchanged since was not written by the cycle.
+	Clock int64 `json:"clock,omitempty"`
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -144,6 +148,7 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	}
 	// What the working tree holds of its own is saved before anything
 	// else: it is not the cycle's work, and a revert puts it back.
+	c.Clock = time.Now().UnixNano()
 	base, err := l.captureBase(head[0])
 	if err != nil {
 		return nil, err
@@ -296,6 +301,9 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		if v != "" {
 			rec.Extra[k] = mustJSON(v)
 		}
+	}
+	if c.Clock != 0 && c.Run != "" { // for the driver's restore
+		rec.Extra["clock"] = mustJSON(c.Clock)
 	}
 	have, _, err := l.journal.Read()
 	if err != nil {

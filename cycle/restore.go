@@ -119,7 +119,11 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		if tree, _, err = l.startWorktree(c, tree); err != nil {
+		_, not, err := l.ownWork(c, nc.Tree, cur[0])
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		if tree, _, err = l.startWorktree(c, tree, now, not.predating); err != nil {
 			return gitstore.ZeroHash, err
 		}
 		err = l.repo.SwitchWorktree(nil, nc.Tree, tree, gitstore.SwitchForce)

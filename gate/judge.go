@@ -92,7 +92,7 @@ func (v *Verdict) Failures() []Failure {
 }
 
 // CannotRun returns the test command that could not run (exit 126 or 127,
-// or no shell), if one could not: the gate then gave no verdict.
+// or no shell), if one could not.
 func (v *Verdict) CannotRun() (goals.CommandResult, bool) {
 	for _, c := range v.Commands {
 		if c.Status == goals.Error {
@@ -101,6 +101,10 @@ func (v *Verdict) CannotRun() (goals.CommandResult, bool) {
 	}
 	return goals.CommandResult{}, false
 }
+
+// NoVerdict reports whether the gate stopped at a test command that could
+// not run, without measuring the goals (see Judge).
+func (v *Verdict) NoVerdict() bool { return v.After == nil }
 
 // Regression reports whether the cycle must be reverted: a test command
 // failed or a goal regressed.
@@ -142,11 +146,14 @@ func (v *Verdict) Text() string {
 // ctx cancels the checks; the verdict is then incomplete and must not be
 // used.
 //
-// A test command that cannot run gives no verdict: the goals are not
-// measured (After is nil) and CannotRun says which command it was.
-func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options) *Verdict {
+// A test command that cannot run (exit 126 or 127) gives no verdict when
+// noVerdict says so (a tool missing here): the goals are not measured
+// (After is nil) and CannotRun says which command it was. Otherwise (nil
+// noVerdict, or one that says the cycle broke the command) it is a failure
+// like any other.
+func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options, noVerdict func(goals.CommandResult) bool) *Verdict {
 	v := &Verdict{Commands: goals.RunGate(ctx, f.Gate, opts.Dir)}
-	if _, ok := v.CannotRun(); ok {
+	if cr, ok := v.CannotRun(); ok && noVerdict != nil && noVerdict(cr) {
 		return v
 	}
 	opts.Only = nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -225,6 +226,27 @@ func (r *Repo) WorktreeEntries(paths []string) ([]CapturedPath, bool, error) {
 	}
 	_, entries, ok, err := r.hashPaths(top, want)
 	return entries, ok, err
+}
+
+// UnchangedSince returns those of paths (files of the working tree, from
+// its top) that nothing has written, renamed or changed the mode of since
+// t: their change time is before it. A path that is not there is left out.
+func (r *Repo) UnchangedSince(paths []string, t time.Time) ([]string, error) {
+	top, err := r.WorkTree()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
+		if err != nil {
+			continue
+		}
+		if changeTime(fi).Before(t) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // EditTree names the tree that is base with each of entries set (removed

@@ -61,8 +61,10 @@ type PendingRestore struct {
 	// Branch is the ref HEAD named when the cycle started ("" detached).
 	Branch string `json:"branch,omitempty"`
 	// Base is the working tree as the cycle found it, when it held changes
-	// of its own (cycle.BaseRef): the restore puts them back.
-	Base string `json:"base,omitempty"`
+	// of its own (cycle.BaseRef): the restore puts them back. Clock is the
+	// machine's clock as it started (cycle.OpenCycle.Clock).
+	Base  string `json:"base,omitempty"`
+	Clock int64  `json:"clock,omitempty"`
 }
 
 // DefaultAgentTimeout is how long an agent command may run by default.
@@ -681,7 +683,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
 		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept = PhaseRestore, "", false, nil
-		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch, Base: c.Base}
+		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch, Base: c.Base, Clock: c.Clock}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
@@ -811,6 +813,8 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 	}
 	for _, e := range events {
 		var run, reason, saved, base string
+		var clock int64
+		_ = json.Unmarshal(e.Record.Extra["clock"], &clock)
 		_ = json.Unmarshal(e.Record.Extra["run"], &run)
 		_ = json.Unmarshal(e.Record.Extra["reason"], &reason)
 		_ = json.Unmarshal(e.Record.Extra["saved"], &saved)
@@ -824,7 +828,7 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 			return nil
 		}
 		r.Phase = PhaseRestore
-		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved, Branch: e.Branch, Base: base}
+		r.Restore = &PendingRestore{Cycle: e.Cycle, ID: e.ID, Target: e.Target, Start: e.Record.CycleStartSHA, Saved: saved, Branch: e.Branch, Base: base, Clock: clock}
 		if !slices.ContainsFunc(r.Cycles, func(c Ended) bool { return c.ID == id }) {
 			r.Tally.Cycles++
 			r.Tally.Aborted++
@@ -886,7 +890,7 @@ func (d *driver) restore() error {
 		return fmt.Errorf("run.json: the saved work of cycle %d: %w", p.Cycle, err)
 	}
 	d.say("cycle %d: bringing HEAD and the working tree back to the cycle's start (its work is saved)", p.Cycle)
-	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start, Branch: p.Branch, Base: p.Base}, saved)
+	at, err := d.l.RestoreStart(&cycle.OpenCycle{Cycle: p.Cycle, ID: p.ID, Target: p.Target, Start: p.Start, Branch: p.Branch, Base: p.Base, Clock: p.Clock}, saved)
 	switch {
 	case errors.Is(err, cycle.ErrMovedAfterAbort):
 		// Someone worked on since: their tree is left alone, and the run

@@ -187,14 +187,18 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	}
 	// What the working tree held of its own when the cycle started, and
 	// still holds as it was, is not the cycle's work.
-	untouched, err := l.Untouched(open)
+	var all []string
+	for _, d := range deltas {
+		all = append(all, d.Path)
+	}
+	left, preexisting, err := l.NotOwn(open, all)
 	if err != nil {
 		return err
 	}
 	var changed []string
 	byPath := map[string]gitstore.LineDelta{}
 	for _, d := range deltas {
-		if !untouched[d.Path] {
+		if !left[d.Path] {
 			changed = append(changed, d.Path)
 			byPath[d.Path] = d
 		}
@@ -225,7 +229,8 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if c.JSON {
 		out := map[string]any{"open": true, "cycle": open.Cycle, "id": open.ID,
 			"target": open.Target, "start": open.Start, "started_at": open.StartedAt, "elapsed_s": elapsed,
-			"changed": nonNil(changed), "substantive": nonNil(substantive), "insertions": ins, "deletions": del}
+			"changed": nonNil(changed), "substantive": nonNil(substantive), "insertions": ins, "deletions": del,
+			"preexisting_changed": nonNil(preexisting)}
 		if open.Finish != nil {
 			out["finishing"] = map[string]any{"state": finishing, "result": open.Finish.Result, "commit": open.Finish.Commit, "saved": open.Finish.Saved}
 		}
@@ -248,6 +253,10 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	}
 	if len(substantive) < len(changed) {
 		fmt.Fprintf(e.stdout, "  (and %d in .agents/**, the goals files or non_substantive paths)\n", len(changed)-len(substantive))
+	}
+	if len(preexisting) > 0 {
+		fmt.Fprintf(e.stdout, "changed or removed of what the working tree held of its own at the start (kept as it was in %s): %s\n",
+			strings.TrimPrefix(cycle.BaseRef(open.ID), "refs/"), termLine(strings.Join(preexisting, ", ")))
 	}
 	return nil
 }

@@ -145,6 +145,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	w := bufio.NewWriter(e.stdout)
 	if res.Result == ledger.Unchanged {
 		fmt.Fprintf(w, "cycle %d (target %s): unchanged: nothing changed outside .agents/**, the goals files and the non_substantive paths\n", c.Cycle, c.Target)
+		writeNotOwn(w, c)
 		fmt.Fprintf(w, "recorded in the local journal; nothing was committed\n")
 		return w.Flush()
 	}
@@ -199,6 +200,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	if len(f.CannotRun) > 0 {
 		fmt.Fprintf(w, "  cannot run: %s (see git evolve goals measure)\n", strings.Join(f.CannotRun, ", "))
 	}
+	writeNotOwn(w, c)
 	subject := ""
 	if ci, err := l.Repo().Commit(res.Commit); err == nil {
 		subject = ci.Subject()
@@ -269,4 +271,17 @@ func orEmpty[T any](list []T) []T {
 		return []T{}
 	}
 	return list
+}
+
+// writeNotOwn says what of the working tree the finish did not take as the
+// cycle's work, and what of the user's the cycle changed.
+func writeNotOwn(w io.Writer, c *cycle.OpenCycle) {
+	f := c.Finish
+	if len(f.Predating) > 0 {
+		fmt.Fprintf(w, "  left as they are, not the cycle's work: %s (there, ignored, when it started)\n", termLine(strings.Join(f.Predating, ", ")))
+	}
+	if len(f.Preexisting) > 0 && f.Result != ledger.Regressed {
+		fmt.Fprintf(w, "  the cycle changed or removed what the working tree held of its own at its start: %s; as it was: %s\n",
+			termLine(strings.Join(f.Preexisting, ", ")), strings.TrimPrefix(cycle.BaseRef(c.ID), "refs/"))
+	}
 }
