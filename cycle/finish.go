@@ -33,8 +33,8 @@ type Finishing struct {
 	// Tree is the cycle's work as judged: the working tree without what it
 	// held, untouched, of its own when the cycle started (see BaseRef);
 	// Worktree is the whole working tree, when that differs.
-	Tree     string  `json:"tree"`
-	Worktree string  `json:"worktree,omitempty"`
+	Tree     string `json:"tree"`
+	Worktree string `json:"worktree,omitempty"`
 	// Predating are files the working tree holds that were there, ignored,
 	// when the cycle started, and that it did not write: not its work, not
 	// committed, left in place by a revert. Preexisting are the files the
@@ -42,13 +42,13 @@ type Finishing struct {
 	// the cycle changed or removed (their state then is kept by BaseRef).
 	Predating   []string `json:"predating,omitempty"`
 	Preexisting []string `json:"preexisting_changed,omitempty"`
-	JudgedAt string  `json:"judged_at"` // the record's timestamp
-	Message  string  `json:"message,omitempty"`
-	Gate     string  `json:"gate,omitempty"`
-	Passing  int     `json:"goals_passing"`
-	Total    int     `json:"goals_total"`
-	Score    float64 `json:"score"`
-	Delta    Delta   `json:"delta"`
+	JudgedAt    string   `json:"judged_at"` // the record's timestamp
+	Message     string   `json:"message,omitempty"`
+	Gate        string   `json:"gate,omitempty"`
+	Passing     int      `json:"goals_passing"`
+	Total       int      `json:"goals_total"`
+	Score       float64  `json:"score"`
+	Delta       Delta    `json:"delta"`
 	// Failing are the goals that failed after the cycle (the gate's
 	// measure): the history oscillation is read from.
 	Failing []string `json:"failing,omitempty"`
