@@ -105,7 +105,8 @@ description; check, a shell command: exit 0 pass, 77 skip, 126 or 127 error
 tags; timeout such as 90s; continuous {metric, threshold, direction
 higher|lower, tolerance, value: a regular expression whose first group is the
 number, else the last number in the output}), and gate: the project's test
-command(s); non_substantive: paths whose changes do not count as a cycle's
+command(s) (gate: [] none; without a gate key, or with only gate: {timeout:
+10m}, the test command detected from the tree); non_substantive: paths whose changes do not count as a cycle's
 work, beside .agents/**, GOALS.yaml and GOALS.md ("dir/**" or a path.Match
 pattern). Exit 0 when the file is valid, 10 when it is not.`
 }
