@@ -52,6 +52,9 @@ type Finding struct {
 	// NotesCommit is the commit of the ledger's history that made the
 	// change found.
 	NotesCommit string `json:"notes_commit,omitempty"`
+	// Original is the record as it was before that change: what
+	// git evolve repair puts back.
+	Original string `json:"original,omitempty"`
 }
 
 // Report is what verify found.
@@ -90,7 +93,7 @@ func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
 		return nil, err
 	}
 	for _, e := range list.Errors {
-		f := rep.add(Breach, "unreadable", "%v (%q)", e, shorten(e.Text))
+		f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
 		f.Commit = e.Commit.String()
 	}
 	byID := map[string][]cycle.Entry{}
@@ -104,17 +107,38 @@ func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
 	checkIDs(rep, byID)
 	checkPresence(rep, list.Entries)
 	checkNumbers(rep, byID)
-	checkChain(rep, byID)
-	if err := checkTrailers(repo, rep, list.Entries, byID, revs); err != nil {
+	accepted, err := Acceptances(repo)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkHistory(l, rep, byID); err != nil {
+	if err := checkHistory(l, rep, byID, accepted); err != nil {
+		return nil, err
+	}
+	ids, err := acceptedIDs(repo, accepted)
+	if err != nil {
+		return nil, err
+	}
+	checkChain(rep, byID, ids)
+	if err := checkTrailers(repo, rep, list.Entries, byID, revs); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
 	})
 	return rep, nil
+}
+
+// unreadable reports a line of a ledger note that is no record: a breach
+// when it reads as a damaged one (a JSON object that does not parse, or
+// names no known shape), a notice when it is text (a person's note on the
+// commit: the records themselves are checked by the chain and the history).
+func unreadable(rep *Report, line, format string, args ...any) *Finding {
+	if t := strings.TrimSpace(line); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		return rep.add(Breach, "unreadable", format, args...)
+	}
+	f := rep.add(Notice, "not-a-record", format, args...)
+	f.Message += ": a line that is no record (a person's note?), kept as it is"
+	return f
 }
 
 func shorten(s string) string {
@@ -218,9 +242,26 @@ func stringField(r ledger.Record, name string) string {
 	return s
 }
 
+// acceptedIDs are the records whose change an acknowledgement accepted:
+// those the accepted notes commits changed or removed.
+func acceptedIDs(repo *gitstore.Repo, accepted map[gitstore.Hash]Acceptance) (map[string]bool, error) {
+	out := map[string]bool{}
+	h := &historyCheck{repo: repo, undone: map[gitstore.Hash]map[string]string{}}
+	for c := range accepted {
+		was, err := h.replacedBy(c)
+		if err != nil {
+			return nil, err
+		}
+		for id := range was {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
 // checkChain: each record's prev names a record the ledger has, with the
-// digest it had then.
-func checkChain(rep *Report, byID map[string][]cycle.Entry) {
+// digest it had then. A record whose change was accepted is a notice.
+func checkChain(rep *Report, byID map[string][]cycle.Entry, accepted map[string]bool) {
 	unchained := 0
 	for _, es := range byID {
 		r := es[0].Record
@@ -237,14 +278,18 @@ func checkChain(rep *Report, byID map[string][]cycle.Entry) {
 			f.ID, f.Cycle, f.Commit = r.ID, r.Cycle, es[0].Commit.String()
 			continue
 		}
+		severity := Breach
+		if accepted[id] {
+			severity = Notice // the change that did it was accepted
+		}
 		prev, there := byID[id]
 		if !there {
-			f := rep.add(Breach, "deleted", "%s was written after record %s, which the ledger no longer has: it was deleted", where(es[0]), id)
+			f := rep.add(severity, "deleted", "%s was written after record %s, which the ledger no longer has: it was deleted", where(es[0]), id)
 			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
 			continue
 		}
 		if got := ledger.Digest(prev[0].Record.Marshal()); got != digest {
-			f := rep.add(Breach, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev[0]), where(es[0]))
+			f := rep.add(severity, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev[0]), where(es[0]))
 			f.ID, f.Cycle, f.Commit = id, prev[0].Record.Cycle, prev[0].Commit.String()
 		}
 	}
@@ -301,9 +346,9 @@ func verifiedPath(repo *gitstore.Repo) string {
 }
 
 // checkHistory reads the commits of the ledger's history not yet verified:
-// none may remove a record or change one. A merge must keep what both its
-// parents had.
-func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry) error {
+// none may remove a record or change one (see historyCheck). A merge must
+// keep what its parents had, or take another parent's version.
+func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry, accepted map[gitstore.Hash]Acceptance) error {
 	repo := l.Repo()
 	tip, ok, err := repo.RefHash(cycle.NotesRef)
 	if err != nil || !ok {
@@ -323,86 +368,22 @@ func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry) e
 	}
 	rep.History = len(commits)
 	before := rep.Breaches()
-	for _, c := range commits {
-		ci, err := repo.Commit(c)
-		if err != nil {
-			return err
-		}
-		snap, err := repo.NotesAt(c)
-		if err != nil {
-			return err
-		}
-		for _, p := range ci.Parents {
-			parent, err := repo.NotesAt(p)
-			if err != nil {
-				continue // a parent this clone lacks (a shallow history): nothing to compare
+	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
+		holds: func(_ gitstore.Hash, id, line string) (bool, error) {
+			for _, e := range byID[id] {
+				if string(e.Record.Marshal()) == line {
+					return true, nil
+				}
 			}
-			if err := compareNotes(repo, rep, ci, parent, snap, byID); err != nil {
-				return err
-			}
-		}
+			return false, nil
+		}}
+	if err := h.commits(commits); err != nil {
+		return err
 	}
 	if rep.Breaches() == before && rep.Breaches() == 0 {
 		_ = os.WriteFile(verifiedPath(repo), []byte(tip.String()+"\n"), 0o644)
 	}
 	return nil
-}
-
-// compareNotes reports records that the notes commit ci (snap) removed or
-// changed relative to its parent.
-func compareNotes(repo *gitstore.Repo, rep *Report, ci gitstore.CommitInfo, parent, snap *gitstore.Notes, byID map[string][]cycle.Entry) error {
-	changes, err := snap.DiffNotes(parent)
-	if err != nil {
-		return err
-	}
-	for _, ch := range changes {
-		oldData, err := blobs(repo, ch.Old)
-		if err != nil {
-			return err
-		}
-		newData, err := blobs(repo, ch.New)
-		if err != nil {
-			return err
-		}
-		was, _ := ledger.ParseLines(oldData)
-		is, _ := ledger.ParseLines(newData)
-		now := map[string]string{}
-		for i := range is {
-			now[is[i].ID] = string(is[i].Marshal())
-		}
-		for i := range was {
-			r := &was[i]
-			line, kept := now[r.ID]
-			switch {
-			case !kept && copyLives(byID, r):
-				f := rep.add(Notice, "moved", "notes commit %s removed the note on %s, but its record of cycle %d (id %s) lives on %s", ci.Hash.Short(),
-					ch.Object.Short(), r.Cycle, r.ID, byID[r.ID][0].Commit.Short())
-				f.ID, f.Cycle, f.Commit, f.NotesCommit = r.ID, r.Cycle, ch.Object.String(), ci.Hash.String()
-			case !kept:
-				f := rep.add(Breach, "deleted", "notes commit %s (%s, %s) deleted the record of cycle %d (id %s) on %s", ci.Hash.Short(),
-					ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"), r.Cycle, r.ID, ch.Object.Short())
-				f.ID, f.Cycle, f.Commit, f.NotesCommit = r.ID, r.Cycle, ch.Object.String(), ci.Hash.String()
-			case line != string(r.Marshal()):
-				f := rep.add(Breach, "edited", "notes commit %s (%s, %s) changed the record of cycle %d (id %s) on %s", ci.Hash.Short(),
-					ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"), r.Cycle, r.ID, ch.Object.Short())
-				f.ID, f.Cycle, f.Commit, f.NotesCommit = r.ID, r.Cycle, ch.Object.String(), ci.Hash.String()
-			}
-		}
-	}
-	return nil
-}
-
-// copyLives reports whether the ledger still has record r, as it was, on
-// some commit (git notes prune removed the note of a rewritten commit whose
-// record git copied to the new one).
-func copyLives(byID map[string][]cycle.Entry, r *ledger.Record) bool {
-	line := string(r.Marshal())
-	for _, e := range byID[r.ID] {
-		if string(e.Record.Marshal()) == line {
-			return true
-		}
-	}
-	return false
 }
 
 func blobs(repo *gitstore.Repo, hs []gitstore.Hash) ([]byte, error) {

@@ -50,7 +50,7 @@ func TestChain(t *testing.T) {
 	c := rec("c", 3, &b)
 	ok := index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)})
 	rep := &Report{}
-	checkChain(rep, ok)
+	checkChain(rep, ok, nil)
 	if len(rep.Findings) != 0 {
 		t.Errorf("a whole chain: %s", kinds(rep))
 	}
@@ -59,7 +59,7 @@ func TestChain(t *testing.T) {
 	edited := b
 	edited.Target = "changed"
 	rep = &Report{}
-	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: edited, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)}))
+	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: edited, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)}), nil)
 	if got := kinds(rep); got != "breach:edited" {
 		t.Errorf("an edited record: %s, want breach:edited", got)
 	} else if f := rep.Findings[0]; f.ID != "b" || f.Cycle != 2 {
@@ -68,7 +68,7 @@ func TestChain(t *testing.T) {
 
 	// b deleted: c names a record the ledger no longer has.
 	rep = &Report{}
-	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: c, Commit: commit(3)}))
+	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: c, Commit: commit(3)}), nil)
 	if got := kinds(rep); got != "breach:deleted" {
 		t.Errorf("a deleted record: %s, want breach:deleted", got)
 	}
@@ -79,7 +79,7 @@ func TestChain(t *testing.T) {
 	b2 := rec("b2", 2, &a)
 	rep = &Report{}
 	checkChain(rep, index(cycle.Entry{Record: old, Commit: commit(9)}, cycle.Entry{Record: a, Commit: commit(1)},
-		cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: b2, Commit: commit(4)}))
+		cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: b2, Commit: commit(4)}), nil)
 	if got := kinds(rep); got != "notice:before-chain" {
 		t.Errorf("a fork and an old record: %s, want notice:before-chain", got)
 	}

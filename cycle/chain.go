@@ -28,15 +28,16 @@ func (l *Ledger) stamp(rec *ledger.Record, snap *gitstore.Notes, ix *index) erro
 		return err
 	}
 	rec.Extra["recorded_by"] = mustJSON(committer.Name + " <" + committer.Email + ">")
-	if host := recordHost(); host != "" {
+	if host := Host(); host != "" {
 		rec.Extra["host"] = mustJSON(host)
 	}
 	return nil
 }
 
-// recordHost is the machine records are made on: GIT_EVOLVE_HOST when it is
-// set (tests, or a name the team prefers), else the host name.
-func recordHost() string {
+// Host is the machine records (and the loop's events) are made on:
+// GIT_EVOLVE_HOST when it is set (tests, or a name the team prefers), else
+// the host name.
+func Host() string {
 	if h := os.Getenv("GIT_EVOLVE_HOST"); h != "" {
 		return h
 	}

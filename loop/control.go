@@ -3,10 +3,10 @@ package loop
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
+	"git-evolve/cycle"
 	"git-evolve/gitstore"
 )
 
@@ -77,7 +77,7 @@ func RecordControl(repo *gitstore.Repo, e ControlEvent) error {
 		}
 	}
 	if e.Host == "" {
-		e.Host = hostName()
+		e.Host = cycle.Host()
 	}
 	line, _ := json.Marshal(e)
 	what := e.Kind
@@ -115,14 +115,4 @@ func LastResume(events []ControlEvent) time.Time {
 		}
 	}
 	return t
-}
-
-// hostName is the machine events are recorded on: GIT_EVOLVE_HOST when it
-// is set, else the host name (as records say it).
-func hostName() string {
-	if h := os.Getenv("GIT_EVOLVE_HOST"); h != "" {
-		return h
-	}
-	h, _ := os.Hostname()
-	return h
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Claimant is who claims queue items for cycles on this machine.
-func Claimant() string { return "evolve:" + hostName() }
+func Claimant() string { return "evolve:" + cycle.Host() }
 
 // Take claims the work's queue item, when it has one, before a cycle
 // starts on it: two loops never take the same item. Work from a pinned

@@ -57,17 +57,33 @@ type RefReport struct {
 	Merged int
 	// Pushed is true when the remote's ref was moved to Result.
 	Pushed bool
+	// Refused is true when Options.Admit kept the remote's ref out: the
+	// local ref was not merged with it, nor pushed.
+	Refused bool
+}
+
+// Options change what Sync does.
+type Options struct {
+	// Admit, when set, is asked about each fetched ref before it is merged
+	// (remote is what was fetched, local the local ref): an error keeps
+	// that ref out of the sync. The local ref stays as it is and is not
+	// pushed; the other refs are synced; Sync returns the error.
+	Admit func(ref string, local, remote gitstore.Hash) error
+	// BeforePush, when set, is asked about each ref about to be pushed
+	// (result is the local ref the push would deliver): an error stops
+	// every push, and Sync returns it.
+	BeforePush func(ref string, result gitstore.Hash) error
 }
 
 // Sync fetches remote's evolve notes refs, merges each into the local ref
 // of the same name, and pushes every local evolve notes ref the remote does
 // not have as it is now, each with a lease on what was fetched. When a push
 // loses the race to another clone, it fetches, merges and pushes again.
-func Sync(repo *gitstore.Repo, remote string) (*Report, error) {
+func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	rep := &Report{Remote: remote}
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
-		refs, err := syncOnce(repo, remote)
+		refs, err := syncOnce(repo, remote, o)
 		rep.Refs = refs
 		if errors.Is(err, gitstore.ErrPushRejected) && attempt < maxAttempts {
 			time.Sleep(time.Duration(10+rand.IntN(40*attempt)) * time.Millisecond)
@@ -77,7 +93,7 @@ func Sync(repo *gitstore.Repo, remote string) (*Report, error) {
 	}
 }
 
-func syncOnce(repo *gitstore.Repo, remote string) ([]RefReport, error) {
+func syncOnce(repo *gitstore.Repo, remote string, o Options) ([]RefReport, error) {
 	refspec := "+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"
 	if err := repo.Fetch(remote, refspec); err != nil {
 		return nil, err
@@ -100,8 +116,17 @@ func syncOnce(repo *gitstore.Repo, remote string) ([]RefReport, error) {
 	var out []RefReport
 	var updates []gitstore.PushUpdate
 	var pushed []int
-	for _, ref := range sortedKeys(names) {
+	var refused error
+	for _, ref := range syncOrder(names) {
 		rr := RefReport{Ref: ref, Local: local[ref], Remote: fetched[TrackingRef(remote, ref)]}
+		if o.Admit != nil {
+			if err := o.Admit(ref, rr.Local, rr.Remote); err != nil {
+				rr.Result, rr.Refused = rr.Local, true
+				out = append(out, rr)
+				refused = errors.Join(refused, err)
+				continue
+			}
+		}
 		result, merged, err := Merge(repo, ref, rr.Remote)
 		if err != nil {
 			return out, fmt.Errorf("merging %s of %s: %w", ref, remote, err)
@@ -113,13 +138,33 @@ func syncOnce(repo *gitstore.Repo, remote string) ([]RefReport, error) {
 		}
 		out = append(out, rr)
 	}
+	if o.BeforePush != nil {
+		for _, u := range updates {
+			if err := o.BeforePush(u.Remote, u.Local); err != nil {
+				return out, errors.Join(refused, err)
+			}
+		}
+	}
 	if _, err := repo.Push(remote, updates); err != nil {
 		return out, err
 	}
 	for _, i := range pushed {
 		out[i].Pushed = true
 	}
-	return out, nil
+	return out, refused
+}
+
+// ControlRef holds the loop's control events and the acknowledgements of
+// breaches: it is merged before the ledger, so that an acknowledgement
+// arrives with the ledger it is about.
+const ControlRef = "refs/notes/evolve-control"
+
+// syncOrder is the order refs are merged in: the control events first,
+// then the others by name.
+func syncOrder(names map[string]bool) []string {
+	out := sortedKeys(names)
+	sort.SliceStable(out, func(i, j int) bool { return out[i] == ControlRef && out[j] != ControlRef })
+	return out
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -207,7 +252,11 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		if err != nil {
 			return gitstore.ZeroHash, 0, err
 		}
-		merged := MergeNote(ref, ourData, theirData)
+		baseData, err := concat(repo, ch.Old)
+		if err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+		merged := mergeNote3(ref, baseData, ourData, theirData)
 		if len(mine) == 1 && bytes.Equal(merged, ourData) {
 			continue // nothing new here
 		}
@@ -287,6 +336,58 @@ func concat(repo *gitstore.Repo, blobs []gitstore.Hash) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// mergeNote3 merges two versions of a note that share base: for a ledger
+// note of records, a record (by id) that one side changed since base and the
+// other did not comes out as that side has it (a repair puts a record back
+// this way in every clone); everything else is the union (MergeNote). A
+// record one side removed stays.
+func mergeNote3(ref string, base, ours, theirs []byte) []byte {
+	if ref != LedgerRef || len(base) == 0 {
+		return MergeNote(ref, ours, theirs)
+	}
+	b, badB := ledger.ParseLines(base)
+	o, badO := ledger.ParseLines(ours)
+	t, badT := ledger.ParseLines(theirs)
+	if len(badB)+len(badO)+len(badT) > 0 {
+		return MergeNote(ref, ours, theirs)
+	}
+	was := map[string]string{}
+	for i := range b {
+		if b[i].ID != "" {
+			was[b[i].ID] = string(b[i].Marshal())
+		}
+	}
+	theirsNow := map[string]string{}
+	for i := range t {
+		theirsNow[t[i].ID] = string(t[i].Marshal())
+	}
+	oursNow := map[string]string{}
+	for i := range o {
+		oursNow[o[i].ID] = string(o[i].Marshal())
+	}
+	// Ours where theirs changed a record ours left as it was: theirs.
+	keep := o[:0:0]
+	for i := range o {
+		id := o[i].ID
+		base, inBase := was[id]
+		if their, ok := theirsNow[id]; inBase && ok && oursNow[id] == base && their != base {
+			continue // theirs replaces it
+		}
+		keep = append(keep, o[i])
+	}
+	// Theirs where ours changed a record theirs left as it was: ours.
+	add := t[:0:0]
+	for i := range t {
+		id := t[i].ID
+		base, inBase := was[id]
+		if our, ok := oursNow[id]; inBase && ok && theirsNow[id] == base && our != base {
+			continue
+		}
+		add = append(add, t[i])
+	}
+	return ledger.FormatNote(append(keep, add...), nil)
 }
 
 // MergeNote is the union of two versions of one note of ref. A ledger note

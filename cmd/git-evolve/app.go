@@ -31,6 +31,7 @@ type cli struct {
 	Export exportCmd `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
 	Sync   syncCmd   `cmd:"" help:"Fetch, merge and push the ledger (and the other evolve notes) with a remote."`
 	Verify verifyCmd `cmd:"" help:"Check the ledger: parses, unique ids, trailers, the chain of records, its history."`
+	Repair repairCmd `cmd:"" help:"Put back the records verify finds edited or deleted, from the ledger's history; or accept a breach."`
 	Relink relinkCmd `cmd:"" help:"Attach records to the commits a cherry-pick, squash merge or rebase made of their work."`
 	Cycle  cycleCmd  `cmd:"" help:"Open, inspect and close cycles."`
 	Revert revertCmd `cmd:"" help:"Revert a finished cycle later, as a recorded commit."`

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"strings"
 
+	"git-evolve/audit"
+	"git-evolve/cycle"
 	"git-evolve/gitstore"
 	"git-evolve/share"
 )
 
 type syncCmd struct {
-	Remote string `arg:"" optional:"" help:"The remote (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
-	JSON   bool   `name:"json" help:"Print {remote, attempts, refs: [{ref, local, remote, result, merged, pushed}]}."`
+	Remote       string `arg:"" optional:"" help:"The remote (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
+	AcceptRemote bool   `name:"accept-remote" help:"Take the remote's ledger even when it brings a breach this clone's does not have, and record an acknowledgement of it (with -m)."`
+	Message      string `short:"m" help:"With --accept-remote: why the remote's breach is accepted (kept in the acknowledgement)." placeholder:"WHY"`
+	JSON         bool   `name:"json" help:"Print {remote, attempts, refs: [{ref, local, remote, result, merged, pushed, refused}]}."`
 }
 
 func (syncCmd) Help() string {
@@ -22,9 +26,18 @@ and pushes again.
 
 The merge is a union: every record of either side is kept, an identical one
 once; two different records on one commit are both kept; a note one side
-removed stays. Notes git notes merge -s cat_sort_uniq or a plain git notes
-left behind merge the same way. The network goes through git, so ssh, https
-and credential helpers work as for git push.`
+removed stays; a record one side changed since the two last met (a repair)
+comes out as that side has it. Notes git notes merge -s cat_sort_uniq or a
+plain git notes left behind merge the same way. The network goes through git,
+so ssh, https and credential helpers work as for git push.
+
+A sync never spreads a breach. When the remote's ledger brings a breach this
+clone's does not have (a record edited or deleted, a note that does not
+parse), the local ledger is kept as it is, not merged, not pushed, and the
+remote notes commit that made it is named (exit 2); --accept-remote takes it
+deliberately, recording an acknowledgement. Before it pushes the ledger, sync
+verifies it as the pre-push hook does, and pushes nothing while it fails
+(exit 2; git evolve repair mends it).`
 }
 
 func (c *syncCmd) Run(e *env) error {
@@ -36,9 +49,17 @@ func (c *syncCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	e.progress("syncing the ledger with " + remote)
-	rep, err := share.Sync(repo, remote)
+	if c.Message != "" && !c.AcceptRemote {
+		return usagef("-m goes with --accept-remote")
+	}
+	l, err := e.Ledger()
 	if err != nil {
+		return err
+	}
+	e.progress("syncing the ledger with " + remote)
+	rep, err := share.Sync(repo, remote, ledgerGuards(e, l, remote, c.AcceptRemote, c.Message))
+	if err != nil {
+		printSync(e, rep, remote)
 		return err
 	}
 	if c.JSON {
@@ -58,6 +79,16 @@ func (c *syncCmd) Run(e *env) error {
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "synced with %s\n", remote)
+	printSync(e, rep, remote)
+	return nil
+}
+
+// printSync says what a sync did to each ref (nothing for a sync that did
+// not get as far as the refs).
+func printSync(e *env, rep *share.Report, remote string) {
+	if rep == nil {
+		return
+	}
 	width := 0
 	for _, r := range rep.Refs {
 		width = max(width, len(r.Ref))
@@ -73,12 +104,95 @@ func (c *syncCmd) Run(e *env) error {
 		if r.Pushed {
 			what = append(what, "pushed")
 		}
+		if r.Refused {
+			what = append(what, "kept as it is: "+remote+"'s brings a breach")
+		}
 		if len(what) == 0 {
 			what = append(what, "up to date")
 		}
 		fmt.Fprintf(e.stdout, "  %-*s %s\n", width, r.Ref, strings.Join(what, ", "))
 	}
+}
+
+// ledgerGuards are the checks a sync (the command, or the pre-push hook's)
+// makes of the ledger: the remote's is kept out when it brings a breach this
+// clone's does not have (unless accept: then the acknowledgement is
+// recorded, with why), and a ledger with a breach is not pushed.
+func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why string) share.Options {
+	return share.Options{
+		Admit: func(ref string, local, theirs gitstore.Hash) error {
+			if ref != cycle.NotesRef || theirs.IsZero() {
+				return nil
+			}
+			found, err := audit.CheckIncoming(l.Repo(), local, theirs)
+			if err != nil || len(found) == 0 {
+				return err
+			}
+			if accept {
+				return acceptIncoming(e, l, remote, found, why)
+			}
+			for _, f := range found {
+				fmt.Fprintf(e.stderr, "git-evolve: %s: %s\n", remote, termLine(f.Message))
+			}
+			return withHint(&integrityError{fmt.Sprintf("%s's ledger brings %d breach(es) this clone's does not have: this clone's ledger is kept as it is, not merged or pushed", remote, len(found))},
+				fmt.Sprintf("ask whoever made that notes commit to run git evolve repair and sync; to take %s's ledger anyway: git evolve sync %s --accept-remote -m 'why'", remote, remote))
+		},
+		BeforePush: func(ref string, _ gitstore.Hash) error {
+			if ref != cycle.NotesRef {
+				return nil
+			}
+			rep, err := audit.Verify(l)
+			if err != nil {
+				return err
+			}
+			return breachRefusal(e, rep, fmt.Sprintf("the ledger fails verify (%d breach(es)): it is not pushed to %s, so that the breach does not spread", rep.Breaches(), remote))
+		},
+	}
+}
+
+// acceptIncoming records the acknowledgement of each notes commit whose
+// breach a sync takes from remote deliberately.
+func acceptIncoming(e *env, l *cycle.Ledger, remote string, found []audit.Finding, why string) error {
+	if strings.TrimSpace(why) == "" {
+		why = "taken from " + remote + " with git evolve sync --accept-remote"
+	}
+	done := map[string]bool{}
+	for _, f := range found {
+		if f.NotesCommit == "" || done[f.NotesCommit] {
+			continue
+		}
+		done[f.NotesCommit] = true
+		h, err := gitstore.ParseHash(f.NotesCommit)
+		if err != nil {
+			return err
+		}
+		if _, err := audit.Accept(l.Repo(), h, why, e.now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "git-evolve: accepted what notes commit %s of %s did: %s\n", h.Short(), remote, termLine(why))
+	}
 	return nil
+}
+
+// breachRefusal is nil when rep has no breach; otherwise it prints each
+// breach on stderr and returns an integrity error with msg that names the
+// ways out: git evolve repair, or an acknowledgement.
+func breachRefusal(e *env, rep *audit.Report, msg string) error {
+	if rep.Breaches() == 0 {
+		return nil
+	}
+	notesCommit := "<notes-commit>"
+	for _, f := range rep.Findings {
+		if f.Severity != audit.Breach {
+			continue
+		}
+		fmt.Fprintf(e.stderr, "git-evolve: %s\n", termLine(f.Message))
+		if f.NotesCommit != "" && notesCommit == "<notes-commit>" {
+			notesCommit = f.NotesCommit[:7]
+		}
+	}
+	return withHint(&integrityError{msg},
+		"git evolve repair puts back what was edited or deleted, from the ledger's history (--dry-run shows it); or acknowledge it: git evolve repair --accept "+notesCommit+" -m 'why'")
 }
 
 // pickRemote is the remote named, else the current branch's upstream

@@ -1,0 +1,416 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// ControlRef is where acknowledgements of breaches are kept, beside the
+// loop's control events (a JSON line each, shared by sync like the ledger).
+const ControlRef = "refs/notes/evolve-control"
+
+// KindAccept is the kind of a control event that acknowledges a breach.
+const KindAccept = "accept"
+
+// Acceptance acknowledges what one notes commit did to the ledger: its
+// edits and deletions are reported as notices from then on.
+type Acceptance struct {
+	Kind        string `json:"kind"`
+	NotesCommit string `json:"notes_commit"`
+	Reason      string `json:"reason"`
+	At          string `json:"at"`
+	By          string `json:"by,omitempty"`
+	Host        string `json:"host,omitempty"`
+}
+
+// Acceptances reads the acknowledgements, by the notes commit they accept.
+func Acceptances(repo *gitstore.Repo) (map[gitstore.Hash]Acceptance, error) {
+	snap, err := repo.ReadNotes(ControlRef)
+	if err != nil {
+		return nil, err
+	}
+	out := map[gitstore.Hash]Acceptance{}
+	err = snap.ForEachLine(func(_ gitstore.Hash, line []byte) error {
+		var a Acceptance
+		if json.Unmarshal(line, &a) != nil || a.Kind != KindAccept {
+			return nil
+		}
+		if h, err := gitstore.ParseHash(a.NotesCommit); err == nil {
+			if _, had := out[h]; !had {
+				out[h] = a
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// RepairTrailer names, in the message of a notes commit git evolve repair
+// made, a notes commit whose changes it undid.
+const RepairTrailer = "Evolve-Repair"
+
+// repairs are the notes commits a commit message says it undid.
+func repairs(message string) []gitstore.Hash {
+	var out []gitstore.Hash
+	sc := bufio.NewScanner(strings.NewReader(message))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), RepairTrailer+": "); ok {
+			if h, err := gitstore.ParseHash(strings.TrimSpace(v)); err == nil {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// historyCheck reads commits of a ledger's history and reports the records
+// they removed or changed. A change is no breach when the ledger as it is
+// now still holds the record as it was (it was undone, or the record lives
+// on another commit), when the commit is a repair putting back what an
+// earlier commit changed, when the commit is a merge taking the version of
+// another of its parents, or when it was accepted (a notice then).
+type historyCheck struct {
+	repo *gitstore.Repo
+	rep  *Report
+	// holds reports whether the ledger now has line (a record's canonical
+	// form) for id, on object or on another commit.
+	holds    func(object gitstore.Hash, id, line string) (bool, error)
+	accepted map[gitstore.Hash]Acceptance
+	// undone caches, per notes commit, the record lines it replaced: what a
+	// repair naming it may put back.
+	undone map[gitstore.Hash]map[string]string
+}
+
+// commits checks each of commits against its parents.
+func (h *historyCheck) commits(commits []gitstore.Hash) error {
+	for _, c := range commits {
+		ci, err := h.repo.Commit(c)
+		if err != nil {
+			return err
+		}
+		snap, err := h.repo.NotesAt(c)
+		if err != nil {
+			return err
+		}
+		var parents []*gitstore.Notes
+		for _, p := range ci.Parents {
+			parent, err := h.repo.NotesAt(p)
+			if err != nil {
+				continue // a parent this clone lacks (a shallow history): nothing to compare
+			}
+			parents = append(parents, parent)
+		}
+		restores, err := h.restores(ci)
+		if err != nil {
+			return err
+		}
+		for _, parent := range parents {
+			if err := h.compare(ci, parent, snap, parents, restores); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// restores are the record lines (by id) that commit ci, a repair, may put
+// back: those the notes commits it names replaced.
+func (h *historyCheck) restores(ci gitstore.CommitInfo) (map[string]string, error) {
+	named := repairs(ci.Message)
+	if len(named) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, x := range named {
+		was, err := h.replacedBy(x)
+		if err != nil {
+			return nil, err
+		}
+		for id, line := range was {
+			out[id] = line
+		}
+	}
+	return out, nil
+}
+
+// replacedBy returns the record lines, by id, that notes commit x removed
+// or changed relative to its first parent.
+func (h *historyCheck) replacedBy(x gitstore.Hash) (map[string]string, error) {
+	if got, ok := h.undone[x]; ok {
+		return got, nil
+	}
+	out := map[string]string{}
+	h.undone[x] = out
+	ci, err := h.repo.Commit(x)
+	if err != nil || len(ci.Parents) == 0 {
+		return out, nil // not here: it puts nothing back
+	}
+	snap, err := h.repo.NotesAt(x)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := h.repo.NotesAt(ci.Parents[0])
+	if err != nil {
+		return out, nil
+	}
+	changes, err := snap.DiffNotes(parent)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range changes {
+		was, is, err := h.lines(ch)
+		if err != nil {
+			return nil, err
+		}
+		for id, line := range was {
+			if is[id] != line {
+				out[id] = line
+			}
+		}
+	}
+	return out, nil
+}
+
+// lines reads a note change's records on each side, by id, as canonical
+// lines.
+func (h *historyCheck) lines(ch gitstore.NoteChange) (was, is map[string]string, err error) {
+	oldData, err := blobs(h.repo, ch.Old)
+	if err != nil {
+		return nil, nil, err
+	}
+	newData, err := blobs(h.repo, ch.New)
+	if err != nil {
+		return nil, nil, err
+	}
+	return byID(oldData), byID(newData), nil
+}
+
+func byID(data []byte) map[string]string {
+	recs, _ := ledger.ParseLines(data)
+	out := make(map[string]string, len(recs))
+	for i := range recs {
+		out[recs[i].ID] = string(recs[i].Marshal())
+	}
+	return out
+}
+
+// compare reports records that notes commit ci (snap) removed or changed
+// relative to one of its parents.
+func (h *historyCheck) compare(ci gitstore.CommitInfo, parent, snap *gitstore.Notes, parents []*gitstore.Notes, restores map[string]string) error {
+	changes, err := snap.DiffNotes(parent)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		was, is, err := h.lines(ch)
+		if err != nil {
+			return err
+		}
+		for id, line := range was {
+			now, kept := is[id]
+			if kept && now == line {
+				continue
+			}
+			if kept && restores[id] == now {
+				continue // a repair putting back what a named commit changed
+			}
+			if kept && len(parents) > 1 {
+				if other, err := h.fromAnotherParent(ch.Object, id, now, parent, parents); err != nil {
+					return err
+				} else if other {
+					continue // a merge taking the other side's version
+				}
+			}
+			r, perr := ledger.Parse([]byte(line))
+			if perr != nil {
+				continue
+			}
+			holds, err := h.holds(ch.Object, id, line)
+			if err != nil {
+				return err
+			}
+			verb, kind := "changed", "edited"
+			if !kept {
+				verb, kind = "deleted", "deleted"
+			}
+			who := fmt.Sprintf("notes commit %s (%s, %s)", ci.Hash.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
+			var f *Finding
+			switch a, ok := h.accepted[ci.Hash]; {
+			case holds && !kept:
+				f = h.rep.add(Notice, "moved", "notes commit %s removed the note on %s, but its record of cycle %d (id %s) lives on", ci.Hash.Short(), ch.Object.Short(), r.Cycle, id)
+			case holds:
+				f = h.rep.add(Notice, "restored", "%s %s the record of cycle %d (id %s) on %s; the ledger holds it as it was again", who, verb, r.Cycle, id, ch.Object.Short())
+			case ok:
+				f = h.rep.add(Notice, "accepted", "%s %s the record of cycle %d (id %s) on %s; accepted by %s on %s: %s", who, verb, r.Cycle, id, ch.Object.Short(),
+					acceptedBy(a), shortDate(a.At), oneLine(a.Reason))
+			default:
+				f = h.rep.add(Breach, kind, "%s %s the record of cycle %d (id %s) on %s", who, verb, r.Cycle, id, ch.Object.Short())
+				f.Original = line
+			}
+			f.ID, f.Cycle, f.Commit, f.NotesCommit = id, r.Cycle, ch.Object.String(), ci.Hash.String()
+		}
+	}
+	return nil
+}
+
+// fromAnotherParent reports whether line, the version of record id on
+// object that a merge kept instead of parent's, is another parent's.
+func (h *historyCheck) fromAnotherParent(object gitstore.Hash, id, line string, parent *gitstore.Notes, parents []*gitstore.Notes) (bool, error) {
+	for _, p := range parents {
+		if p == parent {
+			continue
+		}
+		found, err := p.Find(object)
+		if err != nil {
+			return false, err
+		}
+		data, err := blobs(h.repo, found)
+		if err != nil {
+			return false, err
+		}
+		if byID(data)[id] == line {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func acceptedBy(a Acceptance) string {
+	by := a.By
+	if name, _, ok := strings.Cut(by, " <"); ok {
+		by = name
+	}
+	if by == "" {
+		by = "someone"
+	}
+	if a.Host != "" {
+		by += " on " + a.Host
+	}
+	return oneLine(by)
+}
+
+func shortDate(at string) string {
+	if t, err := time.Parse(time.RFC3339, at); err == nil {
+		return t.UTC().Format("2006-01-02 15:04")
+	}
+	return oneLine(at)
+}
+
+// oneLine is text from a note made one line, bounded.
+func oneLine(s string) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) > 200 {
+		r = append(r[:199], '…')
+	}
+	return string(r)
+}
+
+// CheckIncoming reports the breaches the notes commits of to that from
+// lacks would bring (to ^from: another clone's ledger as fetched, beside
+// this clone's): records they removed or changed that to no longer holds as
+// they were, and notes of to that do not parse where they changed. from may
+// be zero (no ledger here: all of to's history is read). It reads only those
+// commits and the notes they touched, never the whole ledger.
+func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, error) {
+	rep := &Report{Findings: []Finding{}}
+	if to.IsZero() || to == from {
+		return nil, nil
+	}
+	args := []string{to.String()}
+	if !from.IsZero() {
+		args = append(args, "^"+from.String())
+	}
+	commits, err := repo.RevList(args...)
+	if err != nil {
+		return nil, err
+	}
+	tip, err := repo.NotesAt(to)
+	if err != nil {
+		return nil, err
+	}
+	accepted, err := Acceptances(repo)
+	if err != nil {
+		return nil, err
+	}
+	// The lines the range added anywhere: a record a rewrite moved to
+	// another commit lives on there.
+	added := map[string]bool{}
+	touched := map[gitstore.Hash]bool{}
+	for _, c := range commits {
+		ci, err := repo.Commit(c)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := repo.NotesAt(c)
+		if err != nil {
+			return nil, err
+		}
+		base := repo.EmptyNotes()
+		if len(ci.Parents) > 0 {
+			if base, err = repo.NotesAt(ci.Parents[0]); err != nil {
+				base = repo.EmptyNotes()
+			}
+		}
+		changes, err := snap.DiffNotes(base)
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range changes {
+			touched[ch.Object] = true
+			data, err := blobs(repo, ch.New)
+			if err != nil {
+				return nil, err
+			}
+			for _, line := range byID(data) {
+				added[line] = true
+			}
+		}
+	}
+	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
+		holds: func(object gitstore.Hash, id, line string) (bool, error) {
+			if added[line] {
+				return true, nil // the range put it (back) somewhere
+			}
+			found, err := tip.Find(object)
+			if err != nil {
+				return false, err
+			}
+			data, err := blobs(repo, found)
+			if err != nil {
+				return false, err
+			}
+			return byID(data)[id] == line, nil
+		}}
+	if err := h.commits(commits); err != nil {
+		return nil, err
+	}
+	// The notes the range changed, as to has them, must parse.
+	for obj := range touched {
+		found, err := tip.Find(obj)
+		if err != nil {
+			return nil, err
+		}
+		data, err := blobs(repo, found)
+		if err != nil {
+			return nil, err
+		}
+		_, bad := ledger.ParseLines(data)
+		for _, b := range bad {
+			f := unreadable(rep, b.Text, "the note on %s, line %d: %v (%q)", obj.Short(), b.Line, b.Err, shorten(b.Text))
+			f.Commit = obj.String()
+		}
+	}
+	var out []Finding
+	for _, f := range rep.Findings {
+		if f.Severity == Breach {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}

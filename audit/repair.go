@@ -1,0 +1,315 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// Restored is a record repair puts back as it was.
+type Restored struct {
+	Cycle  int    `json:"cycle"`
+	ID     string `json:"id"`
+	Commit string `json:"commit"` // the commit whose note holds it
+	// Was is the change it undoes: edited or deleted, and the notes commit
+	// that made it when the ledger's history shows it.
+	Was         string `json:"was"`
+	NotesCommit string `json:"notes_commit,omitempty"`
+	Line        string `json:"line"`
+}
+
+// RepairReport is what repair did, or would do.
+type RepairReport struct {
+	Restored []Restored `json:"restored"`
+	// Unrepairable are breaches the ledger's history cannot mend (no
+	// earlier version of the record is left): accept them, or mend by hand.
+	Unrepairable []Finding `json:"unrepairable"`
+	// NotesCommit is the notes commit repair made ("" for a dry run, or
+	// when there was nothing to restore).
+	NotesCommit string `json:"notes_commit,omitempty"`
+}
+
+// Repair puts back, as one new notes commit, every record verify finds
+// edited or deleted, as the ledger's own history had it before the change
+// (for a change the history no longer shows, the version the record chain
+// names). The commit's message lists each record restored, and names each
+// notes commit whose change it undoes (RepairTrailer), so that verify, here
+// and in every clone sync brings it to, reads the ledger as clean again.
+// With dryRun nothing is written.
+func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
+	repo := l.Repo()
+	// The whole history, not just what was verified since: a breach found
+	// before is still to mend.
+	_ = os.Remove(verifiedPath(repo))
+	rep, err := Verify(l)
+	if err != nil {
+		return nil, err
+	}
+	out := &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}}
+	type key struct{ obj, id string }
+	restore := map[key]Restored{}
+	var order []key
+	put := func(k key, r Restored) {
+		if _, had := restore[k]; !had {
+			order = append(order, k)
+		}
+		restore[k] = r // the history is read newest first: the last is the oldest version
+	}
+	chainOnly := map[string]Finding{}
+	for _, f := range rep.Findings {
+		if f.Severity != Breach {
+			continue
+		}
+		switch {
+		case (f.Kind == "edited" || f.Kind == "deleted") && f.Original != "":
+			put(key{f.Commit, f.ID}, Restored{Cycle: f.Cycle, ID: f.ID, Commit: f.Commit, Was: f.Kind, NotesCommit: f.NotesCommit, Line: f.Original})
+		case (f.Kind == "edited" || f.Kind == "deleted") && f.NotesCommit == "":
+			chainOnly[f.ID] = f // named by the record after it: its digest
+		default:
+			out.Unrepairable = append(out.Unrepairable, f)
+		}
+	}
+	// What only the chain names: the version whose digest it gives,
+	// looked for in the ledger's history.
+	for id, f := range chainOnly {
+		covered := false
+		for _, k := range order {
+			covered = covered || k.id == id
+		}
+		if covered {
+			continue
+		}
+		want, err := chainDigest(l, id)
+		if err != nil {
+			return nil, err
+		}
+		var on gitstore.Hash // where the record is now, when it is (edited)
+		if f.Kind == "edited" {
+			on, _ = gitstore.ParseHash(f.Commit)
+		}
+		obj, line, found, err := findVersion(repo, on, id, want)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			out.Unrepairable = append(out.Unrepairable, f)
+			continue
+		}
+		put(key{obj.String(), id}, Restored{Cycle: f.Cycle, ID: id, Commit: obj.String(), Was: f.Kind, Line: line})
+	}
+	for _, k := range order {
+		out.Restored = append(out.Restored, restore[k])
+	}
+	sort.SliceStable(out.Restored, func(i, j int) bool { return out.Restored[i].Cycle < out.Restored[j].Cycle })
+	if dryRun || len(out.Restored) == 0 {
+		return out, nil
+	}
+	c, err := writeRestored(l, out.Restored)
+	if err != nil {
+		return nil, err
+	}
+	out.NotesCommit = c.String()
+	return out, nil
+}
+
+// chainDigest is the digest the record chain gives record id: the prev
+// link of the record written after it.
+func chainDigest(l *cycle.Ledger, id string) (string, error) {
+	list, err := l.List(cycle.ListOptions{Copies: true})
+	if err != nil {
+		return "", err
+	}
+	for _, e := range list.Entries {
+		if pid, digest, ok := ledger.ParseLink(stringField(e.Record, "prev")); ok && pid == id {
+			return digest, nil
+		}
+	}
+	return "", nil
+}
+
+// findVersion looks through the ledger's whole history for a version of
+// record id whose digest is want: in the note on object on when it is not
+// zero, else in every note.
+func findVersion(repo *gitstore.Repo, on gitstore.Hash, id, want string) (gitstore.Hash, string, bool, error) {
+	if want == "" {
+		return gitstore.ZeroHash, "", false, nil
+	}
+	tip, ok, err := repo.RefHash(cycle.NotesRef)
+	if err != nil || !ok {
+		return gitstore.ZeroHash, "", false, err
+	}
+	commits, err := repo.RevList(tip.String())
+	if err != nil {
+		return gitstore.ZeroHash, "", false, err
+	}
+	for _, c := range commits {
+		snap, err := repo.NotesAt(c)
+		if err != nil {
+			return gitstore.ZeroHash, "", false, err
+		}
+		if !on.IsZero() {
+			found, err := snap.Find(on)
+			if err != nil {
+				return gitstore.ZeroHash, "", false, err
+			}
+			data, err := blobs(repo, found)
+			if err != nil {
+				return gitstore.ZeroHash, "", false, err
+			}
+			if l, ok := byID(data)[id]; ok && ledger.Digest([]byte(l)) == want {
+				return on, l, true, nil
+			}
+			continue
+		}
+		var obj gitstore.Hash
+		var line string
+		err = snap.ForEachNote(func(o gitstore.Hash, data []byte) error {
+			if !strings.Contains(string(data), id) {
+				return nil
+			}
+			if l, ok := byID(data)[id]; ok && ledger.Digest([]byte(l)) == want {
+				obj, line = o, l
+				return errFound
+			}
+			return nil
+		})
+		if errors.Is(err, errFound) {
+			return obj, line, true, nil
+		}
+		if err != nil {
+			return gitstore.ZeroHash, "", false, err
+		}
+	}
+	return gitstore.ZeroHash, "", false, nil
+}
+
+var errFound = errors.New("found")
+
+// writeRestored writes the restored records into their notes, each in place
+// of the record of its id there, as one notes commit.
+func writeRestored(l *cycle.Ledger, restored []Restored) (gitstore.Hash, error) {
+	repo := l.Repo()
+	author, committer, err := repo.Identity()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "git evolve: repair the ledger (%d record(s) put back)\n\n", len(restored))
+	undone := map[string]bool{}
+	for _, r := range restored {
+		fmt.Fprintf(&msg, "- cycle %d (id %s) on %s: %s", r.Cycle, r.ID, r.Commit[:7], r.Was)
+		if r.NotesCommit != "" {
+			fmt.Fprintf(&msg, " by %s", r.NotesCommit[:7])
+			undone[r.NotesCommit] = true
+		}
+		msg.WriteString(", put back as it was\n")
+	}
+	msg.WriteString("\n")
+	var names []string
+	for c := range undone {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		fmt.Fprintf(&msg, "%s: %s\n", RepairTrailer, c)
+	}
+	for attempt := 1; ; attempt++ {
+		snap, err := repo.ReadNotes(cycle.NotesRef)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		byObj := map[string][]Restored{}
+		for _, r := range restored {
+			byObj[r.Commit] = append(byObj[r.Commit], r)
+		}
+		var edits []gitstore.NoteEdit
+		for obj, rs := range byObj {
+			h, err := gitstore.ParseHash(obj)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			found, err := snap.Find(h)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			data, err := blobs(repo, found)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			recs, bad := ledger.ParseLines(data)
+			put := map[string]bool{}
+			for _, r := range rs {
+				put[r.ID] = true
+			}
+			var keep []ledger.Record
+			for _, r := range recs {
+				if !put[r.ID] {
+					keep = append(keep, r)
+				}
+			}
+			for _, r := range rs {
+				rec, err := ledger.Parse([]byte(r.Line))
+				if err != nil {
+					return gitstore.ZeroHash, fmt.Errorf("the record of cycle %d to put back does not parse: %w", r.Cycle, err)
+				}
+				keep = append(keep, rec)
+			}
+			note := ledger.FormatNote(keep, nil)
+			for _, b := range bad { // a line that does not parse is kept, as the note had it
+				note = append(append(note, b.Text...), '\n')
+			}
+			blob, err := repo.WriteBlob(note)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			edits = append(edits, gitstore.NoteEdit{Object: h, Blob: blob})
+		}
+		tree, err := snap.ApplyNotes(edits, nil)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		next, err := snap.CommitNotes(cycle.NotesRef, tree, msg.String(), author, committer)
+		if errors.Is(err, gitstore.ErrRefChanged) && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		return next.Commit(), nil
+	}
+}
+
+// Accept records an acknowledgement of what notes commit did to the ledger,
+// with why, attributed to this clone's committer; verify then reports its
+// edits and deletions as notices, in every clone the acknowledgement
+// reaches (it is shared by sync like the loop's control events).
+func Accept(repo *gitstore.Repo, notesCommit gitstore.Hash, reason string, now time.Time) (*Acceptance, error) {
+	if strings.TrimSpace(reason) == "" {
+		return nil, errors.New("an acknowledgement needs a reason")
+	}
+	if _, err := repo.Commit(notesCommit); err != nil {
+		return nil, fmt.Errorf("no notes commit %s here: %w", notesCommit.Short(), err)
+	}
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil {
+		return nil, fmt.Errorf("recording the acknowledgement: %w", err)
+	}
+	a := &Acceptance{Kind: KindAccept, NotesCommit: notesCommit.String(), Reason: reason, At: now.UTC().Format(time.RFC3339), Host: cycle.Host()}
+	if _, committer, err := repo.Identity(); err == nil {
+		a.By = committer.Name + " <" + committer.Email + ">"
+	}
+	line, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	msg := fmt.Sprintf("git evolve: accept what notes commit %s did to the ledger\n\n%s\n", notesCommit.Short(), reason)
+	return a, repo.AddNoteLines(ControlRef, head[0], [][]byte{line}, msg)
+}
