@@ -338,6 +338,15 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 	if err != nil {
 		return nil, err
 	}
+	if !from.IsZero() {
+		if ff, err := repo.IsAncestor(from, to); err != nil {
+			return nil, err
+		} else if !ff {
+			if err := checkRewritten(repo, rep, from, to, tip); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// The lines the range added anywhere: a record a rewrite moved to
 	// another commit lives on there.
 	added := map[string]bool{}
@@ -413,4 +422,86 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 		}
 	}
 	return out, nil
+}
+
+// checkRewritten looks at a fetched ledger (to, tip) that is no
+// fast-forward of this clone's (from): for each record this clone's own
+// commits (from ^to) touched, a version on the fetched side other than this
+// clone's, and other than the two sides' common base's (then it is this
+// clone that changed it), was changed there (an amended or squashed notes
+// history hides such an edit from its own commits).
+func checkRewritten(repo *gitstore.Repo, rep *Report, from, to gitstore.Hash, tip *gitstore.Notes) error {
+	mine, err := repo.RevList(from.String(), "^"+to.String())
+	if err != nil {
+		return err
+	}
+	touched := map[gitstore.Hash]bool{}
+	for _, c := range mine {
+		ci, err := repo.Commit(c)
+		if err != nil {
+			return err
+		}
+		snap, err := repo.NotesAt(c)
+		if err != nil {
+			return err
+		}
+		base := repo.EmptyNotes()
+		if len(ci.Parents) > 0 {
+			if base, err = repo.NotesAt(ci.Parents[0]); err != nil {
+				base = repo.EmptyNotes()
+			}
+		}
+		changes, err := snap.DiffNotes(base)
+		if err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			touched[ch.Object] = true
+		}
+	}
+	ours, err := repo.NotesAt(from)
+	if err != nil {
+		return err
+	}
+	common := repo.EmptyNotes()
+	if b, ok, err := repo.MergeBase(from, to); err != nil {
+		return err
+	} else if ok {
+		if common, err = repo.NotesAt(b); err != nil {
+			return err
+		}
+	}
+	note := func(n *gitstore.Notes, obj gitstore.Hash) (map[string]string, error) {
+		found, err := n.Find(obj)
+		if err != nil {
+			return nil, err
+		}
+		data, err := blobs(repo, found)
+		if err != nil {
+			return nil, err
+		}
+		return byID(data), nil
+	}
+	for obj := range touched {
+		mineNow, err := note(ours, obj)
+		if err != nil {
+			return err
+		}
+		theirsNow, err := note(tip, obj)
+		if err != nil {
+			return err
+		}
+		was, err := note(common, obj)
+		if err != nil {
+			return err
+		}
+		for id, line := range mineNow {
+			if other, ok := theirsNow[id]; ok && other != line && other != was[id] {
+				r, _ := ledger.Parse([]byte(line))
+				f := rep.add(Breach, "edited", "the ledger fetched (%s) has another version of the record of cycle %d (id %s) on %s than this clone's", to.Short(), r.Cycle, id, obj.Short())
+				f.ID, f.Cycle, f.Commit, f.NotesCommit = id, r.Cycle, obj.String(), to.String()
+			}
+		}
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +34,14 @@ type RepairReport struct {
 	// NotesCommit is the notes commit repair made ("" for a dry run, or
 	// when there was nothing to restore).
 	NotesCommit string `json:"notes_commit,omitempty"`
+	// Refs are the saved work whose deleted refs repair puts back.
+	Refs []RestoredRef `json:"refs"`
+}
+
+// RestoredRef is a ref of saved work put back on its commit.
+type RestoredRef struct {
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
 }
 
 // Repair puts back, as one new notes commit, every record verify finds
@@ -48,12 +55,11 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 	repo := l.Repo()
 	// The whole history, not just what was verified since: a breach found
 	// before is still to mend.
-	_ = os.Remove(verifiedPath(repo))
-	rep, err := Verify(l)
+	rep, err := VerifyWith(l, VerifyOptions{FullHistory: true})
 	if err != nil {
 		return nil, err
 	}
-	out := &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}}
+	out := &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}, Refs: []RestoredRef{}}
 	type key struct{ obj, id string }
 	restore := map[key]Restored{}
 	var order []key
@@ -64,11 +70,38 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 		restore[k] = r // the history is read newest first: the last is the oldest version
 	}
 	chainOnly := map[string]Finding{}
+	var parents []gitstore.Hash // ledgers this one must descend from again
 	for _, f := range rep.Findings {
 		if f.Severity != Breach {
 			continue
 		}
 		switch {
+		case f.Kind == "save-deleted":
+			h, _ := gitstore.ParseHash(f.Commit)
+			if ok, err := repo.HasObject(h); err != nil {
+				return nil, err
+			} else if !ok {
+				out.Unrepairable = append(out.Unrepairable, f)
+				continue
+			}
+			out.Refs = append(out.Refs, RestoredRef{Ref: f.Ref, Commit: f.Commit})
+		case f.Kind == "rewritten" || f.Kind == "gone":
+			v, _ := gitstore.ParseHash(f.NotesCommit)
+			if ok, err := repo.HasObject(v); err != nil {
+				return nil, err
+			} else if !ok {
+				out.Unrepairable = append(out.Unrepairable, f)
+				continue
+			}
+			lost, err := lostSince(repo, v, byLine(rep, l))
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range lost {
+				r.NotesCommit = v.String()
+				put(key{r.Commit, r.ID}, r)
+			}
+			parents = append(parents, v)
 		case (f.Kind == "edited" || f.Kind == "deleted") && f.Original != "":
 			put(key{f.Commit, f.ID}, Restored{Cycle: f.Cycle, ID: f.ID, Commit: f.Commit, Was: f.Kind, NotesCommit: f.NotesCommit, Line: f.Original})
 		case (f.Kind == "edited" || f.Kind == "deleted") && f.NotesCommit == "":
@@ -109,10 +142,19 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 		out.Restored = append(out.Restored, restore[k])
 	}
 	sort.SliceStable(out.Restored, func(i, j int) bool { return out.Restored[i].Cycle < out.Restored[j].Cycle })
-	if dryRun || len(out.Restored) == 0 {
+	if dryRun {
 		return out, nil
 	}
-	c, err := writeRestored(l, out.Restored)
+	for _, r := range out.Refs {
+		h, _ := gitstore.ParseHash(r.Commit)
+		if err := repo.CreateRef(r.Ref, h, "git evolve repair: the saved work put back"); err != nil {
+			return nil, err
+		}
+	}
+	if len(out.Restored) == 0 && len(parents) == 0 {
+		return out, nil
+	}
+	c, err := writeRestored(l, out.Restored, parents)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +237,7 @@ var errFound = errors.New("found")
 
 // writeRestored writes the restored records into their notes, each in place
 // of the record of its id there, as one notes commit.
-func writeRestored(l *cycle.Ledger, restored []Restored) (gitstore.Hash, error) {
+func writeRestored(l *cycle.Ledger, restored []Restored, parents []gitstore.Hash) (gitstore.Hash, error) {
 	repo := l.Repo()
 	author, committer, err := repo.Identity()
 	if err != nil {
@@ -206,11 +248,17 @@ func writeRestored(l *cycle.Ledger, restored []Restored) (gitstore.Hash, error) 
 	undone := map[string]bool{}
 	for _, r := range restored {
 		fmt.Fprintf(&msg, "- cycle %d (id %s) on %s: %s", r.Cycle, r.ID, r.Commit[:7], r.Was)
-		if r.NotesCommit != "" {
+		switch {
+		case r.Was == lostWas:
+			fmt.Fprintf(&msg, " (as %s had it)", r.NotesCommit[:7])
+		case r.NotesCommit != "":
 			fmt.Fprintf(&msg, " by %s", r.NotesCommit[:7])
 			undone[r.NotesCommit] = true
 		}
 		msg.WriteString(", put back as it was\n")
+	}
+	for _, p := range parents {
+		fmt.Fprintf(&msg, "- the ledger descends again from %s, which this clone had verified\n", p.Short())
 	}
 	msg.WriteString("\n")
 	var names []string
@@ -272,11 +320,14 @@ func writeRestored(l *cycle.Ledger, restored []Restored) (gitstore.Hash, error) 
 			}
 			edits = append(edits, gitstore.NoteEdit{Object: h, Blob: blob})
 		}
-		tree, err := snap.ApplyNotes(edits, nil)
+		tree := snap.Tree()
+		if len(edits) > 0 {
+			tree, err = snap.ApplyNotes(edits, nil)
+		}
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		next, err := snap.CommitNotes(cycle.NotesRef, tree, msg.String(), author, committer)
+		next, err := snap.CommitNotesMerge(cycle.NotesRef, tree, msg.String(), author, committer, parents...)
 		if errors.Is(err, gitstore.ErrRefChanged) && attempt < 10 {
 			continue
 		}
@@ -312,4 +363,54 @@ func Accept(repo *gitstore.Repo, notesCommit gitstore.Hash, reason string, now t
 	}
 	msg := fmt.Sprintf("git evolve: accept what notes commit %s did to the ledger\n\n%s\n", notesCommit.Short(), reason)
 	return a, repo.AddNoteLines(ControlRef, head[0], [][]byte{line}, msg)
+}
+
+// byLine is a function telling whether the ledger as it is now holds a
+// record's line (for id).
+func byLine(rep *Report, l *cycle.Ledger) func(id, line string) (bool, error) {
+	var have map[string]map[string]bool
+	return func(id, line string) (bool, error) {
+		if have == nil {
+			list, err := l.List(cycle.ListOptions{Copies: true})
+			if err != nil {
+				return false, err
+			}
+			have = map[string]map[string]bool{}
+			for _, e := range list.Entries {
+				if have[e.Record.ID] == nil {
+					have[e.Record.ID] = map[string]bool{}
+				}
+				have[e.Record.ID][string(e.Record.Marshal())] = true
+			}
+		}
+		return have[id][line], nil
+	}
+}
+
+// lostWas says a record was lost when the ledger's history was rewritten.
+const lostWas = "lost in a rewrite"
+
+// lostSince lists the records of the ledger at notes commit v that the
+// ledger as it is now does not hold as they were.
+func lostSince(repo *gitstore.Repo, v gitstore.Hash, holds func(id, line string) (bool, error)) ([]Restored, error) {
+	snap, err := repo.NotesAt(v)
+	if err != nil {
+		return nil, err
+	}
+	var out []Restored
+	err = snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+		recs, _ := ledger.ParseLines(data)
+		for i := range recs {
+			line := string(recs[i].Marshal())
+			ok, err := holds(recs[i].ID, line)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				out = append(out, Restored{Cycle: recs[i].Cycle, ID: recs[i].ID, Commit: obj.String(), Was: lostWas, Line: line})
+			}
+		}
+		return nil
+	})
+	return out, err
 }

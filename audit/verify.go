@@ -55,6 +55,8 @@ type Finding struct {
 	// Original is the record as it was before that change: what
 	// git evolve repair puts back.
 	Original string `json:"original,omitempty"`
+	// Ref is the saved work a save-deleted finding is about.
+	Ref string `json:"ref,omitempty"`
 }
 
 // Report is what verify found.
@@ -86,6 +88,21 @@ func (r *Report) add(s Severity, kind, format string, args ...any) *Finding {
 // Verify checks the ledger of l (see the package comment). The commits whose
 // trailers are checked are those git log revs selects (HEAD when empty).
 func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
+	return VerifyWith(l, VerifyOptions{Revs: revs})
+}
+
+// VerifyOptions change what VerifyWith reads.
+type VerifyOptions struct {
+	// Revs select the commits whose trailers are checked (HEAD when empty).
+	Revs []string
+	// FullHistory reads the ledger's whole history, not only what was not
+	// verified before.
+	FullHistory bool
+}
+
+// VerifyWith is Verify with options.
+func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
+	revs := o.Revs
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
 	list, err := l.List(cycle.ListOptions{Presence: true, Copies: true})
@@ -111,7 +128,11 @@ func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHistory(l, rep, byID, accepted); err != nil {
+	if err := checkSaves(l, rep); err != nil {
+		return nil, err
+	}
+	tip, err := checkHistory(l, rep, byID, accepted, o.FullHistory)
+	if err != nil {
 		return nil, err
 	}
 	ids, err := acceptedIDs(repo, accepted)
@@ -119,8 +140,13 @@ func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
 		return nil, err
 	}
 	checkChain(rep, byID, ids)
-	if err := checkTrailers(repo, rep, list.Entries, byID, revs); err != nil {
+	if err := checkTrailers(repo, rep, list.Entries, byID, revs, ids); err != nil {
 		return nil, err
+	}
+	if rep.Breaches() == 0 && !tip.IsZero() {
+		// This clone has seen the ledger clean up to here: a later ledger
+		// that does not descend from it had its history rewritten.
+		_ = os.WriteFile(verifiedPath(repo), []byte(tip.String()+"\n"), 0o644)
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
@@ -300,12 +326,12 @@ func checkChain(rep *Report, byID map[string][]cycle.Entry, accepted map[string]
 
 // checkTrailers: a commit whose trailers name a cycle agrees with the
 // ledger's record of it.
-func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID map[string][]cycle.Entry, revs []string) error {
+func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID map[string][]cycle.Entry, revs []string, accepted map[string]bool) error {
 	onCommit := map[gitstore.Hash][]ledger.Record{}
 	for _, e := range entries {
 		onCommit[e.Commit] = append(onCommit[e.Commit], e.Record)
 	}
-	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result"}, revs...)
+	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result", "Evolve-Record"}, revs...)
 	if err != nil {
 		return err
 	}
@@ -322,6 +348,15 @@ func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID
 			continue
 		}
 		r := es[0].Record
+		if want := tc.Trailers["Evolve-Record"]; want != "" && ledger.CommitDigest(&r) != want {
+			severity := Breach
+			if accepted[id] {
+				severity = Notice
+			}
+			f := rep.add(severity, "edited", "the record of cycle %d (id %s) is not what commit %s, which delivered it, says it was: it was edited", r.Cycle, id, tc.Hash.Short())
+			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
+			continue
+		}
 		if r.Cycle != n || r.Result != result {
 			f := rep.add(Breach, "trailers", "commit %s's trailers say cycle %d %s; the ledger's record %s says cycle %d %s", tc.Hash.Short(), n, result, id, r.Cycle, r.Result)
 			f.ID, f.Cycle, f.Commit = id, r.Cycle, tc.Hash.String()
@@ -339,35 +374,120 @@ func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID
 	return nil
 }
 
+// checkSaves: the saved work this clone made under refs/evolve/ (the work
+// of regressed and aborted cycles, …) is still there.
+func checkSaves(l *cycle.Ledger, rep *Report) error {
+	saves, err := l.Saves()
+	if err != nil {
+		return err
+	}
+	for _, ref := range sortedRefs(saves) {
+		h := saves[ref]
+		if _, ok, err := l.Repo().RefHash(ref); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		present, err := l.Repo().HasObject(h)
+		if err != nil {
+			return err
+		}
+		how := "its commit " + h.Short() + " is still here: git evolve repair puts the ref back"
+		if !present {
+			how = "its commit " + h.Short() + " is gone too; git evolve repair --accept " + ref + " -m 'why' lets it go"
+		}
+		f := rep.add(Breach, "save-deleted", "the saved work %s is gone: the ref was deleted (%s)", ref, how)
+		f.Commit = h.String()
+		f.Ref = ref
+	}
+	return nil
+}
+
+func sortedRefs(m map[string]gitstore.Hash) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // verifiedPath keeps the last notes commit whose history verify read
 // without finding a breach: its ancestors need not be read again.
 func verifiedPath(repo *gitstore.Repo) string {
 	return filepath.Join(repo.CommonDir(), "evolve", "verified")
 }
 
+// verifiedTip is the ledger's tip when this clone last verified it clean
+// (zero when it never did).
+func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
+	data, err := os.ReadFile(verifiedPath(repo))
+	if err != nil {
+		return gitstore.ZeroHash
+	}
+	h, _ := gitstore.ParseHash(strings.TrimSpace(string(data)))
+	return h
+}
+
 // checkHistory reads the commits of the ledger's history not yet verified:
 // none may remove a record or change one (see historyCheck). A merge must
-// keep what its parents had, or take another parent's version.
-func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry, accepted map[gitstore.Hash]Acceptance) error {
+// keep what its parents had, or take another parent's version. The ledger
+// must still descend from the tip this clone last verified, and be there:
+// one that does not had its history rewritten (squashed, amended, reset) or
+// was deleted. It returns the ledger's tip (zero when there is none).
+func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry, accepted map[gitstore.Hash]Acceptance, full bool) (gitstore.Hash, error) {
 	repo := l.Repo()
 	tip, ok, err := repo.RefHash(cycle.NotesRef)
-	if err != nil || !ok {
-		return err
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	done := verifiedTip(repo)
+	severity := func(v gitstore.Hash) (Severity, string) {
+		if a, ok := accepted[v]; ok {
+			return Notice, fmt.Sprintf("; accepted by %s on %s: %s", acceptedBy(a), shortDate(a.At), oneLine(a.Reason))
+		}
+		return Breach, ""
+	}
+	if !ok {
+		if !done.IsZero() {
+			sev, acc := severity(done)
+			f := rep.add(sev, "gone", "the ledger is gone: %s does not exist, and this clone verified it at %s%s", cycle.NotesRef, done.Short(), acc)
+			f.NotesCommit = done.String()
+		}
+		return gitstore.ZeroHash, nil
 	}
 	args := []string{tip.String()}
-	if data, err := os.ReadFile(verifiedPath(repo)); err == nil {
-		if done, err := gitstore.ParseHash(strings.TrimSpace(string(data))); err == nil {
-			if ok, _ := repo.HasObject(done); ok {
-				args = append(args, "^"+done.String())
+	if !done.IsZero() && done != tip {
+		present, err := repo.HasObject(done)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
+		descends := false
+		if present {
+			if descends, err = repo.IsAncestor(done, tip); err != nil {
+				return gitstore.ZeroHash, err
 			}
 		}
+		sev, acc := severity(done)
+		switch {
+		case !present:
+			f := rep.add(sev, "rewritten", "the ledger this clone verified at %s is no longer here: its history was rewritten and the old one pruned%s", done.Short(), acc)
+			f.NotesCommit = done.String()
+		case !descends:
+			f := rep.add(sev, "rewritten", "the ledger no longer descends from %s, where this clone verified it: its history was rewritten (squashed, amended or reset)%s", done.Short(), acc)
+			f.NotesCommit = done.String()
+		case !full:
+			args = append(args, "^"+done.String())
+		}
+	} else if done == tip && !full {
+		args = append(args, "^"+done.String())
 	}
 	commits, err := repo.RevList(args...)
 	if err != nil {
-		return err
+		return gitstore.ZeroHash, err
 	}
 	rep.History = len(commits)
-	before := rep.Breaches()
 	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
 		holds: func(_ gitstore.Hash, id, line string) (bool, error) {
 			for _, e := range byID[id] {
@@ -378,12 +498,9 @@ func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry, a
 			return false, nil
 		}}
 	if err := h.commits(commits); err != nil {
-		return err
+		return gitstore.ZeroHash, err
 	}
-	if rep.Breaches() == before && rep.Breaches() == 0 {
-		_ = os.WriteFile(verifiedPath(repo), []byte(tip.String()+"\n"), 0o644)
-	}
-	return nil
+	return tip, nil
 }
 
 func blobs(repo *gitstore.Repo, hs []gitstore.Hash) ([]byte, error) {

@@ -269,7 +269,7 @@ func (l *Ledger) SaveInterrupted(c *OpenCycle) (gitstore.Hash, error) {
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if err := l.repo.UpdateRef(InterruptedRef(c.ID), saved, last, fmt.Sprintf("git evolve: cycle %d resumed", c.Cycle)); err != nil {
+	if err := l.keepSave(InterruptedRef(c.ID), saved, last, fmt.Sprintf("git evolve: cycle %d resumed", c.Cycle)); err != nil {
 		return gitstore.ZeroHash, err
 	}
 	return saved, nil

@@ -753,7 +753,7 @@ func (l *Ledger) keepSaved(c *OpenCycle, saved gitstore.Hash) error {
 	if old == saved {
 		return nil
 	}
-	return l.repo.UpdateRef(RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle))
+	return l.keepSave(RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle))
 }
 
 func savedMessage(c *OpenCycle, what string) string {
@@ -853,6 +853,9 @@ func (l *Ledger) closeCycle(c *OpenCycle) error {
 	refs := c.keptRefs()
 	if l.keepsBase(c) {
 		delete(refs, BaseRef(c.ID))
+		if err := appendLine(l.savesPath(), BaseRef(c.ID)+" "+c.Base); err != nil {
+			return err
+		}
 	}
 	_ = l.repo.DeleteRefs(refs)
 	return l.removeOpen()
@@ -942,7 +945,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	return rec
 }
 
-// trailers are the trailers of the commit a finish makes.
+// trailers are the trailers of the commit a finish makes. Evolve-Record is
+// the digest of the record the finish then writes (ledger.CommitDigest), so
+// that the commit vouches for it.
 func (c *OpenCycle) trailers() [][2]string {
 	t := [][2]string{{"Evolve-Cycle", fmt.Sprint(c.Cycle)}, {"Evolve-Id", c.ID}, {"Evolve-Target", c.Target},
 		{"Evolve-Result", c.Finish.Result}}
@@ -951,7 +956,8 @@ func (c *OpenCycle) trailers() [][2]string {
 	} else if c.Finish.Result == ledger.Regressed {
 		t = append(t, [2]string{"Evolve-Reverts", c.Start + ".." + c.Finish.Head})
 	}
-	return t
+	rec := c.record(c.Finish.Result, "")
+	return append(t, [2]string{"Evolve-Record", ledger.CommitDigest(&rec)})
 }
 
 func trailerBlock(t [][2]string) string {

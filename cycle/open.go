@@ -285,7 +285,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		}
 	}
 	if old := l.refOrZero(SavedRef(c.ID)); old != saved {
-		if err := l.repo.UpdateRef(SavedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d aborted", c.Cycle)); err != nil {
+		if err := l.keepSave(SavedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d aborted", c.Cycle)); err != nil {
 			return nil, gitstore.ZeroHash, err
 		}
 	}

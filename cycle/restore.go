@@ -109,7 +109,7 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 			return gitstore.ZeroHash, err
 		}
 		if nc.Tree != lc.Tree {
-			if err := l.repo.UpdateRef(ref, now, l.refOrZero(ref), fmt.Sprintf("git evolve: cycle %d aborted, the working tree saved again", c.Cycle)); err != nil {
+			if err := l.keepSave(ref, now, l.refOrZero(ref), fmt.Sprintf("git evolve: cycle %d aborted, the working tree saved again", c.Cycle)); err != nil {
 				return gitstore.ZeroHash, err
 			}
 		}

@@ -669,6 +669,31 @@ func Digest(line []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// commitLater are the fields of a record not known when the commit it is
+// stored on is made: set when the record is written, left out of
+// CommitDigest.
+var commitLater = []string{"prev", "recorded_by", "host", "saved"}
+
+// CommitDigest names what a record says of its cycle, for the commit that
+// delivers the cycle to carry in its message (the Evolve-Record trailer):
+// "sha256:" and the hex SHA-256 of its canonical line without the fields
+// that name that commit (sha, canonical_sha, log_sha) or are set when the
+// record is written. A record edited later no longer matches the immutable
+// commit.
+func CommitDigest(r *Record) string {
+	c := *r
+	c.SHA, c.CanonicalSHA, c.LogSHA = "", "", ""
+	c.Extra = make(map[string]json.RawMessage, len(r.Extra))
+	for k, v := range r.Extra {
+		c.Extra[k] = v
+	}
+	for _, k := range commitLater {
+		delete(c.Extra, k)
+	}
+	sum := sha256.Sum256(c.Marshal())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 // Link is the value of a record's "prev" field: the id and digest of the
 // record written before it ("<id>:<digest>").
 func Link(prev *Record) string {

@@ -11,7 +11,7 @@ import (
 
 type repairCmd struct {
 	DryRun  bool   `name:"dry-run" help:"Say what would be put back; write nothing."`
-	Accept  string `help:"Instead of repairing, acknowledge what this notes commit did to the ledger (with -m): verify then reports it as a notice, in every clone the acknowledgement reaches." placeholder:"NOTES-COMMIT"`
+	Accept  string `help:"Instead of repairing, acknowledge what this notes commit did to the ledger (with -m): verify then reports it as a notice, in every clone the acknowledgement reaches. A ref under refs/evolve/ lets go of saved work that is gone." placeholder:"NOTES-COMMIT|REF"`
 	Message string `short:"m" help:"Why the breach is accepted (required with --accept)." placeholder:"WHY"`
 	JSON    bool   `name:"json" help:"Print {restored: [{cycle, id, commit, was, notes_commit, line}], unrepairable: [...], notes_commit}, or the acknowledgement."`
 }
@@ -22,12 +22,16 @@ history, not only what was verified since) and puts each such record back as
 the ledger's own history had it before the change, or, for a change the
 history no longer shows, as the record chain names it: one new notes commit
 on refs/notes/evolve whose message lists each record put back and names the
-notes commits whose changes it undoes. verify is clean again, pushes go
-through, and every clone that syncs it is clean too, with no flag.
+notes commits whose changes it undoes. A ledger whose history was rewritten,
+or that is gone, gets back every record of the tip this clone last verified,
+and descends from that tip again. Saved work under refs/evolve/ whose ref was
+deleted gets its ref back while its commit is here. verify is clean again,
+pushes go through, and every clone that syncs it is clean too, with no flag.
 
 With --accept NOTES-COMMIT -m WHY it records an acknowledgement instead (in
 refs/notes/evolve-control, shared by sync): what that notes commit did stays,
 and verify reports it as a notice, naming who accepted it, when and why.
+With --accept refs/evolve/… it lets go of saved work that is gone.
 
 Exit 0 when verify is clean afterwards (or, with --dry-run, would be), 2 when
 breaches are left that the history cannot mend.`
@@ -62,16 +66,22 @@ func (c *repairCmd) Run(e *env) error {
 		}
 		for _, r := range rep.Restored {
 			by := ""
-			if r.NotesCommit != "" {
+			switch {
+			case r.Was == "lost in a rewrite":
+				by = " (as notes commit " + r.NotesCommit[:7] + " had it)"
+			case r.NotesCommit != "":
 				by = " by notes commit " + r.NotesCommit[:7]
 			}
 			fmt.Fprintf(w, "%s cycle %d (id %s) on %s, %s%s\n", verb, r.Cycle, r.ID, r.Commit[:7], r.Was, by)
+		}
+		for _, r := range rep.Refs {
+			fmt.Fprintf(w, "%s the saved work %s on %s\n", verb, r.Ref, r.Commit[:7])
 		}
 		for _, f := range rep.Unrepairable {
 			fmt.Fprintf(w, "cannot repair: %s\n", termLine(f.Message))
 		}
 		switch {
-		case len(rep.Restored) == 0 && len(rep.Unrepairable) == 0:
+		case len(rep.Restored) == 0 && len(rep.Unrepairable) == 0 && len(rep.Refs) == 0:
 			fmt.Fprintln(w, "nothing to repair: verify finds no record edited or deleted")
 		case rep.NotesCommit != "":
 			fmt.Fprintf(w, "repaired the ledger: notes commit %s; git evolve sync (or a push) brings the repair to the other clones\n", rep.NotesCommit[:7])
@@ -98,6 +108,17 @@ func (c *repairCmd) accept(e *env) error {
 	if err != nil {
 		return err
 	}
+	if strings.HasPrefix(c.Accept, "refs/evolve/") { // a saved work that is gone: let it go
+		l, err := e.Ledger()
+		if err != nil {
+			return err
+		}
+		if err := l.ForgetSave(c.Accept); err != nil {
+			return usageErrorf(err)
+		}
+		fmt.Fprintf(e.stdout, "let go of the saved work %s: %s\n", c.Accept, termLine(c.Message))
+		return nil
+	}
 	hs, err := repo.ResolveCommits(c.Accept)
 	if err != nil {
 		return usagef("--accept %s: no such notes commit here", c.Accept)
@@ -117,3 +138,5 @@ func (c *repairCmd) accept(e *env) error {
 	fmt.Fprintf(e.stdout, "verify reports it as a notice from now on; git evolve sync shares the acknowledgement\n")
 	return nil
 }
+
+func usageErrorf(err error) error { return &usageError{msg: err.Error()} }

@@ -1,0 +1,69 @@
+package cycle
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"git-evolve/gitstore"
+)
+
+// savesPath lists the saved work this clone keeps under refs/evolve/ (the
+// work of regressed, aborted and interrupted cycles, a base the cycle
+// changed): a line "<ref> <commit>" each time one is made or moves, "<ref>
+// -" when it is let go. Verify reports a save that is gone.
+func (l *Ledger) savesPath() string { return filepath.Join(l.stateDir, "saves") }
+
+// keepSave points ref at the saved work h (old is what the ref holds now,
+// zero when it is new) and notes it in the saves list.
+func (l *Ledger) keepSave(ref string, h, old gitstore.Hash, reason string) error {
+	if err := l.repo.UpdateRef(ref, h, old, reason); err != nil {
+		return err
+	}
+	return appendLine(l.savesPath(), ref+" "+h.String())
+}
+
+// Saves are the saved work this clone made and still keeps, by ref, each
+// with the commit it last held.
+func (l *Ledger) Saves() (map[string]gitstore.Hash, error) {
+	f, err := os.Open(l.savesPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]gitstore.Hash{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		ref, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !strings.HasPrefix(ref, "refs/evolve/") {
+			continue
+		}
+		if val == "-" {
+			delete(out, ref)
+			continue
+		}
+		if h, err := gitstore.ParseHash(val); err == nil {
+			out[ref] = h
+		}
+	}
+	return out, sc.Err()
+}
+
+// ForgetSave lets go of a saved work: verify no longer asks for it.
+func (l *Ledger) ForgetSave(ref string) error {
+	saves, err := l.Saves()
+	if err != nil {
+		return err
+	}
+	if _, ok := saves[ref]; !ok {
+		return fmt.Errorf("%s is no saved work this clone keeps", ref)
+	}
+	return appendLine(l.savesPath(), ref+" -")
+}
