@@ -52,6 +52,7 @@ type RestoredRef struct {
 // and in every clone sync brings it to, reads the ledger as clean again.
 // With dryRun nothing is written.
 func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
+	l = l.Local() // the local ledger is what it mends
 	repo := l.Repo()
 	// The whole history, not just what was verified since: a breach found
 	// before is still to mend.

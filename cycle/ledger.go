@@ -37,6 +37,7 @@ type Ledger struct {
 	stateDir string
 	now      func() time.Time
 	dieAt    string // DieAt
+	local    bool   // Local: the local notes ref alone
 }
 
 // Open returns the ledger of repo. now is the clock records are stamped with.
@@ -170,12 +171,146 @@ func names(en *Entry) bool {
 	return c != "" && strings.HasPrefix(en.Commit.String(), c)
 }
 
+// snapshots are the ledger as read commands read it: the local notes ref,
+// and the remote-tracking copies a plain git fetch brings
+// (refs/notes/remotes/<remote>/evolve, see setup) where they hold what it
+// lacks. primary is the local ledger, or a copy it is behind (a fresh clone
+// that fetched); extra are copies that went another way than primary, whose
+// notes that differ from primary's are read too. A Ledger made Local reads
+// the local ref alone. Nothing is written.
+func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, err error) {
+	primary, err = l.repo.ReadNotes(NotesRef)
+	if err != nil || l.local {
+		return primary, nil, err
+	}
+	copies, err := l.repo.TrackingNotes("evolve")
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(copies))
+	for name := range copies {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	seen := map[gitstore.Hash]bool{primary.Commit(): true}
+	for _, name := range names {
+		tip := copies[name]
+		if seen[tip] {
+			continue
+		}
+		seen[tip] = true
+		snap, err := l.repo.NotesAt(tip)
+		if err != nil {
+			continue // a copy git cannot read: sync says why
+		}
+		if primary.Commit().IsZero() {
+			primary = snap
+			continue
+		}
+		if in, err := l.repo.IsAncestor(tip, primary.Commit()); err != nil {
+			return nil, nil, err
+		} else if in {
+			continue // merged already
+		}
+		if ahead, err := l.repo.IsAncestor(primary.Commit(), tip); err != nil {
+			return nil, nil, err
+		} else if ahead {
+			primary = snap // the copy has all the local ledger has, and more
+			continue
+		}
+		extra = append(extra, snap)
+	}
+	return primary, extra, nil
+}
+
+// copiesMax is the highest cycle number the remote-tracking copies hold
+// that the local ledger does not: numbers are taken past it, so that a
+// clone that fetched the team's ledger does not take a number again.
+func (l *Ledger) copiesMax() (int, error) {
+	if l.local {
+		return 0, nil
+	}
+	local, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		return 0, err
+	}
+	primary, extra, err := l.snapshots()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range append([]*gitstore.Notes{primary}, extra...) {
+		if s.Commit() == local.Commit() {
+			continue
+		}
+		changes, err := s.DiffNotes(local)
+		if err != nil {
+			return 0, err
+		}
+		for _, ch := range changes {
+			cycles, err := l.cyclesIn(ch.New)
+			if err != nil {
+				return 0, err
+			}
+			for _, c := range cycles {
+				n = max(n, c)
+			}
+		}
+	}
+	return n, nil
+}
+
+// Local is the ledger of the local notes ref alone, without the
+// remote-tracking copies (what a push delivers, what writers build on).
+func (l *Ledger) Local() *Ledger {
+	c := *l
+	c.local = true
+	return &c
+}
+
+// eachExtra calls fn with the notes of each extra snapshot that differ from
+// primary's.
+func (l *Ledger) eachExtra(primary *gitstore.Notes, extra []*gitstore.Notes, want func(gitstore.Hash) bool, fn func(obj gitstore.Hash, data []byte) error) error {
+	for _, x := range extra {
+		changes, err := x.DiffNotes(primary)
+		if err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			if want != nil && !want(ch.Object) {
+				continue
+			}
+			for _, b := range ch.New {
+				data, err := l.repo.ReadBlob(b)
+				if err != nil {
+					return err
+				}
+				if err := fn(ch.Object, data); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // eachNote calls fn with each note of the ledger that opts selects, and its
 // content (valid only during the call).
 func (l *Ledger) eachNote(opts ListOptions, fn func(obj gitstore.Hash, data []byte) error) error {
-	snap, err := l.repo.ReadNotes(NotesRef)
+	snap, extra, err := l.snapshots()
 	if err != nil {
 		return err
+	}
+	var want func(gitstore.Hash) bool
+	if opts.Commits != nil {
+		set := make(map[gitstore.Hash]bool, len(opts.Commits))
+		for _, c := range opts.Commits {
+			set[c] = true
+		}
+		want = func(h gitstore.Hash) bool { return set[h] }
+	}
+	if err := l.eachExtra(snap, extra, want, fn); err != nil {
+		return fmt.Errorf("reading the ledger's remote-tracking copies: %w", err)
 	}
 	if opts.Commits == nil || len(opts.Commits) > 64 {
 		want := make(map[gitstore.Hash]bool, len(opts.Commits))

@@ -181,7 +181,11 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Cycle = nextFree(ix, journal, reserved)
+	copies, err := l.copiesMax()
+	if err != nil {
+		return nil, err
+	}
+	c.Cycle = max(nextFree(ix, journal, reserved), copies+1)
 	if claim != nil {
 		if c.Cycle, err = claim(c.Cycle); err != nil {
 			return nil, err

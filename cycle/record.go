@@ -98,6 +98,10 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		return nil, err
 	}
 	defer unlock()
+	copies, err := l.copiesMax()
+	if err != nil {
+		return nil, err
+	}
 	_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
 		journal, _, err := l.journal.Read()
 		if err != nil {
@@ -107,7 +111,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		free := nextFree(ix, journal, reserved)
+		free := max(nextFree(ix, journal, reserved), copies+1)
 		if auto {
 			rec.Cycle = free
 		} else if id, ok := reserved[rec.Cycle]; ok {

@@ -75,7 +75,14 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 		}
 	}
 	v.notes = snap.Commit()
-	// A total order, so that equal summaries still sort the same way.
+	v.sort()
+	_ = v.save(l.viewPath()) // the view only saves time
+	return v, nil
+}
+
+// sort puts the view's lines in a total order, so that equal summaries
+// still sort the same way (and copies of one record come together).
+func (v *view) sort() {
 	slices.SortFunc(v.lines, func(a, b viewLine) int {
 		if c := a.Summary.Compare(&b.Summary); c != 0 {
 			return c
@@ -85,8 +92,6 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 		}
 		return bytes.Compare(a.commit[:], b.commit[:])
 	})
-	_ = v.save(l.viewPath()) // the view only saves time
-	return v, nil
 }
 
 // add reads a note's lines into the view.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -228,4 +230,42 @@ func (r *Repo) HeadBranch() (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// TrackingNotes lists the remote-tracking copies of a notes ref that this
+// repository has: refs/notes/remotes/<remote>/<leaf> (leaf "evolve" for the
+// ledger), loose or packed, with what each holds. It runs no git process.
+func (r *Repo) TrackingNotes(leaf string) (map[string]Hash, error) {
+	names := map[string]bool{}
+	loose, err := filepath.Glob(filepath.Join(r.commonDir, "refs", "notes", "remotes", "*", leaf))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range loose {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			names["refs/notes/remotes/"+filepath.Base(filepath.Dir(p))+"/"+leaf] = true
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			_, name, ok := strings.Cut(line, " ")
+			if !ok || !strings.HasPrefix(name, "refs/notes/remotes/") || !strings.HasSuffix(name, "/"+leaf) {
+				continue
+			}
+			if mid := strings.TrimSuffix(strings.TrimPrefix(name, "refs/notes/remotes/"), "/"+leaf); mid != "" && !strings.Contains(mid, "/") {
+				names[name] = true
+			}
+		}
+	}
+	out := map[string]Hash{}
+	for name := range names {
+		h, ok, err := r.RefHash(name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[name] = h
+		}
+	}
+	return out, nil
 }

@@ -78,3 +78,15 @@ func Init(repo *gitstore.Repo) ([]Change, error) {
 	}
 	return done, nil
 }
+
+// EnsureFetchRefspec adds remote's tracking fetch refspec when its config
+// lacks it (a remote added after init), and says whether it did: from then
+// on a plain git fetch brings the remote's ledger.
+func EnsureFetchRefspec(repo *gitstore.Repo, remote string) (bool, error) {
+	key := "remote." + remote + ".fetch"
+	have, err := repo.ConfigGetAll(key)
+	if err != nil || slices.Contains(have, FetchRefspec(remote)) {
+		return false, err
+	}
+	return true, repo.ConfigAdd(key, FetchRefspec(remote))
+}

@@ -132,7 +132,7 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if _, ok, err := l.Repo().RefHash(cycle.NotesRef); err != nil || !ok {
 		return err // no ledger here: nothing to check or deliver
 	}
-	rep, err := audit.Verify(l)
+	rep, err := audit.Verify(l.Local())
 	if err != nil {
 		return err
 	}
@@ -146,6 +146,9 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if !contains(remotes, c.Remote) {
 		fmt.Fprintf(e.stderr, "git-evolve: the ledger is not pushed to %s, which is a URL, not a remote: run git evolve sync <remote>\n", c.Remote)
 		return nil
+	}
+	if err := ensureRefspec(e, l.Repo(), c.Remote); err != nil {
+		return err
 	}
 	rep2, err := share.Sync(l.Repo(), c.Remote, ledgerGuards(e, l, c.Remote, false, ""))
 	if errors.As(err, new(*integrityError)) {

@@ -136,7 +136,24 @@ func (c *logCmd) Run(e *env) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	noLedgerHint(e, l.Repo())
 	return noteErrors(e, errs)
+}
+
+// noLedgerHint says, once, how to get the team's ledger into a clone that
+// has none (no local ledger, no remote-tracking copy) but has a remote.
+func noLedgerHint(e *env, repo *gitstore.Repo) {
+	if _, ok, err := repo.RefHash(cycle.NotesRef); err != nil || ok {
+		return
+	}
+	if copies, err := repo.TrackingNotes("evolve"); err != nil || len(copies) > 0 {
+		return
+	}
+	remote, err := pickRemote(repo, "")
+	if err != nil {
+		return // no remote: nobody to fetch a ledger from
+	}
+	fmt.Fprintf(e.stderr, "git-evolve: hint: no ledger here yet: git evolve init && git evolve sync fetches %s's\n", remote)
 }
 
 // noteErrors reports ledger lines that do not parse and returns the

@@ -39,6 +39,7 @@ func (c *showCmd) Run(e *env) error {
 			return &integrityError{fmt.Sprintf("%s; %d ledger line(s) do not parse and may hold it",
 				strings.TrimPrefix(err.Error(), cycle.ErrNotFound.Error()+": "), len(list.Errors))}
 		}
+		noLedgerHint(e, l.Repo())
 		return notFound(err)
 	}
 	w := bufio.NewWriter(e.stdout)

@@ -7,6 +7,7 @@ import (
 	"git-evolve/audit"
 	"git-evolve/cycle"
 	"git-evolve/gitstore"
+	"git-evolve/setup"
 	"git-evolve/share"
 )
 
@@ -54,6 +55,9 @@ func (c *syncCmd) Run(e *env) error {
 	}
 	l, err := e.Ledger()
 	if err != nil {
+		return err
+	}
+	if err := ensureRefspec(e, repo, remote); err != nil {
 		return err
 	}
 	e.progress("syncing the ledger with " + remote)
@@ -141,7 +145,7 @@ func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why strin
 			if ref != cycle.NotesRef {
 				return nil
 			}
-			rep, err := audit.Verify(l)
+			rep, err := audit.Verify(l.Local()) // what the push delivers
 			if err != nil {
 				return err
 			}
@@ -239,4 +243,14 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// ensureRefspec gives remote the ledger's fetch refspec when it lacks it (a
+// remote added after init), and says so.
+func ensureRefspec(e *env, repo *gitstore.Repo, remote string) error {
+	added, err := setup.EnsureFetchRefspec(repo, remote)
+	if added {
+		fmt.Fprintf(e.stderr, "git-evolve: added %s to remote.%s.fetch: a plain git fetch brings %s's ledger now\n", setup.FetchRefspec(remote), remote, remote)
+	}
+	return err
 }

@@ -34,6 +34,7 @@ func (c *verifyCmd) Run(e *env) error {
 		return err
 	}
 	e.progress("verifying the ledger")
+	noLedgerHint(e, l.Repo())
 	rep, err := audit.Verify(l, c.Range...)
 	if err != nil {
 		return err
