@@ -15,7 +15,8 @@ type Link struct {
 	Commit gitstore.Hash `json:"-"`
 	From   gitstore.Hash `json:"-"` // the commit the record was on
 	// By says how the commit was found: "trailers" (its Evolve-Id names
-	// the cycle) or "tree" (its tree is the delivered commit's).
+	// the cycle), "message" (its message names the cycle: a squash commit)
+	// or "tree" (its tree is the delivered commit's).
 	By string `json:"by"`
 }
 
@@ -35,7 +36,9 @@ type RelinkReport struct {
 // carry a cycle's work but have no note of it, as after a cherry-pick, a
 // squash merge or a rebase on a server (none of which carry notes): a
 // commit whose trailers name a cycle (Evolve-Id, with Evolve-Result) gets
-// a copy of that cycle's record; a commit with no note at all whose tree
+// a copy of that cycle's record; a commit whose message names cycles
+// anywhere (a squash commit lists the branch's) gets a copy of each; a
+// commit with no note at all whose tree
 // is the tree of exactly one record's delivered commit gets a copy of that
 // record. The records are copied as they are, so the ledger still holds
 // each once (verify sees copies as one record). With dryRun nothing is
@@ -84,6 +87,46 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 		}
 		add(tc.Hash, es[0], "trailers")
 	}
+	// By mention: a squash commit's message names the cycles of the branch
+	// it squashed (git merge --squash indents their messages; a forge's
+	// squash lists them), each attached to it. A commit made inside a cycle
+	// (before its delivered commit) names the cycle too, and is not its
+	// work's copy.
+	ownID := map[gitstore.Hash]string{}
+	withID, err := repo.TrailerLog("Evolve-Id", []string{"Evolve-Id", "Evolve-Result"}, revs...)
+	if err != nil {
+		return nil, err
+	}
+	for _, tc := range withID {
+		if tc.Trailers["Evolve-Result"] == "" {
+			ownID[tc.Hash] = tc.Trailers["Evolve-Id"]
+		}
+	}
+	mentions, err := repo.Mentions(revs...)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mentions {
+		for _, id := range m.IDs {
+			if noted[m.Hash][id] {
+				continue
+			}
+			es, ok := byID[id]
+			if !ok || !ledger.Productive(es[0].Record.Result) {
+				continue
+			}
+			if present, err := repo.HasObject(es[0].Commit); err != nil {
+				return nil, err
+			} else if present {
+				if before, err := repo.IsAncestor(m.Hash, es[0].Commit); err != nil || before {
+					continue // made inside the cycle, before its delivered commit
+				}
+			} else if ownID[m.Hash] == id {
+				continue
+			}
+			add(m.Hash, es[0], "message")
+		}
+	}
 	// By tree: the delivered commits' trees, where this clone has them.
 	byTree := map[gitstore.Hash][]cycle.Entry{}
 	for id, es := range byID {
@@ -109,10 +152,6 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 		return nil, err
 	}
 	inCycle := map[gitstore.Hash]bool{} // commits a cycle made: theirs is not a tree to match
-	withID, err := repo.TrailerLog("Evolve-Id", []string{"Evolve-Id"}, revs...)
-	if err != nil {
-		return nil, err
-	}
 	for _, tc := range withID {
 		inCycle[tc.Hash] = true
 	}

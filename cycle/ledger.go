@@ -144,12 +144,14 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 		return out, nil
 	}
 	// A record on several commits (a note git copied when a commit was
-	// amended or rebased) is listed once, on the commit it names when that
-	// is one of them.
+	// amended or rebased, or relink attached) is listed once: on the commit
+	// the current branch has, else on one this clone has, else on the one
+	// it names.
+	place := l.placer()
 	kept := out.Entries[:0]
 	for _, en := range out.Entries {
 		if n := len(kept); n > 0 && sameRecord(&kept[n-1], &en) {
-			if names(&en) && !names(&kept[n-1]) {
+			if place(&en) > place(&kept[n-1]) {
 				kept[n-1] = en
 			}
 			continue
@@ -158,6 +160,37 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	}
 	out.Entries = kept
 	return out, nil
+}
+
+// placer scores where a copy of a record is best listed: 3 on a commit HEAD
+// reaches, 2 on one this clone has, 1 on the one the record names, 0 else.
+// It looks a commit up only when asked (for records that have copies).
+func (l *Ledger) placer() func(*Entry) int {
+	var head gitstore.Hash
+	headRead := false
+	return func(en *Entry) int {
+		if en.Journal {
+			return 0
+		}
+		if !headRead {
+			headRead = true
+			if hs, err := l.repo.ResolveCommits("HEAD"); err == nil {
+				head = hs[0]
+			}
+		}
+		if present, err := l.repo.HasObject(en.Commit); err == nil && present {
+			if !head.IsZero() {
+				if in, err := l.repo.IsAncestor(en.Commit, head); err == nil && in {
+					return 3
+				}
+			}
+			return 2
+		}
+		if names(en) {
+			return 1
+		}
+		return 0
+	}
 }
 
 func sameRecord(a, b *Entry) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -156,7 +157,10 @@ func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
 func (r *Repo) RevList(args ...string) ([]Hash, error) {
 	// Everything the user gave is a revision, never an option (such as
 	// --output=FILE).
-	out, err := r.git(context.Background(), nil, append([]string{"rev-list", "--end-of-options"}, args...)...)
+	// "--": a file named like a revision (HEAD at the top of the tree) is
+	// not a path here.
+	args = append(append([]string{"rev-list", "--end-of-options"}, args...), "--")
+	out, err := r.git(context.Background(), nil, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +193,7 @@ func (r *Repo) TrailerLog(must string, keys []string, revs ...string) ([]Trailer
 	if len(revs) == 0 {
 		revs = []string{"HEAD"}
 	}
-	args := append([]string{"log", "-z", "--format=" + format, "--end-of-options"}, revs...)
+	args := append(append([]string{"log", "-z", "--format=" + format, "--end-of-options"}, revs...), "--")
 	out, err := r.git(context.Background(), nil, args...)
 	if err != nil {
 		return nil, err
@@ -216,6 +220,54 @@ func (r *Repo) TrailerLog(must string, keys []string, revs ...string) ([]Trailer
 		}
 	}
 	return commits, nil
+}
+
+// Mention is a commit whose message names cycles anywhere in it, not only
+// in its trailer block: the squash commit of git merge --squash (the
+// branch's messages, indented) or of a forge's squash and merge (listed).
+type Mention struct {
+	Hash Hash
+	IDs  []string // the Evolve-Id values, in the message's order
+}
+
+// evolveIDLine is an Evolve-Id line anywhere in a message: indented, after a
+// list marker, or as a trailer.
+var evolveIDLine = regexp.MustCompile(`(?m)^[\t ]*(?:[-*][\t ]+)?Evolve-Id:[\t ]*([0-9a-f]{20})[\t ]*$`)
+
+// Mentions returns the commits git log selects with revs (HEAD when empty)
+// whose message has an Evolve-Id line anywhere, newest first.
+func (r *Repo) Mentions(revs ...string) ([]Mention, error) {
+	if len(revs) == 0 {
+		revs = []string{"HEAD"}
+	}
+	args := append(append([]string{"log", "-z", "--format=%H%x1f%B", "--grep=Evolve-Id:", "--end-of-options"}, revs...), "--")
+	out, err := r.git(context.Background(), nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	var ms []Mention
+	for _, rec := range strings.Split(string(out), "\x00") {
+		hash, body, ok := strings.Cut(strings.TrimPrefix(rec, "\n"), "\x1f")
+		if !ok {
+			continue
+		}
+		h, err := ParseHash(hash)
+		if err != nil {
+			continue
+		}
+		m := Mention{Hash: h}
+		seen := map[string]bool{}
+		for _, sub := range evolveIDLine.FindAllStringSubmatch(body, -1) {
+			if !seen[sub[1]] {
+				seen[sub[1]] = true
+				m.IDs = append(m.IDs, sub[1])
+			}
+		}
+		if len(m.IDs) > 0 {
+			ms = append(ms, m)
+		}
+	}
+	return ms, nil
 }
 
 // HeadBranch is the ref HEAD names (refs/heads/main), or "" when HEAD is

@@ -17,9 +17,11 @@ func (relinkCmd) Help() string {
 	return `A cherry-pick, a squash merge or a rebase done by a server makes new commits
 that carry a cycle's work without its note. This finds them and attaches the
 records there: a commit whose trailers name a cycle (Evolve-Id with
-Evolve-Result) gets a copy of that cycle's record; a commit without any note
-whose tree is the tree of exactly one record's delivered commit gets a copy of
-that record. Copies are the records as they are: the ledger still counts each
+Evolve-Result) gets a copy of that cycle's record; a commit whose message
+names cycles anywhere (git merge --squash indents the branch's messages, a
+forge's squash and merge lists them) gets a copy of each, unless it was made
+inside the cycle; a commit without any note whose tree is the tree of exactly
+one record's delivered commit gets a copy of that record. Copies are the records as they are: the ledger still counts each
 once. It reports what it linked, and the cycles trailers name that the ledger
 has no record of.`
 }
@@ -59,8 +61,11 @@ func (c *relinkCmd) Run(e *env) error {
 	}
 	for _, x := range rep.Linked {
 		how := "its trailers name the cycle"
-		if x.By == "tree" {
+		switch x.By {
+		case "tree":
 			how = "its tree is that of " + x.From.Short()
+		case "message":
+			how = "its message names the cycle (a squash)"
 		}
 		fmt.Fprintf(w, "%s cycle %d (id %s) to %s: %s; the record is on %s\n", verb, x.Cycle, x.ID, x.Commit.Short(), how, x.From.Short())
 	}
