@@ -7,9 +7,11 @@
 // Taking an item for a cycle claims it with a lease that expires, so that a
 // crashed loop's claim does not hold the item for ever; an item is consumed
 // only when its cycle improved, and released (with failed_at) when it did
-// not. The file is rewritten atomically under a lock; lines that do not
-// parse are kept as they are, and so are lines nothing changed. Fields the
-// schema here does not know are kept.
+// not. The file is rewritten atomically under a lock, and only the item a
+// change changes is rewritten (its fields in their order, as written where
+// they did not change): every other byte of the file, lines that do not
+// parse included, stays. A batch (an entry) marked consumed has its items
+// consumed; the batch's own fields are the seeds' and are never written.
 //
 // It knows nothing of git: callers give it paths.
 package queue
@@ -24,7 +26,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -92,10 +93,10 @@ func (q *Queue) Path() string { return q.path }
 
 // line is one line of the file: an entry, or text kept as it is.
 type line struct {
-	raw     []byte
-	entry   map[string]json.RawMessage
-	items   []map[string]json.RawMessage
-	changed bool
+	raw   []byte
+	entry map[string]json.RawMessage
+	items []map[string]json.RawMessage
+	edits map[int][]byte // the items rewritten, by index: their new text
 }
 
 func (q *Queue) read() ([]*line, error) {
@@ -189,7 +190,9 @@ func itemID(m map[string]json.RawMessage) string {
 	return "q" + hex.EncodeToString(sum[:5])
 }
 
-func (q *Queue) item(m map[string]json.RawMessage, entry int, now time.Time) Item {
+// item reads item m of entry (the line number) from batch, the entry's
+// own fields: a batch marked consumed has its items consumed.
+func (q *Queue) item(m, batch map[string]json.RawMessage, entry int, now time.Time) Item {
 	it := Item{ID: itemID(m), Entry: entry, Title: str(m, "title"), Type: str(m, "type"), Severity: str(m, "severity"),
 		Source: str(m, "source"), Description: str(m, "description"), TargetRepo: str(m, "target_repo"), Status: str(m, "status"),
 		ClaimStatus: str(m, "claim_status"), ClaimedBy: str(m, "claimed_by"), ClaimedAt: str(m, "claimed_at"),
@@ -197,6 +200,17 @@ func (q *Queue) item(m map[string]json.RawMessage, entry int, now time.Time) Ite
 		FailedAt: str(m, "failed_at")}
 	_ = json.Unmarshal(m["requires"], &it.Requires)
 	_ = json.Unmarshal(m["consumed"], &it.Consumed)
+	var batchDone bool
+	if _ = json.Unmarshal(batch["consumed"], &batchDone); batchDone && !it.Consumed {
+		it.Consumed, it.ClaimStatus = true, Consumed
+		it.ClaimedBy, it.ClaimedAt, it.LeaseUntil = "", "", ""
+		if it.ConsumedBy == "" {
+			it.ConsumedBy = str(batch, "consumed_by")
+		}
+		if it.ConsumedAt == "" {
+			it.ConsumedAt = str(batch, "consumed_at")
+		}
+	}
 	if it.ClaimStatus == "" {
 		it.ClaimStatus = Available
 		if it.Consumed {
@@ -238,7 +252,7 @@ func (q *Queue) List() ([]Item, []int, error) {
 			continue
 		}
 		for j, m := range ln.items {
-			it := q.item(m, i+1, now)
+			it := q.item(m, ln.entry, i+1, now)
 			it.ID = ids[i][j]
 			items = append(items, it)
 		}
@@ -255,7 +269,9 @@ type Refusal struct{ Msg string }
 func (e *Refusal) Error() string { return e.Msg }
 
 // update rewrites the item id under the lock: fn changes its fields (a
-// nil value removes one) and returns an error to change nothing.
+// nil value removes one) and returns an error to change nothing. Only that
+// item's text changes, and only the fields set to something new in it: the
+// rest of the file is written back byte for byte.
 func (q *Queue) update(id string, fn func(it Item, set func(k string, v any)) error) (Item, error) {
 	unlock, err := filelock.Lock(q.lock)
 	if err != nil {
@@ -273,82 +289,73 @@ func (q *Queue) update(id string, fn func(it Item, set func(k string, v any)) er
 			if ids[i][j] != id {
 				continue
 			}
-			it := q.item(m, i+1, now)
+			it := q.item(m, ln.entry, i+1, now)
+			changes := map[string]json.RawMessage{}
+			var order []string
 			set := func(k string, v any) {
-				if v == nil {
-					delete(m, k)
+				old, had := m[k]
+				var nv json.RawMessage
+				if v != nil {
+					nv = marshal(v)
+				}
+				if (v == nil && !had) || (v != nil && had && bytes.Equal(old, nv)) {
 					return
 				}
-				b, _ := json.Marshal(v)
-				m[k] = b
+				if _, seen := changes[k]; !seen {
+					order = append(order, k)
+				}
+				changes[k] = nv
+				if v == nil {
+					delete(m, k)
+				} else {
+					m[k] = nv
+				}
 			}
 			if err := fn(it, set); err != nil {
 				return Item{}, err
 			}
+			if len(changes) == 0 {
+				return it, nil
+			}
 			if str(m, "id") == "" {
 				set("id", id) // the id it was known by, from now on its own
 			}
-			ln.items[j], ln.changed = m, true
-			q.settleEntry(ln)
+			elems, err := arrayElems(ln.entry["items"])
+			if err != nil || j >= len(elems) {
+				return Item{}, fmt.Errorf("reading line %d of the work queue: %v", i+1, err)
+			}
+			old := ln.entry["items"][elems[j].start:elems[j].end]
+			text, err := editObject(old, changes, order)
+			if err != nil {
+				return Item{}, fmt.Errorf("rewriting item %s on line %d of the work queue: %v", id, i+1, err)
+			}
+			ln.edits = map[int][]byte{j: text}
 			if err := q.write(lines); err != nil {
 				return Item{}, err
 			}
-			return q.item(m, i+1, now), nil
+			return q.item(m, ln.entry, i+1, now), nil
 		}
 	}
 	return Item{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
-// settleEntry keeps an entry's aggregate fields true to its items: consumed
-// once every item is.
-func (q *Queue) settleEntry(ln *line) {
-	all := len(ln.items) > 0
-	for _, m := range ln.items {
-		var c bool
-		_ = json.Unmarshal(m["consumed"], &c)
-		all = all && c
-	}
-	b, _ := json.Marshal(all)
-	ln.entry["consumed"] = b
-	if all {
-		ln.entry["claim_status"] = json.RawMessage(`"consumed"`)
-	} else if str(ln.entry, "claim_status") == Consumed {
-		ln.entry["claim_status"] = json.RawMessage(`"available"`)
-	}
-}
-
 // write replaces the file atomically: a temporary file beside it, synced,
-// renamed over it. Lines nothing changed are written as they were.
+// renamed over it. Lines nothing changed are written as they were, and
+// in the lines with an item changed, everything but that item.
 func (q *Queue) write(lines []*line) error {
 	var buf bytes.Buffer
 	for _, ln := range lines {
-		if !ln.changed {
-			buf.Write(ln.raw)
-			if !bytes.HasSuffix(ln.raw, []byte("\n")) {
-				buf.WriteByte('\n')
+		raw := ln.raw
+		if ln.edits != nil {
+			var err error
+			if raw, err = editLine(ln.raw, ln.edits); err != nil {
+				return fmt.Errorf("writing the work queue: %w", err)
 			}
-			continue
 		}
-		items, _ := json.Marshal(ln.items)
-		ln.entry["items"] = items
-		keys := make([]string, 0, len(ln.entry))
-		for k := range ln.entry {
-			keys = append(keys, k)
+		buf.Write(raw)
+		if !bytes.HasSuffix(raw, []byte("\n")) {
+			buf.WriteByte('\n')
 		}
-		sort.Strings(keys)
-		var b bytes.Buffer
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
-			b.WriteByte(':')
-			b.Write(ln.entry[k])
-		}
-		b.WriteString("}\n")
-		buf.Write(b.Bytes())
 	}
 	dir := filepath.Dir(q.path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -450,7 +457,9 @@ func (q *Queue) release(id, by string, failed bool) (Item, error) {
 		if it.Consumed {
 			return &Refusal{fmt.Sprintf("item %s is consumed: there is no claim to release", id)}
 		}
-		set("claim_status", Available)
+		if it.ClaimStatus != Available { // one with no claim_status is available as it is
+			set("claim_status", Available)
+		}
 		set("claimed_by", nil)
 		set("claimed_at", nil)
 		set("claim_expires_at", nil)
