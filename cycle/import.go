@@ -2,20 +2,30 @@ package cycle
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"git-evolve/filelock"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
 
+	"git-evolve/filelock"
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
 )
 
 // ImportReport says what Import did with each line of the file.
 type ImportReport struct {
-	Stored    int // records added to notes
+	Stored    int // records added to notes (the anchored ones among them)
+	Anchored  int // of Stored, records stored on the anchor: their commit is missing or gone
+	Inferred  int // records whose result was inferred (the AgentOps shape, with no result)
 	Journaled int // records without a commit added to the journal
 	Present   int // records the ledger or journal already held
-	Skipped   []ImportProblem
-	Warnings  []ImportProblem
+	// Anchor is the commit anchored records were stored on (zero when none were).
+	Anchor   gitstore.Hash
+	Skipped  []ImportProblem
+	Warnings []ImportProblem
 }
 
 // ImportProblem is a line Import skipped, or stored with a warning.
@@ -24,39 +34,70 @@ type ImportProblem struct {
 	Reason string
 }
 
+// ImportOptions are Import's choices.
+type ImportOptions struct {
+	// Anchor is the revision that records naming no commit, or a commit
+	// this repository does not have, are stored on ("" is HEAD).
+	Anchor string
+}
+
+// Anchored is the field that marks a record stored on an anchor, not on the
+// commit it names (it names none, or one this repository does not have):
+// its sha fields stay as they were written.
+const Anchored = "anchored"
+
+// Inferred is the field that lists the fields of a record Import inferred
+// (from the AgentOps shape: date, commit, fitness_before, fitness_after).
+const Inferred = "inferred"
+
 // Import stores the records of a cycle-history.jsonl file (the script
 // shape with target/sha/goals_*, the second writer's mode/commit/started_at
-// shape, and their legacy names), routed as record routes them: improved,
-// regressed, harvested and quarantined records become part of the note on
-// the commit they name (all in one notes commit); every other result
-// (unchanged, idle, or one this schema does not know) goes to the local
-// journal, never to the shared notes. Records the ledger or the journal
-// already holds (same id; a record without an id gets one derived from its
-// content) are not added again, so importing a file twice adds nothing.
-// Lines that do not parse, have a cycle number below 1, or are productive
-// but name no commit this repository has are skipped and reported; the rest
-// are still stored.
-func (l *Ledger) Import(data []byte) (*ImportReport, error) {
+// shape, their legacy names, and the AgentOps shape with date, run, type,
+// commit, fitness_before, fitness_after, goals_flipped and notes but no
+// result), routed as record routes them: improved, regressed, harvested and
+// quarantined records become part of the note on the commit they name (all
+// in one notes commit); every other result (unchanged, idle, or one this
+// schema does not know) goes to the local journal, never to the shared
+// notes. A record that names no commit, or one this repository does not
+// have (squashed away, never fetched), is stored on the anchor instead,
+// marked anchored, its sha fields as written. A record with no result has
+// one inferred (see inferResult) and is marked so. Records the ledger or
+// the journal already holds (same id; a record without an id gets one
+// derived from its content) are not added again, so importing a file twice
+// adds nothing. Lines that do not parse, or have a cycle number below 1,
+// are skipped and reported; the rest are still stored.
+func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) {
 	rep := &ImportReport{}
 	type pending struct {
-		line int
-		rec  ledger.Record
+		line     int
+		rec      ledger.Record
+		anchored bool
 	}
 	var withCommit, withoutCommit []pending
 	var revs []string
 	ledger.EachLine(data, func(n int, line []byte) {
 		rec, err := ledger.Parse(line)
-		switch {
-		case err != nil:
+		if err != nil {
 			rep.Skipped = append(rep.Skipped, ImportProblem{n, err.Error()})
-		case rec.Cycle < 1:
+			return
+		}
+		if rec.Cycle < 1 {
 			rep.Skipped = append(rep.Skipped, ImportProblem{n, fmt.Sprintf("cycle %d: cycle numbers start at 1", rec.Cycle)})
+			return
+		}
+		if rec.Result == "" {
+			inferResult(&rec)
+			rep.Inferred++
+		}
+		switch {
 		case !ledger.Productive(rec.Result) && rec.Result != ledger.Quarantined:
-			withoutCommit = append(withoutCommit, pending{n, rec})
-		case rec.Commit() == "":
-			rep.Skipped = append(rep.Skipped, ImportProblem{n, fmt.Sprintf("the %s record names no commit", rec.Result)})
+			if !ledger.ValidResult(rec.Result) && rec.Result != "idle" {
+				rep.Warnings = append(rep.Warnings, ImportProblem{n, fmt.Sprintf("result %q is not one the ledger knows (%s): kept in the local journal",
+					rec.Result, strings.Join(ledger.Results, ", "))})
+			}
+			withoutCommit = append(withoutCommit, pending{line: n, rec: rec})
 		default:
-			withCommit = append(withCommit, pending{n, rec})
+			withCommit = append(withCommit, pending{line: n, rec: rec})
 			revs = append(revs, rec.Commit())
 		}
 	})
@@ -64,19 +105,70 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	var anchor gitstore.Hash
+	anchorFor := func(line int, why string) bool {
+		if anchor.IsZero() {
+			rev := opts.Anchor
+			if rev == "" {
+				rev = "HEAD"
+			}
+			hs, errs, err := l.repo.LookupCommits(rev)
+			if err == nil && errs[0] != nil {
+				err = errs[0]
+			}
+			if err != nil {
+				rep.Skipped = append(rep.Skipped, ImportProblem{line, fmt.Sprintf("%s, and there is no commit to anchor it to (%v): give one with --anchor REV", why, err)})
+				return false
+			}
+			anchor = hs[0]
+		}
+		return true
+	}
+	existing := map[string]bool{} // every record's id, for anchored records: they may be on another anchor
 	add := map[gitstore.Hash][]ledger.Record{}
 	lineOf := map[string]int{}
 	for k, p := range withCommit {
+		target := hashes[k]
 		if errs[k] != nil {
-			rep.Skipped = append(rep.Skipped, ImportProblem{p.line, errs[k].Error()})
-			continue
-		}
-		if p.rec.ID == "" {
-			p.rec.ID = p.rec.DeriveID(hashes[k].String())
+			var re *gitstore.RevisionError
+			why := "it names no commit"
+			switch {
+			case p.rec.Commit() == "":
+			case errors.As(errs[k], &re) && re.Missing:
+				why = fmt.Sprintf("its commit %s is not in this repository", p.rec.Commit())
+			default:
+				rep.Skipped = append(rep.Skipped, ImportProblem{p.line, errs[k].Error()})
+				continue
+			}
+			if !anchorFor(p.line, why) {
+				continue
+			}
+			if len(existing) == 0 {
+				if existing, err = l.allIDs(); err != nil {
+					return nil, err
+				}
+			}
+			if p.rec.ID == "" {
+				p.rec.ID = p.rec.DeriveID(p.rec.Commit()) // not the anchor's: the same record on any anchor is one
+			}
+			if existing[p.rec.ID] {
+				rep.Present++
+				continue
+			}
+			existing[p.rec.ID] = true
+			if p.rec.Extra == nil {
+				p.rec.Extra = map[string]json.RawMessage{}
+			}
+			p.rec.Extra[Anchored] = json.RawMessage("true")
+			target = anchor
+			rep.Anchored++
+		} else if p.rec.ID == "" {
+			p.rec.ID = p.rec.DeriveID(target.String())
 		}
 		lineOf[p.rec.ID] = p.line
-		add[hashes[k]] = append(add[hashes[k]], p.rec)
+		add[target] = append(add[target], p.rec)
 	}
+	rep.Anchor = anchor
 
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
@@ -87,9 +179,11 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 	for _, rs := range add {
 		n += len(rs)
 	}
+	warned := len(rep.Warnings)
 	next, err := l.update(func(_ *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-		// Warn about cycle numbers the ledger already has on other commits.
-		rep.Warnings = rep.Warnings[:0]
+		// Warn about cycle numbers the ledger already has on other commits
+		// (anew on a retry).
+		rep.Warnings = rep.Warnings[:warned]
 		for commit, rs := range add {
 			for _, r := range rs {
 				if obj, ok := ix.find(r.Cycle); ok && obj != commit {
@@ -104,7 +198,7 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		return nil, err
 	}
 	rep.Stored = next.added
-	rep.Present = n - next.added
+	rep.Present += n - next.added
 
 	have, _, err := l.journal.Read()
 	if err != nil {
@@ -130,8 +224,123 @@ func (l *Ledger) Import(data []byte) (*ImportReport, error) {
 		return nil, err
 	}
 	rep.Journaled = len(fresh)
+	sort.SliceStable(rep.Warnings, func(i, j int) bool { return rep.Warnings[i].Line < rep.Warnings[j].Line })
 	return rep, nil
 }
+
+// allIDs are the ids of every record of the ledger, in every copy it reads.
+func (l *Ledger) allIDs() (map[string]bool, error) {
+	list, err := l.List(ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{"": true} // never empty: the caller reads once
+	for _, en := range list.Entries {
+		ids[en.Record.ID] = true
+	}
+	return ids, nil
+}
+
+// inferResult gives a record with no result one, from what the AgentOps
+// shape says of the cycle, and marks the fields it inferred. Its type, when
+// it is a result (or harvest, or idle), is the result; else a cycle with a
+// commit improved, or regressed when its fitness fell (fitness_after below
+// fitness_before: numbers, "passing/total", or objects with score or
+// passing and total); a cycle without one is unchanged. It also takes the
+// timestamp from date, and the goal counts from a fitness_after that has
+// them, where the record has none.
+func inferResult(r *ledger.Record) {
+	var inferred []string
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(r.Extra[k], &s)
+		return s
+	}
+	switch t := str("type"); {
+	case ledger.ValidResult(t):
+		r.Result = t
+	case t == "harvest":
+		r.Result = ledger.Harvested
+	case t == "idle":
+		r.Result = ledger.Unchanged
+	case r.Commit() == "":
+		r.Result = ledger.Unchanged
+	default:
+		r.Result = ledger.Improved
+		before, okB := fitnessOf(r.Extra["fitness_before"])
+		after, okA := fitnessOf(r.Extra["fitness_after"])
+		if okB && okA && after.score < before.score {
+			r.Result = ledger.Regressed
+		}
+	}
+	inferred = append(inferred, "result")
+	if r.Timestamp == "" {
+		if d := str("date"); d != "" {
+			r.Timestamp = d
+			inferred = append(inferred, "timestamp")
+		}
+	}
+	if after, ok := fitnessOf(r.Extra["fitness_after"]); ok && after.total != nil && r.GoalsPassing == nil && r.GoalsTotal == nil {
+		r.GoalsPassing, r.GoalsTotal = after.passing, after.total
+		inferred = append(inferred, "goals_passing", "goals_total")
+	}
+	if r.Extra == nil {
+		r.Extra = map[string]json.RawMessage{}
+	}
+	r.Extra[Inferred] = ledger.Value(inferred)
+}
+
+// fitness is a fitness value as a cycle history gives it.
+type fitness struct {
+	score          float64
+	passing, total *int
+}
+
+// fitnessOf reads a fitness value: a number, a number or "passing/total"
+// in a string, or an object with score (or value, or fitness), or with
+// passing and total (or goals_passing and goals_total).
+func fitnessOf(v json.RawMessage) (fitness, bool) {
+	var f fitness
+	if len(v) == 0 || len(v) > 4096 || string(v) == "null" {
+		return f, false
+	}
+	var num float64
+	if json.Unmarshal(v, &num) == nil {
+		return fitness{score: num}, finite(num)
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		s = strings.TrimSpace(s)
+		if a, b, ok := strings.Cut(s, "/"); ok {
+			p, err1 := strconv.Atoi(strings.TrimSpace(a))
+			t, err2 := strconv.Atoi(strings.TrimSpace(b))
+			if err1 != nil || err2 != nil || t <= 0 || p < 0 || p > t {
+				return f, false
+			}
+			return fitness{score: float64(p) / float64(t), passing: &p, total: &t}, true
+		}
+		num, err := strconv.ParseFloat(s, 64)
+		return fitness{score: num}, err == nil && finite(num)
+	}
+	var o map[string]json.RawMessage
+	if json.Unmarshal(v, &o) != nil {
+		return f, false
+	}
+	for _, k := range []string{"score", "value", "fitness"} {
+		if json.Unmarshal(o[k], &num) == nil && o[k] != nil && finite(num) {
+			return fitness{score: num}, true
+		}
+	}
+	var p, t int
+	for _, k := range [][2]string{{"passing", "total"}, {"goals_passing", "goals_total"}} {
+		if json.Unmarshal(o[k[0]], &p) == nil && json.Unmarshal(o[k[1]], &t) == nil && o[k[0]] != nil && o[k[1]] != nil && t > 0 && p >= 0 && p <= t {
+			return fitness{score: float64(p) / float64(t), passing: &p, total: &t}, true
+		}
+	}
+	return f, false
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // Export returns the ledger as canonical JSON Lines in cycle order, with
 // the journal's records too when journal is true. Lines that do not parse

@@ -91,6 +91,9 @@ func isRefRace(stderr string) bool {
 type RevisionError struct {
 	Rev    string
 	Reason string
+	// Missing is true when the revision names no object here at all (a
+	// commit this clone does not have, or never had).
+	Missing bool
 }
 
 func (e *RevisionError) Error() string { return fmt.Sprintf("%q %s", e.Rev, e.Reason) }
@@ -141,7 +144,7 @@ func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
 		case err == nil:
 			errs[i] = &RevisionError{Rev: rev, Reason: "names a " + string(typ) + ", not a commit"}
 		case errors.Is(err, ErrObjectNotFound):
-			errs[i] = &RevisionError{Rev: rev, Reason: "names no commit in this repository"}
+			errs[i] = &RevisionError{Rev: rev, Reason: "names no commit in this repository", Missing: true}
 		case errors.As(err, &re):
 			re.Rev = rev
 			errs[i] = re

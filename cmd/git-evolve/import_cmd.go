@@ -4,24 +4,38 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"git-evolve/cycle"
 )
 
 type importCmd struct {
-	File string `arg:"" help:"The cycle-history.jsonl to import, or - for standard input." placeholder:"FILE"`
-	JSON bool   `name:"json" help:"Print the summary as one JSON object."`
+	File   string `arg:"" help:"The cycle-history.jsonl to import, or - for standard input." placeholder:"FILE"`
+	Anchor string `name:"anchor" default:"HEAD" placeholder:"REV" help:"The commit that records naming no commit, or one this repository does not have, are stored on (marked anchored)."`
+	JSON   bool   `name:"json" help:"Print the summary as one JSON object."`
 }
 
 func (importCmd) Help() string {
-	return `Reads both shapes found in the wild: the script's (cycle, target, result, sha,
-canonical_sha, goals_passing, goals_total, timestamp, …) and the second writer's
+	return `Reads the shapes found in the wild: the script's (cycle, target, result, sha,
+canonical_sha, goals_passing, goals_total, timestamp, …), the second writer's
 (cycle, mode, result, commit, milestone, started_at, title, trace), with the
-legacy names goal_id and commit_sha. Each record is stored on the commit it
-names, all in one notes commit (improved, regressed, harvested, quarantined);
-every other result goes to the local journal, never to the shared notes.
-Importing the same file again adds nothing. Lines that do not parse, have a
-cycle below 1, or are productive but name no commit this repository has are
-listed with their line numbers and skipped; the rest is still stored, and the
-exit code is 10.`
+legacy names goal_id and commit_sha, and AgentOps' (cycle, date, run, type,
+commit, fitness_before, fitness_after, goals_flipped, notes, and no result).
+
+Each record is stored on the commit it names, all in one notes commit
+(improved, regressed, harvested, quarantined); every other result goes to the
+local journal, never to the shared notes. A record that names no commit, or a
+commit this repository does not have (squashed away, rewritten), is stored on
+the --anchor commit instead, marked "anchored": true, its sha fields as
+written; log lists it with that sha. A record with no result gets one
+inferred, and "inferred" lists what was: its type when that is a result; else
+improved when it has a commit (regressed when fitness_after is below
+fitness_before), unchanged when it has none; timestamp from date.
+
+Importing the same file again adds nothing. The summary counts the records
+imported (and anchored), journaled, already present and skipped. Lines that do
+not parse or have a cycle below 1 are listed with their line numbers and
+skipped; the rest is still stored, and the exit code is 10. With nothing
+skipped it is 0.`
 }
 
 func (c *importCmd) Run(e *env) error {
@@ -39,7 +53,7 @@ func (c *importCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := l.Import(data)
+	rep, err := l.Import(data, cycle.ImportOptions{Anchor: c.Anchor})
 	if err != nil {
 		return err
 	}
@@ -54,13 +68,23 @@ func (c *importCmd) Run(e *env) error {
 		for _, p := range rep.Skipped {
 			skipped = append(skipped, map[string]any{"line": p.Line, "reason": p.Reason})
 		}
-		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{
-			"stored": rep.Stored, "journaled": rep.Journaled, "present": rep.Present, "skipped": skipped,
-		}))
+		out := map[string]any{"stored": rep.Stored, "anchored": rep.Anchored, "inferred": rep.Inferred,
+			"journaled": rep.Journaled, "present": rep.Present, "skipped": skipped}
+		if !rep.Anchor.IsZero() {
+			out["anchor"] = rep.Anchor.String()
+		}
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
 		return skippedError(c.File, len(rep.Skipped))
 	}
-	fmt.Fprintf(e.stdout, "imported %d record(s) into the ledger and %d into the local journal; %d already present; %d line(s) skipped\n",
-		rep.Stored, rep.Journaled, rep.Present, len(rep.Skipped))
+	anchor, inferred := "", ""
+	if rep.Anchored > 0 {
+		anchor = fmt.Sprintf(" (%d anchored to %s)", rep.Anchored, rep.Anchor.Short())
+	}
+	if rep.Inferred > 0 {
+		inferred = fmt.Sprintf("; %d result(s) inferred", rep.Inferred)
+	}
+	fmt.Fprintf(e.stdout, "imported %d record(s) into the ledger%s and %d into the local journal; %d already present; %d line(s) skipped%s\n",
+		rep.Stored, anchor, rep.Journaled, rep.Present, len(rep.Skipped), inferred)
 	return skippedError(c.File, len(rep.Skipped))
 }
 

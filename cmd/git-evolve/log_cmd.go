@@ -191,6 +191,8 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		switch {
 		case en.Journal:
 			subject = "(local journal)"
+		case anchored(r):
+			commit, subject = dash(shortSHA(r.Commit())), "(imported, anchored to "+en.Commit.Short()+")"
 		case en.Absent:
 			commit, subject = en.Commit.Short(), "(not fetched)"
 		default:
@@ -234,6 +236,19 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		out.Write(line)
 	}
 	return nil
+}
+
+// anchored reports whether an imported record is stored on an anchor, not
+// on the commit it names (see git evolve import).
+func anchored(r *ledger.Record) bool { return string(r.Extra[cycle.Anchored]) == "true" }
+
+// shortSHA is a record's sha as log lists it: seven digits, escaped (the
+// sha of an anchored record is as it was imported).
+func shortSHA(s string) string {
+	if len(s) > 7 {
+		s = s[:7]
+	}
+	return termLine(s)
 }
 
 func dash(s string) string {
@@ -396,6 +411,11 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		switch {
 		case en.Journal:
 			commit = "(local journal)"
+		case anchored(r):
+			commit = "(imported, anchored to `" + en.Commit.Short() + "`)"
+			if c := r.Commit(); c != "" {
+				commit = "`" + shortSHA(c) + "` " + commit
+			}
 		case en.Absent:
 			commit = "`" + en.Commit.Short() + "` (not fetched)"
 		default:

@@ -77,19 +77,23 @@ func mustJSON(v any) []byte {
 
 func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 	r := &en.Record
-	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, r.Result, dash(r.Target))
+	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(r.Result), termLine(dash(r.Target)))
+	where := "commit"
+	if anchored(r) {
+		where = "anchored to" // imported: the commit it names is not here (its sha below)
+	}
 	switch {
 	case en.Journal:
 		fmt.Fprintf(w, "%-16s %s\n", "stored", "local journal (not shared)")
 	case en.Absent:
-		fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", "commit", en.Commit)
+		fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", where, en.Commit)
 	default:
 		ci, err := repo.Commit(en.Commit)
 		switch {
 		case err == nil:
-			fmt.Fprintf(w, "%-16s %s %s\n", "commit", en.Commit, ci.Subject())
+			fmt.Fprintf(w, "%-16s %s %s\n", where, en.Commit, termLine(ci.Subject()))
 		case errors.Is(err, gitstore.ErrObjectNotFound):
-			fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", "commit", en.Commit)
+			fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", where, en.Commit)
 		default:
 			return err
 		}
