@@ -35,8 +35,33 @@ func TrackingRef(remote, ref string) string {
 	return "refs/notes/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/notes/")
 }
 
-// maxAttempts bounds the fetch-merge-push rounds of one sync.
-const maxAttempts = 8
+// DefaultPatience is how long a sync goes on fetching, merging and pushing
+// again while other clones push first.
+const DefaultPatience = 2 * time.Minute
+
+// GaveUpError is returned when a sync's pushes kept losing the race to
+// other clones until its patience ran out. Nothing is lost: the local
+// ledger holds everything merged so far; a later sync pushes it.
+type GaveUpError struct {
+	Remote   string
+	Attempts int
+	Elapsed  time.Duration
+}
+
+func (e *GaveUpError) Error() string {
+	return fmt.Sprintf("gave up syncing with %s after %d attempts in %s: each time, another clone pushed its ledger between the fetch and the push (%v). Nothing is lost: the local ledger keeps what was merged; run git evolve sync again, or give it longer with --patience",
+		e.Remote, e.Attempts, e.Elapsed.Round(time.Millisecond), gitstore.ErrPushRejected)
+}
+
+func (e *GaveUpError) Unwrap() error { return gitstore.ErrPushRejected }
+
+// backoff is how long to wait before attempt (2 and on) after a lost race:
+// doubling from 20ms to 1.28s, with the upper half jittered so that clones
+// that lost together do not come back together.
+func backoff(attempt int) time.Duration {
+	d := 20 * time.Millisecond << min(attempt-2, 6)
+	return d/2 + rand.N(d/2+1)
+}
 
 // Report is what a sync did.
 type Report struct {
@@ -45,6 +70,11 @@ type Report struct {
 	// Attempts is how many fetch-merge-push rounds it took (more than one
 	// when another clone pushed in between).
 	Attempts int
+	// LeaseLosses counts the pushes refused because the remote's ref had
+	// moved since it was fetched (another clone pushed first).
+	LeaseLosses int
+	// Elapsed is how long the sync took.
+	Elapsed time.Duration
 }
 
 // RefReport is what a sync did to one ref.
@@ -73,23 +103,38 @@ type Options struct {
 	// (result is the local ref the push would deliver): an error stops
 	// every push, and Sync returns it.
 	BeforePush func(ref string, result gitstore.Hash) error
+	// Patience is how long Sync goes on retrying while other clones push
+	// first (0 is DefaultPatience); when it is up, Sync returns a
+	// *GaveUpError.
+	Patience time.Duration
 }
 
 // Sync fetches remote's evolve notes refs, merges each into the local ref
 // of the same name, and pushes every local evolve notes ref the remote does
 // not have as it is now, each with a lease on what was fetched. When a push
-// loses the race to another clone, it fetches, merges and pushes again.
+// loses the race to another clone, it waits a little (longer each time,
+// jittered) and fetches, merges and pushes again, until o.Patience is up.
 func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	rep := &Report{Remote: remote}
+	patience := o.Patience
+	if patience <= 0 {
+		patience = DefaultPatience
+	}
+	start := time.Now()
+	defer func() { rep.Elapsed = time.Since(start) }()
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
 		refs, err := syncOnce(repo, remote, o)
 		rep.Refs = refs
-		if errors.Is(err, gitstore.ErrPushRejected) && attempt < maxAttempts {
-			time.Sleep(time.Duration(10+rand.IntN(40*attempt)) * time.Millisecond)
-			continue
+		if !errors.Is(err, gitstore.ErrPushRejected) {
+			return rep, err
 		}
-		return rep, err
+		rep.LeaseLosses++
+		wait := backoff(attempt + 1)
+		if time.Since(start)+wait > patience {
+			return rep, &GaveUpError{Remote: remote, Attempts: attempt, Elapsed: time.Since(start)}
+		}
+		time.Sleep(wait)
 	}
 }
 

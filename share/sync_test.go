@@ -2,11 +2,14 @@ package share
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"git-evolve/gitstore"
 )
@@ -118,5 +121,63 @@ func TestMerge(t *testing.T) {
 	}
 	if out := git(t, dir, "fsck", "--no-dangling", "--strict"); bytes.Contains([]byte(out), []byte("error")) {
 		t.Errorf("fsck: %s", out)
+	}
+}
+
+// TestSyncGivesUpAtItsPatience: when another clone pushes between every
+// fetch and push, Sync retries with backoff until its patience is up, then
+// says so, counting the lost races; the local ledger keeps its records.
+func TestSyncGivesUpAtItsPatience(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", bare)
+	dir := filepath.Join(root, "a")
+	git(t, root, "clone", "-q", bare, dir)
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "ours", "HEAD")
+	other := filepath.Join(root, "b")
+	git(t, root, "clone", "-q", bare, other)
+	git(t, other, "commit", "-q", "--allow-empty", "-m", "two")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	n := 0
+	rep, err := Sync(repo, "origin", Options{
+		Patience: 300 * time.Millisecond,
+		// Another clone pushes each time, just before this one does.
+		BeforePush: func(string, gitstore.Hash) error {
+			n++
+			git(t, other, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "theirs "+strconv.Itoa(n), "HEAD")
+			git(t, other, "push", "-q", "-f", "origin", "refs/notes/evolve-fitness")
+			return nil
+		},
+	})
+	var gave *GaveUpError
+	if !errors.As(err, &gave) || !errors.Is(err, gitstore.ErrPushRejected) {
+		t.Fatalf("Sync: %v, want a GaveUpError", err)
+	}
+	if rep.Attempts < 3 || rep.LeaseLosses != rep.Attempts || gave.Attempts != rep.Attempts {
+		t.Errorf("attempts %d, lease losses %d (error says %d): want every attempt lost, and several", rep.Attempts, rep.LeaseLosses, gave.Attempts)
+	}
+	if rep.Elapsed > 2*time.Second {
+		t.Errorf("took %s with a patience of 300ms", rep.Elapsed)
+	}
+	if got := git(t, dir, "notes", "--ref=evolve-fitness", "show", "HEAD"); !strings.Contains(got, "ours") {
+		t.Errorf("the local note after giving up: %q", got)
+	}
+	if !strings.Contains(err.Error(), "run git evolve sync again") {
+		t.Errorf("the error does not say what to do: %v", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for attempt := 2; attempt < 20; attempt++ {
+		d := backoff(attempt)
+		top := 20 * time.Millisecond << min(attempt-2, 6)
+		if d < top/2 || d > top {
+			t.Errorf("backoff(%d) = %s, want within [%s, %s]", attempt, d, top/2, top)
+		}
 	}
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -47,6 +50,7 @@ func scriptParams(dir string) testscript.Params {
 		Condition:           scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"commits": cmdCommits,
+			"daemon":  cmdDaemon,
 		},
 	}
 }
@@ -55,6 +59,13 @@ func scriptParams(dir string) testscript.Params {
 // ones: [pty] is true when a pseudo-terminal can be opened (ttyin needs one).
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
+	case "daemon":
+		out, err := exec.Command("git", "--exec-path").Output()
+		if err != nil {
+			return false, nil
+		}
+		_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-daemon"))
+		return err == nil, nil
 	case "pty":
 		f, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 		if err != nil {
@@ -140,4 +151,60 @@ func environ(ts *testscript.TestScript) []string {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	return env
+}
+
+// cmdDaemon serves the repositories under DIR with git daemon on a free
+// port of 127.0.0.1, pushes allowed, until the script ends: `daemon DIR`.
+// It sets $DAEMON to the URL of DIR (git://127.0.0.1:<port>).
+func cmdDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: daemon DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	for try := 0; try < 5; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			ts.Fatalf("daemon: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port),
+			"--base-path="+dir, "--export-all", "--enable=receive-pack", "--informative-errors", dir)
+		cmd.Env = environ(ts)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children are stopped with it
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			ts.Fatalf("daemon: %v", err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		stop := func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			<-exited
+		}
+		// Ready when it accepts a connection; gone when another took the port.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+				c.Close()
+				ts.Defer(stop)
+				ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", port))
+				return
+			}
+			select {
+			case <-exited:
+				exited <- nil
+			case <-time.After(20 * time.Millisecond):
+				if time.Now().Before(deadline) {
+					continue
+				}
+				stop()
+				ts.Fatalf("daemon: git daemon did not start listening on port %d\n%s", port, stderr.String())
+			}
+			break // it exited: try another port
+		}
+		ts.Logf("daemon: git daemon on port %d exited: %s", port, stderr.String())
+	}
+	ts.Fatalf("daemon: git daemon would not start")
 }

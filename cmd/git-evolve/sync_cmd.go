@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"git-evolve/audit"
 	"git-evolve/cycle"
@@ -12,10 +13,11 @@ import (
 )
 
 type syncCmd struct {
-	Remote       string `arg:"" optional:"" help:"The remote (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
-	AcceptRemote bool   `name:"accept-remote" help:"Take the remote's ledger even when it brings a breach this clone's does not have, and record an acknowledgement of it (with -m)."`
-	Message      string `short:"m" help:"With --accept-remote: why the remote's breach is accepted (kept in the acknowledgement)." placeholder:"WHY"`
-	JSON         bool   `name:"json" help:"Print {remote, attempts, refs: [{ref, local, remote, result, merged, pushed, refused}]}."`
+	Remote       string        `arg:"" optional:"" help:"The remote (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
+	AcceptRemote bool          `name:"accept-remote" help:"Take the remote's ledger even when it brings a breach this clone's does not have, and record an acknowledgement of it (with -m)."`
+	Message      string        `short:"m" help:"With --accept-remote: why the remote's breach is accepted (kept in the acknowledgement)." placeholder:"WHY"`
+	Patience     time.Duration `name:"patience" default:"2m" placeholder:"DURATION" help:"How long to go on fetching, merging and pushing again while other clones push first."`
+	JSON         bool          `name:"json" help:"Print {remote, attempts, lease_losses, refs: [{ref, local, remote, result, merged, pushed, refused}]}."`
 }
 
 func (syncCmd) Help() string {
@@ -23,7 +25,8 @@ func (syncCmd) Help() string {
 the ledger, fitness snapshots, …) into refs/notes/remotes/<remote>/, merges
 each into the local ref of the same name, and pushes the results with a lease
 on what was fetched. When another clone pushed in between, it fetches, merges
-and pushes again.
+and pushes again, waiting a little longer each time (jittered), for up to
+--patience; when that is up it says so (exit 1), and nothing is lost.
 
 The merge is a union: every record of either side is kept, an identical one
 once; two different records on one commit are both kept; a note one side
@@ -61,7 +64,9 @@ func (c *syncCmd) Run(e *env) error {
 		return err
 	}
 	e.progress("syncing the ledger with " + remote)
-	rep, err := share.Sync(repo, remote, ledgerGuards(e, l, remote, c.AcceptRemote, c.Message))
+	opts := ledgerGuards(e, l, remote, c.AcceptRemote, c.Message)
+	opts.Patience = c.Patience
+	rep, err := share.Sync(repo, remote, opts)
 	if err != nil {
 		printSync(e, rep, remote)
 		return err
@@ -75,7 +80,7 @@ func (c *syncCmd) Run(e *env) error {
 		if refs == nil {
 			refs = []map[string]any{}
 		}
-		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"remote": remote, "attempts": rep.Attempts, "refs": refs}))
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"remote": remote, "attempts": rep.Attempts, "lease_losses": rep.LeaseLosses, "refs": refs}))
 		return nil
 	}
 	if len(rep.Refs) == 0 {
@@ -83,6 +88,9 @@ func (c *syncCmd) Run(e *env) error {
 		return nil
 	}
 	fmt.Fprintf(e.stdout, "synced with %s\n", remote)
+	if rep.LeaseLosses > 0 {
+		fmt.Fprintf(e.stdout, "  (%d attempts: another clone pushed first %d time(s))\n", rep.Attempts, rep.LeaseLosses)
+	}
 	printSync(e, rep, remote)
 	return nil
 }
