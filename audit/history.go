@@ -314,13 +314,27 @@ func oneLine(s string) string {
 // CheckIncoming reports the breaches the notes commits of to that from
 // lacks would bring (to ^from: another clone's ledger as fetched, beside
 // this clone's): records they removed or changed that to no longer holds as
-// they were, and notes of to that do not parse where they changed. from may
-// be zero (no ledger here: all of to's history is read). It reads only those
-// commits and the notes they touched, never the whole ledger.
+// they were, and notes of to that do not parse where they changed. It reads
+// only those commits and the notes they touched, never the whole ledger.
+// When this clone has no ledger (from is zero), or one with no history in
+// common with to (a ledger of its own begun before its first sync), there
+// is nothing of this clone's that to could undo: only to's notes as they
+// are must parse, read in one pass, not its whole history.
 func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, error) {
 	rep := &Report{Findings: []Finding{}}
 	if to.IsZero() || to == from {
 		return nil, nil
+	}
+	unrelated := from.IsZero()
+	if !unrelated {
+		_, ok, err := repo.MergeBase(from, to)
+		if err != nil {
+			return nil, err
+		}
+		unrelated = !ok
+	}
+	if unrelated {
+		return checkTip(repo, rep, to)
 	}
 	args := []string{to.String()}
 	if !from.IsZero() {
@@ -414,6 +428,33 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 			f := unreadable(rep, b.Text, "the note on %s, line %d: %v (%q)", obj.Short(), b.Line, b.Err, shorten(b.Text))
 			f.Commit = obj.String()
 		}
+	}
+	var out []Finding
+	for _, f := range rep.Findings {
+		if f.Severity == Breach {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// checkTip reports the notes of the ledger to that do not parse, reading
+// them all in one pass.
+func checkTip(repo *gitstore.Repo, rep *Report, to gitstore.Hash) ([]Finding, error) {
+	tip, err := repo.NotesAt(to)
+	if err != nil {
+		return nil, err
+	}
+	err = tip.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+		_, bad := ledger.ParseLines(data)
+		for _, b := range bad {
+			f := unreadable(rep, b.Text, "the note on %s, line %d: %v (%q)", obj.Short(), b.Line, b.Err, shorten(b.Text))
+			f.Commit, f.NotesCommit = obj.String(), to.String()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []Finding
 	for _, f := range rep.Findings {
