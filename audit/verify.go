@@ -98,6 +98,10 @@ type VerifyOptions struct {
 	// FullHistory reads the ledger's whole history, not only what was not
 	// verified before.
 	FullHistory bool
+	// BreachesOnly leaves out the checks that can only give notices (the
+	// commits not fetched, cycle numbers two records took): what a push
+	// guard needs to know, sooner.
+	BreachesOnly bool
 }
 
 // VerifyWith is Verify with options.
@@ -105,7 +109,17 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	revs := o.Revs
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
-	list, err := l.List(cycle.ListOptions{Presence: true, Copies: true})
+	// git reads the trailers of HEAD's history while the ledger is read.
+	type trailers struct {
+		commits []gitstore.TrailerCommit
+		err     error
+	}
+	logged := make(chan trailers, 1)
+	go func() {
+		commits, err := repo.TrailerLog("Evolve-Result", trailerKeys, revs...)
+		logged <- trailers{commits, err}
+	}()
+	list, err := l.List(cycle.ListOptions{Presence: !o.BreachesOnly, Copies: true})
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +136,10 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	rep.Records, rep.Notes = len(byID), len(notes)
 	checkSchema(repo, rep, list.Entries)
 	checkIDs(rep, byID)
-	checkPresence(rep, list.Entries)
-	checkNumbers(rep, byID)
+	if !o.BreachesOnly {
+		checkPresence(rep, list.Entries)
+		checkNumbers(rep, byID)
+	}
 	accepted, err := Acceptances(repo)
 	if err != nil {
 		return nil, err
@@ -140,9 +156,11 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		return nil, err
 	}
 	checkChain(rep, byID, ids)
-	if err := checkTrailers(repo, rep, list.Entries, byID, revs, ids); err != nil {
-		return nil, err
+	tl := <-logged
+	if tl.err != nil {
+		return nil, tl.err
 	}
+	checkTrailers(rep, list.Entries, byID, tl.commits, ids)
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
@@ -324,16 +342,15 @@ func checkChain(rep *Report, byID map[string][]cycle.Entry, accepted map[string]
 	}
 }
 
-// checkTrailers: a commit whose trailers name a cycle agrees with the
-// ledger's record of it.
-func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID map[string][]cycle.Entry, revs []string, accepted map[string]bool) error {
+// trailerKeys are the trailers checkTrailers reads.
+var trailerKeys = []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result", "Evolve-Record"}
+
+// checkTrailers: a commit whose trailers name a cycle (commits, from git
+// log) agrees with the ledger's record of it.
+func checkTrailers(rep *Report, entries []cycle.Entry, byID map[string][]cycle.Entry, commits []gitstore.TrailerCommit, accepted map[string]bool) {
 	onCommit := map[gitstore.Hash][]ledger.Record{}
 	for _, e := range entries {
 		onCommit[e.Commit] = append(onCommit[e.Commit], e.Record)
-	}
-	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result", "Evolve-Record"}, revs...)
-	if err != nil {
-		return err
 	}
 	for _, tc := range commits {
 		id, result := tc.Trailers["Evolve-Id"], tc.Trailers["Evolve-Result"]
@@ -371,7 +388,6 @@ func checkTrailers(repo *gitstore.Repo, rep *Report, entries []cycle.Entry, byID
 			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
 		}
 	}
-	return nil
 }
 
 // checkSaves: the saved work this clone made under refs/evolve/ (the work

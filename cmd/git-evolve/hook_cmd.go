@@ -132,7 +132,11 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if _, ok, err := l.Repo().RefHash(cycle.NotesRef); err != nil || !ok {
 		return err // no ledger here: nothing to check or deliver
 	}
-	rep, err := audit.Verify(l.Local())
+	tip, _, err := l.Repo().RefHash(cycle.NotesRef)
+	if err != nil {
+		return err
+	}
+	rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
 	if err != nil {
 		return err
 	}
@@ -150,7 +154,7 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err := ensureRefspec(e, l.Repo(), c.Remote); err != nil {
 		return err
 	}
-	rep2, err := share.Sync(l.Repo(), c.Remote, ledgerGuards(e, l, c.Remote, false, ""))
+	rep2, err := share.Sync(l.Repo(), c.Remote, ledgerGuards(e, l, c.Remote, false, "", tip))
 	if errors.As(err, new(*integrityError)) {
 		fmt.Fprintf(e.stderr, "git-evolve: the ledger was not delivered to %s: %v (the push goes on)\n", c.Remote, err)
 		return nil

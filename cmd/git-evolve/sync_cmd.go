@@ -64,7 +64,7 @@ func (c *syncCmd) Run(e *env) error {
 		return err
 	}
 	e.progress("syncing the ledger with " + remote)
-	opts := ledgerGuards(e, l, remote, c.AcceptRemote, c.Message)
+	opts := ledgerGuards(e, l, remote, c.AcceptRemote, c.Message, gitstore.ZeroHash)
 	opts.Patience = c.Patience
 	rep, err := share.Sync(repo, remote, opts)
 	if err != nil {
@@ -129,8 +129,10 @@ func printSync(e *env, rep *share.Report, remote string) {
 // ledgerGuards are the checks a sync (the command, or the pre-push hook's)
 // makes of the ledger: the remote's is kept out when it brings a breach this
 // clone's does not have (unless accept: then the acknowledgement is
-// recorded, with why), and a ledger with a breach is not pushed.
-func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why string) share.Options {
+// recorded, with why), and a ledger with a breach is not pushed (verified,
+// when not zero, is a ledger the caller has just verified clean: pushed as
+// it is, it is not verified again).
+func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why string, verified gitstore.Hash) share.Options {
 	return share.Options{
 		Admit: func(ref string, local, theirs gitstore.Hash) error {
 			if ref != cycle.NotesRef || theirs.IsZero() {
@@ -149,11 +151,11 @@ func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why strin
 			return withHint(&integrityError{fmt.Sprintf("%s's ledger brings %d breach(es) this clone's does not have: this clone's ledger is kept as it is, not merged or pushed", remote, len(found))},
 				fmt.Sprintf("ask whoever made that notes commit to run git evolve repair and sync; to take %s's ledger anyway: git evolve sync %s --accept-remote -m 'why'", remote, remote))
 		},
-		BeforePush: func(ref string, _ gitstore.Hash) error {
-			if ref != cycle.NotesRef {
-				return nil
+		BeforePush: func(ref string, result gitstore.Hash) error {
+			if ref != cycle.NotesRef || result == verified {
+				return nil // (the ledger the caller verified just now, as it is)
 			}
-			rep, err := audit.Verify(l.Local()) // what the push delivers
+			rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true}) // what the push delivers
 			if err != nil {
 				return err
 			}
