@@ -91,16 +91,22 @@ func (l *Ledger) reservedPath() string { return filepath.Join(l.stateDir, "reser
 
 // Current returns the open cycle of this worktree, or ErrNoOpenCycle.
 func (l *Ledger) Current() (*OpenCycle, error) {
-	data, err := os.ReadFile(l.openPath())
+	c, err := readOpen(l.openPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoOpenCycle
 	}
+	return c, err
+}
+
+// readOpen reads an open cycle's file.
+func readOpen(path string) (*OpenCycle, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var c OpenCycle
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("%s does not parse: %v (it holds the open cycle; fix or remove it)", l.openPath(), err)
+		return nil, fmt.Errorf("%s does not parse: %v (it holds the open cycle; fix or remove it)", path, err)
 	}
 	return &c, nil
 }

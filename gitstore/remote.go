@@ -118,10 +118,15 @@ func parsePushPorcelain(out string) []PushResult {
 }
 
 // ListRefs returns the refs under prefix (for example "refs/notes/evolve"
-// matches refs/notes/evolve and refs/notes/evolve-fitness) and what they
-// point at.
+// matches refs/notes/evolve and refs/notes/evolve-fitness, and a prefix
+// ending in "/", such as "refs/evolve/cycles/", every ref below it) and
+// what they point at.
 func (r *Repo) ListRefs(prefix string) (map[string]Hash, error) {
-	out, err := r.git(context.Background(), nil, "for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options", prefix+"*")
+	pattern := prefix + "*" // a glob: it does not reach below a slash
+	if strings.HasSuffix(prefix, "/") {
+		pattern = prefix // git's prefix match: everything below
+	}
+	out, err := r.git(context.Background(), nil, "for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options", pattern)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -133,10 +134,12 @@ func (c *cycleStartCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
+		defer sweep(e, l)
 		b, _ := json.Marshal(open)
 		_, err := fmt.Fprintf(e.stdout, "%s\n", b)
 		return err
 	}
+	defer sweep(e, l)
 	fmt.Fprintf(e.stdout, "cycle %d started on %s: target %s\n", open.Cycle, open.Start[:7], open.Target)
 	fmt.Fprintf(e.stdout, "gate: %s\n", gateLine(f, g, detected))
 	fmt.Fprintf(e.stdout, "goals: score %.1f, %s\n", before.Summary.Score, before.Summary.Counts())
@@ -381,4 +384,31 @@ func gateLine(f *goals.File, g goals.Gate, detected *gate.Detected) string {
 		return termLine(strings.Join(g.Commands, "; ")) + " (from " + goals.FileName + ")"
 	}
 	return "none: no test command detected (set gate: in " + goals.FileName + " to run the project's tests)"
+}
+
+// sweep removes the cycle refs interrupted commands left and says so, and
+// names git lock files left by a git that was killed (see cycle.Sweep).
+func sweep(e *env, l *cycle.Ledger) {
+	left, err := l.Sweep()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: looking for what interrupted commands left: %v\n", err)
+		return
+	}
+	for _, ref := range left.Removed {
+		fmt.Fprintf(e.stderr, "git-evolve: removed %s, left by an interrupted git evolve\n", ref)
+	}
+	stuck := make([]string, 0, len(left.Stuck))
+	for ref := range left.Stuck {
+		stuck = append(stuck, ref)
+	}
+	sort.Strings(stuck)
+	for _, ref := range stuck {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s is left behind: %s\n", ref, termLine(left.Stuck[ref]))
+	}
+	if len(stuck) > 0 {
+		fmt.Fprintf(e.stderr, "git-evolve: hint: if no git process is running, remove the .lock file git names (a git that was killed left it); the next cycle start or finish removes what is left\n")
+	}
+	for _, lock := range left.Locks {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s is more than %s old: a git lock file left by a git process that was killed; if no git process is running, remove it\n", lock, cycle.StaleLockAge)
+	}
 }

@@ -93,6 +93,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 	case err != nil:
 		return err
 	}
+	defer sweep(e, l)
 	f := res.Cycle.Finish
 	if f.GoalsEdited {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: the cycle changed %s: it was judged by the goals file as it was when the cycle started, and its record says so\n", goals.FileName)
