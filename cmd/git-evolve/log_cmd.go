@@ -212,8 +212,10 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		if target == "" && len(r.GoalIDs) > 0 {
 			target = strings.Join(r.GoalIDs, ",")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cycle, result, dash(target), goals, commit,
-			truncate(subject, 60), age(r.Timestamp, now), dash(recordedBy(r)))
+		// Every field may come from a remote's note or a commit message:
+		// escaped, so that none of them moves the cursor or breaks a row.
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cycle, termLine(result), dash(termLine(target)), goals, commit,
+			truncate(termLine(subject), 60), age(r.Timestamp, now), dash(termLine(recordedBy(r))))
 	}
 	tw.Flush()
 	if !color {

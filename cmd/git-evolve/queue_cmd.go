@@ -91,7 +91,8 @@ func (c *queueListCmd) Run(e *env) error {
 		if meta != "" {
 			meta = " [" + meta + "]"
 		}
-		fmt.Fprintf(w, "%s%s %s: %s\n", it.ID, meta, state, it.Title)
+		// The queue file is written by agents and other loops: escaped.
+		fmt.Fprintf(w, "%s%s %s: %s\n", termLine(it.ID), termLine(meta), termLine(state), termLine(it.Title))
 	}
 	for _, n := range malformed {
 		fmt.Fprintf(w, "line %d does not parse: kept as it is\n", n)
@@ -240,10 +241,11 @@ func printHypotheses(e *env, hs []loop.Hypothesis, asJSON bool, none string) err
 		fmt.Fprintln(w, none)
 	}
 	for _, h := range hs {
-		fmt.Fprintf(w, "%s %s (cycle %d, check at %d): %s\n", h.ID, h.Status, h.CycleLanded, h.CheckAtCycle, h.Hypothesis)
-		fmt.Fprintf(w, "  measure: %s\n", h.Measure)
+		// Hypotheses come with sync from any clone: escaped.
+		fmt.Fprintf(w, "%s %s (cycle %d, check at %d): %s\n", termLine(h.ID), termLine(h.Status), h.CycleLanded, h.CheckAtCycle, termLine(h.Hypothesis))
+		fmt.Fprintf(w, "  measure: %s\n", termLine(h.Measure))
 		if h.Evidence != "" {
-			fmt.Fprintf(w, "  evidence: %s\n", h.Evidence)
+			fmt.Fprintf(w, "  evidence: %s\n", termLine(h.Evidence))
 		}
 	}
 	return w.Flush()
