@@ -326,14 +326,18 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 		return nil, nil
 	}
 	unrelated := from.IsZero()
+	var base gitstore.Hash
 	if !unrelated {
-		_, ok, err := repo.MergeBase(from, to)
+		b, ok, err := repo.MergeBase(from, to)
 		if err != nil {
 			return nil, err
 		}
-		unrelated = !ok
+		unrelated, base = !ok, b
 	}
 	if unrelated {
+		if err := incomingBadNotes(repo, rep, from, gitstore.ZeroHash, to, []gitstore.Hash{to}); err != nil {
+			return nil, err
+		}
 		return checkTip(repo, rep, to)
 	}
 	args := []string{to.String()}
@@ -342,6 +346,9 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 	}
 	commits, err := repo.RevList(args...)
 	if err != nil {
+		return nil, err
+	}
+	if err := incomingBadNotes(repo, rep, from, base, to, commits); err != nil {
 		return nil, err
 	}
 	tip, err := repo.NotesAt(to)
@@ -436,6 +443,71 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 		}
 	}
 	return out, nil
+}
+
+// incomingBadNotes reports each submodule entry at a note path of the
+// ledger to that neither from nor the history both share (base) has,
+// naming the oldest of commits (to's own, newest first) that has it: the
+// notes commit that brought it. One base has and from took out (a repair)
+// is not brought by to.
+func incomingBadNotes(repo *gitstore.Repo, rep *Report, from, base, to gitstore.Hash, commits []gitstore.Hash) error {
+	if len(commits) == 0 {
+		return nil // to brings no commit of its own
+	}
+	tip, err := repo.NotesAt(to)
+	if err != nil {
+		return err
+	}
+	bad, err := tip.BadNotes()
+	if err != nil || len(bad) == 0 {
+		return err
+	}
+	var known []*gitstore.Notes
+	for _, c := range []gitstore.Hash{from, base} {
+		if c.IsZero() {
+			continue
+		}
+		snap, err := repo.NotesAt(c)
+		if err != nil {
+			return err
+		}
+		known = append(known, snap)
+	}
+	for _, obj := range bad {
+		had := false
+		for _, snap := range known {
+			h, err := snap.HasBadNote(obj)
+			if err != nil {
+				return err
+			}
+			had = had || h
+		}
+		if had {
+			continue // this clone's ledger has or had it: not brought in
+		}
+		by := to
+		for _, c := range commits {
+			snap, err := repo.NotesAt(c)
+			if err != nil {
+				return err
+			}
+			has, err := snap.HasBadNote(obj)
+			if err != nil {
+				return err
+			}
+			if !has {
+				break
+			}
+			by = c
+		}
+		who := "notes commit " + by.Short()
+		if ci, err := repo.Commit(by); err == nil {
+			who = fmt.Sprintf("notes commit %s (%s, %s)", by.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
+		}
+		f := rep.add(Breach, "not-a-note", "%s put a submodule (a commit), not a note's text, at the ledger's entry for %s", who, obj.Short())
+		f.Commit, f.NotesCommit = obj.String(), by.String()
+	}
+	return nil
 }
 
 // checkTip reports the notes of the ledger to that do not parse, reading

@@ -36,6 +36,9 @@ type RepairReport struct {
 	NotesCommit string `json:"notes_commit,omitempty"`
 	// Refs are the saved work whose deleted refs repair puts back.
 	Refs []RestoredRef `json:"refs"`
+	// Removed are the objects whose note path held no note (a submodule
+	// entry) that repair takes out of the ledger.
+	Removed []string `json:"removed"`
 }
 
 // RestoredRef is a ref of saved work put back on its commit.
@@ -60,7 +63,7 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}, Refs: []RestoredRef{}}
+	out := &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}, Refs: []RestoredRef{}, Removed: []string{}}
 	type key struct{ obj, id string }
 	restore := map[key]Restored{}
 	var order []key
@@ -86,6 +89,8 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 				continue
 			}
 			out.Refs = append(out.Refs, RestoredRef{Ref: f.Ref, Commit: f.Commit})
+		case f.Kind == "not-a-note":
+			out.Removed = append(out.Removed, f.Commit)
 		case f.Kind == "rewritten" || f.Kind == "gone":
 			v, _ := gitstore.ParseHash(f.NotesCommit)
 			if ok, err := repo.HasObject(v); err != nil {
@@ -152,10 +157,10 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 			return nil, err
 		}
 	}
-	if len(out.Restored) == 0 && len(parents) == 0 {
+	if len(out.Restored) == 0 && len(parents) == 0 && len(out.Removed) == 0 {
 		return out, nil
 	}
-	c, err := writeRestored(l, out.Restored, parents)
+	c, err := writeRestored(l, out.Restored, out.Removed, parents)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +243,7 @@ var errFound = errors.New("found")
 
 // writeRestored writes the restored records into their notes, each in place
 // of the record of its id there, as one notes commit.
-func writeRestored(l *cycle.Ledger, restored []Restored, parents []gitstore.Hash) (gitstore.Hash, error) {
+func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, parents []gitstore.Hash) (gitstore.Hash, error) {
 	repo := l.Repo()
 	author, committer, err := repo.Identity()
 	if err != nil {
@@ -257,6 +262,9 @@ func writeRestored(l *cycle.Ledger, restored []Restored, parents []gitstore.Hash
 			undone[r.NotesCommit] = true
 		}
 		msg.WriteString(", put back as it was\n")
+	}
+	for _, obj := range removed {
+		fmt.Fprintf(&msg, "- the submodule entry at the note path of %s removed: it was no note\n", obj[:7])
 	}
 	for _, p := range parents {
 		fmt.Fprintf(&msg, "- the ledger descends again from %s, which this clone had verified\n", p.Short())
@@ -320,6 +328,13 @@ func writeRestored(l *cycle.Ledger, restored []Restored, parents []gitstore.Hash
 				return gitstore.ZeroHash, err
 			}
 			edits = append(edits, gitstore.NoteEdit{Object: h, Blob: blob})
+		}
+		for _, obj := range removed {
+			h, err := gitstore.ParseHash(obj)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			edits = append(edits, gitstore.NoteEdit{Object: h}) // what sits there goes
 		}
 		tree := snap.Tree()
 		if len(edits) > 0 {

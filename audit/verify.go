@@ -127,6 +127,9 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
 		f.Commit = e.Commit.String()
 	}
+	if err := checkBadNotes(l, rep); err != nil {
+		return nil, err
+	}
 	byID := map[string][]cycle.Entry{}
 	notes := map[gitstore.Hash]bool{}
 	for _, e := range list.Entries {
@@ -170,6 +173,26 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
 	})
 	return rep, nil
+}
+
+// checkBadNotes reports what sits at a note's path of the local ledger and
+// is no note git evolve can read (a submodule entry): every reader passes
+// it by, so only verify says it is there. The next record on that commit
+// replaces it.
+func checkBadNotes(l *cycle.Ledger, rep *Report) error {
+	snap, err := l.Repo().ReadNotes(cycle.NotesRef)
+	if err != nil {
+		return err
+	}
+	bad, err := snap.BadNotes()
+	if err != nil {
+		return err
+	}
+	for _, obj := range bad {
+		f := rep.add(Breach, "not-a-note", "the ledger's entry for %s is a submodule (a commit), not a note's text: readers skip it; git evolve repair removes it", obj.Short())
+		f.Commit = obj.String()
+	}
+	return nil
 }
 
 // unreadable reports a line of a ledger note that is no record: a breach
@@ -235,6 +258,10 @@ func checkPresence(rep *Report, entries []cycle.Entry) {
 	for _, e := range entries {
 		if e.Absent {
 			absent[e.Commit] = append(absent[e.Commit], e.Record.Cycle)
+		}
+		if e.NotCommit {
+			f := rep.add(Breach, "not-a-commit", "cycle %d is noted on %s, which is no commit: records are notes on the commits cycles delivered", e.Record.Cycle, e.Commit.Short())
+			f.Cycle, f.ID, f.Commit = e.Record.Cycle, e.Record.ID, e.Commit.String()
 		}
 	}
 	for c, cycles := range absent {

@@ -60,6 +60,9 @@ type Entry struct {
 	// Absent is true when Commit is not in this clone (the ledger was
 	// fetched, the commit was not).
 	Absent bool
+	// NotCommit is true when the object the record is noted on is here
+	// and is no commit (a blob, a tree): no writer of the ledger does that.
+	NotCommit bool
 }
 
 // NoteError is a line of a ledger note, or of the journal, that does not
@@ -108,16 +111,16 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	out := &Listing{}
 	add := func(obj gitstore.Hash, data []byte) error {
 		recs, bad := ledger.ParseLines(data)
-		absent := false
+		absent, notCommit := false, false
 		if opts.Presence && opts.Commits == nil {
-			present, err := l.repo.HasObject(obj)
+			typ, err := l.repo.ObjectType(obj)
 			if err != nil {
 				return err
 			}
-			absent = !present
+			absent, notCommit = typ == "", typ != "" && typ != "commit"
 		}
 		for _, r := range recs {
-			out.Entries = append(out.Entries, Entry{Record: r, Commit: obj, Absent: absent})
+			out.Entries = append(out.Entries, Entry{Record: r, Commit: obj, Absent: absent, NotCommit: notCommit})
 		}
 		for _, b := range bad {
 			out.Errors = append(out.Errors, &NoteError{Commit: obj, Line: b.Line, Text: b.Text, Err: b.Err})

@@ -208,7 +208,7 @@ func (r *Repo) readObject(h Hash, want objectType) ([]byte, error) {
 		return nil, err
 	}
 	if typ != want {
-		return nil, fmt.Errorf("object %s is a %s, not a %s", h.Short(), typ, want)
+		return nil, fmt.Errorf("object %s is a %s, not a %s: %w", h.Short(), typ, want, ErrWrongType)
 	}
 	return data, nil
 }

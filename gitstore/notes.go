@@ -58,6 +58,11 @@ func classify(prefix string, e treeEntry) (kind int, name string) {
 		}
 	}
 	switch {
+	case !e.dir && len(prefix)+len(n) == 40 && e.mode == modeGitlink:
+		// A submodule entry at a note's path: git reads a commit there,
+		// not a note's text. Readers pass it by; writers drop it when they
+		// write that object's note; verify reports it (BadNotes).
+		return entryBadNote, prefix + n
 	case !e.dir && len(prefix)+len(n) == 40:
 		return entryNote, prefix + n
 	case e.dir && len(n) == 2 && len(prefix)+2 < 40:
@@ -70,7 +75,62 @@ const (
 	entryOther = iota
 	entryNote
 	entryFanout
+	entryBadNote
 )
+
+// modeGitlink is the tree mode of a submodule (a commit) entry.
+const modeGitlink = 0o160000
+
+// BadNotes returns the objects whose note path holds something no reader
+// can take as a note's text (a submodule entry), in path order. Nothing
+// else reads them; a ledger's verify reports them.
+func (n *Notes) BadNotes() ([]Hash, error) {
+	var out []Hash
+	err := n.badNotes(n.tree, "", &out)
+	return out, err
+}
+
+// HasBadNote reports whether obj's note path holds a submodule entry.
+func (n *Notes) HasBadNote(obj Hash) (bool, error) {
+	return n.hasBadNote(n.tree, "", obj.String())
+}
+
+func (n *Notes) hasBadNote(tree Hash, prefix, want string) (bool, error) {
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		switch kind, name := classify(prefix, e); {
+		case kind == entryBadNote && name == want:
+			return true, nil
+		case kind == entryFanout && strings.HasPrefix(want, prefix+name):
+			if ok, err := n.hasBadNote(e.hash, prefix+name, want); ok || err != nil {
+				return ok, err
+			}
+		}
+	}
+	return false, nil
+}
+
+func (n *Notes) badNotes(tree Hash, prefix string, out *[]Hash) error {
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch kind, name := classify(prefix, e); kind {
+		case entryBadNote:
+			h, _ := ParseHash(name)
+			*out = append(*out, h)
+		case entryFanout:
+			if err := n.badNotes(e.hash, prefix+name, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // Find returns the blobs of the notes on obj. There is normally one; a tree
 // that another tool wrote with the same object at two fanouts yields both.

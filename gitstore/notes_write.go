@@ -52,6 +52,9 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 			fan[name] = e.hash
 		case kind == entryNote:
 			flat[name] = e.hash
+		case kind == entryBadNote && isSet(edits, name):
+			// the note written for that object takes the place of what no
+			// reader could read there
 		case prefix == "" && extras != nil && isSet(extras, e.name):
 			// replaced below
 		default:

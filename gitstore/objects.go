@@ -22,6 +22,23 @@ import (
 // example a commit that this clone has not fetched.
 var ErrObjectNotFound = errors.New("object not found")
 
+// ErrWrongType is returned when an object is there but of another type
+// than the one asked for (a note on a blob read as a commit).
+var ErrWrongType = errors.New("wrong object type")
+
+// ObjectType returns the type of the object ("commit", "tree", "blob",
+// "tag"), or "" when it is not in this repository.
+func (r *Repo) ObjectType(h Hash) (string, error) {
+	if typ, _, ok := r.pendingData(h); ok {
+		return string(typ), nil
+	}
+	_, typ, _, err := r.object(h.String())
+	if errors.Is(err, ErrObjectNotFound) {
+		return "", nil
+	}
+	return string(typ), err
+}
+
 // Signature is who made a commit and when.
 type Signature struct {
 	Name  string

@@ -194,6 +194,11 @@ func (r *Repo) TrailerLog(must string, keys []string, revs ...string) ([]Trailer
 		format += "%x1f%(trailers:key=" + k + ",valueonly,separator=%x1e)"
 	}
 	if len(revs) == 0 {
+		// A repository with no commit yet has no trailers to read (git
+		// log would fail on the unborn HEAD).
+		if _, ok, err := r.RefHash("HEAD"); err != nil || !ok {
+			return nil, err
+		}
 		revs = []string{"HEAD"}
 	}
 	args := append(append([]string{"log", "-z", "--format=" + format, "--end-of-options"}, revs...), "--")

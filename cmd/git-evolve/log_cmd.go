@@ -203,6 +203,8 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 				subject = ci.Subject()
 			case errors.Is(err, gitstore.ErrObjectNotFound):
 				subject = "(not fetched)"
+			case errors.Is(err, gitstore.ErrWrongType):
+				subject = "(not a commit: see git evolve verify)"
 			default:
 				return err
 			}
@@ -426,7 +428,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 				commit += " " + truncate(ci.Subject(), 60)
 			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), r.Result, goals, delta,
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(r.Result), goals, delta,
 			mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
 	}
 	if len(trajectory) > 0 {

@@ -77,11 +77,14 @@ func (c *repairCmd) Run(e *env) error {
 		for _, r := range rep.Refs {
 			fmt.Fprintf(w, "%s the saved work %s on %s\n", verb, r.Ref, r.Commit[:7])
 		}
+		for _, obj := range rep.Removed {
+			fmt.Fprintf(w, "%s the submodule entry at the note path of %s (it is no note)\n", map[bool]string{true: "would remove", false: "removed"}[c.DryRun], obj[:7])
+		}
 		for _, f := range rep.Unrepairable {
 			fmt.Fprintf(w, "cannot repair: %s\n", termLine(f.Message))
 		}
 		switch {
-		case len(rep.Restored) == 0 && len(rep.Unrepairable) == 0 && len(rep.Refs) == 0:
+		case len(rep.Restored) == 0 && len(rep.Unrepairable) == 0 && len(rep.Refs) == 0 && len(rep.Removed) == 0:
 			fmt.Fprintln(w, "nothing to repair: verify finds no record edited or deleted")
 		case rep.NotesCommit != "":
 			fmt.Fprintf(w, "repaired the ledger: notes commit %s; git evolve sync (or a push) brings the repair to the other clones\n", rep.NotesCommit[:7])

@@ -94,6 +94,8 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 			fmt.Fprintf(w, "%-16s %s %s\n", where, en.Commit, termLine(ci.Subject()))
 		case errors.Is(err, gitstore.ErrObjectNotFound):
 			fmt.Fprintf(w, "%-16s %s (not fetched into this clone)\n", where, en.Commit)
+		case errors.Is(err, gitstore.ErrWrongType):
+			fmt.Fprintf(w, "%-16s %s (not a commit: see git evolve verify)\n", where, en.Commit)
 		default:
 			return err
 		}
