@@ -133,7 +133,14 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	byID := map[string][]cycle.Entry{}
 	notes := map[gitstore.Hash]bool{}
 	for _, e := range list.Entries {
-		byID[e.Record.ID] = append(byID[e.Record.ID], e)
+		key := e.Record.ID
+		if key == "" {
+			// A record with no id (the seeds' shape, as plain git or their
+			// scripts write it) is known by what it says: its copies on
+			// several commits are one record, two such records are two.
+			key = noID + ledger.Digest(e.Record.Marshal())
+		}
+		byID[key] = append(byID[key], e)
 		notes[e.Commit] = true
 	}
 	rep.Records, rep.Notes = len(byID), len(notes)
@@ -240,6 +247,10 @@ func checkSchema(repo *gitstore.Repo, rep *Report, entries []cycle.Entry) {
 }
 
 // checkIDs: one id, one record (copies of it on several commits are fine).
+// noID starts the key verify files a record with no id under: no id
+// starts with it.
+const noID = "\x00no id "
+
 func checkIDs(rep *Report, byID map[string][]cycle.Entry) {
 	for id, es := range byID {
 		first := string(es[0].Record.Marshal())
