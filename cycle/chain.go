@@ -53,25 +53,47 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 	if n == 0 {
 		return nil, nil
 	}
-	var best *ledger.Record
+	want := map[gitstore.Hash]bool{}
 	for _, e := range ix.entries {
-		if int(e.cycle) != n {
-			continue
+		if int(e.cycle) == n {
+			want[e.obj] = true
 		}
-		blobs, err := snap.Find(e.obj)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range blobs {
-			data, err := l.repo.ReadBlob(b)
+	}
+	// The notes that hold cycle n: looked up one by one when they are few,
+	// else found in one walk (a ledger that copied one record to many
+	// commits must not make each lookup scan the tree again).
+	var blobs []gitstore.Hash
+	if len(want) <= 8 {
+		for obj := range want {
+			found, err := snap.Find(obj)
 			if err != nil {
 				return nil, err
 			}
-			recs, _ := ledger.ParseLines(data)
-			for i := range recs {
-				if r := &recs[i]; r.Cycle == n && (best == nil || ledger.Less(best, r)) {
-					best = r
-				}
+			blobs = append(blobs, found...)
+		}
+	} else if err := snap.Walk(func(obj, blob gitstore.Hash) error {
+		if want[obj] {
+			blobs = append(blobs, blob)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var best *ledger.Record
+	read := map[gitstore.Hash]bool{} // copies share one blob: read it once
+	for _, b := range blobs {
+		if read[b] {
+			continue
+		}
+		read[b] = true
+		data, err := l.repo.ReadBlob(b)
+		if err != nil {
+			return nil, err
+		}
+		recs, _ := ledger.ParseLines(data)
+		for i := range recs {
+			if r := &recs[i]; r.Cycle == n && (best == nil || ledger.Less(best, r)) {
+				best = r
 			}
 		}
 	}
