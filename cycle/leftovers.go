@@ -89,13 +89,27 @@ func (l *Ledger) Sweep() (*Leftovers, error) {
 // openIDs are the ids of the cycles open in every worktree of the
 // repository.
 func (l *Ledger) openIDs() (map[string]bool, error) {
+	open, err := l.openCycles()
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, c := range open {
+		ids[c.ID] = true
+	}
+	return ids, nil
+}
+
+// openCycles are the cycles open in every worktree of the repository.
+func (l *Ledger) openCycles() ([]*OpenCycle, error) {
 	common := l.repo.CommonDir()
 	files := []string{filepath.Join(common, "evolve", "cycle.json"), l.openPath()}
 	wts, err := filepath.Glob(filepath.Join(common, "worktrees", "*", "evolve", "cycle.json"))
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
+	var out []*OpenCycle
+	seen := map[string]bool{}
 	for _, f := range append(files, wts...) {
 		c, err := readOpen(f)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -104,9 +118,12 @@ func (l *Ledger) openIDs() (map[string]bool, error) {
 		if err != nil {
 			return nil, err // an open cycle that cannot be read: keep everything
 		}
-		ids[c.ID] = true
+		if !seen[c.ID] {
+			seen[c.ID] = true
+			out = append(out, c)
+		}
 	}
-	return ids, nil
+	return out, nil
 }
 
 // staleLocks are git's lock files, older than StaleLockAge, on the refs the

@@ -1,7 +1,6 @@
 package cycle
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -384,29 +383,36 @@ func mustJSON(v any) json.RawMessage { return ledger.Value(v) }
 
 // reserved returns the cycle numbers open cycles hold, by number. A
 // reservation whose start ref is gone (a start that crashed before it, a
-// cycle whose worktree was removed and its ref deleted) holds nothing.
+// cycle whose worktree was removed and its ref deleted) holds nothing. The
+// cycles open in every worktree hold their numbers too, so that a damaged
+// or lost reservation file never lets two cycles take one number.
 func (l *Ledger) reserved() (map[int]string, error) {
-	f, err := os.Open(l.reservedPath())
+	out := map[int]string{}
+	open, err := l.openCycles()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range open {
+		out[c.Cycle] = c.ID
+	}
+	data, err := os.ReadFile(l.reservedPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return out, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	out := map[int]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		n, id, _ := strings.Cut(sc.Text(), " ")
+	for _, line := range strings.Split(string(data), "\n") {
+		n, id, _ := strings.Cut(line, " ")
 		c, err := strconv.Atoi(n)
-		if err != nil {
-			continue
+		if err != nil || c <= 0 {
+			continue // damaged: the open cycles above still hold theirs
 		}
 		if _, ok, err := l.repo.RefHash(StartRef(id)); err == nil && ok {
 			out[c] = id
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // release gives back the number an open cycle reserved.
