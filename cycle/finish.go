@@ -782,7 +782,7 @@ func (l *Ledger) moveHead(c *OpenCycle, from, to gitstore.Hash) error {
 	case from:
 		err := l.repo.MoveHead(to, from, fmt.Sprintf("git evolve: cycle %d %s", c.Cycle, c.Finish.Result))
 		if errors.Is(err, gitstore.ErrRefChanged) {
-			return &Refusal{fmt.Sprintf("HEAD moved while cycle %d was finishing", c.Cycle), "run git evolve cycle finish again"}
+			return &Busy{fmt.Sprintf("HEAD moved while cycle %d was finishing", c.Cycle), "run git evolve cycle finish again"}
 		}
 		if err != nil {
 			return err
@@ -810,7 +810,7 @@ func (l *Ledger) headAt(c *OpenCycle, from, to gitstore.Hash) error {
 // cycle was judged. Its advice keeps the commits HEAD moved to on a branch
 // before HEAD goes back.
 func headMoved(c *OpenCycle, from, cur gitstore.Hash) error {
-	return &Refusal{fmt.Sprintf("HEAD moved while cycle %d was finishing: it was %s, it is %s now", c.Cycle, from.Short(), cur.Short()),
+	return &Busy{fmt.Sprintf("HEAD moved while cycle %d was finishing: it was %s, it is %s now", c.Cycle, from.Short(), cur.Short()),
 		fmt.Sprintf("keep what HEAD holds now on a branch (git branch <name> %s), put HEAD back with 'git reset --soft %s' and run git evolve cycle finish again, then bring the branch's work back (git cherry-pick); or close the cycle with git evolve cycle abort", cur.Short(), from.Short())}
 }
 

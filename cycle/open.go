@@ -116,6 +116,14 @@ type Refusal struct{ Msg, Hint string }
 
 func (e *Refusal) Error() string { return e.Msg }
 
+// Busy is a refusal because another process is at work on the same thing
+// (another finish, a run driving the worktree, a HEAD moved meanwhile):
+// nothing is wrong with the command, it is to be run again later. Hint
+// says when.
+type Busy struct{ Msg, Hint string }
+
+func (e *Busy) Error() string { return e.Msg }
+
 // StartOptions are what a cycle starts with.
 type StartOptions struct {
 	Target    string
@@ -253,7 +261,7 @@ func (l *Ledger) lockWorktree() (unlock func(), err error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, &Refusal{"another git evolve is finishing or aborting this worktree's cycle", "wait for it to end, or look at it with git evolve cycle status"}
+		return nil, &Busy{"another git evolve is finishing or aborting this worktree's cycle", "wait for it to end, or look at it with git evolve cycle status"}
 	}
 	return unlock, nil
 }

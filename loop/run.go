@@ -249,7 +249,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, &RunError{Msg: "another git evolve run is driving this worktree", Usage: true,
+		return nil, &RunError{Msg: "another git evolve run is driving this worktree",
 			Hint: "wait for it to end, or stop it: Ctrl-C in its terminal (or git evolve stop, which halts it before its next cycle)"}
 	}
 	defer unlock()
@@ -258,7 +258,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	if prior != nil && agentAlive(prior) {
-		return nil, &RunError{Msg: fmt.Sprintf("the agent of run %s still runs (process group %d): its run was killed without stopping it", prior.ID, prior.AgentGroup), Usage: true,
+		return nil, &RunError{Msg: fmt.Sprintf("the agent of run %s still runs (process group %d): its run was killed without stopping it", prior.ID, prior.AgentGroup),
 			Hint: fmt.Sprintf("wait for it to end, or end it (kill -TERM -%d), then run again", prior.AgentGroup)}
 	}
 	open, err := l.Current()
@@ -737,15 +737,23 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the gate of cycle %d ran; run --resume finishes it", c.Cycle)), nil
 	}
 	var rf *cycle.Refusal
-	if errors.As(err, &rf) {
-		// What the agent left in the way (a merge, a HEAD moved): the run
-		// continues once the operator has dealt with it.
-		hint := strings.ReplaceAll(rf.Hint, "run git evolve cycle finish", "run git evolve run --resume")
+	var bz *cycle.Busy
+	if errors.As(err, &rf) || errors.As(err, &bz) {
+		// What the agent left in the way (a merge), or what another process
+		// did meanwhile (a HEAD moved): the run continues once the operator
+		// has dealt with it.
+		msg, hint := "", ""
+		if rf != nil {
+			msg, hint = rf.Msg, rf.Hint
+		} else {
+			msg, hint = bz.Msg, bz.Hint
+		}
+		hint = strings.ReplaceAll(hint, "run git evolve cycle finish", "run git evolve run --resume")
 		if !strings.Contains(hint, "git evolve run --resume") {
 			hint = strings.TrimSuffix(strings.TrimSpace(hint+"; then continue the run: git evolve run --resume"), ";")
 			hint = strings.TrimPrefix(hint, "; ")
 		}
-		return nil, &RunError{Msg: fmt.Sprintf("cycle %d cannot be finished: %s", c.Cycle, rf.Msg), Hint: hint, Usage: true}
+		return nil, &RunError{Msg: fmt.Sprintf("cycle %d cannot be finished: %s", c.Cycle, msg), Hint: hint, Usage: rf != nil}
 	}
 	if err != nil {
 		return nil, err

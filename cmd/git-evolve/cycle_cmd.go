@@ -349,8 +349,8 @@ func refuseWhileRunOwns(e *env, repo *gitstore.Repo, what, why string, shared bo
 	if shared {
 		where = "a worktree of this repository"
 	}
-	return &usageError{msg: fmt.Sprintf("%s is refused: a git evolve run drives %s (%s); the cycle's record will say this was tried", what, where, why),
-		hint: "stop the run first (Ctrl-C in its terminal, or git evolve stop, which halts it before its next cycle)"}
+	return &cycle.Busy{Msg: fmt.Sprintf("%s is refused: a git evolve run drives %s (%s); the cycle's record will say this was tried", what, where, why),
+		Hint: "stop the run first (Ctrl-C in its terminal, or git evolve stop, which halts it before its next cycle)"}
 }
 
 // settle brings the cycle's queue or roadmap item up to date with how it

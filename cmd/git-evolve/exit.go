@@ -138,6 +138,10 @@ func report(w io.Writer, err error) {
 	if errors.As(err, &rf) && rf.Hint != "" {
 		fmt.Fprintf(w, "git-evolve: hint: %s\n", rf.Hint)
 	}
+	var bz *cycle.Busy
+	if errors.As(err, &bz) && bz.Hint != "" {
+		fmt.Fprintf(w, "git-evolve: hint: %s\n", bz.Hint)
+	}
 	if errors.Is(err, gitstore.ErrNotRepository) {
 		fmt.Fprintf(w, "git-evolve: hint: run it inside a git repository, or name one with -C <path>\n")
 	}
