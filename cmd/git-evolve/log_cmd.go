@@ -24,7 +24,7 @@ type logCmd struct {
 	Target   string   `help:"Only cycles with this target." placeholder:"ID"`
 	Result   string   `help:"Only cycles with this result." placeholder:"RESULT"`
 	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
-	Limit    int      `help:"Only the last N cycles (after the other filters)." placeholder:"N"`
+	Limit    int      `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells it." placeholder:"N"`
 	All      bool     `help:"Include the local journal (idle and unchanged cycles)."`
 	Markdown bool     `name:"markdown" help:"A Markdown table to paste into a pull request (cycle, target, result, goals before → after, delta, commit, who), with the fitness trajectory."`
 	// FromTrailers reads commits instead of notes.
