@@ -458,7 +458,13 @@ func incomingBadNotes(repo *gitstore.Repo, rep *Report, from, base, to gitstore.
 	if err != nil {
 		return err
 	}
-	bad, err := tip.BadNotes()
+	var shared *gitstore.Notes // what both sides had: not brought by to
+	if !base.IsZero() {
+		if shared, err = repo.NotesAt(base); err != nil {
+			return err
+		}
+	}
+	bad, err := tip.BadNotesSince(shared)
 	if err != nil || len(bad) == 0 {
 		return err
 	}
@@ -544,34 +550,6 @@ func checkTip(repo *gitstore.Repo, rep *Report, to gitstore.Hash) ([]Finding, er
 // clone that changed it), was changed there (an amended or squashed notes
 // history hides such an edit from its own commits).
 func checkRewritten(repo *gitstore.Repo, rep *Report, from, to gitstore.Hash, tip *gitstore.Notes) error {
-	mine, err := repo.RevList(from.String(), "^"+to.String())
-	if err != nil {
-		return err
-	}
-	touched := map[gitstore.Hash]bool{}
-	for _, c := range mine {
-		ci, err := repo.Commit(c)
-		if err != nil {
-			return err
-		}
-		snap, err := repo.NotesAt(c)
-		if err != nil {
-			return err
-		}
-		base := repo.EmptyNotes()
-		if len(ci.Parents) > 0 {
-			if base, err = repo.NotesAt(ci.Parents[0]); err != nil {
-				base = repo.EmptyNotes()
-			}
-		}
-		changes, err := snap.DiffNotes(base)
-		if err != nil {
-			return err
-		}
-		for _, ch := range changes {
-			touched[ch.Object] = true
-		}
-	}
 	ours, err := repo.NotesAt(from)
 	if err != nil {
 		return err
@@ -583,6 +561,17 @@ func checkRewritten(repo *gitstore.Repo, rep *Report, from, to gitstore.Hash, ti
 		if common, err = repo.NotesAt(b); err != nil {
 			return err
 		}
+	}
+	// What this clone's own commits changed since the history both share:
+	// one diff of two trees, whatever those commits were (a merge that
+	// brought a whole ledger in counts only for what it left different).
+	changes, err := ours.DiffNotes(common)
+	if err != nil {
+		return err
+	}
+	touched := map[gitstore.Hash]bool{}
+	for _, ch := range changes {
+		touched[ch.Object] = true
 	}
 	note := func(n *gitstore.Notes, obj gitstore.Hash) (map[string]string, error) {
 		found, err := n.Find(obj)

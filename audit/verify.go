@@ -127,7 +127,7 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
 		f.Commit = e.Commit.String()
 	}
-	if err := checkBadNotes(l, rep); err != nil {
+	if err := checkBadNotes(l, rep, o.FullHistory); err != nil {
 		return nil, err
 	}
 	byID := map[string][]cycle.Entry{}
@@ -186,12 +186,23 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 // is no note git evolve can read (a submodule entry): every reader passes
 // it by, so only verify says it is there. The next record on that commit
 // replaces it.
-func checkBadNotes(l *cycle.Ledger, rep *Report) error {
-	snap, err := l.Repo().ReadNotes(cycle.NotesRef)
+func checkBadNotes(l *cycle.Ledger, rep *Report, full bool) error {
+	repo := l.Repo()
+	snap, err := repo.ReadNotes(cycle.NotesRef)
 	if err != nil {
 		return err
 	}
-	bad, err := snap.BadNotes()
+	// A tip this clone verified clean held none: only what changed since
+	// is read.
+	var since *gitstore.Notes
+	if v := verifiedTip(repo); !full && !v.IsZero() {
+		if in, err := repo.IsAncestor(v, snap.Commit()); err == nil && in {
+			if since, err = repo.NotesAt(v); err != nil {
+				since = nil
+			}
+		}
+	}
+	bad, err := snap.BadNotesSince(since)
 	if err != nil {
 		return err
 	}

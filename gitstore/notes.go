@@ -84,10 +84,85 @@ const modeGitlink = 0o160000
 // BadNotes returns the objects whose note path holds something no reader
 // can take as a note's text (a submodule entry), in path order. Nothing
 // else reads them; a ledger's verify reports them.
-func (n *Notes) BadNotes() ([]Hash, error) {
+func (n *Notes) BadNotes() ([]Hash, error) { return n.BadNotesSince(nil) }
+
+// BadNotesSince is BadNotes for what differs from old (nil: everything):
+// a subtree old has as it is is not read, so the cost follows the change.
+// The subtrees of each level are read in one exchange with git.
+func (n *Notes) BadNotesSince(old *Notes) ([]Hash, error) {
+	var was Hash
+	if old != nil {
+		was = old.tree
+	}
 	var out []Hash
-	err := n.badNotes(n.tree, "", &out)
+	err := n.badSince([]Hash{n.tree}, []Hash{was}, []string{""}, &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, err
+}
+
+// badSince reads the trees of one level (each beside the tree old had at
+// its path, zero when none) and goes down where they differ.
+func (n *Notes) badSince(trees, olds []Hash, prefixes []string, out *[]Hash) error {
+	read := func(hs []Hash) ([][]treeEntry, error) {
+		got := make([][]treeEntry, len(hs))
+		var names []string
+		var at []int
+		for i, h := range hs {
+			if !h.IsZero() {
+				names = append(names, h.String())
+				at = append(at, i)
+			}
+		}
+		err := n.r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
+			if err != nil {
+				return fmt.Errorf("reading tree %s: %w", names[i], err)
+			}
+			if typ != treeType {
+				return fmt.Errorf("object %s is a %s, not a tree", names[i], typ)
+			}
+			got[at[i]], err = parseTree(data)
+			return err
+		})
+		return got, err
+	}
+	news, err := read(trees)
+	if err != nil {
+		return err
+	}
+	oldEntries, err := read(olds)
+	if err != nil {
+		return err
+	}
+	var nextTrees, nextOlds []Hash
+	var nextPrefixes []string
+	for i, entries := range news {
+		had := map[string]treeEntry{}
+		for _, e := range oldEntries[i] {
+			had[e.name] = e
+		}
+		for _, e := range entries {
+			o, ok := had[e.name]
+			if ok && o.hash == e.hash && o.mode == e.mode {
+				continue // as old has it
+			}
+			switch kind, name := classify(prefixes[i], e); kind {
+			case entryBadNote:
+				h, _ := ParseHash(name)
+				*out = append(*out, h)
+			case entryFanout:
+				var oh Hash
+				if ok && o.dir {
+					oh = o.hash
+				}
+				nextTrees, nextOlds = append(nextTrees, e.hash), append(nextOlds, oh)
+				nextPrefixes = append(nextPrefixes, prefixes[i]+name)
+			}
+		}
+	}
+	if len(nextTrees) == 0 {
+		return nil
+	}
+	return n.badSince(nextTrees, nextOlds, nextPrefixes, out)
 }
 
 // HasBadNote reports whether obj's note path holds a submodule entry.
@@ -111,25 +186,6 @@ func (n *Notes) hasBadNote(tree Hash, prefix, want string) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-func (n *Notes) badNotes(tree Hash, prefix string, out *[]Hash) error {
-	entries, err := n.r.readTree(tree)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		switch kind, name := classify(prefix, e); kind {
-		case entryBadNote:
-			h, _ := ParseHash(name)
-			*out = append(*out, h)
-		case entryFanout:
-			if err := n.badNotes(e.hash, prefix+name, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // Find returns the blobs of the notes on obj. There is normally one; a tree
