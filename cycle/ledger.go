@@ -111,16 +111,8 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	out := &Listing{}
 	add := func(obj gitstore.Hash, data []byte) error {
 		recs, bad := ledger.ParseLines(data)
-		absent, notCommit := false, false
-		if opts.Presence && opts.Commits == nil {
-			typ, err := l.repo.ObjectType(obj)
-			if err != nil {
-				return err
-			}
-			absent, notCommit = typ == "", typ != "" && typ != "commit"
-		}
 		for _, r := range recs {
-			out.Entries = append(out.Entries, Entry{Record: r, Commit: obj, Absent: absent, NotCommit: notCommit})
+			out.Entries = append(out.Entries, Entry{Record: r, Commit: obj})
 		}
 		for _, b := range bad {
 			out.Errors = append(out.Errors, &NoteError{Commit: obj, Line: b.Line, Text: b.Text, Err: b.Err})
@@ -129,6 +121,12 @@ func (l *Ledger) List(opts ListOptions) (*Listing, error) {
 	}
 	if err := l.eachNote(opts, add); err != nil {
 		return nil, err
+	}
+	if opts.Presence && opts.Commits == nil {
+		// Where each record sits, for all of them in one exchange with git.
+		if err := l.presence(out.Entries); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Journal && opts.Commits == nil {
 		recs, bad, err := l.journal.Read()
@@ -416,15 +414,10 @@ func sortEntries(es []Entry) {
 // among them).
 func (l *Ledger) Show(query string) (*Listing, error) {
 	if n, ok := cycleNumber(query); ok {
-		all, err := l.List(ListOptions{Journal: true, Presence: true})
+		// From the saved view: only that cycle's records are parsed.
+		out, err := l.Entries(ListOptions{Journal: true, Presence: true}, func(s *ledger.Summary) bool { return s.Cycle == n }, 0)
 		if err != nil {
 			return nil, err
-		}
-		out := &Listing{Errors: all.Errors}
-		for _, e := range all.Entries {
-			if e.Record.Cycle == n {
-				out.Entries = append(out.Entries, e)
-			}
 		}
 		if len(out.Entries) > 0 {
 			return out, nil

@@ -21,26 +21,9 @@ type Line struct {
 // canonical form, so listing a ledger builds no Record. Lines that do not
 // parse are returned as NoteErrors.
 func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Line, []*NoteError, error) {
-	snap, extra, err := l.snapshots()
+	v, err := l.currentView()
 	if err != nil {
 		return nil, nil, err
-	}
-	v, err := l.loadView(snap)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(extra) > 0 {
-		// The remote-tracking copies' notes that differ, in a copy of the
-		// view (the saved one describes snap alone).
-		u := &view{notes: v.notes, lines: append([]viewLine(nil), v.lines...), errors: append([]*NoteError(nil), v.errors...)}
-		if err := l.eachExtra(snap, extra, nil, func(obj gitstore.Hash, data []byte) error {
-			u.add(obj, data)
-			return nil
-		}); err != nil {
-			return nil, nil, err
-		}
-		u.sort()
-		v = u
 	}
 	var want map[gitstore.Hash]bool
 	if opts.Commits != nil {
@@ -77,6 +60,34 @@ func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Lin
 		errs = append(errs, je...)
 	}
 	return out, errs, nil
+}
+
+// currentView is the view of the ledger as readers read it: the saved view
+// of the local ledger (brought up to date), with the notes of the
+// remote-tracking copies that differ from it.
+func (l *Ledger) currentView() (*view, error) {
+	snap, extra, err := l.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	v, err := l.loadView(snap)
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) > 0 {
+		// The remote-tracking copies' notes that differ, in a copy of the
+		// view (the saved one describes snap alone).
+		u := &view{notes: v.notes, lines: append([]viewLine(nil), v.lines...), errors: append([]*NoteError(nil), v.errors...)}
+		if err := l.eachExtra(snap, extra, nil, func(obj gitstore.Hash, data []byte) error {
+			u.add(obj, data)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		u.sort()
+		v = u
+	}
+	return v, nil
 }
 
 // noteLines reads the records of a note (or of the journal) as canonical

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,7 @@ type viewLine struct {
 	commit gitstore.Hash
 }
 
-const viewMagic = "git-evolve ledger view 1\n"
+const viewMagic = "git-evolve ledger view 2\n"
 
 func (l *Ledger) viewPath() string { return filepath.Join(l.stateDir, "ledger.view") }
 
@@ -107,9 +108,12 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 // (its commit, cycle, and the lengths then the bytes of its text, id,
 // target, result and timestamp), a zero commit as the end mark, then each
 // error (its commit, line number, and the lengths then the bytes of its
-// text and message). Reading it copies nothing: the lines point into it.
+// text and message), then the offset of each line in the file, and the
+// footer: the number of lines, the offset of the errors and viewEnd. The
+// offsets let a reader take the last lines without reading the others
+// (readViewTail). Reading it copies nothing: the lines point into it.
 func (v *view) save(path string) error {
-	size := len(viewMagic) + 40
+	size := len(viewMagic) + 40 + 4*len(v.lines) + viewFooter
 	for _, ln := range v.lines {
 		size += 44 + len(ln.Text) + len(ln.Summary.ID) + len(ln.Summary.Target) +
 			len(ln.Summary.Result) + len(ln.Summary.Timestamp)
@@ -117,10 +121,15 @@ func (v *view) save(path string) error {
 	b := make([]byte, 0, size)
 	b = append(b, viewMagic...)
 	b = append(b, v.notes[:]...)
+	offsets := make([]uint32, 0, len(v.lines))
 	for _, ln := range v.lines {
 		if ln.commit.IsZero() {
 			return errors.New("a ledger line without a commit")
 		}
+		if len(b) > math.MaxUint32 {
+			return errors.New("the view is too large")
+		}
+		offsets = append(offsets, uint32(len(b)))
 		s := &ln.Summary
 		b = append(b, ln.commit[:]...)
 		for _, n := range [...]int{s.Cycle, len(ln.Text), len(s.ID), len(s.Target), len(s.Result), len(s.Timestamp)} {
@@ -129,6 +138,7 @@ func (v *view) save(path string) error {
 		b = append(append(append(append(append(b, ln.Text...), s.ID...), s.Target...), s.Result...), s.Timestamp...)
 	}
 	b = append(b, gitstore.ZeroHash[:]...)
+	errStart := len(b)
 	for _, e := range v.errors {
 		msg := e.Err.Error()
 		b = append(b, e.Commit[:]...)
@@ -137,7 +147,86 @@ func (v *view) save(path string) error {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
 		b = append(append(b, e.Text...), msg...)
 	}
+	if len(b) > math.MaxUint32 {
+		return errors.New("the view is too large")
+	}
+	for _, o := range offsets {
+		b = binary.BigEndian.AppendUint32(b, o)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(offsets)))
+	b = binary.BigEndian.AppendUint32(b, uint32(errStart))
+	b = append(b, viewEnd...)
 	return writeFileAtomic(path, b)
+}
+
+const (
+	viewEnd    = "VIEW-END"
+	viewFooter = 8 + len(viewEnd) // lines, errors' offset, the end mark
+)
+
+// viewLayout is where the parts of a view file are: the lines' offsets
+// start at table, the errors at errStart; n lines.
+type viewLayout struct {
+	n, errStart, table int
+}
+
+// layout checks the header and the footer of a view file of size bytes
+// (head: its start, foot: its last viewFooter bytes).
+func layout(head, foot []byte, size int) (viewLayout, bool) {
+	if size < len(viewMagic)+40+viewFooter || !bytes.HasPrefix(head, []byte(viewMagic)) || string(foot[8:]) != viewEnd {
+		return viewLayout{}, false
+	}
+	n := int(binary.BigEndian.Uint32(foot))
+	errStart := int(binary.BigEndian.Uint32(foot[4:]))
+	table := size - viewFooter - 4*n
+	if n < 0 || table < len(viewMagic)+40 || errStart < len(viewMagic)+40 || errStart > table {
+		return viewLayout{}, false
+	}
+	return viewLayout{n: n, errStart: errStart, table: table}, true
+}
+
+// parseViewLine reads one line record at the start of d.
+func parseViewLine(d []byte) (ln viewLine, rest []byte, ok bool) {
+	if len(d) < 44 {
+		return ln, nil, false
+	}
+	copy(ln.commit[:], d)
+	ln.Summary.Cycle = int(int32(binary.BigEndian.Uint32(d[20:])))
+	var lens [5]int
+	for i := range lens {
+		lens[i] = int(binary.BigEndian.Uint32(d[24+4*i:]))
+	}
+	d = d[44:]
+	dst := []*[]byte{&ln.Text, &ln.Summary.ID, &ln.Summary.Target, &ln.Summary.Result, &ln.Summary.Timestamp}
+	for i, p := range dst {
+		if lens[i] > len(d) {
+			return ln, nil, false
+		}
+		*p, d = d[:lens[i]:lens[i]], d[lens[i]:]
+	}
+	return ln, d, !ln.commit.IsZero()
+}
+
+// parseViewErrors reads the errors' records, which fill d.
+func parseViewErrors(d []byte) ([]*NoteError, bool) {
+	var out []*NoteError
+	for len(d) > 0 {
+		if len(d) < 32 {
+			return nil, false
+		}
+		e := &NoteError{}
+		copy(e.Commit[:], d)
+		line := int(binary.BigEndian.Uint32(d[20:]))
+		tn, mn := int(binary.BigEndian.Uint32(d[24:])), int(binary.BigEndian.Uint32(d[28:]))
+		d = d[32:]
+		if tn > len(d) || mn > len(d)-tn {
+			return nil, false
+		}
+		e.Line, e.Text, e.Err = line, string(d[:tn]), errors.New(string(d[tn:tn+mn]))
+		d = d[tn+mn:]
+		out = append(out, e)
+	}
+	return out, true
 }
 
 func readView(path string) (*view, error) {
@@ -149,70 +238,98 @@ func readView(path string) (*view, error) {
 		return nil, err
 	}
 	bad := fmt.Errorf("%s: not a ledger view", path)
-	d, ok := bytes.CutPrefix(data, []byte(viewMagic))
-	if !ok || len(d) < 20 {
+	if len(data) < viewFooter {
 		return nil, bad
 	}
-	v := &view{}
-	copy(v.notes[:], d)
-	d = d[20:]
-	take := func(n int) ([]byte, bool) {
-		if n < 0 || n > len(d) {
-			return nil, false
-		}
-		b := d[:n:n]
-		d = d[n:]
-		return b, true
+	lay, ok := layout(data, data[len(data)-viewFooter:], len(data))
+	if !ok {
+		return nil, bad
 	}
-	u32 := func() (int, bool) {
-		b, ok := take(4)
-		if !ok {
-			return 0, false
-		}
-		return int(binary.BigEndian.Uint32(b)), true
-	}
-	for {
-		c, ok := take(20)
+	v := &view{lines: make([]viewLine, 0, lay.n)}
+	copy(v.notes[:], data[len(viewMagic):])
+	d := data[len(viewMagic)+20 : lay.errStart]
+	for len(d) > 20 {
+		ln, rest, ok := parseViewLine(d)
 		if !ok {
 			return nil, bad
 		}
-		var ln viewLine
-		if copy(ln.commit[:], c); ln.commit.IsZero() {
-			break
-		}
-		cycle, ok := u32()
-		if !ok {
-			return nil, bad
-		}
-		ln.Summary.Cycle = int(int32(cycle))
-		var lens [5]int
-		for i := range lens {
-			if lens[i], ok = u32(); !ok {
-				return nil, bad
-			}
-		}
-		dst := []*[]byte{&ln.Text, &ln.Summary.ID, &ln.Summary.Target, &ln.Summary.Result, &ln.Summary.Timestamp}
-		for i, p := range dst {
-			if *p, ok = take(lens[i]); !ok {
-				return nil, bad
-			}
-		}
-		v.lines = append(v.lines, ln)
+		v.lines, d = append(v.lines, ln), rest
 	}
-	for len(d) > 0 {
-		c, ok := take(20)
-		e := &NoteError{}
-		copy(e.Commit[:], c)
-		line, ok1 := u32()
-		tn, ok2 := u32()
-		mn, ok3 := u32()
-		text, ok4 := take(tn)
-		msg, ok5 := take(mn)
-		if !ok || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-			return nil, bad
-		}
-		e.Line, e.Text, e.Err = line, string(text), errors.New(string(msg))
-		v.errors = append(v.errors, e)
+	if len(d) != 20 || !bytes.Equal(d, gitstore.ZeroHash[:]) || len(v.lines) != lay.n {
+		return nil, bad
+	}
+	if v.errors, ok = parseViewErrors(data[lay.errStart:lay.table]); !ok {
+		return nil, bad
 	}
 	return v, nil
+}
+
+// readViewTail reads the last m lines of the view saved at path, and all
+// its errors, when it describes the notes commit notes (else nil): the
+// file's other lines are not read. partial says whether lines were left.
+func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	size := int(fi.Size())
+	head := make([]byte, len(viewMagic)+20)
+	foot := make([]byte, viewFooter)
+	if size < len(head)+viewFooter {
+		return nil, false, nil
+	}
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, false, nil
+	}
+	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
+		return nil, false, nil
+	}
+	lay, ok := layout(head, foot, size)
+	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
+		return nil, false, nil // damaged, or of another ledger: read in full
+	}
+	m = min(m, lay.n)
+	// The offsets of the last m lines, the errors, and those lines.
+	tail := make([]byte, size-viewFooter-(lay.table+4*(lay.n-m)))
+	if _, err := f.ReadAt(tail, int64(lay.table+4*(lay.n-m))); err != nil {
+		return nil, false, nil
+	}
+	errs := make([]byte, lay.table-lay.errStart)
+	if _, err := f.ReadAt(errs, int64(lay.errStart)); err != nil {
+		return nil, false, nil
+	}
+	v = &view{notes: notes, lines: make([]viewLine, 0, m)}
+	if v.errors, ok = parseViewErrors(errs); !ok {
+		return nil, false, nil
+	}
+	if m == 0 {
+		return v, lay.n > 0, nil
+	}
+	from := int(binary.BigEndian.Uint32(tail))
+	if from < len(viewMagic)+20 || from > lay.errStart-20 {
+		return nil, false, nil
+	}
+	d := make([]byte, lay.errStart-20-from)
+	if _, err := f.ReadAt(d, int64(from)); err != nil {
+		return nil, false, nil
+	}
+	for len(d) > 0 {
+		ln, rest, ok := parseViewLine(d)
+		if !ok {
+			return nil, false, nil
+		}
+		v.lines, d = append(v.lines, ln), rest
+	}
+	if len(v.lines) != m {
+		return nil, false, nil
+	}
+	return v, m < lay.n, nil
 }

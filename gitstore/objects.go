@@ -26,19 +26,6 @@ var ErrObjectNotFound = errors.New("object not found")
 // than the one asked for (a note on a blob read as a commit).
 var ErrWrongType = errors.New("wrong object type")
 
-// ObjectType returns the type of the object ("commit", "tree", "blob",
-// "tag"), or "" when it is not in this repository.
-func (r *Repo) ObjectType(h Hash) (string, error) {
-	if typ, _, ok := r.pendingData(h); ok {
-		return string(typ), nil
-	}
-	_, typ, _, err := r.object(h.String())
-	if errors.Is(err, ErrObjectNotFound) {
-		return "", nil
-	}
-	return string(typ), err
-}
-
 // Signature is who made a commit and when.
 type Signature struct {
 	Name  string
@@ -81,6 +68,49 @@ func (r *Repo) Commit(h Hash) (CommitInfo, error) {
 		return CommitInfo{}, fmt.Errorf("reading commit %s: %w", h, err)
 	}
 	return parseCommit(h, data)
+}
+
+// Commits reads several commits in one exchange with git (the names
+// written while the answers are read): infos[i] is hs[i]'s, and errs[i]
+// says why there is none: ErrObjectNotFound when it is absent,
+// ErrWrongType when it is no commit. The error is for git failing.
+func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) {
+	infos, errs = make([]CommitInfo, len(hs)), make([]error, len(hs))
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.String()
+	}
+	err = r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
+		switch {
+		case err != nil:
+			errs[i] = fmt.Errorf("reading commit %s: %w", hs[i], err)
+		case typ != commitType:
+			errs[i] = fmt.Errorf("object %s is a %s, not a commit: %w", hs[i].Short(), typ, ErrWrongType)
+		default:
+			infos[i], errs[i] = parseCommit(hs[i], data)
+		}
+		return nil
+	})
+	return infos, errs, err
+}
+
+// ObjectTypes returns the type of each object ("" when it is absent), read
+// in one exchange with git.
+func (r *Repo) ObjectTypes(hs []Hash) ([]string, error) {
+	out := make([]string, len(hs))
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.String()
+	}
+	err := r.objectsOf(names, func(i int, typ objectType, _ []byte, err error) error {
+		if err == nil {
+			out[i] = string(typ)
+		} else if !errors.Is(err, ErrObjectNotFound) {
+			return err
+		}
+		return nil
+	})
+	return out, err
 }
 
 // ReadBlob returns a blob's content.

@@ -110,19 +110,14 @@ func (c *logCmd) Run(e *env) error {
 		}
 		errs = lerrs
 	} else {
-		list, err := l.List(opts)
+		// From the saved view: only the rows shown are parsed and looked up.
+		list, err := l.Entries(opts, func(s *ledger.Summary) bool {
+			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
+		}, c.Limit)
 		if err != nil {
 			return err
 		}
-		entries := list.Entries[:0:0]
-		for _, en := range list.Entries {
-			if keep(en.Record.Target, en.Record.Result, en.Record.Timestamp) {
-				entries = append(entries, en)
-			}
-		}
-		if c.Limit > 0 && len(entries) > c.Limit {
-			entries = entries[len(entries)-c.Limit:]
-		}
+		entries := list.Entries
 		if c.Markdown {
 			err = printMarkdown(w, l.Repo(), entries)
 		} else {
@@ -181,7 +176,11 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE\tBY")
-	for _, en := range entries {
+	subjects, err := subjectsOf(repo, entries)
+	if err != nil {
+		return err
+	}
+	for i, en := range entries {
 		r := &en.Record
 		goals := "-"
 		if r.GoalsPassing != nil && r.GoalsTotal != nil {
@@ -196,18 +195,7 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		case en.Absent:
 			commit, subject = en.Commit.Short(), "(not fetched)"
 		default:
-			commit = en.Commit.Short()
-			ci, err := repo.Commit(en.Commit)
-			switch {
-			case err == nil:
-				subject = ci.Subject()
-			case errors.Is(err, gitstore.ErrObjectNotFound):
-				subject = "(not fetched)"
-			case errors.Is(err, gitstore.ErrWrongType):
-				subject = "(not a commit: see git evolve verify)"
-			default:
-				return err
-			}
+			commit, subject = en.Commit.Short(), subjects[i]
 		}
 		result := r.Result
 		target := r.Target
@@ -240,6 +228,38 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		out.Write(line)
 	}
 	return nil
+}
+
+// subjectsOf reads the subject of the commit of each entry listed on its
+// commit (not journaled, anchored or absent) in one exchange with git, or
+// says why there is none.
+func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
+	out := make([]string, len(entries))
+	var hs []gitstore.Hash
+	var at []int
+	for i, en := range entries {
+		if !en.Journal && !anchored(&en.Record) && !en.Absent {
+			hs = append(hs, en.Commit)
+			at = append(at, i)
+		}
+	}
+	infos, errs, err := repo.Commits(hs)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		switch {
+		case errs[j] == nil:
+			out[i] = infos[j].Subject()
+		case errors.Is(errs[j], gitstore.ErrObjectNotFound):
+			out[i] = "(not fetched)"
+		case errors.Is(errs[j], gitstore.ErrWrongType):
+			out[i] = "(not a commit: see git evolve verify)"
+		default:
+			return nil, errs[j]
+		}
+	}
+	return out, nil
 }
 
 // anchored reports whether an imported record is stored on an anchor, not
@@ -379,6 +399,10 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 	fmt.Fprintln(w, "| cycle | target | result | goals | delta | reason | commit | by |")
 	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|")
 	var trajectory []string
+	subjects, err := subjectsOf(repo, entries)
+	if err != nil {
+		return err
+	}
 	for i, en := range entries {
 		var before struct {
 			Score *float64 `json:"score"`
@@ -423,10 +447,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		case en.Absent:
 			commit = "`" + en.Commit.Short() + "` (not fetched)"
 		default:
-			commit = "`" + en.Commit.Short() + "`"
-			if ci, err := repo.Commit(en.Commit); err == nil {
-				commit += " " + truncate(ci.Subject(), 60)
-			}
+			commit = "`" + en.Commit.Short() + "` " + truncate(subjects[i], 60)
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(r.Result), goals, delta,
 			mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))

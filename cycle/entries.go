@@ -1,0 +1,182 @@
+package cycle
+
+import (
+	"bytes"
+	"slices"
+
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// Entries returns what List returns for opts, narrowed by keep (nil keeps
+// all) and to the last limit records (0: all), read from the ledger's
+// saved view (view.go) rather than from every note: only the records kept
+// are parsed, and only their commits are looked up (Presence, the copy a
+// record is listed on), in one exchange with git. So the last few cycles
+// cost what they are, not what the ledger is, once the view is current.
+func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limit int) (*Listing, error) {
+	if limit > 0 {
+		// The last few: from the end of the saved view when it is current
+		// and no remote-tracking copy adds to it, reading more of it only
+		// when the filters leave too few.
+		snap, extra, err := l.snapshots()
+		if err != nil {
+			return nil, err
+		}
+		for m := 4*limit + tailSlack; len(extra) == 0; m *= 4 {
+			v, partial, err := readViewTail(l.viewPath(), snap.Commit(), m)
+			if err != nil || v == nil {
+				break // read in full below
+			}
+			if out, ok, err := l.entriesFrom(v, partial, opts, keep, limit); err != nil || ok {
+				return out, err
+			}
+		}
+	}
+	v, err := l.currentView()
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := l.entriesFrom(v, false, opts, keep, limit)
+	return out, err
+}
+
+// tailSlack is how many lines past 4×limit Entries reads first from the
+// end of the view (the tests make it 0, to read the tail in several steps).
+var tailSlack = 16
+
+// entriesFrom is Entries from the view v, which holds the last lines of the
+// ledger's view only when partial; ok is false when those were too few.
+func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(*ledger.Summary) bool, limit int) (*Listing, bool, error) {
+	var want map[gitstore.Hash]bool
+	if opts.Commits != nil {
+		want = make(map[gitstore.Hash]bool, len(opts.Commits))
+		for _, c := range opts.Commits {
+			want[c] = true
+		}
+	}
+	// A record and its copies (the same canonical line on several commits,
+	// a note git copied on a rewrite) are side by side in the view.
+	type group struct {
+		line    Line
+		commits []gitstore.Hash
+		journal bool
+	}
+	// From the end back, so that the last few are found without a pass
+	// over the rest (the last limit of the listing are among the last
+	// limit of the ledger's and the last limit of the journal's).
+	var groups []group
+	for j := len(v.lines); j > 0 && (limit <= 0 || len(groups) < limit); {
+		i := j - 1
+		for i > 0 && bytes.Equal(v.lines[i-1].Text, v.lines[j-1].Text) {
+			i--
+		}
+		var commits []gitstore.Hash
+		for _, ln := range v.lines[i:j] {
+			if want == nil || want[ln.commit] {
+				commits = append(commits, ln.commit)
+			}
+		}
+		if partial && i == 0 {
+			return nil, false, nil // this record, or the rest, may go on before these lines
+		}
+		if len(commits) > 0 && (keep == nil || keep(&v.lines[i].Summary)) {
+			groups = append(groups, group{line: v.lines[i].Line, commits: commits})
+		}
+		j = i
+	}
+	slices.Reverse(groups)
+	out := &Listing{}
+	for _, e := range v.errors {
+		if want == nil || want[e.Commit] {
+			out.Errors = append(out.Errors, e)
+		}
+	}
+	if opts.Journal && opts.Commits == nil {
+		data, err := l.journal.Bytes()
+		if err != nil {
+			return nil, false, err
+		}
+		jl, je := noteLines(data, gitstore.ZeroHash, true, keep)
+		sortLines(jl)
+		// merged in order, the ledger's first on ties (as mergeLines)
+		merged := make([]group, 0, len(groups)+len(jl))
+		for len(groups) > 0 && len(jl) > 0 {
+			if jl[0].Summary.Compare(&groups[0].line.Summary) < 0 {
+				merged, jl = append(merged, group{line: jl[0], journal: true}), jl[1:]
+			} else {
+				merged, groups = append(merged, groups[0]), groups[1:]
+			}
+		}
+		merged = append(merged, groups...)
+		for _, ln := range jl {
+			merged = append(merged, group{line: ln, journal: true})
+		}
+		groups = merged
+		out.Errors = append(out.Errors, je...)
+	}
+	if limit > 0 && len(groups) > limit {
+		groups = groups[len(groups)-limit:]
+	}
+	place := l.placer()
+	for _, g := range groups {
+		r, err := ledger.Parse(g.line.Text)
+		if err != nil {
+			return nil, false, err // a line of the view is canonical: it parses
+		}
+		if g.journal {
+			out.Entries = append(out.Entries, Entry{Record: r, Journal: true})
+			continue
+		}
+		if opts.Copies || len(g.commits) == 1 {
+			for _, c := range g.commits {
+				out.Entries = append(out.Entries, Entry{Record: r, Commit: c})
+			}
+			continue
+		}
+		// Listed once: on the commit the current branch has, else one
+		// this clone has, else the one it names (as List does).
+		best := Entry{Record: r, Commit: g.commits[0]}
+		for _, c := range g.commits[1:] {
+			if en := (Entry{Record: r, Commit: c}); place(&en) > place(&best) {
+				best = en
+			}
+		}
+		out.Entries = append(out.Entries, best)
+	}
+	if opts.Presence {
+		if err := l.presence(out.Entries); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, true, nil
+}
+
+// presence sets Absent and NotCommit of entries on notes, looking their
+// commits up in one exchange with git.
+func (l *Ledger) presence(entries []Entry) error {
+	at := map[gitstore.Hash]int{}
+	var objs []gitstore.Hash
+	for _, e := range entries {
+		if e.Journal {
+			continue
+		}
+		if _, ok := at[e.Commit]; !ok {
+			at[e.Commit] = len(objs)
+			objs = append(objs, e.Commit)
+		}
+	}
+	types, err := l.repo.ObjectTypes(objs)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.Journal {
+			continue
+		}
+		typ := types[at[e.Commit]]
+		e.Absent, e.NotCommit = typ == "", typ != "" && typ != "commit"
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package cycle
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"git-evolve/ledger"
+)
+
+// entriesText is a listing as text: each entry's cycle, commit, flags and
+// record, then the errors.
+func entriesText(ls *Listing) string {
+	var b strings.Builder
+	for _, e := range ls.Entries {
+		fmt.Fprintf(&b, "%d %s j=%t a=%t n=%t %s\n", e.Record.Cycle, e.Commit, e.Journal, e.Absent, e.NotCommit, e.Record.Marshal())
+	}
+	for _, e := range ls.Errors {
+		fmt.Fprintf(&b, "error: %v\n", e)
+	}
+	return b.String()
+}
+
+// Entries, read from the end of the saved view, gives what List gives (the
+// last limit of it, after the filter) for every limit: with a record
+// copied to another commit (listed once, on the commit HEAD has), a note
+// that does not parse, the journal, a filter that keeps few, and a view
+// whose tail is damaged (read in full instead).
+func TestEntriesAsList(t *testing.T) {
+	defer func(s int) { tailSlack = s }(tailSlack)
+	tailSlack = 0 // the tail read in several steps, past the copies
+	dir, commits := testRepo(t, 12)
+	l := openLedger(t, dir)
+	for i := 0; i < 9; i++ {
+		record(t, l, commits[i], 0)
+	}
+	// a copy of cycle 3's note on a commit off HEAD's history
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "side")
+	side := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	git(t, dir, "reset", "-q", "--hard", "HEAD~1")
+	git(t, dir, "notes", "--ref=evolve", "copy", commits[2], side)
+	git(t, dir, "notes", "--ref=evolve", "add", "-m", "{not json", commits[10])
+	one := 1
+	if _, err := openLedger(t, dir).Record(ledger.Record{Cycle: 20, Target: "idle", Result: ledger.Unchanged, IdleStreak: &one}); err != nil {
+		t.Fatal(err)
+	}
+
+	filters := map[string]func(*ledger.Summary) bool{
+		"all":     nil,
+		"odd":     func(s *ledger.Summary) bool { return s.Cycle%2 == 1 },
+		"cycle 3": func(s *ledger.Summary) bool { return s.Cycle == 3 },
+	}
+	for _, journal := range []bool{false, true} {
+		for name, keep := range filters {
+			opts := ListOptions{Journal: journal, Presence: true}
+			full, err := openLedger(t, dir).List(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kept []Entry
+			for _, e := range full.Entries {
+				if s := ledger.SummaryOf(&e.Record); keep == nil || keep(&s) {
+					kept = append(kept, e)
+				}
+			}
+			for limit := 0; limit <= len(kept)+1; limit++ {
+				want := &Listing{Entries: kept, Errors: full.Errors}
+				if limit > 0 && len(kept) > limit {
+					want = &Listing{Entries: kept[len(kept)-limit:], Errors: full.Errors}
+				}
+				for _, damaged := range []bool{false, true} {
+					l := openLedger(t, dir)
+					if damaged {
+						view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+						data, err := os.ReadFile(view)
+						if err != nil {
+							t.Fatal(err)
+						}
+						data[len(data)-20] ^= 0xff // an offset
+						if err := os.WriteFile(view, data, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got, err := l.Entries(opts, keep, limit)
+					if err != nil {
+						t.Fatalf("%s, journal %t, limit %d, damaged %t: %v", name, journal, limit, damaged, err)
+					}
+					if g, w := entriesText(got), entriesText(want); g != w {
+						t.Errorf("%s, journal %t, limit %d, damaged %t: Entries gives\n%s\nList gives\n%s", name, journal, limit, damaged, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A view file of any content is read without a panic: as a view, or as
+// damaged (then rebuilt by the caller), in full and from its end.
+func FuzzReadView(f *testing.F) {
+	dir := f.TempDir()
+	v := &view{lines: []viewLine{{Line: Line{Summary: ledger.Summary{Cycle: 1, ID: []byte("a")}, Text: []byte(`{"v":1}`)}, commit: [20]byte{1}}},
+		errors: []*NoteError{{Commit: [20]byte{2}, Line: 3, Text: "x", Err: fmt.Errorf("bad")}}}
+	good := filepath.Join(dir, "seed")
+	if err := v.save(good); err != nil {
+		f.Fatal(err)
+	}
+	seed, err := os.ReadFile(good)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed, 1)
+	f.Add(seed[:len(seed)-3], 2)
+	f.Add([]byte(viewMagic), 0)
+	f.Fuzz(func(t *testing.T, data []byte, m int) {
+		path := filepath.Join(t.TempDir(), "view")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		full, _ := readView(path)
+		var notes [20]byte
+		if len(data) >= len(viewMagic)+20 {
+			copy(notes[:], data[len(viewMagic):])
+		}
+		tail, partial, _ := readViewTail(path, notes, max(m%64, 0))
+		if full != nil && tail != nil && !partial && len(tail.lines) != len(full.lines) {
+			t.Errorf("the whole tail has %d lines, the view %d", len(tail.lines), len(full.lines))
+		}
+	})
+}
