@@ -25,6 +25,13 @@ type index struct {
 	// saved is how many of entries the file holds as they are, or -1 when
 	// the file must be written anew.
 	saved int
+	// lookups, built on first use and kept up to date by set: how many
+	// entries each commit has, the commit of each cycle, the largest cycle
+	// (valid while top >= 0), so that recording many cycles in one process
+	// (import) costs each one what it changes, not a pass over the index.
+	perObj  map[gitstore.Hash]int
+	byCycle map[int32]gitstore.Hash
+	top     int
 }
 
 type indexEntry struct {
@@ -113,38 +120,69 @@ func (l *Ledger) cyclesIn(blobs []gitstore.Hash) ([]int, error) {
 
 // set replaces the cycles recorded on obj.
 func (ix *index) set(obj gitstore.Hash, cycles []int) {
-	kept := ix.entries[:0]
-	for _, e := range ix.entries {
-		if e.obj != obj {
-			kept = append(kept, e)
+	ix.lookups()
+	if ix.perObj[obj] > 0 {
+		kept := ix.entries[:0]
+		for _, e := range ix.entries {
+			if e.obj != obj {
+				kept = append(kept, e)
+			}
 		}
-	}
-	if len(kept) != len(ix.entries) {
 		ix.saved = -1 // entries were removed: the file is written anew
+		ix.entries = kept
+		ix.byCycle, ix.top = nil, -1 // rebuilt when next asked
+		delete(ix.perObj, obj)
 	}
-	ix.entries = kept
 	for _, c := range cycles {
 		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
+		ix.perObj[obj]++
+		if ix.byCycle != nil {
+			if _, ok := ix.byCycle[int32(c)]; !ok {
+				ix.byCycle[int32(c)] = obj
+			}
+		}
+		if ix.top >= 0 {
+			ix.top = max(ix.top, c)
+		}
 	}
 }
 
-// find returns a commit holding cycle n.
-func (ix *index) find(n int) (gitstore.Hash, bool) {
-	for _, e := range ix.entries {
-		if int(e.cycle) == n {
-			return e.obj, true
+// lookups builds what is not built yet of the index's lookups.
+func (ix *index) lookups() {
+	if ix.perObj == nil {
+		ix.perObj = make(map[gitstore.Hash]int, len(ix.entries))
+		for _, e := range ix.entries {
+			ix.perObj[e.obj]++
+		}
+		ix.byCycle, ix.top = nil, -1
+	}
+	if ix.byCycle == nil {
+		ix.byCycle = make(map[int32]gitstore.Hash, len(ix.entries))
+		for _, e := range ix.entries {
+			if _, ok := ix.byCycle[e.cycle]; !ok {
+				ix.byCycle[e.cycle] = e.obj
+			}
 		}
 	}
-	return gitstore.ZeroHash, false
+	if ix.top < 0 {
+		ix.top = 0
+		for _, e := range ix.entries {
+			ix.top = max(ix.top, int(e.cycle))
+		}
+	}
+}
+
+// find returns a commit holding cycle n (the first the index lists).
+func (ix *index) find(n int) (gitstore.Hash, bool) {
+	ix.lookups()
+	obj, ok := ix.byCycle[int32(n)]
+	return obj, ok
 }
 
 // max returns the largest cycle number in the index (0 when empty).
 func (ix *index) max() int {
-	m := 0
-	for _, e := range ix.entries {
-		m = max(m, int(e.cycle))
-	}
-	return m
+	ix.lookups()
+	return ix.top
 }
 
 func readIndex(path string) (*index, error) {
