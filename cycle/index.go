@@ -68,10 +68,19 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 		// whole ledger in one stream.
 		ix = &index{saved: -1}
 		changes = nil
+		// The saved view of this ledger holds every record's cycle and
+		// commit: one file read instead of every note.
+		if v, err := readView(l.viewPath()); err == nil && v != nil && v.notes == snap.Commit() && !v.notes.IsZero() {
+			for _, ln := range v.lines {
+				ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})
+			}
+			ix.notes = snap.Commit()
+			_ = ix.save(l.indexPath())
+			return ix, nil
+		}
 		err := snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
-			recs, _ := ledger.ParseLines(data)
-			for _, r := range recs {
-				ix.entries = append(ix.entries, indexEntry{obj, int32(r.Cycle)})
+			for _, c := range ledger.Cycles(data) {
+				ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
 			}
 			return nil
 		})
@@ -110,10 +119,7 @@ func (l *Ledger) cyclesIn(blobs []gitstore.Hash) ([]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		recs, _ := ledger.ParseLines(data)
-		for _, r := range recs {
-			out = append(out, r.Cycle)
-		}
+		out = append(out, ledger.Cycles(data)...)
 	}
 	return out, nil
 }

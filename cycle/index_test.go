@@ -93,4 +93,19 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	record(t, l, commits[3], 0)
 	want[14] = commits[3]
 	check("after a lost append", want)
+
+	// With no index, a current saved view gives it (no note read), and a
+	// view of another ledger is not used.
+	export(t, l) // the view, current
+	os.Remove(path)
+	if _, err := l.Record(recordOn(commits[1], 14)); err == nil || !strings.Contains(err.Error(), "cycle 14 is already in the ledger") {
+		t.Errorf("with the index from the view, a taken number is not refused: %v", err)
+	}
+	check("after a rebuild from the view", want)
+	record(t, l, commits[5], 0) // the view is a ledger behind now
+	want[15] = commits[5]
+	os.Remove(path)
+	record(t, l, commits[6], 0)
+	want[16] = commits[6]
+	check("after a rebuild with a stale view", want)
 }

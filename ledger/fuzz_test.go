@@ -137,6 +137,16 @@ func FuzzParseLines(f *testing.F) {
 	f.Add([]byte("\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, bad := ParseLines(data)
+		// Cycles reads the same numbers without building the records.
+		cycles := Cycles(data)
+		if len(cycles) != len(recs) {
+			t.Fatalf("Cycles gives %d numbers for %d records", len(cycles), len(recs))
+		}
+		for i, r := range recs {
+			if cycles[i] != r.Cycle {
+				t.Fatalf("Cycles[%d] = %d, the record says %d", i, cycles[i], r.Cycle)
+			}
+		}
 		lines := bytes.Split(data, []byte("\n"))
 		nonBlank := 0
 		for _, l := range lines {

@@ -117,3 +117,21 @@ func CheckWritable(marker []byte) error {
 	}
 	return nil
 }
+
+// Cycles returns the cycle number of each record of a note, in order,
+// reading a line in canonical form (all lines git-evolve writes) without
+// building its Record; lines that do not parse are left out, as
+// ParseLines leaves them out of its records.
+func Cycles(data []byte) []int {
+	var out []int
+	EachLine(data, func(_ int, line []byte) {
+		if sum, ok := Summarize(line); ok {
+			out = append(out, sum.Cycle)
+			return
+		}
+		if r, err := Parse(line); err == nil {
+			out = append(out, r.Cycle)
+		}
+	})
+	return out
+}
