@@ -180,3 +180,63 @@ func (l *Ledger) presence(entries []Entry) error {
 	}
 	return nil
 }
+
+// cycleEntries is Entries for the records of cycle n, with the journal and
+// presence: from the cycle index (which commits hold n) and the notes on
+// those commits alone, when the saved view describes the ledger as readers
+// read it (for the errors it lists); otherwise from the whole view.
+func (l *Ledger) cycleEntries(n int) (*Listing, error) {
+	keep := func(s *ledger.Summary) bool { return s.Cycle == n }
+	snap, extra, err := l.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	var v *view
+	if len(extra) == 0 && !snap.Commit().IsZero() {
+		if v, _, err = readViewTail(l.viewPath(), snap.Commit(), 0); err != nil {
+			v = nil
+		}
+	}
+	if v == nil {
+		return l.Entries(ListOptions{Journal: true, Presence: true}, keep, 0)
+	}
+	ix, err := l.loadIndex(snap)
+	if err != nil {
+		return nil, err
+	}
+	var commits []gitstore.Hash
+	for _, e := range ix.entries {
+		if int(e.cycle) == n && !slices.Contains(commits, e.obj) {
+			commits = append(commits, e.obj)
+		}
+	}
+	out := &Listing{Errors: v.errors}
+	if len(commits) > 0 {
+		found, err := l.List(ListOptions{Commits: commits})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range found.Entries {
+			if e.Record.Cycle == n {
+				out.Entries = append(out.Entries, e)
+			}
+		}
+	}
+	recs, bad, err := l.journal.Read()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.Cycle == n {
+			out.Entries = append(out.Entries, Entry{Record: r, Journal: true})
+		}
+	}
+	for _, b := range bad {
+		out.Errors = append(out.Errors, &NoteError{Journal: true, Line: b.Line, Text: b.Text, Err: b.Err})
+	}
+	sortEntries(out.Entries)
+	if err := l.presence(out.Entries); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

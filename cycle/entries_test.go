@@ -47,6 +47,24 @@ func TestEntriesAsList(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// One cycle's records from the cycle index give what the view gives,
+	// for every cycle (a copied one, the journal's, one that is not there).
+	export(t, openLedger(t, dir)) // the view, current
+	for n := 0; n <= 21; n++ {
+		keep := func(s *ledger.Summary) bool { return s.Cycle == n }
+		want, err := openLedger(t, dir).Entries(ListOptions{Journal: true, Presence: true}, keep, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := openLedger(t, dir).cycleEntries(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := entriesText(got), entriesText(want); g != w {
+			t.Errorf("cycle %d from the index:\n%s\nfrom the view:\n%s", n, g, w)
+		}
+	}
+
 	filters := map[string]func(*ledger.Summary) bool{
 		"all":     nil,
 		"odd":     func(s *ledger.Summary) bool { return s.Cycle%2 == 1 },

@@ -414,8 +414,8 @@ func sortEntries(es []Entry) {
 // among them).
 func (l *Ledger) Show(query string) (*Listing, error) {
 	if n, ok := cycleNumber(query); ok {
-		// From the saved view: only that cycle's records are parsed.
-		out, err := l.Entries(ListOptions{Journal: true, Presence: true}, func(s *ledger.Summary) bool { return s.Cycle == n }, 0)
+		// From the cycle index: only that cycle's notes are read.
+		out, err := l.cycleEntries(n)
 		if err != nil {
 			return nil, err
 		}
