@@ -94,7 +94,20 @@ func (c *logCmd) Run(e *env) error {
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var errs []*cycle.NoteError
-	if c.JSON {
+	if c.JSON && c.Limit > 0 {
+		// The last few, from the end of the saved view.
+		list, err := l.Entries(cycle.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, func(s *ledger.Summary) bool {
+			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
+		}, c.Limit)
+		if err != nil {
+			return err
+		}
+		for _, en := range list.Entries {
+			w.Write(en.Record.Marshal())
+			w.WriteByte('\n')
+		}
+		errs = list.Errors
+	} else if c.JSON {
 		lines, lerrs, err := l.Lines(opts, func(s *ledger.Summary) bool {
 			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
 		})

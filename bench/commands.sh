@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# commands.sh [N...]: every command a person, a hook or an agent runs on the
+# ledger, timed as whole processes beside the git CLI giving the same
+# answer, on a ledger of N records made by bench/genrepo.sh (default sizes:
+# 1000 10000 100000). Runs alternate between git-evolve and git so that
+# noise hits both alike; each row gives the medians, the ratio, the min and
+# max of git-evolve's runs and both peak RSS.
+#
+#   log          git evolve log (the table)        git log --notes=evolve --format='%H %N'
+#   log -n 20    git evolve log -n 20              git log -20 --notes=evolve
+#   json -n 20   git evolve log --json -n 20       git log -20 --notes=evolve
+#   show cycle   git evolve show <a middle cycle>  git notes --ref=evolve show <its commit>
+#   show commit  git evolve show <that commit>     the same
+#   verify       git evolve verify (verified before)  git log --notes=evolve --format='%H %N'
+#   verify 1st   git evolve verify (nothing verified before)  the same
+#   json cold    git evolve log --json, no saved view         the same
+#   record       git evolve record (index warm)    git notes --ref=evolve add
+#   record cold  git evolve record, no cycle index the same
+#
+# Needs git, go and GNU time (/usr/bin/time). RUNS sets the runs (default
+# 7); sizes of 100,000 and more take RUNS_BIG runs (default 3) of the slow
+# rows (verify 1st, json cold, record cold).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 100000)
+runs=${RUNS:-7}
+source "$here/lib.sh"
+
+# one CMD...: wall ms of one run, its peak RSS (KiB) appended to $work/rss.$2
+one() {
+  local tag=$1
+  shift
+  local t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f '%M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  cat "$work/time" >>"$work/rss.$tag"
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
+}
+
+# row NAME RUNS PREP EVOLVE GIT: RUNS alternating runs; PREP (a shell
+# command, may be :) runs before each git-evolve run, untimed.
+row() {
+  local name=$1 k=$2 prep=$3 ev=$4 gc=$5
+  : >"$work/a"; : >"$work/b"; : >"$work/rss.a"; : >"$work/rss.b"
+  for ((i = 0; i < k; i++)); do
+    eval "$prep"
+    eval "set -- $ev"
+    one a "$@" >>"$work/a"
+    eval "set -- $gc"
+    one b "$@" >>"$work/b"
+  done
+  local ma mb lo hi ra rb
+  ma=$(median <"$work/a"); mb=$(median <"$work/b")
+  lo=$(sort -n "$work/a" | head -1); hi=$(sort -n "$work/a" | tail -1)
+  ra=0; rb=0
+  ra=$(sort -n "$work/rss.a" | tail -1); rb=$(sort -n "$work/rss.b" | tail -1)
+  printf '%-8s %-12s %9sms %9sms %7.2f %7s %7s %9s %9s\n' "$n" "$name" "$ma" "$mb" \
+    "$(awk -v a="$ma" -v b="$mb" 'BEGIN{ if (b == 0) b = 1; print a/b }')" "$lo" "$hi" "$((ra / 1024))M" "$((rb / 1024))M"
+}
+
+printf '%-8s %-12s %11s %11s %7s %7s %7s %9s %9s\n' records command git-evolve git ratio min max "evolve" "git"
+for n in "${sizes[@]}"; do
+  repo="$work/repo$n"
+  bash "$here/genrepo.sh" "$n" "$repo" >/dev/null
+  cd "$repo"
+  big=$runs
+  [ "$n" -lt 100000 ] || big=${RUNS_BIG:-3}
+  state=$(git rev-parse --git-common-dir)/evolve
+  fresh=($(git rev-list main..fresh))
+  mid=$((n / 2))
+  midsha=$(git rev-parse "main~$((n - mid))")
+  git evolve log -n 1 >/dev/null # the saved view, as after any earlier read
+  git evolve verify >/dev/null   # what this clone verified
+
+  row log "$runs" : "git evolve log" "git log --notes=evolve --format='%H %N'"
+  row "log -n 20" "$runs" : "git evolve log -n 20" "git log -20 --notes=evolve"
+  row "json -n 20" "$runs" : "git evolve log --json -n 20" "git log -20 --notes=evolve"
+  row "show cycle" "$runs" : "git evolve show $mid" "git notes --ref=evolve show $midsha"
+  row "show commit" "$runs" : "git evolve show $midsha" "git notes --ref=evolve show $midsha"
+  row verify "$runs" : "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  row "verify 1st" "$big" "rm -f '$state/verified'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  row "json cold" "$big" "rm -f '$state/ledger.view'" "git evolve log --json" "git log --notes=evolve --format='%H %N'"
+  git evolve log -n 1 >/dev/null
+  # each record on a commit of its own: SHA for git-evolve, SHA2 for git
+  i=0
+  next='i=$((i + 1)); export SHA=${fresh[$i]} SHA2=${fresh[$((i + 20))]}'
+  rec='git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "$SHA"'
+  add='git notes --ref=evolve add -f -m "{\"cycle\":0}" "$SHA2"'
+  row record "$runs" "$next" "$rec" "$add"
+  row "record cold" "$big" "$next; rm -f '$state/cycles.idx'" "$rec" "$add"
+  cd "$work"
+done
