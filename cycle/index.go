@@ -29,10 +29,18 @@ type index struct {
 	// entries each commit has, the commit of each cycle, the largest cycle
 	// (valid while top >= 0), so that recording many cycles in one process
 	// (import) costs each one what it changes, not a pass over the index.
+	// They are built once the index is asked more than a few times: a
+	// single record is cheaper with one pass.
 	perObj  map[gitstore.Hash]int
 	byCycle map[int32]gitstore.Hash
 	top     int
+	topOK   bool
+	asked   int
 }
+
+// lookupsAfter is how many questions an index answers by a pass over its
+// entries before it builds its maps.
+const lookupsAfter = 8
 
 type indexEntry struct {
 	obj   gitstore.Hash
@@ -126,8 +134,18 @@ func (l *Ledger) cyclesIn(blobs []gitstore.Hash) ([]int, error) {
 
 // set replaces the cycles recorded on obj.
 func (ix *index) set(obj gitstore.Hash, cycles []int) {
-	ix.lookups()
-	if ix.perObj[obj] > 0 {
+	ix.ask()
+	has := false
+	if ix.perObj != nil {
+		has = ix.perObj[obj] > 0
+	} else {
+		for _, e := range ix.entries {
+			if has = e.obj == obj; has {
+				break
+			}
+		}
+	}
+	if has {
 		kept := ix.entries[:0]
 		for _, e := range ix.entries {
 			if e.obj != obj {
@@ -136,31 +154,37 @@ func (ix *index) set(obj gitstore.Hash, cycles []int) {
 		}
 		ix.saved = -1 // entries were removed: the file is written anew
 		ix.entries = kept
-		ix.byCycle, ix.top = nil, -1 // rebuilt when next asked
-		delete(ix.perObj, obj)
+		ix.byCycle, ix.topOK = nil, false // rebuilt when next asked
+		if ix.perObj != nil {
+			delete(ix.perObj, obj)
+		}
 	}
 	for _, c := range cycles {
 		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
-		ix.perObj[obj]++
+		if ix.perObj != nil {
+			ix.perObj[obj]++
+		}
 		if ix.byCycle != nil {
 			if _, ok := ix.byCycle[int32(c)]; !ok {
 				ix.byCycle[int32(c)] = obj
 			}
 		}
-		if ix.top >= 0 {
+		if ix.topOK {
 			ix.top = max(ix.top, c)
 		}
 	}
 }
 
-// lookups builds what is not built yet of the index's lookups.
-func (ix *index) lookups() {
+// ask counts a question, and builds the maps once there were enough.
+func (ix *index) ask() {
+	if ix.asked++; ix.asked <= lookupsAfter {
+		return
+	}
 	if ix.perObj == nil {
 		ix.perObj = make(map[gitstore.Hash]int, len(ix.entries))
 		for _, e := range ix.entries {
 			ix.perObj[e.obj]++
 		}
-		ix.byCycle, ix.top = nil, -1
 	}
 	if ix.byCycle == nil {
 		ix.byCycle = make(map[int32]gitstore.Hash, len(ix.entries))
@@ -170,24 +194,32 @@ func (ix *index) lookups() {
 			}
 		}
 	}
-	if ix.top < 0 {
-		ix.top = 0
-		for _, e := range ix.entries {
-			ix.top = max(ix.top, int(e.cycle))
-		}
-	}
 }
 
 // find returns a commit holding cycle n (the first the index lists).
 func (ix *index) find(n int) (gitstore.Hash, bool) {
-	ix.lookups()
-	obj, ok := ix.byCycle[int32(n)]
-	return obj, ok
+	ix.ask()
+	if ix.byCycle != nil {
+		obj, ok := ix.byCycle[int32(n)]
+		return obj, ok
+	}
+	for _, e := range ix.entries {
+		if int(e.cycle) == n {
+			return e.obj, true
+		}
+	}
+	return gitstore.ZeroHash, false
 }
 
 // max returns the largest cycle number in the index (0 when empty).
 func (ix *index) max() int {
-	ix.lookups()
+	if !ix.topOK {
+		ix.top = 0
+		for _, e := range ix.entries {
+			ix.top = max(ix.top, int(e.cycle))
+		}
+		ix.topOK = true
+	}
 	return ix.top
 }
 
