@@ -3,8 +3,9 @@
 # ledger, timed as whole processes beside the git CLI giving the same
 # answer, on a ledger of N records made by bench/genrepo.sh (default sizes:
 # 1000 10000 100000). Runs alternate between git-evolve and git so that
-# noise hits both alike; each row gives the medians, the ratio, the min and
-# max of git-evolve's runs and both peak RSS.
+# noise hits both alike; each row gives the medians (net of the cost of
+# timing a process, measured first), the ratio, the min and max of
+# git-evolve's runs and both peak RSS.
 #
 #   log          git evolve log (the table)        git log --notes=evolve --format='%H %N'
 #   log -n 20    git evolve log -n 20              git log -20 --notes=evolve
@@ -39,6 +40,15 @@ one() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
 }
 
+# harness: the median cost of timing a process that does nothing (fork,
+# exec, /usr/bin/time, the clock): taken off both sides' medians, so that a
+# ratio compares what the two commands do.
+harness() {
+  : >"$work/h"
+  for ((i = 0; i < 15; i++)); do one h true >>"$work/h"; done
+  median <"$work/h"
+}
+
 # row NAME RUNS PREP EVOLVE GIT: RUNS alternating runs; PREP (a shell
 # command, may be :) runs before each git-evolve run, untimed.
 row() {
@@ -52,12 +62,13 @@ row() {
     one b "$@" >>"$work/b"
   done
   local ma mb lo hi ra rb
-  ma=$(median <"$work/a"); mb=$(median <"$work/b")
+  ma=$(median <"$work/a" | awk -v h="$base" '{ printf "%.1f", $1 - h }')
+  mb=$(median <"$work/b" | awk -v h="$base" '{ printf "%.1f", $1 - h }')
   lo=$(sort -n "$work/a" | head -1); hi=$(sort -n "$work/a" | tail -1)
   ra=0; rb=0
   ra=$(sort -n "$work/rss.a" | tail -1); rb=$(sort -n "$work/rss.b" | tail -1)
   printf '%-8s %-12s %9sms %9sms %7.2f %7s %7s %9s %9s\n' "$n" "$name" "$ma" "$mb" \
-    "$(awk -v a="$ma" -v b="$mb" 'BEGIN{ if (b == 0) b = 1; print a/b }')" "$lo" "$hi" "$((ra / 1024))M" "$((rb / 1024))M"
+    "$(awk -v a="$ma" -v b="$mb" 'BEGIN{ if (b < 0.1) b = 0.1; print a/b }')" "$lo" "$hi" "$((ra / 1024))M" "$((rb / 1024))M"
 }
 
 printf '%-8s %-12s %11s %11s %7s %7s %7s %9s %9s\n' records command git-evolve git ratio min max "evolve" "git"
@@ -71,6 +82,8 @@ for n in "${sizes[@]}"; do
   fresh=($(git rev-list main..fresh))
   mid=$((n / 2))
   midsha=$(git rev-parse "main~$((n - mid))")
+  base=$(harness)
+  echo "# $n records: the harness costs $base ms a run; the medians below are net of it (min and max are not)"
   git evolve log -n 1 >/dev/null # the saved view, as after any earlier read
   git evolve verify >/dev/null   # what this clone verified
 
