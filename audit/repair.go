@@ -330,11 +330,33 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 			edits = append(edits, gitstore.NoteEdit{Object: h, Blob: blob})
 		}
 		for _, obj := range removed {
+			if _, restoring := byObj[obj]; restoring {
+				continue // the note put back takes the submodule entry's place
+			}
 			h, err := gitstore.ParseHash(obj)
 			if err != nil {
 				return gitstore.ZeroHash, err
 			}
-			edits = append(edits, gitstore.NoteEdit{Object: h}) // what sits there goes
+			// The submodule entry goes; a note the object also has (at
+			// another fanout) stays, written again where the writer puts it.
+			found, err := snap.Find(h)
+			if err != nil {
+				return gitstore.ZeroHash, err
+			}
+			var blob gitstore.Hash
+			switch {
+			case len(found) == 1:
+				blob = found[0]
+			case len(found) > 1:
+				data, err := blobs(repo, found)
+				if err != nil {
+					return gitstore.ZeroHash, err
+				}
+				if blob, err = repo.WriteBlob(data); err != nil {
+					return gitstore.ZeroHash, err
+				}
+			}
+			edits = append(edits, gitstore.NoteEdit{Object: h, Blob: blob})
 		}
 		tree := snap.Tree()
 		if len(edits) > 0 {

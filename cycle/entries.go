@@ -15,7 +15,7 @@ import (
 // record is listed on), in one exchange with git. So the last few cycles
 // cost what they are, not what the ledger is, once the view is current.
 func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limit int) (*Listing, error) {
-	if limit > 0 {
+	if limit > 0 && limit <= maxTail {
 		// The last few: from the end of the saved view when it is current
 		// and no remote-tracking copy adds to it, reading more of it only
 		// when the filters leave too few.
@@ -23,7 +23,7 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 		if err != nil {
 			return nil, err
 		}
-		for m := 4*limit + tailSlack; len(extra) == 0; m *= 4 {
+		for m := 4*limit + tailSlack; len(extra) == 0 && m <= 4*maxTail; m *= 4 {
 			v, partial, err := readViewTail(l.viewPath(), snap.Commit(), m)
 			if err != nil || v == nil {
 				break // read in full below
@@ -40,6 +40,10 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 	out, _, err := l.entriesFrom(v, false, opts, keep, limit)
 	return out, err
 }
+
+// maxTail is the largest limit read from the end of the view; a larger one
+// reads the whole view (and its growing reads never overflow).
+const maxTail = 1 << 20
 
 // tailSlack is how many lines past 4×limit Entries reads first from the
 // end of the view (the tests make it 0, to read the tail in several steps).
@@ -99,6 +103,8 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 		}
 		jl, je := noteLines(data, gitstore.ZeroHash, true, keep)
 		sortLines(jl)
+		// a journal record written twice (same id, same text) is one
+		jl = slices.CompactFunc(jl, func(a, b Line) bool { return len(a.Summary.ID) > 0 && bytes.Equal(a.Text, b.Text) })
 		// merged in order, the ledger's first on ties (as mergeLines)
 		merged := make([]group, 0, len(groups)+len(jl))
 		for len(groups) > 0 && len(jl) > 0 {
@@ -210,6 +216,9 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 			commits = append(commits, e.obj)
 		}
 	}
+	// in the notes' order, as the view and List see copies: the copy a
+	// record is listed on does not depend on the order they were written
+	slices.SortFunc(commits, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
 	out := &Listing{Errors: v.errors}
 	if len(commits) > 0 {
 		found, err := l.List(ListOptions{Commits: commits})

@@ -100,6 +100,29 @@ func (l *Ledger) openIDs() (map[string]bool, error) {
 	return ids, nil
 }
 
+// openCyclesReadable are the cycles open in every worktree of the
+// repository whose state reads: one that does not is another worktree's
+// to report, not a reason to refuse here.
+func (l *Ledger) openCyclesReadable() []*OpenCycle {
+	var out []*OpenCycle
+	seen := map[string]bool{}
+	for _, f := range l.openFiles() {
+		if c, err := readOpen(f); err == nil && !seen[c.ID] {
+			seen[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// openFiles are the open-cycle files of every worktree of the repository.
+func (l *Ledger) openFiles() []string {
+	common := l.repo.CommonDir()
+	files := []string{filepath.Join(common, "evolve", "cycle.json"), l.openPath()}
+	wts, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "evolve", "cycle.json"))
+	return append(files, wts...)
+}
+
 // openCycles are the cycles open in every worktree of the repository.
 func (l *Ledger) openCycles() ([]*OpenCycle, error) {
 	common := l.repo.CommonDir()

@@ -396,12 +396,10 @@ func mustJSON(v any) json.RawMessage { return ledger.Value(v) }
 // or lost reservation file never lets two cycles take one number.
 func (l *Ledger) reserved() (map[int]string, error) {
 	out := map[int]string{}
-	open, err := l.openCycles()
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range open {
-		out[c.Cycle] = c.ID
+	for _, c := range l.openCyclesReadable() {
+		if _, ok, err := l.repo.RefHash(StartRef(c.ID)); err == nil && ok {
+			out[c.Cycle] = c.ID // (a worktree removed by hand keeps none)
+		}
 	}
 	data, err := os.ReadFile(l.reservedPath())
 	if errors.Is(err, fs.ErrNotExist) {

@@ -296,7 +296,9 @@ func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial boo
 	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
 		return nil, false, nil // damaged, or of another ledger: read in full
 	}
-	m = min(m, lay.n)
+	if m < 0 || m > lay.n {
+		m = lay.n
+	}
 	// The offsets of the last m lines, the errors, and those lines.
 	tail := make([]byte, size-viewFooter-(lay.table+4*(lay.n-m)))
 	if _, err := f.ReadAt(tail, int64(lay.table+4*(lay.n-m))); err != nil {
