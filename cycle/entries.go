@@ -97,14 +97,10 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 		}
 	}
 	if opts.Journal && opts.Commits == nil {
-		data, err := l.journal.Bytes()
+		jl, je, err := l.journalLines(keep)
 		if err != nil {
 			return nil, false, err
 		}
-		jl, je := noteLines(data, gitstore.ZeroHash, true, keep)
-		sortLines(jl)
-		// a journal record written twice (same id, same text) is one
-		jl = slices.CompactFunc(jl, func(a, b Line) bool { return len(a.Summary.ID) > 0 && bytes.Equal(a.Text, b.Text) })
 		// merged in order, the ledger's first on ties (as mergeLines)
 		merged := make([]group, 0, len(groups)+len(jl))
 		for len(groups) > 0 && len(jl) > 0 {
@@ -244,6 +240,8 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 		out.Errors = append(out.Errors, &NoteError{Journal: true, Line: b.Line, Text: b.Text, Err: b.Err})
 	}
 	sortEntries(out.Entries)
+	// a journal record written twice is one (as List has it)
+	out.Entries = slices.CompactFunc(out.Entries, func(a, b Entry) bool { return a.Journal && sameRecord(&a, &b) })
 	if err := l.presence(out.Entries); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,15 @@ func TestEntriesAsList(t *testing.T) {
 	if _, err := openLedger(t, dir).Record(ledger.Record{Cycle: 20, Target: "idle", Result: ledger.Unchanged, IdleStreak: &one}); err != nil {
 		t.Fatal(err)
 	}
+	// the journal's record written twice, as a retried script would
+	jpath := filepath.Join(dir, ".git", "evolve", "journal.jsonl")
+	jdata, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jpath, append(jdata, jdata...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// One cycle's records from the cycle index give what the view gives,
 	// for every cycle (a copied one, the journal's, one that is not there).

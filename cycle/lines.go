@@ -50,12 +50,10 @@ func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Lin
 		}
 	}
 	if opts.Journal && opts.Commits == nil {
-		data, err := l.journal.Bytes()
+		jl, je, err := l.journalLines(keep)
 		if err != nil {
 			return nil, nil, err
 		}
-		jl, je := noteLines(data, gitstore.ZeroHash, true, keep)
-		sortLines(jl)
 		out = mergeLines(out, jl)
 		errs = append(errs, je...)
 	}
@@ -88,6 +86,20 @@ func (l *Ledger) currentView() (*view, error) {
 		v = u
 	}
 	return v, nil
+}
+
+// journalLines are the journal's records that keep accepts, as canonical
+// lines in listing order; a record written twice (the same id, the same
+// text) is one, as List has it.
+func (l *Ledger) journalLines(keep func(*ledger.Summary) bool) ([]Line, []*NoteError, error) {
+	data, err := l.journal.Bytes()
+	if err != nil {
+		return nil, nil, err
+	}
+	jl, je := noteLines(data, gitstore.ZeroHash, true, keep)
+	sortLines(jl)
+	jl = slices.CompactFunc(jl, func(a, b Line) bool { return len(a.Summary.ID) > 0 && bytes.Equal(a.Text, b.Text) })
+	return jl, je, nil
 }
 
 // noteLines reads the records of a note (or of the journal) as canonical
