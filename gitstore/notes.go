@@ -103,33 +103,11 @@ func (n *Notes) BadNotesSince(old *Notes) ([]Hash, error) {
 // badSince reads the trees of one level (each beside the tree old had at
 // its path, zero when none) and goes down where they differ.
 func (n *Notes) badSince(trees, olds []Hash, prefixes []string, out *[]Hash) error {
-	read := func(hs []Hash) ([][]treeEntry, error) {
-		got := make([][]treeEntry, len(hs))
-		var names []string
-		var at []int
-		for i, h := range hs {
-			if !h.IsZero() {
-				names = append(names, h.String())
-				at = append(at, i)
-			}
-		}
-		err := n.r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
-			if err != nil {
-				return fmt.Errorf("reading tree %s: %w", names[i], err)
-			}
-			if typ != treeType {
-				return fmt.Errorf("object %s is a %s, not a tree", names[i], typ)
-			}
-			got[at[i]], err = parseTree(data)
-			return err
-		})
-		return got, err
-	}
-	news, err := read(trees)
+	news, err := n.r.readTrees(trees)
 	if err != nil {
 		return err
 	}
-	oldEntries, err := read(olds)
+	oldEntries, err := n.r.readTrees(olds)
 	if err != nil {
 		return err
 	}
@@ -167,49 +145,33 @@ func (n *Notes) badSince(trees, olds []Hash, prefixes []string, out *[]Hash) err
 
 // HasBadNote reports whether obj's note path holds a submodule entry.
 func (n *Notes) HasBadNote(obj Hash) (bool, error) {
-	return n.hasBadNote(n.tree, "", obj.String())
-}
-
-func (n *Notes) hasBadNote(tree Hash, prefix, want string) (bool, error) {
-	entries, err := n.r.readTree(tree)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range entries {
-		switch kind, name := classify(prefix, e); {
-		case kind == entryBadNote && name == want:
-			return true, nil
-		case kind == entryFanout && strings.HasPrefix(want, prefix+name):
-			if ok, err := n.hasBadNote(e.hash, prefix+name, want); ok || err != nil {
-				return ok, err
-			}
-		}
-	}
-	return false, nil
+	var out []Hash
+	err := n.find(n.tree, "", obj.String(), entryBadNote, &out)
+	return len(out) > 0, err
 }
 
 // Find returns the blobs of the notes on obj. There is normally one; a tree
 // that another tool wrote with the same object at two fanouts yields both.
 func (n *Notes) Find(obj Hash) ([]Hash, error) {
 	var out []Hash
-	err := n.find(n.tree, "", obj.String(), &out)
+	err := n.find(n.tree, "", obj.String(), entryNote, &out)
 	return out, err
 }
 
-func (n *Notes) find(tree Hash, prefix, want string, out *[]Hash) error {
+// find collects the entries of the given kind at want's note path, at any
+// fanout.
+func (n *Notes) find(tree Hash, prefix, want string, of int, out *[]Hash) error {
 	entries, err := n.r.readTree(tree)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		switch kind, name := classify(prefix, e); kind {
-		case entryNote:
-			if name == want {
-				*out = append(*out, e.hash)
-			}
-		case entryFanout:
+		switch kind, name := classify(prefix, e); {
+		case kind == of && name == want:
+			*out = append(*out, e.hash)
+		case kind == entryFanout:
 			if strings.HasPrefix(want, prefix+name) {
-				if err := n.find(e.hash, prefix+name, want, out); err != nil {
+				if err := n.find(e.hash, prefix+name, want, of, out); err != nil {
 					return err
 				}
 			}
@@ -230,27 +192,15 @@ func (n *Notes) Walk(fn func(obj, blob Hash) error) error {
 }
 
 func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob Hash) error) error {
-	var names []string
+	var hs []Hash
 	for _, e := range entries {
 		if kind, _ := classify(prefix, e); kind == entryFanout {
-			names = append(names, e.hash.String())
+			hs = append(hs, e.hash)
 		}
 	}
-	subtrees := make([][]treeEntry, len(names))
-	if len(names) > 0 {
-		err := n.r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
-			if err != nil {
-				return fmt.Errorf("reading tree %s: %w", names[i], err)
-			}
-			if typ != treeType {
-				return fmt.Errorf("object %s is a %s, not a tree", names[i], typ)
-			}
-			subtrees[i], err = parseTree(data)
-			return err
-		})
-		if err != nil {
-			return err
-		}
+	subtrees, err := n.r.readTrees(hs)
+	if err != nil {
+		return err
 	}
 	k := 0
 	for _, e := range entries {
@@ -268,6 +218,34 @@ func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob 
 		}
 	}
 	return nil
+}
+
+// readTrees reads several trees in one exchange with git; a zero hash
+// reads as an empty tree.
+func (r *Repo) readTrees(hs []Hash) ([][]treeEntry, error) {
+	out := make([][]treeEntry, len(hs))
+	var names []string
+	var at []int
+	for i, h := range hs {
+		if !h.IsZero() {
+			names = append(names, h.String())
+			at = append(at, i)
+		}
+	}
+	if len(names) == 0 {
+		return out, nil
+	}
+	err := r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading tree %s: %w", names[i], err)
+		}
+		if typ != treeType {
+			return fmt.Errorf("object %s is a %s, not a tree", names[i], typ)
+		}
+		out[at[i]], err = parseTree(data)
+		return err
+	})
+	return out, err
 }
 
 // walk calls fn for every note under the tree at prefix.
@@ -391,7 +369,7 @@ func (n *Notes) diff(ta, tb Hash, prefix string, a, b map[Hash][]Hash) error {
 		}
 		seen[name] = true
 		var blobs []Hash
-		if err := n.find(h, prefix+g, name, &blobs); err != nil {
+		if err := n.find(h, prefix+g, name, entryNote, &blobs); err != nil {
 			return err
 		}
 		obj, _ := ParseHash(name)
