@@ -239,7 +239,7 @@ func (h *historyCheck) compare(ci gitstore.CommitInfo, parent, snap *gitstore.No
 			if !kept {
 				verb, kind = "deleted", "deleted"
 			}
-			who := fmt.Sprintf("notes commit %s (%s, %s)", ci.Hash.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
+			who := whoMade(ci)
 			var f *Finding
 			switch a, ok := h.accepted[ci.Hash]; {
 			case holds && !kept:
@@ -363,7 +363,7 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 		if ff, err := repo.IsAncestor(from, to); err != nil {
 			return nil, err
 		} else if !ff {
-			if err := checkRewritten(repo, rep, from, to, tip); err != nil {
+			if err := checkRewritten(repo, rep, from, base, to, tip); err != nil {
 				return nil, err
 			}
 		}
@@ -445,11 +445,16 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 	return out, nil
 }
 
+// whoMade names a notes commit as findings do: its name, who made it, when.
+func whoMade(ci gitstore.CommitInfo) string {
+	return fmt.Sprintf("notes commit %s (%s, %s)", ci.Hash.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
+}
+
 // incomingBadNotes reports each submodule entry at a note path of the
-// ledger to that neither from nor the history both share (base) has,
-// naming the oldest of commits (to's own, newest first) that has it: the
-// notes commit that brought it. One base has and from took out (a repair)
-// is not brought by to.
+// ledger to that neither from nor the history both share (base) has as it
+// is, naming the oldest of commits (to's own, newest first) that has it:
+// the notes commit that brought it. One base has and from took out (a
+// repair) is not brought by to.
 func incomingBadNotes(repo *gitstore.Repo, rep *Report, from, base, to gitstore.Hash, commits []gitstore.Hash) error {
 	if len(commits) == 0 {
 		return nil // to brings no commit of its own
@@ -468,28 +473,19 @@ func incomingBadNotes(repo *gitstore.Repo, rep *Report, from, base, to gitstore.
 	if err != nil || len(bad) == 0 {
 		return err
 	}
-	var known []*gitstore.Notes
-	for _, c := range []gitstore.Hash{from, base} {
-		if c.IsZero() {
-			continue
-		}
-		snap, err := repo.NotesAt(c)
-		if err != nil {
+	var mine *gitstore.Notes
+	if !from.IsZero() {
+		if mine, err = repo.NotesAt(from); err != nil {
 			return err
 		}
-		known = append(known, snap)
 	}
 	for _, obj := range bad {
-		had := false
-		for _, snap := range known {
-			h, err := snap.HasBadNote(obj)
-			if err != nil {
+		if mine != nil {
+			if had, err := mine.HasBadNote(obj); err != nil {
 				return err
+			} else if had {
+				continue // this clone's ledger has it: not brought in
 			}
-			had = had || h
-		}
-		if had {
-			continue // this clone's ledger has or had it: not brought in
 		}
 		by := to
 		for _, c := range commits {
@@ -508,7 +504,7 @@ func incomingBadNotes(repo *gitstore.Repo, rep *Report, from, base, to gitstore.
 		}
 		who := "notes commit " + by.Short()
 		if ci, err := repo.Commit(by); err == nil {
-			who = fmt.Sprintf("notes commit %s (%s, %s)", by.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
+			who = whoMade(ci)
 		}
 		f := rep.add(Breach, "not-a-note", "%s put a submodule (a commit), not a note's text, at the ledger's entry for %s", who, obj.Short())
 		f.Commit, f.NotesCommit = obj.String(), by.String()
@@ -549,18 +545,14 @@ func checkTip(repo *gitstore.Repo, rep *Report, to gitstore.Hash) ([]Finding, er
 // clone's, and other than the two sides' common base's (then it is this
 // clone that changed it), was changed there (an amended or squashed notes
 // history hides such an edit from its own commits).
-func checkRewritten(repo *gitstore.Repo, rep *Report, from, to gitstore.Hash, tip *gitstore.Notes) error {
+func checkRewritten(repo *gitstore.Repo, rep *Report, from, base, to gitstore.Hash, tip *gitstore.Notes) error {
 	ours, err := repo.NotesAt(from)
 	if err != nil {
 		return err
 	}
-	common := repo.EmptyNotes()
-	if b, ok, err := repo.MergeBase(from, to); err != nil {
+	common, err := repo.NotesAt(base)
+	if err != nil {
 		return err
-	} else if ok {
-		if common, err = repo.NotesAt(b); err != nil {
-			return err
-		}
 	}
 	// What this clone's own commits changed since the history both share:
 	// one diff of two trees, whatever those commits were (a merge that

@@ -257,11 +257,11 @@ func checkSchema(repo *gitstore.Repo, rep *Report, entries []cycle.Entry) {
 	}
 }
 
-// checkIDs: one id, one record (copies of it on several commits are fine).
 // noID starts the key verify files a record with no id under: no id
 // starts with it.
 const noID = "\x00no id "
 
+// checkIDs: one id, one record (copies of it on several commits are fine).
 func checkIDs(rep *Report, byID map[string][]cycle.Entry) {
 	for id, es := range byID {
 		first := string(es[0].Record.Marshal())
