@@ -25,12 +25,11 @@ type index struct {
 	// saved is how many of entries the file holds as they are, or -1 when
 	// the file must be written anew.
 	saved int
-	// lookups, built on first use and kept up to date by set: how many
-	// entries each commit has, the commit of each cycle, the largest cycle
-	// (valid while top >= 0), so that recording many cycles in one process
-	// (import) costs each one what it changes, not a pass over the index.
-	// They are built once the index is asked more than a few times: a
-	// single record is cheaper with one pass.
+	// lookups kept up to date by set: how many entries each commit has and
+	// the commit of each cycle (built once the index was asked more than
+	// lookupsAfter times: a single record is cheaper with one pass), and
+	// the largest cycle (while topOK), so that recording many cycles in one
+	// process (import) costs each one what it changes.
 	perObj  map[gitstore.Hash]int
 	byCycle map[int32]gitstore.Hash
 	top     int

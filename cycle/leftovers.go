@@ -87,11 +87,12 @@ func (l *Ledger) Sweep() (*Leftovers, error) {
 }
 
 // openIDs are the ids of the cycles open in every worktree of the
-// repository.
+// repository; an open cycle that does not read is an error (the sweep then
+// keeps everything).
 func (l *Ledger) openIDs() (map[string]bool, error) {
-	open, err := l.openCycles()
-	if err != nil {
-		return nil, err
+	open, unreadable := l.openCycles()
+	if len(unreadable) > 0 {
+		return nil, unreadable[0]
 	}
 	ids := map[string]bool{}
 	for _, c := range open {
@@ -100,53 +101,25 @@ func (l *Ledger) openIDs() (map[string]bool, error) {
 	return ids, nil
 }
 
-// openCyclesReadable are the cycles open in every worktree of the
-// repository whose state reads: one that does not is another worktree's
-// to report, not a reason to refuse here.
-func (l *Ledger) openCyclesReadable() []*OpenCycle {
-	var out []*OpenCycle
-	seen := map[string]bool{}
-	for _, f := range l.openFiles() {
-		if c, err := readOpen(f); err == nil && !seen[c.ID] {
-			seen[c.ID] = true
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// openFiles are the open-cycle files of every worktree of the repository.
-func (l *Ledger) openFiles() []string {
+// openCycles are the cycles open in every worktree of the repository, and
+// why each open-cycle file that is there but does not read fails.
+func (l *Ledger) openCycles() (open []*OpenCycle, unreadable []error) {
 	common := l.repo.CommonDir()
 	files := []string{filepath.Join(common, "evolve", "cycle.json"), l.openPath()}
-	wts, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "evolve", "cycle.json"))
-	return append(files, wts...)
-}
-
-// openCycles are the cycles open in every worktree of the repository.
-func (l *Ledger) openCycles() ([]*OpenCycle, error) {
-	common := l.repo.CommonDir()
-	files := []string{filepath.Join(common, "evolve", "cycle.json"), l.openPath()}
-	wts, err := filepath.Glob(filepath.Join(common, "worktrees", "*", "evolve", "cycle.json"))
-	if err != nil {
-		return nil, err
-	}
-	var out []*OpenCycle
+	wts, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "evolve", "cycle.json")) // (a fixed pattern)
 	seen := map[string]bool{}
 	for _, f := range append(files, wts...) {
 		c, err := readOpen(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err // an open cycle that cannot be read: keep everything
-		}
-		if !seen[c.ID] {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			unreadable = append(unreadable, err)
+		case !seen[c.ID]:
 			seen[c.ID] = true
-			out = append(out, c)
+			open = append(open, c)
 		}
 	}
-	return out, nil
+	return open, unreadable
 }
 
 // staleLocks are git's lock files, older than StaleLockAge, on the refs the

@@ -396,7 +396,8 @@ func mustJSON(v any) json.RawMessage { return ledger.Value(v) }
 // or lost reservation file never lets two cycles take one number.
 func (l *Ledger) reserved() (map[int]string, error) {
 	out := map[int]string{}
-	for _, c := range l.openCyclesReadable() {
+	open, _ := l.openCycles() // one that does not read is its worktree's to report
+	for _, c := range open {
 		if _, ok, err := l.repo.RefHash(StartRef(c.ID)); err == nil && ok {
 			out[c.Cycle] = c.ID // (a worktree removed by hand keeps none)
 		}
