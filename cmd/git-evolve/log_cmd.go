@@ -80,12 +80,12 @@ func (c *logCmd) Run(e *env) error {
 			opts.Commits = []gitstore.Hash{}
 		}
 	}
-	keep := func(target, result, timestamp string) bool {
-		if c.Target != "" && target != c.Target || c.Result != "" && result != c.Result {
+	keep := func(s *ledger.Summary) bool {
+		if c.Target != "" && string(s.Target) != c.Target || c.Result != "" && string(s.Result) != c.Result {
 			return false
 		}
 		if !since.IsZero() {
-			t, err := time.Parse(time.RFC3339, timestamp)
+			t, err := time.Parse(time.RFC3339, string(s.Timestamp))
 			if err != nil || t.Before(since) {
 				return false
 			}
@@ -96,9 +96,7 @@ func (c *logCmd) Run(e *env) error {
 	var errs []*cycle.NoteError
 	if c.JSON && c.Limit > 0 {
 		// The last few, from the end of the saved view.
-		list, err := l.Entries(cycle.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, func(s *ledger.Summary) bool {
-			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
-		}, c.Limit)
+		list, err := l.Entries(cycle.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, keep, c.Limit)
 		if err != nil {
 			return err
 		}
@@ -108,9 +106,7 @@ func (c *logCmd) Run(e *env) error {
 		}
 		errs = list.Errors
 	} else if c.JSON {
-		lines, lerrs, err := l.Lines(opts, func(s *ledger.Summary) bool {
-			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
-		})
+		lines, lerrs, err := l.Lines(opts, keep)
 		if err != nil {
 			return err
 		}
@@ -124,9 +120,7 @@ func (c *logCmd) Run(e *env) error {
 		errs = lerrs
 	} else {
 		// From the saved view: only the rows shown are parsed and looked up.
-		list, err := l.Entries(opts, func(s *ledger.Summary) bool {
-			return keep(string(s.Target), string(s.Result), string(s.Timestamp))
-		}, c.Limit)
+		list, err := l.Entries(opts, keep, c.Limit)
 		if err != nil {
 			return err
 		}

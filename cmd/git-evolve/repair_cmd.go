@@ -77,8 +77,12 @@ func (c *repairCmd) Run(e *env) error {
 		for _, r := range rep.Refs {
 			fmt.Fprintf(w, "%s the saved work %s on %s\n", verb, r.Ref, r.Commit[:7])
 		}
+		removed := "removed"
+		if c.DryRun {
+			removed = "would remove"
+		}
 		for _, obj := range rep.Removed {
-			fmt.Fprintf(w, "%s the submodule entry at the note path of %s (it is no note)\n", map[bool]string{true: "would remove", false: "removed"}[c.DryRun], obj[:7])
+			fmt.Fprintf(w, "%s the submodule entry at the note path of %s (it is no note)\n", removed, obj[:7])
 		}
 		for _, f := range rep.Unrepairable {
 			fmt.Fprintf(w, "cannot repair: %s\n", termLine(f.Message))
