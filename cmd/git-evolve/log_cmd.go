@@ -66,7 +66,9 @@ func (c *logCmd) Run(e *env) error {
 		}
 		return c.fromTrailers(e, l.Repo(), now, since)
 	}
-	opts := cycle.ListOptions{Journal: c.All, Presence: !c.JSON}
+	// No presence lookup: the table and the markdown read each row's commit
+	// for its subject, which says when it is not here.
+	opts := cycle.ListOptions{Journal: c.All}
 	if len(c.Range) > 0 {
 		if c.All {
 			return usagef("--all lists the whole ledger: it cannot be combined with a revision range")
