@@ -188,25 +188,43 @@ type TrailerCommit struct {
 // TrailerLog returns the commits git log selects with revs (HEAD when
 // empty) whose trailer block has the trailer must, with the values of keys,
 // newest first.
-func (r *Repo) TrailerLog(must string, keys []string, revs ...string) ([]TrailerCommit, error) {
+func (r *Repo) TrailerLog(must string, keys []string, revs ...string) (commits []TrailerCommit, err error) {
 	format := "%H%x1f%s"
 	for _, k := range keys {
 		format += "%x1f%(trailers:key=" + k + ",valueonly,separator=%x1e)"
 	}
+	var memo string // HEAD's log is kept by HEAD's commit: a second reading asks git nothing
 	if len(revs) == 0 {
 		// A repository with no commit yet has no trailers to read (git
 		// log would fail on the unborn HEAD).
-		if _, ok, err := r.RefHash("HEAD"); err != nil || !ok {
+		head, ok, err := r.RefHash("HEAD")
+		if err != nil || !ok {
 			return nil, err
 		}
-		revs = []string{"HEAD"}
+		memo = head.String() + "\x00" + must + "\x00" + format
+		r.logsMu.Lock()
+		kept, ok := r.logs[memo]
+		r.logsMu.Unlock()
+		if ok {
+			return kept, nil
+		}
+		revs = []string{head.String()}
 	}
 	args := append(append([]string{"log", "-z", "--format=" + format, "--end-of-options"}, revs...), "--")
 	out, err := r.git(context.Background(), nil, args...)
 	if err != nil {
 		return nil, err
 	}
-	var commits []TrailerCommit
+	if memo != "" {
+		defer func() {
+			r.logsMu.Lock()
+			defer r.logsMu.Unlock()
+			if r.logs == nil {
+				r.logs = map[string][]TrailerCommit{}
+			}
+			r.logs[memo] = commits
+		}()
+	}
 	for _, rec := range strings.Split(string(out), "\x00") {
 		f := strings.Split(strings.TrimPrefix(rec, "\n"), "\x1f")
 		if len(f) != 2+len(keys) {

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,9 +14,14 @@ import (
 
 // Fetch runs git fetch from remote with refspecs, without tags, without
 // touching FETCH_HEAD, and pruning the destinations of the refspecs that
-// the remote no longer has.
-func (r *Repo) Fetch(remote string, refspecs ...string) error {
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", "--end-of-options", remote}, refspecs...)
+// the remote no longer has. With again, git's automatic maintenance is not
+// run after it (a fetch repeated within one sync: the first one ran it).
+func (r *Repo) Fetch(remote string, again bool, refspecs ...string) error {
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune"}
+	if again {
+		args = append(args, "--no-auto-maintenance")
+	}
+	args = append(append(args, "--end-of-options", remote), refspecs...)
 	if _, err := r.git(context.Background(), nil, args...); err != nil {
 		return fmt.Errorf("fetching from %s: %w", remote, err)
 	}
@@ -122,11 +128,21 @@ func parsePushPorcelain(out string) []PushResult {
 // ending in "/", such as "refs/evolve/cycles/", every ref below it) and
 // what they point at.
 func (r *Repo) ListRefs(prefix string) (map[string]Hash, error) {
-	pattern := prefix + "*" // a glob: it does not reach below a slash
-	if strings.HasSuffix(prefix, "/") {
-		pattern = prefix // git's prefix match: everything below
+	return r.ListRefsUnder(prefix)
+}
+
+// ListRefsUnder is ListRefs for several prefixes at once: the refs under
+// any of them, in one git for-each-ref.
+func (r *Repo) ListRefsUnder(prefixes ...string) (map[string]Hash, error) {
+	args := []string{"for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options"}
+	for _, prefix := range prefixes {
+		pattern := prefix + "*" // a glob: it does not reach below a slash
+		if strings.HasSuffix(prefix, "/") {
+			pattern = prefix // git's prefix match: everything below
+		}
+		args = append(args, pattern)
 	}
-	out, err := r.git(context.Background(), nil, "for-each-ref", "--format=%(objectname) %(refname)", "--end-of-options", pattern)
+	out, err := r.git(context.Background(), nil, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +152,15 @@ func (r *Repo) ListRefs(prefix string) (map[string]Hash, error) {
 		if !ok {
 			continue
 		}
-		if hash, err := ParseHash(h); err == nil && strings.HasPrefix(name, prefix) {
-			refs[name] = hash
+		hash, err := ParseHash(h)
+		if err != nil {
+			continue
+		}
+		for _, prefix := range prefixes {
+			if strings.HasPrefix(name, prefix) {
+				refs[name] = hash
+				break
+			}
 		}
 	}
 	return refs, nil
@@ -161,18 +184,57 @@ func (r *Repo) RemoteRefs(remote, pattern string) (map[string]Hash, error) {
 }
 
 // MergeBase returns the best common ancestor of two commits; ok is false
-// when they have none.
+// when they have none. Commits do not change, so the answer is kept: a
+// second question about the same two commits (either way round, or whether
+// one is the other's ancestor) asks git nothing.
 func (r *Repo) MergeBase(a, b Hash) (Hash, bool, error) {
+	if mb, ok := r.knownBase(a, b); ok {
+		return mb.base, mb.ok, nil
+	}
 	out, err := r.git(context.Background(), nil, "merge-base", a.String(), b.String())
 	var ge *GitError
 	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		r.keepBase(a, b, mergeBase{})
 		return ZeroHash, false, nil
 	}
 	if err != nil {
 		return ZeroHash, false, err
 	}
 	h, err := ParseHash(strings.TrimSpace(string(out)))
-	return h, err == nil, err
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	r.keepBase(a, b, mergeBase{base: h, ok: true})
+	return h, true, nil
+}
+
+// mergeBase is git's answer to git merge-base for a pair of commits.
+type mergeBase struct {
+	base Hash
+	ok   bool // false: the two have no common ancestor
+}
+
+func basePair(a, b Hash) [2]Hash {
+	if bytes.Compare(a[:], b[:]) > 0 {
+		a, b = b, a
+	}
+	return [2]Hash{a, b}
+}
+
+func (r *Repo) knownBase(a, b Hash) (mergeBase, bool) {
+	r.basesMu.Lock()
+	defer r.basesMu.Unlock()
+	mb, ok := r.bases[basePair(a, b)]
+	return mb, ok
+}
+
+func (r *Repo) keepBase(a, b Hash, mb mergeBase) {
+	r.basesMu.Lock()
+	defer r.basesMu.Unlock()
+	if r.bases == nil {
+		r.bases = map[[2]Hash]mergeBase{}
+	}
+	r.bases[basePair(a, b)] = mb
 }
 
 // UpstreamRemote is the remote of the current branch's upstream

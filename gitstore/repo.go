@@ -49,6 +49,10 @@ type Repo struct {
 	flushMu     sync.Mutex
 	sharedOnce  sync.Once
 	sharedDir   os.FileMode // core.sharedRepository's bits for new object directories (0: the umask's)
+	basesMu     sync.Mutex
+	bases       map[[2]Hash]mergeBase // merge bases asked of git, by the pair in order (remote.go)
+	logsMu      sync.Mutex
+	logs        map[string][]TrailerCommit // HEAD's trailer logs read, by HEAD's commit and format (refs.go)
 }
 
 // objectCacheBytes bounds go-git's object cache: the ledger is read once per

@@ -274,6 +274,9 @@ func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 	if _, err := r.Commit(a); err != nil {
 		return false, err
 	}
+	if mb, ok := r.knownBase(a, b); ok {
+		return mb.ok && mb.base == a, nil
+	}
 	// The common case is a handful of commits from b back to a.
 	seen := map[Hash]bool{b: true}
 	queue := []Hash{b}
@@ -297,12 +300,10 @@ func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 	if len(queue) == 0 {
 		return false, nil // every ancestor of b was read
 	}
-	_, err := r.git(context.Background(), nil, "merge-base", "--is-ancestor", a.String(), b.String())
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return false, nil
-	}
-	return err == nil, err
+	// a is b's ancestor exactly when it is their merge base; asking for the
+	// base (kept) answers the other questions a merge of the two asks.
+	base, ok, err := r.MergeBase(a, b)
+	return ok && base == a, err
 }
 
 // MoveHead moves HEAD from old to newHash with compare-and-swap: the branch

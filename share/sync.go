@@ -55,11 +55,16 @@ func (e *GaveUpError) Error() string {
 
 func (e *GaveUpError) Unwrap() error { return gitstore.ErrPushRejected }
 
-// backoff is how long to wait before attempt (2 and on) after a lost race:
-// doubling from 20ms to 1.28s, with the upper half jittered so that clones
-// that lost together do not come back together.
-func backoff(attempt int) time.Duration {
-	d := 20 * time.Millisecond << min(attempt-2, 6)
+// backoff is how long to wait before attempt (2 and on) after a lost race
+// whose attempt took took: about as long as an attempt takes here (at
+// least 20ms), doubling with each attempt up to 8 times that, the upper
+// half jittered so that clones that lost together do not come back
+// together. An attempt's length is the window in which another clone's push
+// makes it lose: waiting for about that long lets the winner's push land
+// and spreads the losers over the next windows, where a fixed short wait
+// brings them all back into the same one.
+func backoff(attempt int, took time.Duration) time.Duration {
+	d := max(20*time.Millisecond, took) << min(attempt-2, 3)
 	return d/2 + rand.N(d/2+1)
 }
 
@@ -124,13 +129,14 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	defer func() { rep.Elapsed = time.Since(start) }()
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
-		refs, err := syncOnce(repo, remote, o)
+		began := time.Now()
+		refs, err := syncOnce(repo, remote, attempt > 1, o)
 		rep.Refs = refs
 		if !errors.Is(err, gitstore.ErrPushRejected) {
 			return rep, err
 		}
 		rep.LeaseLosses++
-		wait := backoff(attempt + 1)
+		wait := backoff(attempt+1, time.Since(began))
 		if time.Since(start)+wait > patience {
 			return rep, &GaveUpError{Remote: remote, Attempts: attempt, Elapsed: time.Since(start)}
 		}
@@ -138,18 +144,24 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	}
 }
 
-func syncOnce(repo *gitstore.Repo, remote string, o Options) ([]RefReport, error) {
+// syncOnce is one fetch-merge-push round; again is true for a round after
+// a lost race.
+func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefReport, error) {
 	refspec := "+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"
-	if err := repo.Fetch(remote, refspec); err != nil {
+	if err := repo.Fetch(remote, again, refspec); err != nil {
 		return nil, err
 	}
-	fetched, err := repo.ListRefs(TrackingRef(remote, NotesPrefix))
+	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
 	if err != nil {
 		return nil, err
 	}
-	local, err := repo.ListRefs(NotesPrefix)
-	if err != nil {
-		return nil, err
+	fetched, local := map[string]gitstore.Hash{}, map[string]gitstore.Hash{}
+	for ref, h := range both {
+		if strings.HasPrefix(ref, TrackingRef(remote, NotesPrefix)) {
+			fetched[ref] = h
+		} else {
+			local[ref] = h
+		}
 	}
 	names := map[string]bool{}
 	for ref := range local {

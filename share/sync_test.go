@@ -179,11 +179,13 @@ func TestSyncGivesUpAtItsPatience(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	for attempt := 2; attempt < 20; attempt++ {
-		d := backoff(attempt)
-		top := 20 * time.Millisecond << min(attempt-2, 6)
-		if d < top/2 || d > top {
-			t.Errorf("backoff(%d) = %s, want within [%s, %s]", attempt, d, top/2, top)
+	for _, took := range []time.Duration{0, 5 * time.Millisecond, 300 * time.Millisecond, 2 * time.Second} {
+		for attempt := 2; attempt < 20; attempt++ {
+			d := backoff(attempt, took)
+			top := max(20*time.Millisecond, took) << min(attempt-2, 3)
+			if d < top/2 || d > top {
+				t.Errorf("backoff(%d, %s) = %s, want within [%s, %s]", attempt, took, d, top/2, top)
+			}
 		}
 	}
 }
