@@ -67,6 +67,11 @@ type Report struct {
 	// History is how many commits of the ledger's history were read (the
 	// others were verified by an earlier run).
 	History int `json:"history_checked"`
+	// sinceVerified counts the findings made from what changed since the
+	// tip this clone verified before (the history read, the entries that
+	// are no notes): a verify after this one, from the tip it verifies,
+	// does not make them again.
+	sinceVerified int
 }
 
 // Breaches counts the findings that fail verify.
@@ -106,6 +111,21 @@ type VerifyOptions struct {
 
 // VerifyWith is Verify with options.
 func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
+	in, keep := readVerifyInputs(l, o)
+	if keep {
+		if rep := keptVerify(l.Repo(), in, o); rep != nil {
+			gitstore.Tracef("verify: nothing it reads changed since the report kept in %s", verifyCachePath(l.Repo()))
+			return rep, nil
+		}
+	}
+	rep, err := verify(l, o)
+	if err == nil && keep {
+		keepVerify(l, in, o, rep)
+	}
+	return rep, err
+}
+
+func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	revs := o.Revs
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
@@ -127,9 +147,11 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
 		f.Commit = e.Commit.String()
 	}
+	before := len(rep.Findings)
 	if err := checkBadNotes(l, rep, o.FullHistory); err != nil {
 		return nil, err
 	}
+	rep.sinceVerified += len(rep.Findings) - before
 	byID := map[string][]cycle.Entry{}
 	notes := map[gitstore.Hash]bool{}
 	for _, e := range list.Entries {
@@ -157,10 +179,12 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	if err := checkSaves(l, rep); err != nil {
 		return nil, err
 	}
+	before = len(rep.Findings)
 	tip, err := checkHistory(l, rep, byID, accepted, o.FullHistory)
 	if err != nil {
 		return nil, err
 	}
+	rep.sinceVerified += len(rep.Findings) - before
 	ids, err := acceptedIDs(repo, accepted)
 	if err != nil {
 		return nil, err

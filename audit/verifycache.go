@@ -1,0 +1,253 @@
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+)
+
+// The last report verify made is kept under the git dir with a digest of
+// everything it was made from: the ledger's tip, the acknowledgements'
+// tip, HEAD (whose trailers were checked), the tip this clone verified,
+// the saved work and its refs, what changes the history git log walks
+// (shallow, grafts, replace refs) and the git-evolve binary itself. A
+// verify whose inputs digest the same answers with that report and reads
+// nothing else: the pre-push hook and sync pay for the ledger only when it
+// changed. The file is a cache: a missing, damaged, foreign or stale one
+// is read past, and the report is made again and kept.
+
+// verifyCacheFormat is the layout of the kept report; a file of another
+// layout is not read.
+const verifyCacheFormat = 1
+
+type keptReport struct {
+	Format int    `json:"format"`
+	Key    string `json:"key"`
+	// Full is true for a report of every check, false for one of
+	// BreachesOnly.
+	Full   bool    `json:"full"`
+	Report *Report `json:"report"`
+}
+
+func verifyCachePath(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "evolve", "verify-report")
+}
+
+// maxKeptReport bounds the kept report read back.
+const maxKeptReport = 64 << 20
+
+// fullOnlyKinds are the findings only a verify of every check makes (the
+// presence of the records' commits, cycle numbers taken twice): a report
+// of every check answers a BreachesOnly verify without them.
+var fullOnlyKinds = map[string]bool{"not-fetched": true, "not-a-commit": true, "number-collision": true}
+
+// verifyInputs is what a report is made from, read before it is made.
+type verifyInputs struct {
+	sum      hash.Hash // everything but the verified tip
+	verified []byte    // the verified file as it was
+}
+
+// readVerifyInputs reads what a verify with o is made from; ok is false
+// when that verify is not kept (other revisions than HEAD, the whole
+// history asked for, an input that cannot be read).
+func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok bool) {
+	if len(o.Revs) > 0 || o.FullHistory {
+		return in, false
+	}
+	repo := l.Repo()
+	sum := sha256.New()
+	fmt.Fprintf(sum, "git-evolve verify report %d\n", verifyCacheFormat)
+	exe, err := os.Executable()
+	if err != nil {
+		return in, false
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return in, false
+	}
+	fmt.Fprintf(sum, "binary %q %d %d\n", exe, fi.Size(), fi.ModTime().UnixNano())
+	for _, ref := range []string{cycle.NotesRef, ControlRef, "HEAD"} {
+		h, there, err := repo.RefHash(ref)
+		if err != nil {
+			return in, false
+		}
+		fmt.Fprintf(sum, "ref %s %s %t\n", ref, h, there)
+	}
+	for _, name := range []string{"shallow", filepath.Join("info", "grafts")} {
+		if !hashFile(sum, filepath.Join(repo.CommonDir(), name)) {
+			return in, false
+		}
+	}
+	for _, env := range []string{"GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE"} {
+		v, set := os.LookupEnv(env)
+		fmt.Fprintf(sum, "env %s %t %q\n", env, set, v)
+	}
+	replace, err := repo.ListRefsUnder("refs/replace/")
+	if err != nil {
+		return in, false
+	}
+	writeRefs(sum, "replace", replace)
+	saves, err := l.Saves()
+	if err != nil {
+		return in, false
+	}
+	writeRefs(sum, "save", saves)
+	now := map[string]gitstore.Hash{}
+	for ref := range saves {
+		h, there, err := repo.RefHash(ref)
+		if err != nil {
+			return in, false
+		}
+		if there {
+			now[ref] = h
+			continue
+		}
+		// A deleted one is reported with whether its commit is still here.
+		present, err := repo.HasObject(saves[ref])
+		if err != nil {
+			return in, false
+		}
+		fmt.Fprintf(sum, "saved commit %s %t\n", saves[ref], present)
+	}
+	writeRefs(sum, "saved ref", now)
+	in.sum = sum
+	in.verified, err = os.ReadFile(verifiedPath(repo))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return in, false
+	}
+	return in, true
+}
+
+// key is the digest of the inputs with verified as the verified file's
+// content.
+func (in verifyInputs) key(verified []byte) string {
+	var sum [sha256.Size]byte
+	h := in.sum.Sum(sum[:0])
+	last := sha256.New()
+	last.Write(h)
+	fmt.Fprintf(last, "verified %d\n", len(verified))
+	last.Write(verified)
+	return hex.EncodeToString(last.Sum(nil))
+}
+
+func hashFile(sum io.Writer, path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	fmt.Fprintf(sum, "file %q %t %d\n", filepath.Base(path), err == nil, len(data))
+	sum.Write(data)
+	return true
+}
+
+func writeRefs(sum io.Writer, what string, refs map[string]gitstore.Hash) {
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(sum, "%s %d\n", what, len(names))
+	for _, name := range names {
+		fmt.Fprintf(sum, "%q %s\n", name, refs[name])
+	}
+}
+
+// keptVerify is the kept report for in, when there is one that answers a
+// verify with o: made from the same inputs, and, for a verify of every
+// check, with none of the commits it found missing fetched since.
+func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
+	f, err := os.Open(verifyCachePath(repo))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeptReport+1))
+	if err != nil || len(data) > maxKeptReport {
+		return nil
+	}
+	var kept keptReport
+	if json.Unmarshal(data, &kept) != nil || kept.Format != verifyCacheFormat || kept.Report == nil ||
+		kept.Key != in.key(in.verified) || (!kept.Full && !o.BreachesOnly) {
+		return nil
+	}
+	rep := kept.Report
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
+	rep.History = 0 // nothing of the ledger's history was read this time
+	if o.BreachesOnly {
+		var keep []Finding
+		for _, f := range rep.Findings {
+			if !fullOnlyKinds[f.Kind] {
+				keep = append(keep, f)
+			}
+		}
+		rep.Findings = append([]Finding{}, keep...)
+		return rep
+	}
+	for _, f := range rep.Findings {
+		if f.Kind != "not-fetched" {
+			continue
+		}
+		h, err := gitstore.ParseHash(f.Commit)
+		if err != nil {
+			return nil
+		}
+		if there, err := repo.HasObject(h); err != nil || there {
+			return nil // fetched since: the report is made again
+		}
+	}
+	return rep
+}
+
+// keepVerify keeps rep, made from in, when nothing it was made from
+// changed while it was made. A file that cannot be written is let be: the
+// next verify makes its report again.
+func keepVerify(l *cycle.Ledger, in verifyInputs, o VerifyOptions, rep *Report) {
+	repo := l.Repo()
+	after, ok := readVerifyInputs(l, o)
+	if !ok {
+		return
+	}
+	verified := in.verified
+	if now, err := os.ReadFile(verifiedPath(repo)); err == nil && string(now) != string(in.verified) {
+		if rep.sinceVerified > 0 {
+			return // a verify from the tip just verified would not say those again
+		}
+		verified = now // this verify wrote it
+	}
+	if after.key(verified) != in.key(verified) {
+		return // the ledger (or HEAD, …) moved while it was read
+	}
+	data, err := json.Marshal(keptReport{Format: verifyCacheFormat, Key: in.key(verified), Full: !o.BreachesOnly, Report: rep})
+	if err != nil {
+		return
+	}
+	path := verifyCachePath(repo)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "verify-report.*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
