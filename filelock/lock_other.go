@@ -49,3 +49,13 @@ func TryLock(path string) (unlock func(), ok bool, err error) {
 	f.Close()
 	return func() { os.Remove(lock) }, true, nil
 }
+
+// Held reports whether someone holds the lock on path now: its .lock file
+// is there. Asking takes nothing, so any number can ask at once.
+func Held(path string) (bool, error) {
+	_, err := os.Stat(path + ".lock")
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -7,7 +7,9 @@
 package filelock
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -68,4 +70,33 @@ func TryLock(path string) (unlock func(), ok bool, err error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, true, nil
+}
+
+// Held reports whether someone holds the exclusive lock on path now. It
+// asks with a shared lock, dropped at once, so that any number of processes
+// can ask at the same time without one of them seeing the others as the
+// holder. A lock file that does not exist is not held.
+func Held(path string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("opening lock %s: %w", path, err)
+	}
+	defer f.Close()
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err == syscall.EWOULDBLOCK {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("locking %s: %w", path, err)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false, nil
 }

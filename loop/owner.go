@@ -20,14 +20,9 @@ func runLock(gitDir string) string { return filepath.Join(gitDir, "evolve", "run
 // directory is gitDir now: it holds run.lock. Whoever asks, an agent with
 // its EVOLVE_* variables unset included, gets the same answer.
 func RunOwns(gitDir string) (bool, error) {
-	unlock, ok, err := filelock.TryLock(runLock(gitDir))
-	if err != nil {
-		return false, err
-	}
-	if ok {
-		unlock()
-	}
-	return !ok, nil
+	// Asked with a shared lock: commands asking at once (records written
+	// side by side) do not see each other as the run.
+	return filelock.Held(runLock(gitDir))
 }
 
 // RunsOwning are the git directories of the worktrees of the repository

@@ -243,10 +243,19 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		o.AgentOut = io.Discard
 	}
 	// One run drives a worktree at a time: a second would take the first's
-	// cycles and overwrite its run state.
-	unlock, ok, err := filelock.TryLock(runLock(gitDir))
-	if err != nil {
-		return nil, err
+	// cycles and overwrite its run state. A command asking whether a run
+	// drives it holds the lock shared for an instant: a few tries tell that
+	// from a run.
+	var unlock func()
+	var err error
+	ok := false
+	for try := 0; try < 5 && !ok; try++ {
+		if try > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if unlock, ok, err = filelock.TryLock(runLock(gitDir)); err != nil {
+			return nil, err
+		}
 	}
 	if !ok {
 		return nil, &RunError{Msg: "another git evolve run is driving this worktree",
