@@ -18,8 +18,8 @@ import (
 )
 
 // The last report verify made is kept under the git dir with a digest of
-// everything it was made from: the ledger's tip, the acknowledgements'
-// tip, HEAD (whose trailers were checked), the tip this clone verified,
+// everything it was made from: the ledger's tip (and its remote-tracking
+// copies' when it reads them), the acknowledgements' tip, HEAD (whose trailers were checked), the tip this clone verified,
 // the saved work and its refs, what changes the history git log walks
 // (shallow, grafts, replace refs) and the git-evolve binary itself. A
 // verify whose inputs digest the same answers with that report and reads
@@ -77,6 +77,17 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok boo
 		return in, false
 	}
 	fmt.Fprintf(sum, "binary %q %d %d\n", exe, fi.Size(), fi.ModTime().UnixNano())
+	// What the ledger is read from: the local notes ref, and the
+	// remote-tracking copies that hold what it lacks (a ledger made Local
+	// reads the first alone; with every copy merged, both read the same).
+	sources, err := l.Sources()
+	if err != nil {
+		return in, false
+	}
+	fmt.Fprintf(sum, "sources %d\n", len(sources))
+	for _, h := range sources {
+		fmt.Fprintf(sum, "%s\n", h)
+	}
 	for _, ref := range []string{cycle.NotesRef, ControlRef, "HEAD"} {
 		h, there, err := repo.RefHash(ref)
 		if err != nil {
@@ -93,11 +104,15 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok boo
 		v, set := os.LookupEnv(env)
 		fmt.Fprintf(sum, "env %s %t %q\n", env, set, v)
 	}
-	replace, err := repo.ListRefsUnder("refs/replace/")
-	if err != nil {
+	if some, err := repo.HasRefsUnder("refs/replace/"); err != nil {
 		return in, false
+	} else if some {
+		replace, err := repo.ListRefsUnder("refs/replace/")
+		if err != nil {
+			return in, false
+		}
+		writeRefs(sum, "replace", replace)
 	}
-	writeRefs(sum, "replace", replace)
 	saves, err := l.Saves()
 	if err != nil {
 		return in, false

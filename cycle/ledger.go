@@ -304,6 +304,24 @@ func (l *Ledger) Local() *Ledger {
 	return &c
 }
 
+// Sources are the notes commits the ledger is read from (see snapshots):
+// the primary first, then the copies read beside it. A ledger that no
+// commit holds yet has none.
+func (l *Ledger) Sources() ([]gitstore.Hash, error) {
+	primary, extra, err := l.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	var out []gitstore.Hash
+	if !primary.Commit().IsZero() {
+		out = append(out, primary.Commit())
+	}
+	for _, x := range extra {
+		out = append(out, x.Commit())
+	}
+	return out, nil
+}
+
 // eachExtra calls fn with the notes of each extra snapshot that differ from
 // primary's.
 func (l *Ledger) eachExtra(primary *gitstore.Notes, extra []*gitstore.Notes, want func(gitstore.Hash) bool, fn func(obj gitstore.Hash, data []byte) error) error {

@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -346,4 +348,35 @@ func (r *Repo) TrackingNotes(leaf string) (map[string]Hash, error) {
 		}
 	}
 	return out, nil
+}
+
+// HasRefsUnder reports whether any ref is under prefix (as
+// "refs/replace/"), loose or packed, without running git: a caller that
+// needs their values asks ListRefsUnder only when there are some.
+func (r *Repo) HasRefsUnder(prefix string) (bool, error) {
+	found := false
+	err := filepath.WalkDir(filepath.Join(r.commonDir, filepath.FromSlash(prefix)), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if err != nil || found {
+		return found, err
+	}
+	data, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(data, []byte(" "+prefix)), nil
 }

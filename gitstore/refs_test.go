@@ -395,3 +395,40 @@ func TestRevList(t *testing.T) {
 		t.Error("RevList(nope) succeeded")
 	}
 }
+
+func TestHasRefsUnder(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	r.git("commit", "-q", "--allow-empty", "-m", "one")
+	repo := r.open()
+	has := func() bool {
+		t.Helper()
+		ok, err := repo.HasRefsUnder("refs/replace/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if has() {
+		t.Error("a repository without replace refs has some")
+	}
+	head := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+	r.git("commit", "-q", "--allow-empty", "-m", "two")
+	other := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+	r.git("update-ref", "refs/replacements/x", head)
+	if has() {
+		t.Error("refs/replacements/x counted as under refs/replace/")
+	}
+	r.git("update-ref", "refs/replace/"+head, other)
+	if !has() {
+		t.Error("a loose replace ref not seen")
+	}
+	r.git("pack-refs", "--all")
+	if !has() {
+		t.Error("a packed replace ref not seen")
+	}
+	r.git("update-ref", "-d", "refs/replace/"+head)
+	if has() {
+		t.Error("a deleted replace ref still seen")
+	}
+}
