@@ -211,6 +211,34 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 	return out, refused
 }
 
+// Delivered reports whether remote has, as this clone last saw it (its
+// remote-tracking refs, which a fetch or a push moves), everything of every
+// local evolve notes ref: each is its tracking ref's commit or one of that
+// commit's ancestors. A push guard that only delivers the ledger has
+// nothing to do then; a remote that moved since is not asked.
+func Delivered(repo *gitstore.Repo, remote string) (bool, error) {
+	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
+	if err != nil {
+		return false, err
+	}
+	for ref, local := range both {
+		if strings.HasPrefix(ref, TrackingRef(remote, NotesPrefix)) {
+			continue
+		}
+		seen, ok := both[TrackingRef(remote, ref)]
+		if !ok {
+			return false, nil
+		}
+		if seen == local {
+			continue
+		}
+		if in, err := repo.IsAncestor(local, seen); err != nil || !in {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // ControlRef holds the loop's control events and the acknowledgements of
 // breaches: it is merged before the ledger, so that an acknowledgement
 // arrives with the ledger it is about.

@@ -102,7 +102,9 @@ hook. Unless only notes are pushed, it checks the ledger (git evolve verify)
 and stops the push when it fails, saying why and how to push anyway (git push
 --no-verify); then it delivers the ledger and the other evolve notes to the
 same remote, merged with what the remote has (never forced), as git evolve
-sync does. A remote given by URL alone (no remote of that name) gets no
+sync does, unless the remote had all of them when this clone last fetched
+from or pushed to it (its remote-tracking notes refs say so: nothing is
+asked of the remote then). A remote given by URL alone (no remote of that name) gets no
 ledger: name the remote, or run git evolve sync.`
 }
 
@@ -153,6 +155,9 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	}
 	if err := ensureRefspec(e, l.Repo(), c.Remote); err != nil {
 		return err
+	}
+	if done, err := share.Delivered(l.Repo(), c.Remote); err != nil || done {
+		return err // the remote had all of it when last fetched from or pushed to
 	}
 	rep2, err := share.Sync(l.Repo(), c.Remote, ledgerGuards(e, l, c.Remote, false, "", tip))
 	if errors.As(err, new(*integrityError)) {
