@@ -119,74 +119,69 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		}
 	}
 	rep, err := verify(l, o)
-	if err == nil && keep {
-		keepVerify(l, in, o, rep)
+	if err != nil {
+		return nil, err
 	}
-	return rep, err
+	if keep {
+		keepVerify(l, in, rep)
+	}
+	if o.BreachesOnly {
+		return breachesOnly(rep), nil
+	}
+	return rep, nil
 }
 
 func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
-	revs := o.Revs
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
+	kept := loadState(l, o)
 	// git reads the trailers of HEAD's history while the ledger is read.
 	type trailers struct {
-		commits []gitstore.TrailerCommit
+		commits []trailerSum
+		head    gitstore.Hash
 		err     error
 	}
 	logged := make(chan trailers, 1)
 	go func() {
-		commits, err := repo.TrailerLog("Evolve-Result", trailerKeys, revs...)
-		logged <- trailers{commits, err}
+		commits, head, err := headTrailers(repo, o.Revs, kept)
+		logged <- trailers{commits, head, err}
 	}()
-	list, err := l.List(cycle.ListOptions{Presence: !o.BreachesOnly, Copies: true})
+	ls, source, err := ledgerSumsOf(l, kept)
 	if err != nil {
+		<-logged
 		return nil, err
 	}
-	for _, e := range list.Errors {
-		f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
-		f.Commit = e.Commit.String()
-	}
-	before := len(rep.Findings)
+	rep.Findings = append(rep.Findings, ls.Lines...)
 	if err := checkBadNotes(l, rep, o.FullHistory); err != nil {
+		<-logged
 		return nil, err
 	}
-	rep.sinceVerified += len(rep.Findings) - before
-	byID := map[string][]cycle.Entry{}
-	notes := map[gitstore.Hash]bool{}
-	for _, e := range list.Entries {
-		key := e.Record.ID
-		if key == "" {
-			// A record with no id (the seeds' shape, as plain git or their
-			// scripts write it) is known by what it says: its copies on
-			// several commits are one record, two such records are two.
-			key = noID + ledger.Digest(e.Record.Marshal())
-		}
-		byID[key] = append(byID[key], e)
-		notes[e.Commit] = true
-	}
-	rep.Records, rep.Notes = len(byID), len(notes)
-	checkSchema(repo, rep, list.Entries)
+	rep.sinceVerified += len(rep.Findings) - len(ls.Lines)
+	byID := ls.byKey()
+	rep.Records, rep.Notes = len(byID), ls.notes()
+	checkSchema(repo, rep, ls.Sums)
 	checkIDs(rep, byID)
-	if !o.BreachesOnly {
-		checkPresence(rep, list.Entries)
-		checkNumbers(rep, byID)
-	}
+	checkPresence(rep, ls.Sums)
+	checkNumbers(rep, byID)
 	accepted, err := Acceptances(repo)
 	if err != nil {
+		<-logged
 		return nil, err
 	}
 	if err := checkSaves(l, rep); err != nil {
+		<-logged
 		return nil, err
 	}
-	before = len(rep.Findings)
+	before := len(rep.Findings)
 	tip, err := checkHistory(l, rep, byID, accepted, o.FullHistory)
 	if err != nil {
+		<-logged
 		return nil, err
 	}
 	rep.sinceVerified += len(rep.Findings) - before
 	ids, err := acceptedIDs(repo, accepted)
 	if err != nil {
+		<-logged
 		return nil, err
 	}
 	checkChain(rep, byID, ids)
@@ -194,16 +189,32 @@ func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	if tl.err != nil {
 		return nil, tl.err
 	}
-	checkTrailers(rep, list.Entries, byID, tl.commits, ids)
+	checkTrailers(rep, ls.Sums, byID, tl.commits, ids)
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
 		_ = os.WriteFile(verifiedPath(repo), []byte(tip.String()+"\n"), 0o644)
 	}
+	if source != nil {
+		saveState(l, kept, *source, ls, tl.head, tl.commits)
+	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
 	})
 	return rep, nil
+}
+
+// breachesOnly is rep without the findings only a verify of every check
+// makes.
+func breachesOnly(rep *Report) *Report {
+	out := *rep
+	out.Findings = []Finding{}
+	for _, f := range rep.Findings {
+		if !fullOnlyKinds[f.Kind] {
+			out.Findings = append(out.Findings, f)
+		}
+	}
+	return &out
 }
 
 // checkBadNotes reports what sits at a note's path of the local ledger and
@@ -257,15 +268,16 @@ func shorten(s string) string {
 	return s
 }
 
-func where(e cycle.Entry) string {
-	return fmt.Sprintf("cycle %d on %s", e.Record.Cycle, e.Commit.Short())
+func where(e *recSum) string {
+	return fmt.Sprintf("cycle %d on %s", e.Cycle, e.Commit.Short())
 }
 
-func checkSchema(repo *gitstore.Repo, rep *Report, entries []cycle.Entry) {
-	for _, e := range entries {
-		if e.Record.V > ledger.SchemaMajor {
-			f := rep.add(Breach, "schema", "%s is a record of schema v%d; this git-evolve reads v%d: upgrade it", where(e), e.Record.V, ledger.SchemaMajor)
-			f.Cycle, f.ID, f.Commit = e.Record.Cycle, e.Record.ID, e.Commit.String()
+func checkSchema(repo *gitstore.Repo, rep *Report, entries []recSum) {
+	for i := range entries {
+		e := &entries[i]
+		if e.V > ledger.SchemaMajor {
+			f := rep.add(Breach, "schema", "%s is a record of schema v%d; this git-evolve reads v%d: upgrade it", where(e), e.V, ledger.SchemaMajor)
+			f.Cycle, f.ID, f.Commit = e.Cycle, e.ID, e.Commit.String()
 		}
 	}
 	snap, err := repo.ReadNotes(cycle.NotesRef)
@@ -286,28 +298,28 @@ func checkSchema(repo *gitstore.Repo, rep *Report, entries []cycle.Entry) {
 const noID = "\x00no id "
 
 // checkIDs: one id, one record (copies of it on several commits are fine).
-func checkIDs(rep *Report, byID map[string][]cycle.Entry) {
+func checkIDs(rep *Report, byID map[string][]*recSum) {
 	for id, es := range byID {
-		first := string(es[0].Record.Marshal())
+		first := es[0].Digest
 		for _, e := range es[1:] {
-			if string(e.Record.Marshal()) != first {
+			if e.Digest != first {
 				f := rep.add(Breach, "duplicate-id", "id %s names two different records: %s and %s", id, where(es[0]), where(e))
-				f.ID, f.Cycle, f.Commit = id, e.Record.Cycle, e.Commit.String()
+				f.ID, f.Cycle, f.Commit = id, e.Cycle, e.Commit.String()
 				break
 			}
 		}
 	}
 }
 
-func checkPresence(rep *Report, entries []cycle.Entry) {
+func checkPresence(rep *Report, entries []recSum) {
 	absent := map[gitstore.Hash][]int{}
 	for _, e := range entries {
 		if e.Absent {
-			absent[e.Commit] = append(absent[e.Commit], e.Record.Cycle)
+			absent[e.Commit] = append(absent[e.Commit], e.Cycle)
 		}
 		if e.NotCommit {
-			f := rep.add(Breach, "not-a-commit", "cycle %d is noted on %s, which is no commit: records are notes on the commits cycles delivered", e.Record.Cycle, e.Commit.Short())
-			f.Cycle, f.ID, f.Commit = e.Record.Cycle, e.Record.ID, e.Commit.String()
+			f := rep.add(Breach, "not-a-commit", "cycle %d is noted on %s, which is no commit: records are notes on the commits cycles delivered", e.Cycle, e.Commit.Short())
+			f.Cycle, f.ID, f.Commit = e.Cycle, e.ID, e.Commit.String()
 		}
 	}
 	for c, cycles := range absent {
@@ -318,18 +330,21 @@ func checkPresence(rep *Report, entries []cycle.Entry) {
 
 // checkNumbers reports cycle numbers two records took (two clones that
 // numbered at once): both stay, listed in a fixed order.
-func checkNumbers(rep *Report, byID map[string][]cycle.Entry) {
-	byCycle := map[int][]cycle.Entry{}
+func checkNumbers(rep *Report, byID map[string][]*recSum) {
+	count := make(map[int]int, len(byID))
 	for _, es := range byID {
-		byCycle[es[0].Record.Cycle] = append(byCycle[es[0].Record.Cycle], es[0])
+		count[es[0].Cycle]++
+	}
+	byCycle := map[int][]*recSum{}
+	for _, es := range byID {
+		if count[es[0].Cycle] > 1 {
+			byCycle[es[0].Cycle] = append(byCycle[es[0].Cycle], es[0])
+		}
 	}
 	for n, es := range byCycle {
-		if len(es) < 2 {
-			continue
-		}
 		var who []string
 		for _, e := range es {
-			who = append(who, fmt.Sprintf("%s (%s)", e.Record.ID, provenance(e.Record)))
+			who = append(who, fmt.Sprintf("%s (%s)", e.ID, provenance(e)))
 		}
 		sort.Strings(who)
 		f := rep.add(Notice, "number-collision", "cycle %d was taken by %d records: %s; git evolve cycle start --claim reserves numbers on the remote", n, len(es), strings.Join(who, ", "))
@@ -337,8 +352,8 @@ func checkNumbers(rep *Report, byID map[string][]cycle.Entry) {
 	}
 }
 
-func provenance(r ledger.Record) string {
-	by, host := stringField(r, "recorded_by"), stringField(r, "host")
+func provenance(r *recSum) string {
+	by, host := r.By, r.Host
 	if name, _, ok := strings.Cut(by, " <"); ok {
 		by = name
 	}
@@ -378,13 +393,13 @@ func acceptedIDs(repo *gitstore.Repo, accepted map[gitstore.Hash]Acceptance) (ma
 
 // checkChain: each record's prev names a record the ledger has, with the
 // digest it had then. A record whose change was accepted is a notice.
-func checkChain(rep *Report, byID map[string][]cycle.Entry, accepted map[string]bool) {
+func checkChain(rep *Report, byID map[string][]*recSum, accepted map[string]bool) {
 	unchained := 0
 	for _, es := range byID {
-		r := es[0].Record
-		link := stringField(r, "prev")
+		r := es[0]
+		link := r.Prev
 		if link == "" {
-			if _, had := r.Extra["recorded_by"]; !had {
+			if !r.Chained {
 				unchained++ // written before the chain existed, or imported
 			}
 			continue
@@ -405,9 +420,9 @@ func checkChain(rep *Report, byID map[string][]cycle.Entry, accepted map[string]
 			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
 			continue
 		}
-		if got := ledger.Digest(prev[0].Record.Marshal()); got != digest {
+		if got := prev[0].Digest; got != digest {
 			f := rep.add(severity, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev[0]), where(es[0]))
-			f.ID, f.Cycle, f.Commit = id, prev[0].Record.Cycle, prev[0].Commit.String()
+			f.ID, f.Cycle, f.Commit = id, prev[0].Cycle, prev[0].Commit.String()
 		}
 	}
 	if unchained > 0 {
@@ -420,14 +435,19 @@ var trailerKeys = []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result", "Evolve
 
 // checkTrailers: a commit whose trailers name a cycle (commits, from git
 // log) agrees with the ledger's record of it.
-func checkTrailers(rep *Report, entries []cycle.Entry, byID map[string][]cycle.Entry, commits []gitstore.TrailerCommit, accepted map[string]bool) {
-	onCommit := map[gitstore.Hash][]ledger.Record{}
+func checkTrailers(rep *Report, entries []recSum, byID map[string][]*recSum, commits []trailerSum, accepted map[string]bool) {
+	onCommit := make(map[gitstore.Hash][]string, len(commits))
+	for _, tc := range commits {
+		onCommit[tc.Hash] = nil
+	}
 	for _, e := range entries {
-		onCommit[e.Commit] = append(onCommit[e.Commit], e.Record)
+		if ids, named := onCommit[e.Commit]; named {
+			onCommit[e.Commit] = append(ids, e.ID)
+		}
 	}
 	for _, tc := range commits {
-		id, result := tc.Trailers["Evolve-Id"], tc.Trailers["Evolve-Result"]
-		n, _ := strconv.Atoi(tc.Trailers["Evolve-Cycle"])
+		id, result := tc.ID, tc.Result
+		n, _ := strconv.Atoi(tc.Cycle)
 		if id == "" {
 			continue
 		}
@@ -437,8 +457,8 @@ func checkTrailers(rep *Report, entries []cycle.Entry, byID map[string][]cycle.E
 			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
 			continue
 		}
-		r := es[0].Record
-		if want := tc.Trailers["Evolve-Record"]; want != "" && ledger.CommitDigest(&r) != want {
+		r := es[0]
+		if want := tc.Record; want != "" && r.CommitDigest != want {
 			severity := Breach
 			if accepted[id] {
 				severity = Notice
@@ -454,7 +474,7 @@ func checkTrailers(rep *Report, entries []cycle.Entry, byID map[string][]cycle.E
 		}
 		here := false
 		for _, x := range onCommit[tc.Hash] {
-			here = here || x.ID == id
+			here = here || x == id
 		}
 		if !here {
 			f := rep.add(Notice, "unlinked", "commit %s delivered cycle %d (id %s), whose record is on %s: git evolve relink attaches it here", tc.Hash.Short(), n, id, es[0].Commit.Short())
@@ -525,7 +545,7 @@ func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
 // must still descend from the tip this clone last verified, and be there:
 // one that does not had its history rewritten (squashed, amended, reset) or
 // was deleted. It returns the ledger's tip (zero when there is none).
-func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry, accepted map[gitstore.Hash]Acceptance, full bool) (gitstore.Hash, error) {
+func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]*recSum, accepted map[gitstore.Hash]Acceptance, full bool) (gitstore.Hash, error) {
 	repo := l.Repo()
 	tip, ok, err := repo.RefHash(cycle.NotesRef)
 	if err != nil {
@@ -579,8 +599,9 @@ func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]cycle.Entry, a
 	rep.History = len(commits)
 	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
 		holds: func(_ gitstore.Hash, id, line string) (bool, error) {
+			digest := ledger.Digest([]byte(line))
 			for _, e := range byID[id] {
-				if string(e.Record.Marshal()) == line {
+				if e.Digest == digest {
 					return true, nil
 				}
 			}

@@ -28,10 +28,11 @@ func rec(id string, n int, prev *ledger.Record) ledger.Record {
 	return r
 }
 
-func index(entries ...cycle.Entry) map[string][]cycle.Entry {
-	m := map[string][]cycle.Entry{}
+func index(entries ...cycle.Entry) map[string][]*recSum {
+	m := map[string][]*recSum{}
 	for _, e := range entries {
-		m[e.Record.ID] = append(m[e.Record.ID], e)
+		s := sumOf(&e.Record, e.Commit)
+		m[e.Record.ID] = append(m[e.Record.ID], &s)
 	}
 	return m
 }

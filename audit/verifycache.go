@@ -29,15 +29,12 @@ import (
 
 // verifyCacheFormat is the layout of the kept report; a file of another
 // layout is not read.
-const verifyCacheFormat = 1
+const verifyCacheFormat = 2
 
 type keptReport struct {
-	Format int    `json:"format"`
-	Key    string `json:"key"`
-	// Full is true for a report of every check, false for one of
-	// BreachesOnly.
-	Full   bool    `json:"full"`
-	Report *Report `json:"report"`
+	Format int     `json:"format"`
+	Key    string  `json:"key"`
+	Report *Report `json:"report"` // of every check
 }
 
 func verifyCachePath(repo *gitstore.Repo) string {
@@ -68,15 +65,11 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok boo
 	repo := l.Repo()
 	sum := sha256.New()
 	fmt.Fprintf(sum, "git-evolve verify report %d\n", verifyCacheFormat)
-	exe, err := os.Executable()
-	if err != nil {
+	bin, ok := binaryID()
+	if !ok {
 		return in, false
 	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return in, false
-	}
-	fmt.Fprintf(sum, "binary %q %d %d\n", exe, fi.Size(), fi.ModTime().UnixNano())
+	fmt.Fprintf(sum, "binary %s\n", bin)
 	// What the ledger is read from: the local notes ref, and the
 	// remote-tracking copies that hold what it lacks (a ledger made Local
 	// reads the first alone; with every copy merged, both read the same).
@@ -95,24 +88,13 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok boo
 		}
 		fmt.Fprintf(sum, "ref %s %s %t\n", ref, h, there)
 	}
-	for _, name := range []string{"shallow", filepath.Join("info", "grafts")} {
-		if !hashFile(sum, filepath.Join(repo.CommonDir(), name)) {
-			return in, false
-		}
-	}
-	for _, env := range []string{"GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE"} {
-		v, set := os.LookupEnv(env)
-		fmt.Fprintf(sum, "env %s %t %q\n", env, set, v)
-	}
-	if some, err := repo.HasRefsUnder("refs/replace/"); err != nil {
+	history, ok := historyKey(repo)
+	if !ok {
 		return in, false
-	} else if some {
-		replace, err := repo.ListRefsUnder("refs/replace/")
-		if err != nil {
-			return in, false
-		}
-		writeRefs(sum, "replace", replace)
 	}
+	fmt.Fprintf(sum, "history %s\n", history)
+	// A gc, which can prune the commits records are on, makes new packs.
+	fmt.Fprintf(sum, "packs %s\n", packsID(repo))
 	saves, err := l.Saves()
 	if err != nil {
 		return in, false
@@ -193,7 +175,7 @@ func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
 	}
 	var kept keptReport
 	if json.Unmarshal(data, &kept) != nil || kept.Format != verifyCacheFormat || kept.Report == nil ||
-		kept.Key != in.key(in.verified) || (!kept.Full && !o.BreachesOnly) {
+		kept.Key != in.key(in.verified) {
 		return nil
 	}
 	rep := kept.Report
@@ -202,14 +184,7 @@ func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
 	}
 	rep.History = 0 // nothing of the ledger's history was read this time
 	if o.BreachesOnly {
-		var keep []Finding
-		for _, f := range rep.Findings {
-			if !fullOnlyKinds[f.Kind] {
-				keep = append(keep, f)
-			}
-		}
-		rep.Findings = append([]Finding{}, keep...)
-		return rep
+		return breachesOnly(rep)
 	}
 	for _, f := range rep.Findings {
 		if f.Kind != "not-fetched" {
@@ -229,9 +204,9 @@ func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
 // keepVerify keeps rep, made from in, when nothing it was made from
 // changed while it was made. A file that cannot be written is let be: the
 // next verify makes its report again.
-func keepVerify(l *cycle.Ledger, in verifyInputs, o VerifyOptions, rep *Report) {
+func keepVerify(l *cycle.Ledger, in verifyInputs, rep *Report) {
 	repo := l.Repo()
-	after, ok := readVerifyInputs(l, o)
+	after, ok := readVerifyInputs(l, VerifyOptions{})
 	if !ok {
 		return
 	}
@@ -245,7 +220,7 @@ func keepVerify(l *cycle.Ledger, in verifyInputs, o VerifyOptions, rep *Report) 
 	if after.key(verified) != in.key(verified) {
 		return // the ledger (or HEAD, …) moved while it was read
 	}
-	data, err := json.Marshal(keptReport{Format: verifyCacheFormat, Key: in.key(verified), Full: !o.BreachesOnly, Report: rep})
+	data, err := json.Marshal(keptReport{Format: verifyCacheFormat, Key: in.key(verified), Report: rep})
 	if err != nil {
 		return
 	}

@@ -12,8 +12,11 @@
 #   json -n 20   git evolve log --json -n 20       git log -20 --notes=evolve
 #   show cycle   git evolve show <a middle cycle>  git notes --ref=evolve show <its commit>
 #   show commit  git evolve show <that commit>     the same
-#   verify       git evolve verify (verified before)  git log --notes=evolve --format='%H %N'
-#   verify 1st   git evolve verify (nothing verified before)  the same
+#   verify       git evolve verify (nothing changed since the last)  git log --notes=evolve --format='%H %N'
+#   verify +1    git evolve verify, one record since the last  the same
+#   verify +100  git evolve verify, 100 records since the last  the same
+#   verify 1st   git evolve verify (nothing verified or kept before)  the same
+#   hook         the pre-push hook, nothing new to deliver  sh -c true (the figure is the hook's own)
 #   json cold    git evolve log --json, no saved view         the same
 #   record       git evolve record (index warm)    git notes --ref=evolve add
 #   record cold  git evolve record, no cycle index the same
@@ -93,7 +96,36 @@ for n in "${sizes[@]}"; do
   row "show cycle" "$runs" : "git evolve show $mid" "git notes --ref=evolve show $midsha"
   row "show commit" "$runs" : "git evolve show $midsha" "git notes --ref=evolve show $midsha"
   row verify "$runs" : "git evolve verify" "git log --notes=evolve --format='%H %N'"
-  row "verify 1st" "$big" "rm -f '$state/verified'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  # what a verify kept, then 100 records since: each run starts from it
+  keep=$work/kept$n
+  mkdir -p "$keep"
+  cp "$state/verified" "$state/verify-state" "$keep/"
+  for ((i = 1; i <= 100; i++)); do
+    git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "main~$((n / 3 + i))" >/dev/null
+    if [ "$i" = 1 ]; then
+      mkdir -p "$keep/one"
+      git evolve verify >/dev/null
+      cp "$state/verified" "$state/verify-state" "$keep/one/"
+      git update-ref refs/notes/evolve-one refs/notes/evolve
+    fi
+  done
+  git update-ref refs/notes/evolve-all refs/notes/evolve
+  # +1: the ledger one record past what was kept
+  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/notes/evolve-one; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+    "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/notes/evolve-all; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+    "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  git evolve verify >/dev/null
+  # the pre-push hook of a push with nothing new for the remote (as last
+  # seen: the tracking refs hold what the local ones do)
+  git config remote.origin.url "$work/nowhere.git"
+  for ref in $(git for-each-ref --format='%(refname)' 'refs/notes/evolve*'); do
+    git update-ref "refs/notes/remotes/origin/${ref#refs/notes/}" "$ref"
+  done
+  head=$(git rev-parse HEAD)
+  printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$head" >"$work/push.in"
+  row hook "$runs" : "sh -c 'git evolve hook pre-push origin $work/nowhere.git <$work/push.in'" "sh -c true"
+  row "verify 1st" "$big" "rm -f '$state/verified' '$state/verify-state' '$state/verify-report'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
   row "json cold" "$big" "rm -f '$state/ledger.view'" "git evolve log --json" "git log --notes=evolve --format='%H %N'"
   git evolve log -n 1 >/dev/null
   # each record on a commit of its own: SHA for git-evolve, SHA2 for git

@@ -1,0 +1,260 @@
+package audit
+
+import (
+	"slices"
+	"strings"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+	"git-evolve/ledger"
+)
+
+// recSum is what verify's checks read of one record on one commit: its
+// identity and digests, the fields the checks compare, and where it is. A
+// verify reads them from the notes (a full read), or from the summaries an
+// earlier verify kept, brought forward by the notes that changed since.
+type recSum struct {
+	Commit    gitstore.Hash
+	ID        string
+	Digest    string // ledger.Digest of the record's line
+	Cycle     int
+	V         int
+	Result    string
+	Timestamp string
+	Prev      string // the prev link ("" when none)
+	Chained   bool   // it has recorded_by: written since records chain
+	By, Host  string // who recorded it, on what machine
+	// CommitDigest is what the commit that delivered it carries in its
+	// Evolve-Record trailer (ledger.CommitDigest).
+	CommitDigest      string
+	Absent, NotCommit bool
+}
+
+// key is what a record is known by: its id, or for a record with no id
+// (the seeds' shape, as plain git or their scripts write it) what it says:
+// its copies on several commits are one record, two such records are two.
+func (s *recSum) key() string {
+	if s.ID != "" {
+		return s.ID
+	}
+	return noID + s.Digest
+}
+
+func sumOf(r *ledger.Record, commit gitstore.Hash) recSum {
+	s := recSum{Commit: commit, ID: r.ID, Digest: ledger.Digest(r.Marshal()), Cycle: r.Cycle, V: r.V,
+		Result: string(r.Result), Timestamp: r.Timestamp, Prev: stringField(*r, "prev"),
+		By: stringField(*r, "recorded_by"), Host: stringField(*r, "host"), CommitDigest: ledger.CommitDigest(r)}
+	_, s.Chained = r.Extra["recorded_by"]
+	return s
+}
+
+// sumOrder is the order of the summaries, the same however they were
+// read: by cycle, timestamp and id (ledger.Less), then commit.
+func sumOrder(a, b recSum) int {
+	switch {
+	case a.Cycle != b.Cycle:
+		return cmpInt(a.Cycle, b.Cycle)
+	case a.Timestamp != b.Timestamp:
+		return strings.Compare(a.Timestamp, b.Timestamp)
+	case a.ID != b.ID:
+		return strings.Compare(a.ID, b.ID)
+	}
+	return strings.Compare(a.Commit.String(), b.Commit.String())
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// lineFinding is the finding for a line of a ledger note that is no record.
+func lineFinding(commit gitstore.Hash, b *ledger.LineError) Finding {
+	e := &cycle.NoteError{Commit: commit, Line: b.Line, Text: b.Text, Err: b.Err}
+	rep := &Report{}
+	f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
+	f.Commit = commit.String()
+	return *f
+}
+
+// noteSums reads the records of one note's text, and the findings of its
+// lines that are no records.
+func noteSums(commit gitstore.Hash, data []byte) ([]recSum, []Finding) {
+	recs, bad := ledger.ParseLines(data)
+	sums := make([]recSum, 0, len(recs))
+	for i := range recs {
+		sums = append(sums, sumOf(&recs[i], commit))
+	}
+	var fs []Finding
+	for _, b := range bad {
+		fs = append(fs, lineFinding(commit, b))
+	}
+	return sums, fs
+}
+
+// ledgerSums is the ledger as verify's checks read it: each record on each
+// commit it is noted on (copies too), in sumOrder, with the commits'
+// presence, and the findings of the lines that are no records, by commit
+// and line.
+type ledgerSums struct {
+	Sums  []recSum
+	Lines []Finding
+}
+
+func (ls *ledgerSums) sort() {
+	slices.SortStableFunc(ls.Sums, sumOrder)
+	slices.SortStableFunc(ls.Lines, func(a, b Finding) int { return strings.Compare(a.Commit, b.Commit) })
+}
+
+// readSums reads every note of the ledger l reads, and the presence of the
+// commits they are on.
+func readSums(l *cycle.Ledger) (*ledgerSums, error) {
+	list, err := l.List(cycle.ListOptions{Presence: true, Copies: true})
+	if err != nil {
+		return nil, err
+	}
+	ls := &ledgerSums{Sums: make([]recSum, 0, len(list.Entries))}
+	for i := range list.Entries {
+		e := &list.Entries[i]
+		s := sumOf(&e.Record, e.Commit)
+		s.Absent, s.NotCommit = e.Absent, e.NotCommit
+		ls.Sums = append(ls.Sums, s)
+	}
+	for _, e := range list.Errors {
+		f := lineFinding(e.Commit, &ledger.LineError{Line: e.Line, Text: e.Text, Err: e.Err})
+		ls.Lines = append(ls.Lines, f)
+	}
+	ls.sort()
+	return ls, nil
+}
+
+// forward brings ls, the summaries of the notes tree of from, to those of
+// to: the notes that differ are read again (and their commits looked up),
+// the others kept; the commits that were absent are looked up again.
+func (ls *ledgerSums) forward(repo *gitstore.Repo, from, to *gitstore.Notes) error {
+	changes, err := to.DiffNotes(from)
+	if err != nil {
+		return err
+	}
+	changed := map[gitstore.Hash]bool{}
+	for _, ch := range changes {
+		changed[ch.Object] = true
+	}
+	keep := ls.Sums[:0]
+	for _, s := range ls.Sums {
+		if !changed[s.Commit] {
+			keep = append(keep, s)
+		}
+	}
+	ls.Sums = keep
+	lines := ls.Lines[:0]
+	for _, f := range ls.Lines {
+		if h, err := gitstore.ParseHash(f.Commit); err != nil || !changed[h] {
+			lines = append(lines, f)
+		}
+	}
+	ls.Lines = lines
+	fresh := len(ls.Sums)
+	for _, ch := range changes {
+		for _, b := range ch.New {
+			data, err := repo.ReadBlob(b)
+			if err != nil {
+				return err
+			}
+			sums, fs := noteSums(ch.Object, data)
+			ls.Sums = append(ls.Sums, sums...)
+			ls.Lines = append(ls.Lines, fs...)
+		}
+	}
+	// Where the new records sit, and whether the commits missing before
+	// are here now: one exchange with git.
+	at := map[gitstore.Hash]int{}
+	var objs []gitstore.Hash
+	for i := range ls.Sums {
+		s := &ls.Sums[i]
+		if i < fresh && !s.Absent {
+			continue
+		}
+		if _, ok := at[s.Commit]; !ok {
+			at[s.Commit] = len(objs)
+			objs = append(objs, s.Commit)
+		}
+	}
+	if len(objs) > 0 {
+		types, err := repo.ObjectTypes(objs)
+		if err != nil {
+			return err
+		}
+		for i := range ls.Sums {
+			s := &ls.Sums[i]
+			if j, ok := at[s.Commit]; ok {
+				s.Absent, s.NotCommit = types[j] == "", types[j] != "" && types[j] != "commit"
+			}
+		}
+	}
+	// The kept ones are in order still; the new ones are sorted and
+	// merged in.
+	ls.Sums = mergeSums(ls.Sums[:fresh], ls.Sums[fresh:])
+	slices.SortStableFunc(ls.Lines, func(a, b Finding) int { return strings.Compare(a.Commit, b.Commit) })
+	return nil
+}
+
+// mergeSums merges b into a, both in sumOrder (b is sorted here), into a
+// new slice.
+func mergeSums(a, b []recSum) []recSum {
+	if len(b) == 0 {
+		return a
+	}
+	slices.SortStableFunc(b, sumOrder)
+	out := make([]recSum, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if sumOrder(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// byKey files the summaries by what each record is known by (see key).
+func (ls *ledgerSums) byKey() map[string][]*recSum {
+	out := make(map[string][]*recSum, len(ls.Sums))
+	for i := range ls.Sums {
+		s := &ls.Sums[i]
+		k := s.key()
+		out[k] = append(out[k], s)
+	}
+	return out
+}
+
+// notes counts the notes the records are on.
+func (ls *ledgerSums) notes() int {
+	seen := make(map[gitstore.Hash]struct{}, len(ls.Sums))
+	for i := range ls.Sums {
+		seen[ls.Sums[i].Commit] = struct{}{}
+	}
+	return len(seen)
+}
+
+// trailerSum is a commit of HEAD's history whose trailers name a cycle.
+type trailerSum struct {
+	Hash                      gitstore.Hash
+	ID, Cycle, Result, Record string
+}
+
+func trailerSums(commits []gitstore.TrailerCommit) []trailerSum {
+	var out []trailerSum
+	for _, c := range commits {
+		if c.Trailers["Evolve-Id"] == "" {
+			continue
+		}
+		out = append(out, trailerSum{Hash: c.Hash, ID: c.Trailers["Evolve-Id"], Cycle: c.Trailers["Evolve-Cycle"],
+			Result: c.Trailers["Evolve-Result"], Record: c.Trailers["Evolve-Record"]})
+	}
+	return out
+}

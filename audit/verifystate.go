@@ -1,0 +1,477 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"git-evolve/cycle"
+	"git-evolve/gitstore"
+)
+
+// A verify keeps what its checks read of the ledger (a summary of each
+// record: see recSum) and of HEAD's history (the commits whose trailers
+// name a cycle) in the common git dir's evolve/verify-state, with the
+// notes commit and HEAD they are of. The next verify reads the notes that
+// changed since (the two notes trees' diff) and the commits HEAD gained,
+// and runs every check on the summaries: it costs what changed, not the
+// ledger. The file is a cache: a missing, damaged or foreign one, one of
+// another git-evolve binary, one whose ledger is read from more than one
+// notes commit, means a full read, whose answer is the same.
+
+// verifyStateFormat is the layout of verify-state; a file of another
+// layout is read past.
+const verifyStateFormat = 1
+
+const verifyStateMagic = "git-evolve verify state\n"
+
+func verifyStatePath(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "evolve", "verify-state")
+}
+
+// verifyState is what verify-state holds.
+type verifyState struct {
+	Binary  string        // the git-evolve that wrote it (binaryID)
+	Source  gitstore.Hash // the notes commit Sums are of (zero: no ledger)
+	Packs   string        // the object store's packs when presence was looked up (packsID)
+	Sums    *ledgerSums
+	Head    gitstore.Hash // the commit whose history Trailers are of (zero: none kept)
+	History string        // what changes the history git log walks (historyKey)
+	// Trailers are the commits of Head's history whose trailers name a
+	// cycle, newest first.
+	Trailers []trailerSum
+}
+
+// binaryID names the running git-evolve binary: its path, size and time.
+func binaryID() (string, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%q %d %d", exe, fi.Size(), fi.ModTime().UnixNano()), true
+}
+
+// historyKey digests what changes the commits git log walks from a given
+// commit: shallow, grafts, replace refs, and the environment that says
+// which of those git reads.
+func historyKey(repo *gitstore.Repo) (string, bool) {
+	sum := sha256.New()
+	for _, name := range []string{"shallow", filepath.Join("info", "grafts")} {
+		if !hashFile(sum, filepath.Join(repo.CommonDir(), name)) {
+			return "", false
+		}
+	}
+	for _, env := range []string{"GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE"} {
+		v, set := os.LookupEnv(env)
+		fmt.Fprintf(sum, "env %s %t %q\n", env, set, v)
+	}
+	if some, err := repo.HasRefsUnder("refs/replace/"); err != nil {
+		return "", false
+	} else if some {
+		replace, err := repo.ListRefsUnder("refs/replace/")
+		if err != nil {
+			return "", false
+		}
+		writeRefs(sum, "replace", replace)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), true
+}
+
+// packsID names the object store's packs and alternates: a gc, which can
+// prune commits, makes new packs, and then every commit's presence is
+// looked up again.
+func packsID(repo *gitstore.Repo) string {
+	objects := filepath.Join(repo.CommonDir(), "objects")
+	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	slices.Sort(packs)
+	sum := sha256.New()
+	for _, p := range packs {
+		fmt.Fprintf(sum, "%s\n", filepath.Base(p))
+	}
+	hashFile(sum, filepath.Join(objects, "info", "alternates"))
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// loadState reads verify-state when a verify with o can build on it.
+func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
+	if o.FullHistory {
+		return nil
+	}
+	bin, ok := binaryID()
+	if !ok {
+		return nil
+	}
+	path := verifyStatePath(l.Repo())
+	if fi, err := os.Stat(path); err != nil || fi.Size() > maxStateFile {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	st, err := decodeState(data)
+	if err != nil || st.Binary != bin {
+		return nil
+	}
+	return st
+}
+
+// ledgerSums is the ledger's summaries: those kept, brought forward to the
+// notes commit the ledger is read from, when there is one such commit and
+// the kept ones are of this binary; else a full read. source is the notes
+// commit they are of, nil when they are not to be kept (the ledger is read
+// from several).
+func ledgerSumsOf(l *cycle.Ledger, kept *verifyState) (ls *ledgerSums, source *gitstore.Hash, err error) {
+	repo := l.Repo()
+	sources, err := l.Sources()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(sources) > 1 {
+		ls, err := readSums(l)
+		return ls, nil, err
+	}
+	var to gitstore.Hash
+	if len(sources) == 1 {
+		to = sources[0]
+	}
+	if kept != nil && kept.Sums != nil {
+		if kept.Packs != packsID(repo) {
+			for i := range kept.Sums.Sums {
+				kept.Sums.Sums[i].Absent = true // looked up again
+			}
+		}
+		if ls, err := forwardSums(repo, kept, to); err == nil {
+			gitstore.Tracef("verify: the ledger read from %s, brought forward from %s", verifyStatePath(repo), kept.Source.Short())
+			return ls, &to, nil
+		}
+	}
+	ls, err = readSums(l)
+	return ls, &to, err
+}
+
+func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash) (*ledgerSums, error) {
+	from, err := notesAt(repo, kept.Source)
+	if err != nil {
+		return nil, err
+	}
+	next, err := notesAt(repo, to)
+	if err != nil {
+		return nil, err
+	}
+	ls := kept.Sums
+	if err := ls.forward(repo, from, next); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
+
+func notesAt(repo *gitstore.Repo, h gitstore.Hash) (*gitstore.Notes, error) {
+	if h.IsZero() {
+		return repo.EmptyNotes(), nil
+	}
+	return repo.NotesAt(h)
+}
+
+// headTrailers reads the commits of revs (HEAD when none) whose trailers
+// name a cycle: for HEAD, those kept and those HEAD gained since, when it
+// descends from the commit they were read from and nothing changed the
+// history git walks. head is HEAD's commit when the answer may be kept.
+func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState) (out []trailerSum, head gitstore.Hash, err error) {
+	if len(revs) > 0 {
+		commits, err := repo.TrailerLog("Evolve-Result", trailerKeys, revs...)
+		return trailerSums(commits), gitstore.ZeroHash, err
+	}
+	head, ok, err := repo.RefHash("HEAD")
+	if err != nil || !ok {
+		return nil, gitstore.ZeroHash, err
+	}
+	history, ok := historyKey(repo)
+	if ok && kept != nil && !kept.Head.IsZero() && kept.History == history {
+		if kept.Head == head {
+			return kept.Trailers, head, nil
+		}
+		if in, err := repo.IsAncestor(kept.Head, head); err == nil && in {
+			gained, err := repo.TrailerLog("Evolve-Result", trailerKeys, head.String(), "^"+kept.Head.String())
+			if err != nil {
+				return nil, gitstore.ZeroHash, err
+			}
+			return append(trailerSums(gained), kept.Trailers...), head, nil
+		}
+	}
+	commits, err := repo.TrailerLog("Evolve-Result", trailerKeys)
+	if !ok {
+		head = gitstore.ZeroHash // not kept: what changes history could not be read
+	}
+	return trailerSums(commits), head, err
+}
+
+// saveState keeps what a verify read, for the next. A file that cannot be
+// written is let be.
+func saveState(l *cycle.Ledger, kept *verifyState, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum) {
+	repo := l.Repo()
+	bin, ok := binaryID()
+	if !ok {
+		return
+	}
+	history, ok := historyKey(repo)
+	if !ok {
+		head = gitstore.ZeroHash
+	}
+	st := &verifyState{Binary: bin, Source: source, Packs: packsID(repo), Sums: ls, Head: head, History: history, Trailers: trailers}
+	path := verifyStatePath(repo)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "verify-state.*")
+	if err != nil {
+		return
+	}
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	encodeState(w, st)
+	werr := w.Flush()
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// The layout: the magic line, then uvarints, hashes as 20 bytes and
+// strings as a uvarint length and the bytes.
+
+type stateWriter struct {
+	w   *bufio.Writer
+	tmp *[binary.MaxVarintLen64]byte
+}
+
+func (s stateWriter) uint(n uint64) { s.w.Write(binary.AppendUvarint(s.tmp[:0], n)) }
+func (s stateWriter) int(n int)     { s.w.Write(binary.AppendVarint(s.tmp[:0], int64(n))) }
+func (s stateWriter) str(v string)  { s.uint(uint64(len(v))); s.w.WriteString(v) }
+func (s stateWriter) hash(h gitstore.Hash) {
+	s.w.Write(h[:])
+}
+func (s stateWriter) bool(b bool) {
+	if b {
+		s.w.WriteByte(1)
+	} else {
+		s.w.WriteByte(0)
+	}
+}
+
+func encodeState(w *bufio.Writer, st *verifyState) {
+	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
+	w.WriteString(verifyStateMagic)
+	s.uint(verifyStateFormat)
+	s.str(st.Binary)
+	s.hash(st.Source)
+	s.str(st.Packs)
+	s.uint(uint64(len(st.Sums.Sums)))
+	for _, r := range st.Sums.Sums {
+		s.hash(r.Commit)
+		s.str(r.ID)
+		s.str(r.Digest)
+		s.int(r.Cycle)
+		s.int(r.V)
+		s.str(r.Result)
+		s.str(r.Timestamp)
+		s.str(r.Prev)
+		s.bool(r.Chained)
+		s.str(r.By)
+		s.str(r.Host)
+		s.str(r.CommitDigest)
+		s.bool(r.Absent)
+		s.bool(r.NotCommit)
+	}
+	s.uint(uint64(len(st.Sums.Lines)))
+	for _, f := range st.Sums.Lines {
+		s.str(string(f.Severity))
+		s.str(f.Kind)
+		s.str(f.Message)
+		s.str(f.Commit)
+	}
+	s.hash(st.Head)
+	s.str(st.History)
+	s.uint(uint64(len(st.Trailers)))
+	for _, t := range st.Trailers {
+		s.hash(t.Hash)
+		s.str(t.ID)
+		s.str(t.Cycle)
+		s.str(t.Result)
+		s.str(t.Record)
+	}
+}
+
+// maxStateString bounds a string read back from verify-state, maxStateCount
+// a count: a damaged file is refused, not allocated.
+const (
+	maxStateFile   = 1 << 30
+	maxStateString = 1 << 20
+	maxStateCount  = 1 << 26
+)
+
+var errBadState = errors.New("verify-state is damaged")
+
+type stateReader struct {
+	b   []byte // the whole file: the strings read point into it
+	err error
+	// strs keeps one copy of the strings many records share (see shared).
+	strs map[string]string
+}
+
+func (s *stateReader) uint() uint64 {
+	if s.err != nil {
+		return 0
+	}
+	n, k := binary.Uvarint(s.b)
+	if k <= 0 {
+		s.err = errBadState
+		return 0
+	}
+	s.b = s.b[k:]
+	return n
+}
+
+func (s *stateReader) count() int {
+	n := s.uint()
+	if n > maxStateCount {
+		s.err = errBadState
+		return 0
+	}
+	return int(n)
+}
+
+func (s *stateReader) int() int {
+	if s.err != nil {
+		return 0
+	}
+	n, k := binary.Varint(s.b)
+	if k <= 0 || n != int64(int(n)) {
+		s.err = errBadState
+		return 0
+	}
+	s.b = s.b[k:]
+	return int(n)
+}
+
+// shared reads a string many records share (a result, who recorded it,
+// where): one copy of each is kept.
+func (s *stateReader) shared() string {
+	v := s.str()
+	if w, ok := s.strs[v]; ok {
+		return w
+	}
+	v = strings.Clone(v)
+	s.strs[v] = v
+	return v
+}
+
+// str reads a string; it points into the file's bytes, which are never
+// changed.
+func (s *stateReader) str() string {
+	n := s.uint()
+	if s.err != nil || n > maxStateString || n > uint64(len(s.b)) {
+		s.err = errBadState
+		return ""
+	}
+	if n == 0 {
+		return ""
+	}
+	v := unsafe.String(&s.b[0], int(n))
+	s.b = s.b[n:]
+	return v
+}
+
+func (s *stateReader) hash() gitstore.Hash {
+	var h gitstore.Hash
+	if s.err == nil {
+		if len(s.b) < len(h) {
+			s.err = errBadState
+			return h
+		}
+		copy(h[:], s.b)
+		s.b = s.b[len(h):]
+	}
+	return h
+}
+
+func (s *stateReader) bool() bool {
+	if s.err != nil {
+		return false
+	}
+	if len(s.b) == 0 || s.b[0] > 1 {
+		s.err = errBadState
+		return false
+	}
+	v := s.b[0] == 1
+	s.b = s.b[1:]
+	return v
+}
+
+func decodeState(data []byte) (*verifyState, error) {
+	rest, ok := bytes.CutPrefix(data, []byte(verifyStateMagic))
+	if !ok {
+		return nil, errBadState
+	}
+	s := &stateReader{b: rest, strs: map[string]string{}}
+	if s.uint() != verifyStateFormat || s.err != nil {
+		return nil, errBadState
+	}
+	st := &verifyState{Sums: &ledgerSums{}}
+	st.Binary = s.str()
+	st.Source = s.hash()
+	st.Packs = s.str()
+	n := s.count()
+	st.Sums.Sums = make([]recSum, 0, min(n, 1<<20))
+	for i := 0; i < n && s.err == nil; i++ {
+		var r recSum
+		r.Commit = s.hash()
+		r.ID = s.str()
+		r.Digest = s.str()
+		r.Cycle = s.int()
+		r.V = s.int()
+		r.Result = s.shared()
+		r.Timestamp = s.str()
+		r.Prev = s.str()
+		r.Chained = s.bool()
+		r.By = s.shared()
+		r.Host = s.shared()
+		r.CommitDigest = s.str()
+		r.Absent = s.bool()
+		r.NotCommit = s.bool()
+		st.Sums.Sums = append(st.Sums.Sums, r)
+	}
+	n = s.count()
+	for i := 0; i < n && s.err == nil; i++ {
+		f := Finding{Severity: Severity(s.str()), Kind: s.str(), Message: s.str(), Commit: s.str()}
+		st.Sums.Lines = append(st.Sums.Lines, f)
+	}
+	st.Head = s.hash()
+	st.History = s.str()
+	n = s.count()
+	for i := 0; i < n && s.err == nil; i++ {
+		st.Trailers = append(st.Trailers, trailerSum{Hash: s.hash(), ID: s.str(), Cycle: s.str(), Result: s.str(), Record: s.str()})
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if len(s.b) != 0 {
+		return nil, errBadState // more than was written
+	}
+	return st, nil
+}

@@ -1,0 +1,85 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"reflect"
+	"testing"
+
+	"git-evolve/gitstore"
+)
+
+func sampleState() *verifyState {
+	return &verifyState{
+		Binary: `"/bin/git-evolve" 123 456`,
+		Source: commit(7),
+		Packs:  "packs",
+		Sums: &ledgerSums{
+			Sums: []recSum{
+				{Commit: commit(1), ID: "a", Digest: "d1", Cycle: 1, V: 1, Result: "improved", Timestamp: "2026-01-02T03:04:05Z",
+					Chained: true, By: "Ann <a@x>", Host: "box", CommitDigest: "sha256:00"},
+				{Commit: commit(2), Digest: "d2", Cycle: -3, Result: "improved", Prev: "a:d1", Absent: true, NotCommit: true},
+			},
+			Lines: []Finding{{Severity: Breach, Kind: "unreadable", Message: "m", Commit: commit(3).String()}},
+		},
+		Head:     commit(9),
+		History:  "h",
+		Trailers: []trailerSum{{Hash: commit(4), ID: "a", Cycle: "1", Result: "improved", Record: "sha256:00"}},
+	}
+}
+
+func encoded(st *verifyState) []byte {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	encodeState(w, st)
+	w.Flush()
+	return buf.Bytes()
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	st := sampleState()
+	got, err := decodeState(encoded(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, st) {
+		t.Errorf("decodeState(encodeState(st)) = %+v, want %+v", got, st)
+	}
+	empty := &verifyState{Sums: &ledgerSums{}}
+	if got, err := decodeState(encoded(empty)); err != nil || got.Source != gitstore.ZeroHash || len(got.Sums.Sums) != 0 {
+		t.Errorf("an empty state: %+v, %v", got, err)
+	}
+}
+
+func TestStateDamaged(t *testing.T) {
+	data := encoded(sampleState())
+	for n := 0; n < len(data); n++ {
+		if _, err := decodeState(data[:n]); err == nil {
+			t.Fatalf("a state cut at byte %d of %d decodes", n, len(data))
+		}
+	}
+	if _, err := decodeState(append(append([]byte{}, data...), 0)); err == nil {
+		t.Error("a state with a byte more decodes")
+	}
+	other := bytes.Replace(data, []byte("state\n\x01"), []byte("state\n\x02"), 1)
+	if _, err := decodeState(other); err == nil {
+		t.Error("a state of another format decodes")
+	}
+}
+
+func FuzzDecodeState(f *testing.F) {
+	f.Add(encoded(sampleState()))
+	f.Add(encoded(&verifyState{Sums: &ledgerSums{}}))
+	f.Add([]byte(verifyStateMagic + "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := decodeState(data)
+		if err != nil {
+			return
+		}
+		// What decodes is written back as it was read.
+		again, err := decodeState(encoded(st))
+		if err != nil || !reflect.DeepEqual(again, st) {
+			t.Errorf("decoded, encoded and decoded again: %+v, %v; want %+v", again, err, st)
+		}
+	})
+}
