@@ -212,7 +212,12 @@ func (r *Repo) TrailerLog(must string, keys []string, revs ...string) (commits [
 		}
 		revs = []string{head.String()}
 	}
-	args := append(append([]string{"log", "-z", "--format=" + format, "--end-of-options"}, revs...), "--")
+	// git passes over the commits whose message does not name must at all
+	// before formatting any (trailer keys are matched without case, as
+	// git's trailer parsing does): what is formatted is then checked for
+	// the trailer itself.
+	args := append(append([]string{"log", "-z", "--format=" + format, "--regexp-ignore-case", "--fixed-strings",
+		"--grep=" + must, "--end-of-options"}, revs...), "--")
 	out, err := r.git(context.Background(), nil, args...)
 	if err != nil {
 		return nil, err

@@ -432,3 +432,26 @@ func TestHasRefsUnder(t *testing.T) {
 		t.Error("a deleted replace ref still seen")
 	}
 }
+
+// TrailerLog lets git pass over commits whose message does not name the
+// trailer at all; a trailer key written in another case is still one, as
+// git's trailer parsing has it.
+func TestTrailerLogCase(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	r.git("commit", "-q", "--allow-empty", "-m", "plain")
+	r.git("commit", "-q", "--allow-empty", "-m", "upper\n\nEvolve-Cycle: 1\nEvolve-Result: improved")
+	r.git("commit", "-q", "--allow-empty", "-m", "lower\n\nevolve-cycle: 2\nEVOLVE-RESULT: regressed")
+	r.git("commit", "-q", "--allow-empty", "-m", "in the body only\n\nThe Evolve-Result: trailer is not here.\n\nSigned-off-by: A <a@x>")
+	commits, err := r.open().TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Result"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range commits {
+		got = append(got, c.Subject+" "+c.Trailers["Evolve-Cycle"]+" "+c.Trailers["Evolve-Result"])
+	}
+	if want := []string{"lower 2 regressed", "upper 1 improved"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("TrailerLog = %q, want %q", got, want)
+	}
+}
