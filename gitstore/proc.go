@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -26,9 +27,24 @@ type proc struct {
 // startGit starts git with args in dir, with env (nil: this process's).
 // With input, its standard input stays open until finish.
 func startGit(dir string, env []string, input bool, args ...string) *proc {
+	return startGitIn(dir, env, input, true, args...)
+}
+
+// startGitIn is startGit; machine runs git with LC_ALL=C, so that what this
+// reads of its output and messages does not depend on the user's language.
+// Without it git speaks the user's language: for commands whose messages
+// are passed on to the user and whose outcome is read from the exit code
+// and porcelain output alone (fetch, push, ls-remote).
+func startGitIn(dir string, env []string, input, machine bool, args ...string) *proc {
 	p := &proc{args: args, t0: time.Now()}
 	p.cmd = exec.CommandContext(context.Background(), "git", args...)
 	p.cmd.Dir = dir
+	if env == nil {
+		env = os.Environ()
+	}
+	if machine {
+		env = append(env[:len(env):len(env)], "LC_ALL=C")
+	}
 	p.cmd.Env = env
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr

@@ -22,7 +22,7 @@ func (r *Repo) Fetch(remote string, again bool, refspecs ...string) error {
 		args = append(args, "--no-auto-maintenance")
 	}
 	args = append(append(args, "--end-of-options", remote), refspecs...)
-	if _, err := r.git(context.Background(), nil, args...); err != nil {
+	if _, err := r.gitUser(nil, args...); err != nil {
 		return fmt.Errorf("fetching from %s: %w", remote, err)
 	}
 	return nil
@@ -71,7 +71,7 @@ func (r *Repo) Push(remote string, updates []PushUpdate) ([]PushResult, error) {
 	for _, u := range updates {
 		args = append(args, u.Local.String()+":"+u.Remote)
 	}
-	out, err := r.git(context.Background(), nil, args...)
+	out, err := r.gitUser(nil, args...)
 	results := parsePushPorcelain(string(out))
 	rejected := false
 	for _, res := range results {
@@ -110,8 +110,14 @@ func parsePushPorcelain(out string) []PushResult {
 			res.Status = "up-to-date"
 		case "!":
 			res.Status = "rejected"
-			res.Rejected = strings.Contains(summary, "rejected") || strings.Contains(res.Reason, "stale info") ||
-				strings.Contains(res.Reason, "fetch first") || strings.Contains(res.Reason, "non-fast-forward")
+			// A refusal is a race (the lease, the ref moved, another push
+			// took the ref or its lock first) unless the remote's
+			// receive-pack gave one of its own fixed reasons for a refusal
+			// that trying again cannot change (a hook declined, ...): those
+			// come untranslated, where a lost race's reason is in the
+			// remote's language.
+			res.Rejected = (strings.HasPrefix(summary, "[rejected]") || strings.HasPrefix(summary, "[remote rejected]")) &&
+				!permanentRefusal(res.Reason)
 			if !res.Rejected {
 				res.Status = "error"
 			}
@@ -121,6 +127,21 @@ func parsePushPorcelain(out string) []PushResult {
 		results = append(results, res)
 	}
 	return results
+}
+
+// permanentRefusals are reasons git's receive-pack gives, untranslated,
+// for refusing an update whatever the ref holds.
+var permanentRefusals = []string{"hook declined", "deny updating a hidden ref", "funny refname",
+	"shallow update not allowed", "missing necessary objects", "unpacker error", "deletion prohibited",
+	"branch is currently checked out", "deny deleting"}
+
+func permanentRefusal(reason string) bool {
+	for _, p := range permanentRefusals {
+		if strings.Contains(reason, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ListRefs returns the refs under prefix (for example "refs/notes/evolve"
@@ -169,7 +190,7 @@ func (r *Repo) ListRefsUnder(prefixes ...string) (map[string]Hash, error) {
 // RemoteRefs lists the refs of remote that match pattern (a git ls-remote
 // pattern such as "refs/evolve/claims/*"), asking the remote.
 func (r *Repo) RemoteRefs(remote, pattern string) (map[string]Hash, error) {
-	out, err := r.git(context.Background(), nil, "ls-remote", "--refs", "--end-of-options", remote, pattern)
+	out, err := r.gitUser(nil, "ls-remote", "--refs", "--end-of-options", remote, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
 	}

@@ -171,6 +171,13 @@ func (r *Repo) git(ctx context.Context, stdin []byte, args ...string) ([]byte, e
 	return startGit(r.dir, r.env, stdin != nil, args...).finish(stdin)
 }
 
+// gitUser is git in the user's language: for the network commands, whose
+// messages are the user's to read and whose outcome is read from the exit
+// code and porcelain output (see startGitIn).
+func (r *Repo) gitUser(stdin []byte, args ...string) ([]byte, error) {
+	return startGitIn(r.dir, r.env, stdin != nil, false, args...).finish(stdin)
+}
+
 // traceStart is when this process started, for GIT_EVOLVE_TRACE.
 var traceStart = time.Now()
 

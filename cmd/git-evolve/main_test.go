@@ -72,7 +72,9 @@ func scriptParams(dir string) testscript.Params {
 }
 
 // scriptCondition answers the conditions the suites use beyond the built-in
-// ones: [pty] is true when a pseudo-terminal can be opened (ttyin needs one).
+// ones: [pty] is true when a pseudo-terminal can be opened (ttyin needs one);
+// [german] when git speaks German with LANGUAGE=de (its translations are
+// installed).
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "daemon":
@@ -82,6 +84,13 @@ func scriptCondition(cond string) (bool, error) {
 		}
 		_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-daemon"))
 		return err == nil, nil
+	case "german":
+		// git speaks German when asked (its translations are installed).
+		cmd := exec.Command("git", "rev-parse", "--git-dir")
+		cmd.Dir = os.TempDir()
+		cmd.Env = append(os.Environ(), "LANGUAGE=de", "LANG=C.UTF-8", "LC_ALL=", "GIT_CEILING_DIRECTORIES="+os.TempDir())
+		out, _ := cmd.CombinedOutput()
+		return strings.Contains(string(out), "Kein Git-Repository"), nil
 	case "pty":
 		f, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 		if err != nil {
