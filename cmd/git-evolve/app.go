@@ -21,7 +21,8 @@ import (
 
 // cli is the whole command line.
 type cli struct {
-	Chdir string `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
+	Chdir       string      `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
+	VersionFlag versionFlag `name:"version" help:"Print git-evolve's version and exit."`
 
 	Init   initCmd   `cmd:"" help:"Make the repository ready for the ledger (git config, fetch refspecs)."`
 	Record recordCmd `cmd:"" help:"Record one cycle in the ledger (drop-in for evolve-log-cycle.sh)."`

@@ -1,26 +1,98 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
 
 	"git-evolve/ledger"
 )
 
-type versionCmd struct{}
+type versionCmd struct {
+	JSON bool `name:"json" help:"Print it as one JSON object."`
+}
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise
 // it comes from the module's build information.
 var version = ""
 
-func (versionCmd) Run(e *env) error {
-	v := version
-	if v == "" {
-		v = "devel"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
+// versionInfo is what git evolve version says.
+type versionInfo struct {
+	Version      string `json:"version"`               // the release, or "devel"
+	Commit       string `json:"commit,omitempty"`      // the commit it was built from, when known
+	CommitDate   string `json:"commit_date,omitempty"` // that commit's date
+	Dirty        bool   `json:"dirty"`                 // built from a tree with changes not committed
+	Go           string `json:"go"`
+	LedgerSchema string `json:"ledger_schema"`
+	RecordSchema int    `json:"record_schema"`
+}
+
+func currentVersion() versionInfo {
+	v := versionInfo{Version: version, Go: runtime.Version(), LedgerSchema: ledger.Version.String(), RecordSchema: ledger.SchemaMajor}
+	bi, ok := debug.ReadBuildInfo()
+	if v.Version == "" {
+		v.Version = "devel"
+		if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v.Version = bi.Main.Version
 		}
 	}
-	fmt.Fprintf(e.stdout, "git-evolve %s (ledger schema %s, record schema v%d)\n", v, ledger.Version, ledger.SchemaMajor)
+	if ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.time":
+				v.CommitDate = s.Value
+			case "vcs.modified":
+				v.Dirty = s.Value == "true"
+			}
+		}
+	}
+	return v
+}
+
+// String is the version line: the release (or devel), then the commit,
+// its date and "dirty" when known, and the schemas.
+func (v versionInfo) String() string {
+	var about []string
+	if v.Commit != "" {
+		c := v.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		about = append(about, "commit "+c)
+	}
+	if v.CommitDate != "" {
+		about = append(about, v.CommitDate)
+	}
+	if v.Dirty {
+		about = append(about, "dirty")
+	}
+	about = append(about, "ledger schema "+v.LedgerSchema, fmt.Sprintf("record schema v%d", v.RecordSchema))
+	return fmt.Sprintf("git-evolve %s (%s)", v.Version, strings.Join(about, ", "))
+}
+
+func (c versionCmd) Run(e *env) error {
+	v := currentVersion()
+	if c.JSON {
+		return json.NewEncoder(e.stdout).Encode(v)
+	}
+	_, err := fmt.Fprintln(e.stdout, v)
+	return err
+}
+
+// versionFlag is git evolve --version: the version line, as git --version
+// gives git's.
+type versionFlag bool
+
+// BeforeReset prints the version line and ends the run, before any command
+// is asked for.
+func (versionFlag) BeforeReset(app *kong.Kong) error {
+	fmt.Fprintln(app.Stdout, currentVersion())
+	app.Exit(0)
 	return nil
 }
