@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -236,8 +235,8 @@ func (s *State) governor(ctx context.Context) (burned bool, detail string, err e
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", s.Config.Governor)
 	cmd.Dir = s.Top
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()

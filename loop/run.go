@@ -938,13 +938,13 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdout, cmd.Stderr = d.o.AgentOut, d.o.AgentOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting the agent: %w", err)
 	}
 	d.r.AgentGroup, d.r.AgentStarted = cmd.Process.Pid, procStarted(cmd.Process.Pid)
 	if err := d.r.save(d.gitDir); err != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = killGroup(cmd.Process.Pid)
 		_ = cmd.Wait()
 		return "", err
 	}
@@ -958,14 +958,14 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 	timedOut := false
 	// end asks the group to stop, and kills it after a grace period.
 	end := func() error {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		termGroup(cmd.Process.Pid)
 		grace := time.NewTimer(5 * time.Second)
 		defer grace.Stop()
 		select {
 		case err := <-done:
 			return err
 		case <-grace.C:
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(cmd.Process.Pid)
 			return <-done
 		}
 	}
@@ -979,7 +979,7 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 		err = end()
 	}
 	// Whatever the agent left running in its group goes with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = killGroup(cmd.Process.Pid)
 	switch {
 	case timedOut:
 		return "ran past its timeout of " + d.timeout.String(), nil
@@ -1003,7 +1003,7 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 // the process the run started (a number can be taken again once the group
 // is gone; not while it lives).
 func agentAlive(r *RunState) bool {
-	if r.AgentGroup <= 0 || syscall.Kill(-r.AgentGroup, 0) != nil {
+	if !groupAlive(r.AgentGroup) {
 		return false
 	}
 	if started := procStarted(r.AgentGroup); started != "" && r.AgentStarted != "" && started != r.AgentStarted {
