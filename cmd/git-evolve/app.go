@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ type cli struct {
 	Hook    hookCmd    `cmd:"" help:"What the installed git hooks run."`
 	Demo    demoCmd    `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version versionCmd `cmd:"" help:"Print git-evolve's version."`
+	Help    helpCmd    `cmd:"" help:"Describe git-evolve, or one of its commands (what --help prints)."`
 }
 
 const description = `The harness and the shared ledger for evolve loops.
@@ -207,7 +209,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		report(stderr, withHint(err, "see 'git evolve "+commandOf(args)+"--help'"))
+		report(stderr, withHint(err, "see 'git evolve help"+commandOf(parser, args)+"'"))
 		return exitUsage
 	}
 	if c.Chdir != "" {
@@ -224,14 +226,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	return exitOK
 }
 
-// commandOf guesses the subcommand from raw arguments, for the usage hint.
-func commandOf(args []string) string {
+// commandOf is the command (and subcommands) raw arguments name, for the
+// usage hint: " " and their names, "" when the first names no command.
+func commandOf(parser *kong.Kong, args []string) string {
+	node, out := parser.Model.Node, ""
 	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			return a + " "
+		if strings.HasPrefix(a, "-") {
+			continue
 		}
+		var next *kong.Node
+		for _, c := range node.Children {
+			if c.Type == kong.CommandNode && (c.Name == a || slices.Contains(c.Aliases, a)) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		node, out = next, out+" "+next.Name
 	}
-	return ""
+	return out
 }
 
 // clock is the time records are stamped with: GIT_COMMITTER_DATE when it

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/alecthomas/kong"
+)
+
+// helpCmd is git evolve help [command…]: what git evolve [command…] --help
+// prints. git turns git evolve --help into a manual page lookup; this
+// needs none.
+type helpCmd struct {
+	Command []string `arg:"" optional:"" name:"command" help:"The command, and its subcommand, to describe."`
+}
+
+func (c helpCmd) Run(ctx *kong.Context) error {
+	if len(c.Command) > 0 && commandOf(ctx.Kong, c.Command) == "" {
+		return usagef("no command %q: git evolve help lists them", c.Command[0])
+	}
+	// Parsing "… --help" prints the help and ends the run, exit 0.
+	_, err := ctx.Kong.Parse(append(append([]string{}, c.Command...), "--help"))
+	return err
+}
