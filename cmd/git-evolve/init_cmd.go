@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 type initCmd struct {
 	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
+	Quiet   bool `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints."`
 }
 
 func (initCmd) Help() string {
@@ -37,6 +39,9 @@ again changes nothing.`
 }
 
 func (c initCmd) Run(e *env) error {
+	if c.Quiet {
+		e.stdout = io.Discard
+	}
 	repo, err := e.Repo()
 	if err != nil {
 		return err
