@@ -76,7 +76,17 @@ func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 		return nil, err
 	}
 	var out []HookChange
+	// A hooks directory git tracks (core.hooksPath naming one in the
+	// repository, as hook managers do) is the team's: nothing is written
+	// there, and the advice says what to add and commit.
+	shared := tracked(repo, dir)
 	for _, name := range HookNames {
+		if shared {
+			if ch := adviseShared(dir, name); ch != nil {
+				out = append(out, *ch)
+			}
+			continue
+		}
 		ch, err := installHook(repo, dir, name)
 		if err != nil {
 			return out, err
@@ -130,7 +140,24 @@ func installHook(repo *gitstore.Repo, dir, name string) (*HookChange, error) {
 	return &HookChange{Name: name, Path: path}, nil
 }
 
-// tracked reports whether git tracks path in the repository's working tree.
+// adviseShared is the advice for hook name in a hooks directory git tracks:
+// nothing when the hook already runs git-evolve's.
+func adviseShared(dir, name string) *HookChange {
+	path := filepath.Join(dir, name)
+	old, err := os.ReadFile(path)
+	if err == nil && (isShim(name, old) || bytes.Contains(old, []byte("git evolve hook "+name))) {
+		return nil
+	}
+	what := "add this line to it"
+	if err != nil {
+		what = "create it with this line (executable)"
+	}
+	return &HookChange{Name: name, Path: path, Advice: "the hooks directory " + dir + " is tracked in the repository, and git-evolve writes nothing there: to get git-evolve's " +
+		name + " hook, " + what + ", and commit it: " + HookLine(name)}
+}
+
+// tracked reports whether git tracks path (a file, or files under a
+// directory) in the repository's working tree.
 func tracked(repo *gitstore.Repo, path string) bool {
 	top, err := repo.WorkTree()
 	if err != nil {

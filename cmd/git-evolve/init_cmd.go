@@ -34,8 +34,9 @@ directory core.hooksPath names): commit-msg (the trailers of an open cycle)
 and pre-push (the ledger goes with your git push, merged, and a ledger that
 fails git evolve verify stops the push). A hook you already have is kept as
 <name>.pre-evolve and runs first; a hook file git tracks in the repository is
-never moved or edited: then it prints the line to add yourself. Running it
-again changes nothing.`
+never moved or edited, and nothing is written in a hooks directory git tracks
+(a hook manager's, as core.hooksPath = .husky): then it prints the line to
+add yourself, and commit. Running it again changes nothing.`
 }
 
 func (c initCmd) Run(e *env) error {
