@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -224,20 +225,30 @@ func keepVerify(l *cycle.Ledger, in verifyInputs, rep *Report) {
 	if err != nil {
 		return
 	}
-	path := verifyCachePath(repo)
+	_ = replaceFile(verifyCachePath(repo), func(w *bufio.Writer) { w.Write(data) })
+}
+
+// replaceFile writes path anew with what write writes: to a temporary file
+// beside it, renamed into place, so that a reader sees the old file or the
+// new one, never a part.
+func replaceFile(path string, write func(*bufio.Writer)) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
+		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "verify-report.*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
-		return
+		return err
 	}
-	_, werr := tmp.Write(data)
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	write(w)
+	werr := w.Flush()
 	if cerr := tmp.Close(); werr != nil || cerr != nil {
 		os.Remove(tmp.Name())
-		return
+		return errors.Join(werr, cerr)
 	}
-	if os.Rename(tmp.Name(), path) != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
+		return err
 	}
+	return nil
 }

@@ -232,24 +232,7 @@ func saveState(l *cycle.Ledger, kept *verifyState, source gitstore.Hash, ls *led
 		head = gitstore.ZeroHash
 	}
 	st := &verifyState{Binary: bin, Source: source, Packs: packsID(repo), Sums: ls, Head: head, History: history, Trailers: trailers}
-	path := verifyStatePath(repo)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "verify-state.*")
-	if err != nil {
-		return
-	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	encodeState(w, st)
-	werr := w.Flush()
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	if os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = replaceFile(verifyStatePath(repo), func(w *bufio.Writer) { encodeState(w, st) })
 }
 
 // The layout: the magic line, then uvarints, hashes as 20 bytes and
