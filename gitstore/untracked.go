@@ -451,6 +451,9 @@ func (s *scanState) list(d string, t *tdir) (*ucDir, bool, error) {
 		isDir := e.IsDir()
 		switch kinds[name] {
 		case 0:
+			if e.Type()&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+				continue // a FIFO, a socket, a device: no file git knows
+			}
 			l.cands = append(l.cands, ucName{name: name, dir: isDir})
 		case 'f':
 			if isDir {

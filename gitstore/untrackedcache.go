@@ -12,14 +12,14 @@ import (
 // a missing, damaged or older one is read as empty, and the scan reads the
 // directories again. Its layout, integers as varints:
 //
-//	"git-evolve untracked cache\n" 1
+//	"git-evolve untracked cache\n" 2 (1: listings kept FIFOs and sockets)
 //	rules digest (32 bytes)
 //	count, then each directory: path, mtime, ctime, inode, device,
 //	  index names digest (8 bytes), count, then each name and 0|1 (a
 //	  directory), count, then each name the directory lacks
 //	count, then each decision: path, flags (1 directory, 2 ignored)
 //	CRC-32 of all the above (4 bytes)
-const untrackedCacheMagic = "git-evolve untracked cache\n\x01"
+const untrackedCacheMagic = "git-evolve untracked cache\n\x02"
 
 // readUntrackedCache reads the cache at path, empty when there is none or
 // it cannot be read.
