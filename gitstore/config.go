@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -83,4 +84,13 @@ func (r *Repo) GitPath(name string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// ColorBool asks git whether output of the color slot key (as
+// "color.evolve", falling back to color.ui) is coloured, as git decides it
+// for its own commands (git config --get-colorbool); tty says whether the
+// output goes to a terminal. It needs no repository: dir is where git runs.
+func ColorBool(dir, key string, tty bool) bool {
+	out, err := startGit(dir, nil, false, "config", "--get-colorbool", key, strconv.FormatBool(tty)).finish(nil)
+	return err == nil && strings.TrimSpace(string(out)) == "true" // given whether it is a terminal, git prints true or false
 }

@@ -24,6 +24,7 @@ import (
 type cli struct {
 	Chdir       string      `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
 	VersionFlag versionFlag `name:"version" help:"Print git-evolve's version and exit."`
+	Color       string      `name:"color" enum:"auto,always,never" default:"auto" placeholder:"WHEN" help:"Colour the output: auto (a terminal, as color.evolve and color.ui say), always or never."`
 
 	Init   initCmd   `cmd:"" help:"Make the repository ready for the ledger (git config, fetch refspecs)."`
 	Record recordCmd `cmd:"" help:"Record one cycle in the ledger (drop-in for evolve-log-cycle.sh)."`
@@ -71,6 +72,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	colorMode      string // --color: auto, always or never
 	dir            string
 	now            func() time.Time
 	repo           *gitstore.Repo
@@ -134,13 +136,25 @@ func (e *env) path(p string) string {
 	return filepath.Join(e.dir, p)
 }
 
-// color reports whether stdout may be coloured: a terminal, and NO_COLOR
-// unset (https://no-color.org).
+// color reports whether stdout is coloured: --color=always or never as
+// given; else (auto) not with NO_COLOR set (https://no-color.org) or a dumb
+// terminal, and, on a terminal or a pager git started (git -p,
+// GIT_PAGER_IN_USE), as git decides from color.evolve and color.ui.
 func (e *env) color() bool {
+	switch e.colorMode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
 	if e.getenv("NO_COLOR") != "" || e.getenv("TERM") == "dumb" {
 		return false
 	}
-	return terminal(e.stdout)
+	tty := terminal(e.stdout) || e.getenv("GIT_PAGER_IN_USE") == "true"
+	if !tty {
+		return false // color.ui = always is for git's own commands' pipes
+	}
+	return gitstore.ColorBool(e.dir, "color.evolve", true)
 }
 
 // progress prints what a long command is doing on stderr, as git does:
@@ -212,6 +226,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		report(stderr, withHint(err, "see 'git evolve help"+commandOf(parser, args)+"'"))
 		return exitUsage
 	}
+	e.colorMode = c.Color
 	if c.Chdir != "" {
 		e.dir = e.path(c.Chdir)
 		if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
