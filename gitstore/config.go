@@ -94,3 +94,14 @@ func ColorBool(dir, key string, tty bool) bool {
 	out, err := startGit(dir, nil, false, "config", "--get-colorbool", key, strconv.FormatBool(tty)).finish(nil)
 	return err == nil && strings.TrimSpace(string(out)) == "true" // given whether it is a terminal, git prints true or false
 }
+
+// Pager is the pager git would start for its own output here (git var
+// GIT_PAGER: GIT_PAGER, core.pager, PAGER, else less), "" when git cannot
+// say. git --no-pager gives its children GIT_PAGER=cat.
+func Pager(dir string) string {
+	out, err := startGit(dir, nil, false, "var", "GIT_PAGER").finish(nil)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

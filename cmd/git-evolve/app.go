@@ -73,6 +73,7 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	colorMode      string // --color: auto, always or never
+	paging         bool   // stdout is the pager page started
 	dir            string
 	now            func() time.Time
 	repo           *gitstore.Repo
@@ -150,7 +151,7 @@ func (e *env) color() bool {
 	if e.getenv("NO_COLOR") != "" || e.getenv("TERM") == "dumb" {
 		return false
 	}
-	tty := terminal(e.stdout) || e.getenv("GIT_PAGER_IN_USE") == "true"
+	tty := terminal(e.stdout) || e.paging || e.getenv("GIT_PAGER_IN_USE") == "true"
 	if !tty {
 		return false // color.ui = always is for git's own commands' pipes
 	}

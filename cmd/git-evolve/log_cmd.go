@@ -47,6 +47,7 @@ func (c *logCmd) Run(e *env) error {
 	if c.Limit < 0 {
 		return usagef("--limit: must not be negative")
 	}
+	defer e.page()()
 	now := e.now()
 	var since time.Time
 	if c.Since != "" {

@@ -31,6 +31,7 @@ func (c *showCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	defer e.page()()
 	list, err := l.Show(c.Query)
 	if err != nil {
 		if list != nil && len(list.Errors) > 0 {
