@@ -17,6 +17,7 @@
 package audit
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -193,7 +194,7 @@ func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
-		_ = os.WriteFile(verifiedPath(repo), []byte(tip.String()+"\n"), 0o644)
+		_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) { w.WriteString(tip.String() + "\n") })
 	}
 	if source != nil {
 		saveState(l, kept, *source, ls, tl.head, tl.commits)
