@@ -66,13 +66,16 @@ type HaltOptions struct {
 // Breakers found tripping are recorded (they stay tripped until the
 // operator resumes); HANDOFF is cleared; DORMANT is cleared when there is
 // work, and written when the loop has found nothing for long enough.
+//
+// The variables it reads are GIT_EVOLVE_<name>, or the seeds' EVOLVE_<name>
+// (see envAlias).
 func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 	h := &Halt{StaleMarkers: []Marker{}, Markers: []Marker{}, Breakers: []ControlEvent{}, Tripped: []Trip{}}
 	ttl := DefaultKillTTL
-	if v := s.Getenv("EVOLVE_KILL_TTL_DAYS"); v != "" {
+	if name, v := envAlias(s.Getenv, "KILL_TTL_DAYS"); v != "" {
 		days, err := strconv.ParseFloat(v, 64)
 		if err != nil || days <= 0 {
-			return nil, &RunError{Msg: fmt.Sprintf("EVOLVE_KILL_TTL_DAYS=%q: must be a number of days above 0", v), Usage: true, Hint: "for example EVOLVE_KILL_TTL_DAYS=7 (the default)"}
+			return nil, &RunError{Msg: fmt.Sprintf("%s=%q: must be a number of days above 0", name, v), Usage: true, Hint: "for example " + name + "=7 (the default)"}
 		}
 		ttl = time.Duration(days * float64(24*time.Hour))
 	}
@@ -257,4 +260,15 @@ func (s *State) governor(ctx context.Context) (burned bool, detail string, err e
 		return false, "", fmt.Errorf("%q: %v: %s", s.Config.Governor, err, first)
 	}
 	return false, "", fmt.Errorf("%q: %v", s.Config.Governor, err)
+}
+
+// envAlias reads the variable GIT_EVOLVE_<name>, else the seeds' name for
+// it, EVOLVE_<name>: which one was set, and its value ("" when neither).
+func envAlias(getenv func(string) string, name string) (string, string) {
+	for _, n := range []string{"GIT_EVOLVE_" + name, "EVOLVE_" + name} {
+		if v := getenv(n); v != "" {
+			return n, v
+		}
+	}
+	return "GIT_EVOLVE_" + name, ""
 }

@@ -25,8 +25,9 @@ import (
 // Config is the loop's settings from git config (section evolve).
 type Config struct {
 	Thresholds Thresholds
-	// Governor is the budget command (evolve.governor; EVOLVE_GOVERNOR_CMD
-	// wins): exit 3 means the budget is burned.
+	// Governor is the budget command (evolve.governor;
+	// GIT_EVOLVE_GOVERNOR_CMD or EVOLVE_GOVERNOR_CMD wins): exit 3 means the
+	// budget is burned.
 	Governor string
 	// RepoName is the name queue items' target_repo is matched with
 	// (evolve.repoName, else the origin remote's last path element, else
@@ -159,7 +160,7 @@ func loadConfig(repo *gitstore.Repo, top string, getenv func(string) string) (Co
 		return ""
 	}
 	c.Governor = last("evolve.governor")
-	if g := getenv("EVOLVE_GOVERNOR_CMD"); g != "" {
+	if _, g := envAlias(getenv, "GOVERNOR_CMD"); g != "" {
 		c.Governor = g
 	}
 	if v := last("evolve.claimlease"); v != "" {

@@ -59,7 +59,7 @@ cycle's gate failed: prior_cycle_fail); exit 4: the loop is halted. In order:
   user_halt        .agents/evolve/STOP: this working tree's loop (each worktree has its own)
   dormant          .agents/evolve/DORMANT, cleared when there is work again; written when
                    the idle and generator-empty streaks reach evolve.breaker.dormancy (2)
-  budget           evolve.governor or EVOLVE_GOVERNOR_CMD exits 3
+  budget           evolve.governor or GIT_EVOLVE_GOVERNOR_CMD (EVOLVE_GOVERNOR_CMD) exits 3
   breaker          a breaker tripped and not acknowledged with git evolve resume:
                    no-progress (evolve.breaker.noProgressMinutes, 60), failures
                    (evolve.breaker.failures, 5), same-failure (evolve.breaker.sameFailure, 3)
@@ -68,7 +68,7 @@ cycle's gate failed: prior_cycle_fail); exit 4: the loop is halted. In order:
   prior_cycle_fail the last cycle's gate failed (FAIL, FAILED or BLOCKED in it):
                    no halt, exit 3, "restorative": true; the next cycle fixes what is red
 
-KILL and STOP older than EVOLVE_KILL_TTL_DAYS (7) are reported as stale and
+KILL and STOP older than GIT_EVOLVE_KILL_TTL_DAYS (or EVOLVE_KILL_TTL_DAYS; 7) are reported as stale and
 ignored. .agents/evolve/HANDOFF is reported and removed.`
 }
 
