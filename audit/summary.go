@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -73,12 +74,10 @@ func cmpInt(a, b int) int {
 }
 
 // lineFinding is the finding for a line of a ledger note that is no record.
-func lineFinding(commit gitstore.Hash, b *ledger.LineError) Finding {
-	e := &cycle.NoteError{Commit: commit, Line: b.Line, Text: b.Text, Err: b.Err}
-	rep := &Report{}
-	f := unreadable(rep, e.Text, "%v (%q)", e, shorten(e.Text))
-	f.Commit = commit.String()
-	return *f
+func lineFinding(e *cycle.NoteError) Finding {
+	f := unreadableFinding(e.Text, fmt.Sprintf("%v (%q)", e, shorten(e.Text)))
+	f.Commit = e.Commit.String()
+	return f
 }
 
 // noteSums reads the records of one note's text, and the findings of its
@@ -91,7 +90,7 @@ func noteSums(commit gitstore.Hash, data []byte) ([]recSum, []Finding) {
 	}
 	var fs []Finding
 	for _, b := range bad {
-		fs = append(fs, lineFinding(commit, b))
+		fs = append(fs, lineFinding(&cycle.NoteError{Commit: commit, Line: b.Line, Text: b.Text, Err: b.Err}))
 	}
 	return sums, fs
 }
@@ -125,8 +124,7 @@ func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 		ls.Sums = append(ls.Sums, s)
 	}
 	for _, e := range list.Errors {
-		f := lineFinding(e.Commit, &ledger.LineError{Line: e.Line, Text: e.Text, Err: e.Err})
-		ls.Lines = append(ls.Lines, f)
+		ls.Lines = append(ls.Lines, lineFinding(e))
 	}
 	ls.sort()
 	return ls, nil

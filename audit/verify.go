@@ -104,22 +104,27 @@ type VerifyOptions struct {
 	// FullHistory reads the ledger's whole history, not only what was not
 	// verified before.
 	FullHistory bool
-	// BreachesOnly leaves out the checks that can only give notices (the
-	// commits not fetched, cycle numbers two records took): what a push
-	// guard needs to know, sooner.
+	// BreachesOnly leaves out of the report the findings of the checks
+	// that can only give notices (the commits not fetched, cycle numbers
+	// two records took): what a push guard needs to know. Every check still
+	// runs, so that the report kept (and the summaries) serve any verify.
 	BreachesOnly bool
 }
 
 // VerifyWith is Verify with options.
 func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
-	in, keep := readVerifyInputs(l, o)
+	rd, err := readLedgerReads(l)
+	if err != nil {
+		return nil, err
+	}
+	in, keep := readVerifyInputs(l, o, rd)
 	if keep {
 		if rep := keptVerify(l.Repo(), in, o); rep != nil {
 			gitstore.Tracef("verify: nothing it reads changed since the report kept in %s", verifyCachePath(l.Repo()))
 			return rep, nil
 		}
 	}
-	rep, err := verify(l, o)
+	rep, err := verify(l, o, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +137,7 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	return rep, nil
 }
 
-func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
+func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) {
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
 	kept := loadState(l, o)
@@ -144,10 +149,10 @@ func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	}
 	logged := make(chan trailers, 1)
 	go func() {
-		commits, head, err := headTrailers(repo, o.Revs, kept)
+		commits, head, err := headTrailers(repo, o.Revs, kept, rd)
 		logged <- trailers{commits, head, err}
 	}()
-	ls, source, err := ledgerSumsOf(l, kept)
+	ls, source, err := ledgerSumsOf(l, kept, rd)
 	if err != nil {
 		<-logged
 		return nil, err
@@ -197,7 +202,7 @@ func verify(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) { w.WriteString(tip.String() + "\n") })
 	}
 	if source != nil {
-		saveState(l, kept, *source, ls, tl.head, tl.commits)
+		saveState(l, rd, *source, ls, tl.head, tl.commits)
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
@@ -254,12 +259,16 @@ func checkBadNotes(l *cycle.Ledger, rep *Report, full bool) error {
 // names no known shape), a notice when it is text (a person's note on the
 // commit: the records themselves are checked by the chain and the history).
 func unreadable(rep *Report, line, format string, args ...any) *Finding {
+	rep.Findings = append(rep.Findings, unreadableFinding(line, fmt.Sprintf(format, args...)))
+	return &rep.Findings[len(rep.Findings)-1]
+}
+
+// unreadableFinding is unreadable's finding, saying msg.
+func unreadableFinding(line, msg string) Finding {
 	if t := strings.TrimSpace(line); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		return rep.add(Breach, "unreadable", format, args...)
+		return Finding{Severity: Breach, Kind: "unreadable", Message: msg}
 	}
-	f := rep.add(Notice, "not-a-record", format, args...)
-	f.Message += ": a line that is no record (a person's note?), kept as it is"
-	return f
+	return Finding{Severity: Notice, Kind: "not-a-record", Message: msg + ": a line that is no record (a person's note?), kept as it is"}
 }
 
 func shorten(s string) string {

@@ -59,8 +59,8 @@ type verifyInputs struct {
 // readVerifyInputs reads what a verify with o is made from; ok is false
 // when that verify is not kept (other revisions than HEAD, the whole
 // history asked for, an input that cannot be read).
-func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok bool) {
-	if len(o.Revs) > 0 || o.FullHistory {
+func readVerifyInputs(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (in verifyInputs, ok bool) {
+	if len(o.Revs) > 0 || o.FullHistory || !rd.historyOK {
 		return in, false
 	}
 	repo := l.Repo()
@@ -74,12 +74,8 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok boo
 	// What the ledger is read from: the local notes ref, and the
 	// remote-tracking copies that hold what it lacks (a ledger made Local
 	// reads the first alone; with every copy merged, both read the same).
-	sources, err := l.Sources()
-	if err != nil {
-		return in, false
-	}
-	fmt.Fprintf(sum, "sources %d\n", len(sources))
-	for _, h := range sources {
+	fmt.Fprintf(sum, "sources %d\n", len(rd.sources))
+	for _, h := range rd.sources {
 		fmt.Fprintf(sum, "%s\n", h)
 	}
 	for _, ref := range []string{cycle.NotesRef, ControlRef, "HEAD"} {
@@ -89,13 +85,9 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions) (in verifyInputs, ok boo
 		}
 		fmt.Fprintf(sum, "ref %s %s %t\n", ref, h, there)
 	}
-	history, ok := historyKey(repo)
-	if !ok {
-		return in, false
-	}
-	fmt.Fprintf(sum, "history %s\n", history)
+	fmt.Fprintf(sum, "history %s\n", rd.history)
 	// A gc, which can prune the commits records are on, makes new packs.
-	fmt.Fprintf(sum, "packs %s\n", packsID(repo))
+	fmt.Fprintf(sum, "packs %s\n", rd.packs)
 	saves, err := l.Saves()
 	if err != nil {
 		return in, false
@@ -207,7 +199,11 @@ func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
 // next verify makes its report again.
 func keepVerify(l *cycle.Ledger, in verifyInputs, rep *Report) {
 	repo := l.Repo()
-	after, ok := readVerifyInputs(l, VerifyOptions{})
+	rd, err := readLedgerReads(l)
+	if err != nil {
+		return
+	}
+	after, ok := readVerifyInputs(l, VerifyOptions{}, rd)
 	if !ok {
 		return
 	}

@@ -51,6 +51,27 @@ type verifyState struct {
 	Trailers []trailerSum
 }
 
+// ledgerReads is what a verify reads before it reads the ledger, once:
+// the notes commits the ledger is read from (cycle.Ledger.Sources), what
+// changes the history git log walks (historyKey; historyOK false when it
+// could not be read) and the object store's packs (packsID).
+type ledgerReads struct {
+	sources   []gitstore.Hash
+	history   string
+	historyOK bool
+	packs     string
+}
+
+func readLedgerReads(l *cycle.Ledger) (*ledgerReads, error) {
+	sources, err := l.Sources()
+	if err != nil {
+		return nil, err
+	}
+	rd := &ledgerReads{sources: sources, packs: packsID(l.Repo())}
+	rd.history, rd.historyOK = historyKey(l.Repo())
+	return rd, nil
+}
+
 // binaryID names the running git-evolve binary: its path, size and time.
 func binaryID() (string, bool) {
 	exe, err := os.Executable()
@@ -134,12 +155,9 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 // the kept ones are of this binary; else a full read. source is the notes
 // commit they are of, nil when they are not to be kept (the ledger is read
 // from several).
-func ledgerSumsOf(l *cycle.Ledger, kept *verifyState) (ls *ledgerSums, source *gitstore.Hash, err error) {
+func ledgerSumsOf(l *cycle.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledgerSums, source *gitstore.Hash, err error) {
 	repo := l.Repo()
-	sources, err := l.Sources()
-	if err != nil {
-		return nil, nil, err
-	}
+	sources := rd.sources
 	if len(sources) > 1 {
 		ls, err := readSums(l)
 		return ls, nil, err
@@ -149,7 +167,7 @@ func ledgerSumsOf(l *cycle.Ledger, kept *verifyState) (ls *ledgerSums, source *g
 		to = sources[0]
 	}
 	if kept != nil && kept.Sums != nil {
-		if kept.Packs != packsID(repo) {
+		if kept.Packs != rd.packs {
 			for i := range kept.Sums.Sums {
 				kept.Sums.Sums[i].Absent = true // looked up again
 			}
@@ -190,7 +208,7 @@ func notesAt(repo *gitstore.Repo, h gitstore.Hash) (*gitstore.Notes, error) {
 // name a cycle: for HEAD, those kept and those HEAD gained since, when it
 // descends from the commit they were read from and nothing changed the
 // history git walks. head is HEAD's commit when the answer may be kept.
-func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState) (out []trailerSum, head gitstore.Hash, err error) {
+func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState, rd *ledgerReads) (out []trailerSum, head gitstore.Hash, err error) {
 	if len(revs) > 0 {
 		commits, err := repo.TrailerLog("Evolve-Result", trailerKeys, revs...)
 		return trailerSums(commits), gitstore.ZeroHash, err
@@ -199,8 +217,7 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState) (out []
 	if err != nil || !ok {
 		return nil, gitstore.ZeroHash, err
 	}
-	history, ok := historyKey(repo)
-	if ok && kept != nil && !kept.Head.IsZero() && kept.History == history {
+	if rd.historyOK && kept != nil && !kept.Head.IsZero() && kept.History == rd.history {
 		if kept.Head == head {
 			return kept.Trailers, head, nil
 		}
@@ -213,7 +230,7 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState) (out []
 		}
 	}
 	commits, err := repo.TrailerLog("Evolve-Result", trailerKeys)
-	if !ok {
+	if !rd.historyOK {
 		head = gitstore.ZeroHash // not kept: what changes history could not be read
 	}
 	return trailerSums(commits), head, err
@@ -221,18 +238,16 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState) (out []
 
 // saveState keeps what a verify read, for the next. A file that cannot be
 // written is let be.
-func saveState(l *cycle.Ledger, kept *verifyState, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum) {
-	repo := l.Repo()
+func saveState(l *cycle.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum) {
 	bin, ok := binaryID()
 	if !ok {
 		return
 	}
-	history, ok := historyKey(repo)
-	if !ok {
+	if !rd.historyOK {
 		head = gitstore.ZeroHash
 	}
-	st := &verifyState{Binary: bin, Source: source, Packs: packsID(repo), Sums: ls, Head: head, History: history, Trailers: trailers}
-	_ = replaceFile(verifyStatePath(repo), func(w *bufio.Writer) { encodeState(w, st) })
+	st := &verifyState{Binary: bin, Source: source, Packs: rd.packs, Sums: ls, Head: head, History: rd.history, Trailers: trailers}
+	_ = replaceFile(verifyStatePath(l.Repo()), func(w *bufio.Writer) { encodeState(w, st) })
 }
 
 // The layout: the magic line, then uvarints, hashes as 20 bytes and
