@@ -151,17 +151,9 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 	if err := repo.Fetch(remote, again, refspec); err != nil {
 		return nil, err
 	}
-	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
+	local, fetched, err := notesRefs(repo, remote)
 	if err != nil {
 		return nil, err
-	}
-	fetched, local := map[string]gitstore.Hash{}, map[string]gitstore.Hash{}
-	for ref, h := range both {
-		if strings.HasPrefix(ref, TrackingRef(remote, NotesPrefix)) {
-			fetched[ref] = h
-		} else {
-			local[ref] = h
-		}
 	}
 	names := map[string]bool{}
 	for ref := range local {
@@ -217,15 +209,12 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 // commit's ancestors. A push guard that only delivers the ledger has
 // nothing to do then; a remote that moved since is not asked.
 func Delivered(repo *gitstore.Repo, remote string) (bool, error) {
-	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
+	locals, tracking, err := notesRefs(repo, remote)
 	if err != nil {
 		return false, err
 	}
-	for ref, local := range both {
-		if strings.HasPrefix(ref, TrackingRef(remote, NotesPrefix)) {
-			continue
-		}
-		seen, ok := both[TrackingRef(remote, ref)]
+	for ref, local := range locals {
+		seen, ok := tracking[TrackingRef(remote, ref)]
 		if !ok {
 			return false, nil
 		}
@@ -237,6 +226,24 @@ func Delivered(repo *gitstore.Repo, remote string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// notesRefs lists the local evolve notes refs and their remote-tracking
+// copies of remote, in one git for-each-ref.
+func notesRefs(repo *gitstore.Repo, remote string) (local, tracking map[string]gitstore.Hash, err error) {
+	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	local, tracking = map[string]gitstore.Hash{}, map[string]gitstore.Hash{}
+	for ref, h := range both {
+		if strings.HasPrefix(ref, TrackingRef(remote, NotesPrefix)) {
+			tracking[ref] = h
+		} else {
+			local[ref] = h
+		}
+	}
+	return local, tracking, nil
 }
 
 // ControlRef holds the loop's control events and the acknowledgements of
