@@ -236,6 +236,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		}
 	}
 	if err := kctx.Run(); err != nil {
+		if errors.Is(err, errPagerGone) {
+			return exitOK // the user quit the pager before the end, as with git log
+		}
 		report(stderr, err)
 		return exitCode(err)
 	}

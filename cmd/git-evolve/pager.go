@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"syscall"
 
 	"git-evolve/gitstore"
 )
@@ -37,10 +40,24 @@ func (e *env) page() (done func()) {
 	if err := cmd.Start(); err != nil {
 		return func() {} // no pager: the output goes to the terminal
 	}
-	e.stdout, e.paging = in, true
+	e.stdout, e.paging = pagerWriter{in}, true
 	return func() {
 		in.Close()
 		_ = cmd.Wait()
 		e.stdout = f
 	}
+}
+
+// errPagerGone is a write to a pager that has ended (the user quit it
+// before the end): the command stops, and exits 0 as git log does.
+var errPagerGone = errors.New("the pager has ended")
+
+type pagerWriter struct{ w io.Writer }
+
+func (p pagerWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		return n, errPagerGone
+	}
+	return n, err
 }
