@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"golang.org/x/term"
 
 	"git-evolve/cycle"
 	"git-evolve/gitstore"
@@ -166,13 +167,11 @@ func (e *env) progress(msg string) {
 	}
 }
 
+// terminal reports whether w is a terminal, as isatty(3) says: /dev/null
+// is a character device too, and neither pages nor colours.
 func terminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // exitRequest carries kong's request to exit (after --help) out of the parser.
