@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -23,9 +24,7 @@ import (
 
 // cli is the whole command line.
 type cli struct {
-	Chdir       string      `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
-	VersionFlag versionFlag `name:"version" help:"Print git-evolve's version and exit."`
-	Color       string      `name:"color" enum:"auto,always,never" default:"auto" placeholder:"WHEN" help:"Colour the output: auto (a terminal, as color.evolve and color.ui say), always or never."`
+	globals `embed:""`
 
 	Init   initCmd   `cmd:"" help:"Make the repository ready for the ledger (git config, fetch refspecs)."`
 	Record recordCmd `cmd:"" help:"Record one cycle in the ledger (drop-in for evolve-log-cycle.sh)."`
@@ -56,6 +55,13 @@ type cli struct {
 	Demo    demoCmd    `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version versionCmd `cmd:"" help:"Print git-evolve's version."`
 	Help    helpCmd    `cmd:"" help:"Describe git-evolve, or one of its commands (what --help prints)."`
+}
+
+// globals are the flags that come before the command.
+type globals struct {
+	Chdir       string      `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
+	VersionFlag versionFlag `name:"version" help:"Print git-evolve's version and exit."`
+	Color       string      `name:"color" enum:"auto,always,never" default:"auto" placeholder:"WHEN" help:"Colour the output: auto (a terminal, as color.evolve and color.ui say), always or never."`
 }
 
 const description = `The harness and the shared ledger for evolve loops.
@@ -206,14 +212,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 			e.repo.Close()
 		}
 	}()
-	parser, err := kong.New(&c,
+	opts := []kong.Option{
 		kong.Name("git-evolve"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Bind(e),
-	)
+	}
+	var grammar any = &c
+	if one, ok := oneCommand(&c, args); ok && !wholeGrammar {
+		// Only the command named is built: kong's model of every command
+		// costs a few milliseconds of each start, more than most commands.
+		grammar = &c.globals
+		opts = append(opts, one)
+	}
+	parser, err := kong.New(grammar, opts...)
 	if err != nil {
 		report(stderr, err)
 		return exitRuntime
@@ -242,6 +256,46 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return exitCode(err)
 	}
 	return exitOK
+}
+
+// wholeGrammar makes every start build the whole grammar (for the test that
+// compares the two).
+var wholeGrammar = false
+
+// oneCommand is the kong option that adds the one command args name, when
+// the words before it are global flags only; false when they name none (no
+// command, a typo, help), which the whole grammar answers.
+func oneCommand(c *cli, args []string) (kong.Option, bool) {
+	name := ""
+	for i := 0; i < len(args) && name == ""; i++ {
+		switch a := args[i]; {
+		case a == "-C" || a == "--chdir" || a == "--color":
+			i++
+		case strings.HasPrefix(a, "-C") || strings.HasPrefix(a, "--chdir=") || strings.HasPrefix(a, "--color="):
+		case strings.HasPrefix(a, "-"):
+			return nil, false // --help, --version, --, a flag the whole grammar judges
+		default:
+			name = a
+		}
+	}
+	if name == "" || name == "help" {
+		return nil, false
+	}
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if _, ok := f.Tag.Lookup("cmd"); !ok {
+			continue
+		}
+		cmdName := f.Tag.Get("name")
+		if cmdName == "" {
+			cmdName = strings.ToLower(f.Name)
+		}
+		if cmdName == name {
+			return kong.DynamicCommand(cmdName, f.Tag.Get("help"), "", v.Field(i).Addr().Interface(), string(f.Tag)), true
+		}
+	}
+	return nil, false
 }
 
 // commandOf is the command (and subcommands) raw arguments name, for the
