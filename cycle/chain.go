@@ -53,11 +53,13 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 	if n == 0 {
 		return nil, nil
 	}
+	holders, err := ix.holders(n)
+	if err != nil {
+		return nil, err
+	}
 	want := map[gitstore.Hash]bool{}
-	for _, e := range ix.entries {
-		if int(e.cycle) == n {
-			want[e.obj] = true
-		}
+	for _, obj := range holders {
+		want[obj] = true
 	}
 	// The notes that hold cycle n: looked up one by one when they are few,
 	// else found in one walk (a ledger that copied one record to many

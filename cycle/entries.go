@@ -206,11 +206,9 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	var commits []gitstore.Hash
-	for _, e := range ix.entries {
-		if int(e.cycle) == n && !slices.Contains(commits, e.obj) {
-			commits = append(commits, e.obj)
-		}
+	commits, err := ix.holders(n)
+	if err != nil {
+		return nil, err
 	}
 	// in the notes' order, as the view and List see copies: the copy a
 	// record is listed on does not depend on the order they were written

@@ -186,7 +186,11 @@ func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) 
 		rep.Warnings = rep.Warnings[:warned]
 		for commit, rs := range add {
 			for _, r := range rs {
-				if obj, ok := ix.find(r.Cycle); ok && obj != commit {
+				obj, ok, err := ix.find(r.Cycle)
+				if err != nil {
+					return nil, nil, err
+				}
+				if ok && obj != commit {
 					rep.Warnings = append(rep.Warnings, ImportProblem{lineOf[r.ID],
 						fmt.Sprintf("cycle %d is also recorded on commit %s; both records are kept", r.Cycle, obj.Short())})
 				}

@@ -2,13 +2,18 @@ package cycle
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 
+	"git-evolve/filelock"
 	"git-evolve/gitstore"
 	"git-evolve/ledger"
 )
@@ -19,12 +24,23 @@ import (
 // date by reading only the notes that changed since (the notes tree diff),
 // so that recording a cycle does not read the whole ledger. It is never the
 // source of truth: a missing, stale or damaged index is rebuilt.
+//
+// The file is read lazily: a record needs the largest cycle and the commits
+// that hold it, and show the commits of one cycle, which the header and a
+// binary search of the file's sorted entries answer without reading the
+// others. Every other question loads the whole file once.
 type index struct {
-	notes   gitstore.Hash
+	notes gitstore.Hash
+	// file is the index file as read while its entries are not loaded:
+	// entries then holds only the entries added since. nil once loaded
+	// (and for an index built in memory).
+	file    *indexFile
 	entries []indexEntry
 	// saved is how many of entries the file holds as they are, or -1 when
-	// the file must be written anew.
+	// the file must be written anew (for a loaded index).
 	saved int
+	// sorted is how many of the leading entries are in cycle order.
+	sorted int
 	// lookups kept up to date by set: how many entries each commit has and
 	// the commit of each cycle (built once the index was asked more than
 	// lookupsAfter times: a single record is cheaper with one pass), and
@@ -37,6 +53,15 @@ type index struct {
 	asked   int
 }
 
+// indexFile is an index file whose entries are read as they are needed.
+type indexFile struct {
+	f      *os.File
+	count  int // entries
+	sorted int // leading entries in cycle order
+	top    int // the largest cycle (0 with no entries)
+	nTop   int // how many entries hold it
+}
+
 // lookupsAfter is how many questions an index answers by a pass over its
 // entries before it builds its maps.
 const lookupsAfter = 8
@@ -46,13 +71,23 @@ type indexEntry struct {
 	cycle int32
 }
 
-// The file: a magic line, the notes commit, the number of entries
-// (big-endian uint32), then 24 bytes per entry: the commit's name and the
-// cycle number (big-endian). The count catches an append that did not reach
-// the disk while the header did.
-const indexMagic = "git-evolve cycle index 3\n"
+// The file: a magic line; the notes commit; then, big-endian uint32s, the
+// number of entries, how many of the first are sorted by cycle, the
+// largest cycle and how many entries hold it; then 24 bytes per entry: the
+// commit's name and the cycle number (big-endian). The count catches an
+// append that did not reach the disk while the header did. A rewrite sorts
+// every entry by cycle; appends leave an unsorted tail, sorted again by a
+// rewrite once it is long (unsortedMax).
+const indexMagic = "git-evolve cycle index 4\n"
 
-const indexHeader = len(indexMagic) + 24
+const indexHeader = len(indexMagic) + 36
+
+// unsortedMax is how long the unsorted tail of the file may grow before a
+// save rewrites the file sorted: at least 4096 entries, and an eighth of
+// the file, so that rewrites cost O(1) a record over time.
+func unsortedMax(count int) int { return max(unsortedMin, count/8) }
+
+var unsortedMin = 4096 // the tests make it small
 
 func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.idx") }
 
@@ -73,6 +108,7 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	if ix.notes.IsZero() || err != nil {
 		// No usable index (none yet, or its commit is gone): read the
 		// whole ledger in one stream.
+		ix.close()
 		ix = &index{saved: -1}
 		changes = nil
 		// The saved view of this ledger holds every record's cycle and
@@ -100,7 +136,11 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 		if err != nil {
 			return nil, err
 		}
-		ix.set(c.Object, cycles)
+		if len(c.Old) == 0 {
+			ix.add(c.Object, cycles) // a note that was not there: no entries to drop
+		} else if err := ix.set(c.Object, cycles); err != nil {
+			return nil, err
+		}
 	}
 	ix.notes = snap.Commit()
 	// The index only saves time: failing to write it is not an error.
@@ -131,8 +171,64 @@ func (l *Ledger) cyclesIn(blobs []gitstore.Hash) ([]int, error) {
 	return out, nil
 }
 
+// load reads every entry of the file, before the ones added since it was
+// read.
+func (ix *index) load() error {
+	if ix.file == nil {
+		return nil
+	}
+	f := ix.file
+	body := make([]byte, 24*f.count)
+	if _, err := f.f.ReadAt(body, int64(indexHeader)); err != nil {
+		return fmt.Errorf("%s: %w", f.f.Name(), err)
+	}
+	all := make([]indexEntry, f.count, f.count+len(ix.entries))
+	for i := range all {
+		all[i] = entryAt(body[24*i:])
+	}
+	ix.entries = append(all, ix.entries...)
+	ix.saved, ix.sorted = f.count, f.sorted
+	ix.close()
+	return nil
+}
+
+func (ix *index) close() {
+	if ix.file != nil {
+		ix.file.f.Close()
+		ix.file = nil
+	}
+}
+
+func entryAt(b []byte) indexEntry {
+	var e indexEntry
+	copy(e.obj[:], b[:20])
+	e.cycle = int32(binary.BigEndian.Uint32(b[20:24]))
+	return e
+}
+
+// add records the cycles on obj, a commit the index has no entry for.
+func (ix *index) add(obj gitstore.Hash, cycles []int) {
+	for _, c := range cycles {
+		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
+		if ix.perObj != nil {
+			ix.perObj[obj]++
+		}
+		if ix.byCycle != nil {
+			if _, ok := ix.byCycle[int32(c)]; !ok {
+				ix.byCycle[int32(c)] = obj
+			}
+		}
+		if ix.topOK {
+			ix.top = max(ix.top, c)
+		}
+	}
+}
+
 // set replaces the cycles recorded on obj.
-func (ix *index) set(obj gitstore.Hash, cycles []int) {
+func (ix *index) set(obj gitstore.Hash, cycles []int) error {
+	if err := ix.load(); err != nil {
+		return err
+	}
 	ix.ask()
 	has := false
 	if ix.perObj != nil {
@@ -158,25 +254,13 @@ func (ix *index) set(obj gitstore.Hash, cycles []int) {
 			delete(ix.perObj, obj)
 		}
 	}
-	for _, c := range cycles {
-		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
-		if ix.perObj != nil {
-			ix.perObj[obj]++
-		}
-		if ix.byCycle != nil {
-			if _, ok := ix.byCycle[int32(c)]; !ok {
-				ix.byCycle[int32(c)] = obj
-			}
-		}
-		if ix.topOK {
-			ix.top = max(ix.top, c)
-		}
-	}
+	ix.add(obj, cycles)
+	return nil
 }
 
 // ask counts a question, and builds the maps once there were enough.
 func (ix *index) ask() {
-	if ix.asked++; ix.asked <= lookupsAfter {
+	if ix.asked++; ix.asked <= lookupsAfter || ix.load() != nil {
 		return
 	}
 	if ix.perObj == nil {
@@ -195,25 +279,73 @@ func (ix *index) ask() {
 	}
 }
 
-// find returns a commit holding cycle n (the first the index lists).
-func (ix *index) find(n int) (gitstore.Hash, bool) {
+// find returns a commit holding cycle n.
+func (ix *index) find(n int) (gitstore.Hash, bool, error) {
 	ix.ask()
 	if ix.byCycle != nil {
 		obj, ok := ix.byCycle[int32(n)]
-		return obj, ok
+		return obj, ok, nil
 	}
-	for _, e := range ix.entries {
-		if int(e.cycle) == n {
-			return e.obj, true
+	objs, err := ix.holders(n)
+	if err != nil || len(objs) == 0 {
+		return gitstore.ZeroHash, false, err
+	}
+	return objs[0], true, nil
+}
+
+// holders lists the commits that hold cycle n, each once: from the file,
+// by a binary search of its sorted entries and a pass over the unsorted
+// tail, and from the entries added since it was read.
+func (ix *index) holders(n int) ([]gitstore.Hash, error) {
+	var out []gitstore.Hash
+	keep := func(e indexEntry) {
+		if int(e.cycle) == n && !slices.Contains(out, e.obj) {
+			out = append(out, e.obj)
 		}
 	}
-	return gitstore.ZeroHash, false
+	if f := ix.file; f != nil {
+		var b [24]byte
+		at := func(i int) (indexEntry, error) {
+			_, err := f.f.ReadAt(b[:], int64(indexHeader+24*i))
+			return entryAt(b[:]), err
+		}
+		var err error
+		i := sort.Search(f.sorted, func(i int) bool {
+			e, rerr := at(i)
+			err = cmp.Or(err, rerr)
+			return int(e.cycle) >= n
+		})
+		for ; i < f.sorted && err == nil; i++ {
+			e, rerr := at(i)
+			if err = rerr; err != nil || int(e.cycle) != n {
+				break
+			}
+			keep(e)
+		}
+		tail := make([]byte, 24*(f.count-f.sorted))
+		if err == nil {
+			_, err = f.f.ReadAt(tail, int64(indexHeader+24*f.sorted))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.f.Name(), err)
+		}
+		for ; len(tail) > 0; tail = tail[24:] {
+			keep(entryAt(tail))
+		}
+	}
+	for _, e := range ix.entries {
+		keep(e)
+	}
+	return out, nil
 }
 
 // max returns the largest cycle number in the index (0 when empty).
 func (ix *index) max() int {
 	if !ix.topOK {
 		ix.top = 0
+		if ix.file != nil && ix.file.count > 0 {
+			ix.top = ix.file.top
+		}
 		for _, e := range ix.entries {
 			ix.top = max(ix.top, int(e.cycle))
 		}
@@ -222,81 +354,177 @@ func (ix *index) max() int {
 	return ix.top
 }
 
+// readIndex opens the index file and reads its header; nil when there is
+// none. The entries are read as they are needed.
 func readIndex(path string) (*index, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		f, err = os.Open(path) // a repository this user cannot write: read it
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	body, ok := bytes.CutPrefix(data, []byte(indexMagic))
-	if !ok || len(body) < 24 || (len(body)-24)%24 != 0 || int(binary.BigEndian.Uint32(body[20:24])) != (len(body)-24)/24 {
+	ix, err := readIndexHeader(f)
+	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%s: not a cycle index, or a damaged one", path)
 	}
-	ix := &index{entries: make([]indexEntry, (len(body)-24)/24)}
-	ix.saved = len(ix.entries)
-	copy(ix.notes[:], body[:20])
-	body = body[24:]
-	for i := range ix.entries {
-		e := &ix.entries[i]
-		copy(e.obj[:], body[:20])
-		e.cycle = int32(binary.BigEndian.Uint32(body[20:24]))
-		body = body[24:]
+	return ix, nil
+}
+
+func readIndexHeader(f *os.File) (*index, error) {
+	var h [indexHeader]byte
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return nil, err
+	}
+	body, ok := bytes.CutPrefix(h[:], []byte(indexMagic))
+	if !ok {
+		return nil, errors.New("no magic")
+	}
+	word := func(i int) int { return int(binary.BigEndian.Uint32(body[20+4*i:])) }
+	file := &indexFile{f: f, count: word(0), sorted: word(1), top: int(int32(word(2))), nTop: word(3)}
+	if fi.Size() != int64(indexHeader)+24*int64(file.count) || file.sorted > file.count ||
+		file.nTop > file.count || (file.count > 0) != (file.nTop > 0) {
+		return nil, errors.New("the header does not match the entries")
+	}
+	ix := &index{file: file, sorted: file.sorted}
+	copy(ix.notes[:], body[:20])
 	return ix, nil
 }
 
 // save writes the index. When the file already holds every entry but the
 // new ones (a record on a commit without one), it appends them and then
-// rewrites the notes commit in the header: a crash in between leaves a
-// header naming an older notes commit, which the next load brings up to
-// date from the notes diff, or a torn entry, which makes the file unreadable
-// and so rebuilt. Otherwise the file is written anew, atomically.
+// rewrites the header: a crash in between leaves a header naming an older
+// notes commit, which the next load brings up to date from the notes diff,
+// or a count the file's length does not match, which makes the file
+// unreadable and so rebuilt. Otherwise, or once the unsorted tail is long,
+// the file is written anew, sorted, atomically.
 func (ix *index) save(path string) error {
-	if ix.saved >= 0 && ix.saved <= len(ix.entries) {
-		if err := ix.appendTo(path); err == nil {
-			return nil
+	if f := ix.file; f != nil {
+		if f.count-f.sorted+len(ix.entries) <= unsortedMax(f.count) {
+			return ix.appendTo(f.f, f.count, f.sorted)
+		}
+		if err := ix.load(); err != nil {
+			return err
+		}
+		return ix.rewrite(path)
+	}
+	if ix.saved >= 0 && ix.saved <= len(ix.entries) && len(ix.entries)-ix.sorted <= unsortedMax(len(ix.entries)) {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err == nil {
+			err = ix.appendTo(f, ix.saved, ix.sorted)
+			f.Close()
+			if err == nil {
+				return nil
+			}
 		}
 	}
 	return ix.rewrite(path)
 }
 
-func (ix *index) appendTo(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
+// appendTo appends the entries the file f does not hold (it holds the first
+// saved of a loaded index, none of a lazy one's) and writes the header.
+// Appenders take turns (a reader that brought the index up to date saves
+// it too): one that finds the file locked or longer than it read leaves it.
+func (ix *index) appendTo(f *os.File, saved, sorted int) error {
+	unlock, ok, err := filelock.TryLock(f.Name())
+	if err != nil || !ok {
+		return cmp.Or(err, errors.New("another process is writing the index"))
 	}
-	defer f.Close()
+	defer unlock()
 	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	if fi.Size() != int64(indexHeader+24*ix.saved) {
+	if fi.Size() != int64(indexHeader+24*saved) {
 		return errors.New("the index file is not what was read")
 	}
+	add := ix.entries
+	if ix.file == nil {
+		add = ix.entries[saved:]
+	}
 	var buf []byte
-	for _, e := range ix.entries[ix.saved:] {
+	for _, e := range add {
 		buf = append(buf, e.obj[:]...)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(e.cycle))
 	}
 	if _, err := f.WriteAt(buf, fi.Size()); err != nil {
 		return err
 	}
-	header := binary.BigEndian.AppendUint32(append([]byte(nil), ix.notes[:]...), uint32(len(ix.entries)))
-	if _, err := f.WriteAt(header, int64(len(indexMagic))); err != nil {
+	count, top, nTop := saved+len(add), 0, 0
+	if ix.file != nil {
+		top, nTop = ix.file.top, ix.file.nTop
+		if nTop == 0 {
+			top = math.MinInt32
+		}
+		for _, e := range add {
+			top, nTop = countTop(top, nTop, int(e.cycle))
+		}
+		if nTop == 0 {
+			top = 0
+		}
+	} else {
+		top, nTop = topOf(ix.entries)
+	}
+	if _, err := f.WriteAt(ix.header(count, sorted, top, nTop)[len(indexMagic):], int64(len(indexMagic))); err != nil {
 		return err
 	}
-	ix.saved = len(ix.entries)
+	if ix.file != nil {
+		ix.file.count, ix.file.top, ix.file.nTop = count, top, nTop
+		ix.entries = nil
+	} else {
+		ix.saved = count
+	}
 	return nil
 }
 
-// rewrite writes the index atomically (a temporary file renamed over it).
-func (ix *index) rewrite(path string) error {
-	buf := make([]byte, 0, indexHeader+24*len(ix.entries))
+func countTop(top, nTop, c int) (int, int) {
+	switch {
+	case c > top:
+		return c, 1
+	case c == top:
+		return top, nTop + 1
+	}
+	return top, nTop
+}
+
+func topOf(entries []indexEntry) (top, nTop int) {
+	top = math.MinInt32
+	for _, e := range entries {
+		top, nTop = countTop(top, nTop, int(e.cycle))
+	}
+	if nTop == 0 {
+		top = 0
+	}
+	return top, nTop
+}
+
+func (ix *index) header(count, sorted, top, nTop int) []byte {
+	buf := make([]byte, 0, indexHeader+24*count)
 	buf = append(buf, indexMagic...)
 	buf = append(buf, ix.notes[:]...)
-	buf = binary.BigEndian.AppendUint32(buf, uint32(len(ix.entries)))
+	for _, w := range []int{count, sorted, top, nTop} {
+		buf = binary.BigEndian.AppendUint32(buf, uint32(w))
+	}
+	return buf
+}
+
+// rewrite writes the index sorted by cycle, atomically (a temporary file
+// renamed over it).
+func (ix *index) rewrite(path string) error {
+	slices.SortFunc(ix.entries, func(a, b indexEntry) int {
+		return cmp.Or(cmp.Compare(a.cycle, b.cycle), bytes.Compare(a.obj[:], b.obj[:]))
+	})
+	ix.byCycle = nil // the first listed may have changed: rebuilt when next asked
+	top, nTop := topOf(ix.entries)
+	buf := ix.header(len(ix.entries), len(ix.entries), top, nTop)
 	for _, e := range ix.entries {
 		buf = append(buf, e.obj[:]...)
 		buf = binary.BigEndian.AppendUint32(buf, uint32(e.cycle))
@@ -304,6 +532,6 @@ func (ix *index) rewrite(path string) error {
 	if err := writeFileAtomic(path, buf); err != nil {
 		return err
 	}
-	ix.saved = len(ix.entries)
+	ix.saved, ix.sorted = len(ix.entries), len(ix.entries)
 	return nil
 }

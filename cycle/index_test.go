@@ -24,6 +24,9 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 		if err != nil || ix == nil {
 			t.Fatalf("%s: index %v, %v", when, ix, err)
 		}
+		if err := ix.load(); err != nil {
+			t.Fatal(err)
+		}
 		if ix.notes != snap.Commit() {
 			t.Errorf("%s: index is for %s, ledger at %s", when, ix.notes, snap.Commit())
 		}

@@ -116,7 +116,10 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 			rec.Cycle = free
 		} else if id, ok := reserved[rec.Cycle]; ok {
 			return nil, nil, inputErr("cycle", "cycle %d is taken by an open cycle (id %s); omit --cycle to take the next number, %d", rec.Cycle, id, free)
-		} else if where, ok := cycleIn(ix, journal, rec.Cycle); ok {
+		} else if where, ok, err := cycleIn(ix, journal, rec.Cycle); err != nil || ok {
+			if err != nil {
+				return nil, nil, err
+			}
 			return nil, nil, inputErr("cycle", "cycle %d is already in the ledger (%s); omit --cycle to take the next number, %d", rec.Cycle, where, free)
 		}
 		if !toNotes {
@@ -167,7 +170,12 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		}
 		ix.notes = next.snap.Commit()
 		for obj, cycles := range next.cycles {
-			ix.set(obj, cycles)
+			if next.fresh[obj] {
+				ix.add(obj, cycles) // no note before: no entries to drop
+			} else if ix.set(obj, cycles) != nil {
+				ix.close() // unreadable: rebuilt by the next reader
+				return next, nil
+			}
 		}
 		_ = ix.save(l.indexPath())
 		return next, nil
@@ -221,22 +229,23 @@ func (l *Ledger) resolveShas(rec *ledger.Record) error {
 
 // cycleIn says where cycle n is recorded, if it is: on a commit (the index
 // of the notes) or in the local journal.
-func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool) {
-	if obj, ok := ix.find(n); ok {
-		return "on commit " + obj.Short(), true
+func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool, error) {
+	if obj, ok, err := ix.find(n); err != nil || ok {
+		return "on commit " + obj.Short(), ok, err
 	}
 	for _, r := range journal {
 		if r.Cycle == n {
-			return "in the local journal", true
+			return "in the local journal", true, nil
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // written is the outcome of writeNotes.
 type written struct {
 	snap   *gitstore.Notes
 	cycles map[gitstore.Hash][]int // cycles now on each edited commit
+	fresh  map[gitstore.Hash]bool  // the commits of cycles that had no note
 	added  int                     // records that were not there yet
 }
 
@@ -252,7 +261,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	if err != nil {
 		return nil, err
 	}
-	out := &written{cycles: map[gitstore.Hash][]int{}}
+	out := &written{cycles: map[gitstore.Hash][]int{}, fresh: map[gitstore.Hash]bool{}}
 	var edits []gitstore.NoteEdit
 	for commit, recs := range add {
 		blobs, err := snap.Find(commit)
@@ -301,6 +310,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 			return nil, err
 		}
 		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
+		out.fresh[commit] = len(blobs) == 0
 		for _, r := range have {
 			out.cycles[commit] = append(out.cycles[commit], r.Cycle)
 		}
