@@ -69,7 +69,11 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 	// From the end back, so that the last few are found without a pass
 	// over the rest (the last limit of the listing are among the last
 	// limit of the ledger's and the last limit of the journal's).
-	var groups []group
+	size := len(v.lines)
+	if limit > 0 {
+		size = min(size, limit)
+	}
+	groups := make([]group, 0, size)
 	for j := len(v.lines); j > 0 && (limit <= 0 || len(groups) < limit); {
 		i := j - 1
 		for i > 0 && bytes.Equal(v.lines[i-1].Text, v.lines[j-1].Text) {
@@ -121,6 +125,14 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 		groups = groups[len(groups)-limit:]
 	}
 	place := l.placer()
+	n := len(groups)
+	if opts.Copies {
+		n = 0
+		for _, g := range groups {
+			n += max(1, len(g.commits))
+		}
+	}
+	out.Entries = make([]Entry, 0, n)
 	for _, g := range groups {
 		r, err := ledger.Parse(g.line.Text)
 		if err != nil {

@@ -131,7 +131,7 @@ func (c *logCmd) Run(e *env) error {
 		if c.Markdown {
 			err = printMarkdown(w, l.Repo(), entries)
 		} else {
-			err = printTable(w, l.Repo(), entries, now, e.color())
+			err = printTable(w, l, entries, now, e.color())
 		}
 		if err != nil {
 			return err
@@ -182,11 +182,11 @@ var resultColor = map[string]string{
 	ledger.Quarantined: "33",
 }
 
-func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) error {
+func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now time.Time, color bool) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE\tBY")
-	subjects, err := subjectsOf(repo, entries)
+	subjects, err := subjectsOf(src, entries)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 // subjectsOf reads the subject of the commit of each entry listed on its
 // commit (not journaled, anchored or absent) in one exchange with git, or
 // says why there is none.
-func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
+func subjectsOf(src subjectSource, entries []cycle.Entry) ([]string, error) {
 	out := make([]string, len(entries))
 	var hs []gitstore.Hash
 	var at []int
@@ -253,14 +253,14 @@ func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
 			at = append(at, i)
 		}
 	}
-	infos, errs, err := repo.Commits(hs)
+	subjects, errs, err := src.Subjects(hs)
 	if err != nil {
 		return nil, err
 	}
 	for j, i := range at {
 		switch {
 		case errs[j] == nil:
-			out[i] = infos[j].Subject()
+			out[i] = subjects[j]
 		case errors.Is(errs[j], gitstore.ErrObjectNotFound):
 			out[i] = "(not fetched)"
 		case errors.Is(errs[j], gitstore.ErrWrongType):
@@ -270,6 +270,24 @@ func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// subjectSource gives the subjects of commits: the ledger (which keeps
+// them), or the repository.
+type subjectSource interface {
+	Subjects(hs []gitstore.Hash) ([]string, []error, error)
+}
+
+// repoSubjects asks git for every subject.
+type repoSubjects struct{ *gitstore.Repo }
+
+func (r repoSubjects) Subjects(hs []gitstore.Hash) ([]string, []error, error) {
+	infos, errs, err := r.Commits(hs)
+	subjects := make([]string, len(infos))
+	for i := range infos {
+		subjects[i] = infos[i].Subject()
+	}
+	return subjects, errs, err
 }
 
 // anchored reports whether an imported record is stored on an anchor, not
@@ -379,7 +397,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 			w.Write(entries[i].Record.Marshal())
 			w.WriteByte('\n')
 		}
-	} else if err := printTable(w, repo, entries, now, e.color()); err != nil {
+	} else if err := printTable(w, repoSubjects{repo}, entries, now, e.color()); err != nil {
 		return err
 	}
 	return w.Flush()
@@ -409,7 +427,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 	fmt.Fprintln(w, "| cycle | target | result | goals | delta | reason | commit | by |")
 	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|")
 	var trajectory []string
-	subjects, err := subjectsOf(repo, entries)
+	subjects, err := subjectsOf(repoSubjects{repo}, entries)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,78 @@
+package cycle
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"git-evolve/gitstore"
+)
+
+// The subjects the log table shows come from git, once: then from the
+// file, which a torn append, a damaged file or a replace ref cannot make
+// say anything git would not.
+func TestSubjectsAreGitsOnce(t *testing.T) {
+	dir, commits := testRepo(t, subjectsCacheFrom+2)
+	l := openLedger(t, dir)
+	var hs []gitstore.Hash
+	want := map[gitstore.Hash]string{}
+	for _, c := range commits {
+		h, _ := gitstore.ParseHash(c)
+		hs = append(hs, h)
+		want[h] = strings.TrimSpace(git(t, dir, "log", "-1", "--format=%s", c))
+	}
+	missing, _ := gitstore.ParseHash(strings.Repeat("ab", 20))
+	hs = append(hs, missing)
+	check := func(when string, lie map[gitstore.Hash]string) {
+		t.Helper()
+		got, errs, err := l.Subjects(hs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range hs {
+			w := want[h]
+			if s, ok := lie[h]; ok {
+				w = s
+			}
+			if h == missing {
+				if !errors.Is(errs[i], gitstore.ErrObjectNotFound) {
+					t.Errorf("%s: a missing commit gives %q, %v", when, got[i], errs[i])
+				}
+				continue
+			}
+			if errs[i] != nil || got[i] != w {
+				t.Errorf("%s: %s has subject %q (%v), want %q", when, h.Short(), got[i], errs[i], w)
+			}
+		}
+	}
+	check("first", nil)
+	kept, intact := readSubjects(l.subjectsPath())
+	if !intact || len(kept) != len(commits) {
+		t.Fatalf("the file keeps %d subjects (intact %v), want %d", len(kept), intact, len(commits))
+	}
+	// An entry written with its CRC is believed: the file is read.
+	data, _ := os.ReadFile(l.subjectsPath())
+	os.WriteFile(l.subjectsPath(), appendSubject(data, hs[0], "kept, not read"), 0o600)
+	check("from the file", map[gitstore.Hash]string{hs[0]: "kept, not read"})
+
+	// A torn append: the entries before it are read, git answers the rest,
+	// and the file is written anew.
+	os.WriteFile(l.subjectsPath(), append([]byte(subjectsMagic), appendSubject(nil, hs[1], want[hs[1]])[:30]...), 0o600)
+	check("after a torn append", nil)
+	if kept, intact := readSubjects(l.subjectsPath()); !intact || len(kept) != len(commits) {
+		t.Errorf("after a torn append the file keeps %d (intact %v)", len(kept), intact)
+	}
+	// A flipped byte fails its CRC.
+	data, _ = os.ReadFile(l.subjectsPath())
+	data[len(subjectsMagic)+25] ^= 1
+	os.WriteFile(l.subjectsPath(), data, 0o600)
+	check("after a flipped byte", nil)
+
+	// With a replace ref, git's answer is the replacement's: the file is
+	// not used.
+	data, _ = os.ReadFile(l.subjectsPath())
+	os.WriteFile(l.subjectsPath(), appendSubject(data, hs[0], "kept, not read"), 0o600)
+	git(t, dir, "replace", "--graft", commits[1])
+	check("with a replace ref", nil)
+}
