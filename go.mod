@@ -1,4 +1,4 @@
-module git-evolve
+module github.com/git-evolve/git-evolve
 
 go 1.26.8
 

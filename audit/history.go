@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // ControlRef is where acknowledgements of breaches are kept, beside the

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // Restored is a record repair puts back as it was.

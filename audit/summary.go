@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // recSum is what verify's checks read of one record on one commit: its

@@ -26,9 +26,9 @@ import (
 	"strconv"
 	"strings"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // Severity says whether a finding fails verify.

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // The last report verify made is kept under the git dir with a digest of

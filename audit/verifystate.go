@@ -14,8 +14,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // A verify keeps what its checks read of the ledger (a summary of each

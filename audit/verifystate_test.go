@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 func sampleState() *verifyState {

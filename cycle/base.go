@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/revert"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/revert"
 )
 
 // BaseRef keeps the working tree as a cycle found it, when it held changes

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // benchRepo returns a repository with n commits and a ledger of n records

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"os"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // stamp adds to a record about to be written what the shared ledger needs

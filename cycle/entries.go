@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"slices"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // Entries returns what List returns for opts, narrowed by keep (nil keeps

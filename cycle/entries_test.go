@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // entriesText is a listing as text: each entry's cycle, commit, flags and

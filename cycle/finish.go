@@ -5,18 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/filelock"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
-	"git-evolve/revert"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/revert"
 )
 
 // RegressedRef is where the working tree of a cycle that regressed is

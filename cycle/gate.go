@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // GateAt is the gate a cycle that starts on commit and is judged by the

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"git-evolve/filelock"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // ImportReport says what Import did with each line of the file.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 func TestFitnessOf(t *testing.T) {

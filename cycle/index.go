@@ -13,9 +13,9 @@ import (
 	"slices"
 	"sort"
 
-	"git-evolve/filelock"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // index lists the cycle number of every record in the ledger with the

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"git-evolve/filelock"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 func objN(i int) gitstore.Hash {

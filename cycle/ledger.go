@@ -21,9 +21,9 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/journal"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/journal"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // NotesRef is the ref that holds the ledger.

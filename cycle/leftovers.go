@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/filelock"
 )
 
 // CyclesPrefix is where the refs of cycles live: refs/evolve/cycles/<id>/….

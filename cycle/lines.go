@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"slices"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // Line is one record of the ledger as its canonical line, with what

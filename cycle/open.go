@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // OpenCycle is a cycle that has started and not finished, in one worktree.

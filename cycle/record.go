@@ -3,13 +3,13 @@ package cycle
 import (
 	"errors"
 	"fmt"
-	"git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/filelock"
 	"math/rand/v2"
 	"time"
 
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // InputError is a request that breaks one of the ledger's rules. Field

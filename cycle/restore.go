@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"git-evolve/gitstore"
-	"git-evolve/revert"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/revert"
 )
 
 // ErrMovedAfterAbort is returned by RestoreStart when HEAD is neither where

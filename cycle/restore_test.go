@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 func writeFile(t *testing.T, dir, rel, text string) {

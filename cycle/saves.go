@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // savesPath lists the saved work this clone keeps under refs/evolve/ (the

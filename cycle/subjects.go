@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"unicode/utf8"
 
-	"git-evolve/filelock"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // The subjects of the commits the ledger's records are on, for the log

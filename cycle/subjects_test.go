@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // The subjects the log table shows come from git, once: then from the

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/filelock"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
-	"git-evolve/revert"
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/revert"
 )
 
 // Reverting is the finished cycle that a revert under way undoes.

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // view is the ledger as Lines returns it (canonical lines in cycle order,

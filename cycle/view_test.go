@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // testRepo makes a repository with n commits, with git configured from the

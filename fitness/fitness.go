@@ -10,8 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"git-evolve/gitstore"
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // Ref is the notes ref that holds the snapshots.

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // Detected is the project's own test command, found from the files at the

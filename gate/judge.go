@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // GoalChange is one goal as it was before a cycle and after it.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 func val(v float64) *float64 { return &v }

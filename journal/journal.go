@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // Journal is the journal file of one repository.

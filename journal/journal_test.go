@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 func TestMissingJournalIsEmpty(t *testing.T) {

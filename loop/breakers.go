@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // The breakers.

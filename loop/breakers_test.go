@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 var fxT0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"git-evolve/cycle"
-	"git-evolve/gate"
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // Brief is what the agent of a cycle is told: the work chosen and why,

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // ControlRef holds the loop's control events, shared with the ledger by

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"git-evolve/fitness"
-	"git-evolve/queue"
+	"github.com/git-evolve/git-evolve/fitness"
+	"github.com/git-evolve/git-evolve/queue"
 )
 
 // ConvergenceThresholds are the criteria's limits (the seeds' defaults:

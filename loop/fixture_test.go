@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // fxBase is a time the tests measure from: now, to the second, so that

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 func checkHalt(t *testing.T, s *State, o HaltOptions) *Halt {

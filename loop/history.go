@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // Event is one cycle of the ledger or the journal, as the loop's rules

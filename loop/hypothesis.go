@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // HypothesesRef holds the hypothesis ledger, shared by sync like the cycle

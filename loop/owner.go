@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/filelock"
 )
 
 // runLock is the lock git evolve run holds while it drives a worktree.

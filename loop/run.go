@@ -19,13 +19,13 @@ import (
 	"syscall"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/filelock"
-	"git-evolve/fitness"
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/fitness"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // The phases of a run's cycle, kept in the run state so that a resumed run

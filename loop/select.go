@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"git-evolve/goals"
-	"git-evolve/queue"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/queue"
 )
 
 // The rungs of the work ladder.

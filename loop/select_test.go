@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"git-evolve/goals"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // fxMeasured is a snapshot where each goal "id:weight" given fails, and

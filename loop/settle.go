@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/fitness"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
-	"git-evolve/queue"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/fitness"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/queue"
 )
 
 // Claimant is who claims queue items for cycles on this machine.

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 func TestSettle(t *testing.T) {

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
-	"git-evolve/queue"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/queue"
 )
 
 // Config is the loop's settings from git config (section evolve).

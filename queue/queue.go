@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/filelock"
 )
 
 // Path is the queue file, relative to the top of the working tree.

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"strings"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // Kept are the root entries a range revert keeps as the cycle left them.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 func git(t *testing.T, dir string, args ...string) string {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // shims are the hooks init installs: thin scripts that call git evolve hook

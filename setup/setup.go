@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"slices"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // NotesRef is the ledger's notes ref.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // ClaimsPrefix is where cycle numbers are claimed on a remote: one ref a

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // NotesPrefix is the prefix of the refs sync carries: the ledger

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 func git(t *testing.T, dir string, args ...string) string {

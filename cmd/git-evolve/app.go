@@ -18,8 +18,8 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // cli is the whole command line.

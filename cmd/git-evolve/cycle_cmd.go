@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
-	"git-evolve/loop"
-	"git-evolve/share"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/share"
 )
 
 type cycleCmd struct {

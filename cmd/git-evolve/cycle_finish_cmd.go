@@ -8,12 +8,12 @@ import (
 	"io"
 	"strings"
 
-	"git-evolve/cycle"
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
-	"git-evolve/ledger"
-	"git-evolve/loop"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/loop"
 )
 
 type cycleFinishCmd struct {

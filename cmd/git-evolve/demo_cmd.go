@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 type demoCmd struct {

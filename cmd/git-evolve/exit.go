@@ -8,10 +8,10 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/loop"
-	"git-evolve/queue"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/queue"
 )
 
 // Exit codes: one table, listed in the README.

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"git-evolve/cycle"
-	"git-evolve/fitness"
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/fitness"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 type goalsCmd struct {

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"git-evolve/audit"
-	"git-evolve/cycle"
-	"git-evolve/share"
+	"github.com/git-evolve/git-evolve/audit"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/share"
 )
 
 type hookCmd struct {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/cycle"
 )
 
 type importCmd struct {

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"git-evolve/goals"
+	"github.com/git-evolve/git-evolve/goals"
 
-	"git-evolve/loop"
-	"git-evolve/setup"
+	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/setup"
 )
 
 type initCmd struct {

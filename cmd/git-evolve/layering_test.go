@@ -64,7 +64,7 @@ func TestLayering(t *testing.T) {
 			if strings.HasPrefix(p, "github.com/go-git/") && rel != "gitstore" {
 				t.Errorf("%s imports %s: only gitstore may import go-git", path, p)
 			}
-			if mod, ok2 := strings.CutPrefix(p, "git-evolve/"); ok2 && !slices.Contains(ok, mod) {
+			if mod, ok2 := strings.CutPrefix(p, "github.com/git-evolve/git-evolve/"); ok2 && !slices.Contains(ok, mod) {
 				t.Errorf("%s imports %s, which is not below it (docs/architecture.md)", path, p)
 			}
 		}

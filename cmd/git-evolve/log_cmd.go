@@ -13,9 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 type logCmd struct {

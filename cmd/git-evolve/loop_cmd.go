@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/goals"
-	"git-evolve/loop"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/loop"
 )
 
 // The commands of loop control: halt-check, the markers, converged, next.

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"syscall"
 
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 // page sends what the command prints to the pager git would use, as git log

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/loop"
-	"git-evolve/queue"
+	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/queue"
 )
 
 // The work queue and the hypothesis ledger.

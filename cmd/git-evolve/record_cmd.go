@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"git-evolve/cycle"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 type recordCmd struct {

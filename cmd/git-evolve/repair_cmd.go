@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"git-evolve/audit"
-	"git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/audit"
+	"github.com/git-evolve/git-evolve/gitstore"
 )
 
 type repairCmd struct {

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"git-evolve/cycle"
-	"git-evolve/loop"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/loop"
 )
 
 type revertCmd struct {

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"git-evolve/goals"
-	"git-evolve/loop"
+	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/loop"
 )
 
 type runCmd struct {

@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strings"
 
-	"git-evolve/cycle"
-	"git-evolve/gate"
-	"git-evolve/gitstore"
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 type showCmd struct {

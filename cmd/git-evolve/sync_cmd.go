@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"git-evolve/audit"
-	"git-evolve/cycle"
-	"git-evolve/gitstore"
-	"git-evolve/setup"
-	"git-evolve/share"
+	"github.com/git-evolve/git-evolve/audit"
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/setup"
+	"github.com/git-evolve/git-evolve/share"
 )
 
 type syncCmd struct {

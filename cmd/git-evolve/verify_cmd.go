@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"fmt"
 
-	"git-evolve/audit"
+	"github.com/git-evolve/git-evolve/audit"
 )
 
 type verifyCmd struct {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 type versionCmd struct {
