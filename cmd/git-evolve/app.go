@@ -51,10 +51,12 @@ type cli struct {
 	Queue      queueCmd      `cmd:"" help:"List, claim, consume and release the work queue's items."`
 	Hypothesis hypothesisCmd `cmd:"" help:"Add, list, judge and find due hypotheses (kept in git)."`
 
-	Hook    hookCmd    `cmd:"" help:"What the installed git hooks run."`
-	Demo    demoCmd    `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
-	Version versionCmd `cmd:"" help:"Print git-evolve's version."`
-	Help    helpCmd    `cmd:"" help:"Describe git-evolve, or one of its commands (what --help prints)."`
+	Hook       hookCmd       `cmd:"" help:"What the installed git hooks run."`
+	Demo       demoCmd       `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
+	Version    versionCmd    `cmd:"" help:"Print git-evolve's version."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
+	Complete   completeCmd   `cmd:"" name:"__complete" hidden:"" help:"List the completions of a command line (what the completion scripts run)."`
+	Help       helpCmd       `cmd:"" help:"Describe git-evolve, or one of its commands (what --help prints)."`
 }
 
 // globals are the flags that come before the command.

@@ -26,9 +26,9 @@ type cycleCmd struct {
 
 type cycleStartCmd struct {
 	goalsFile
-	Target string `help:"The goal to work on (default: the failing goal with the highest weight)." placeholder:"ID"`
+	Target string `complete:"goals" help:"The goal to work on (default: the failing goal with the highest weight)." placeholder:"ID"`
 	Claim  bool   `help:"Reserve the cycle's number on the remote first (refs/evolve/claims/<n>, a create-only push), so that clones which claim never take the same number."`
-	Remote string `help:"The remote to claim on (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
+	Remote string `complete:"remotes" help:"The remote to claim on (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
 	Item   string `help:"Take this item of the work queue (.agents/rpi/next-work.jsonl): it is claimed first, consumed when the cycle improves, released when it does not." placeholder:"ID"`
 	JSON   bool   `name:"json" help:"Print the open cycle as JSON."`
 }

@@ -8,7 +8,7 @@ import (
 // prints. git turns git evolve --help into a manual page lookup; this
 // needs none.
 type helpCmd struct {
-	Command []string `arg:"" optional:"" name:"command" help:"The command, and its subcommand, to describe."`
+	Command []string `complete:"commands" arg:"" optional:"" name:"command" help:"The command, and its subcommand, to describe."`
 }
 
 func (c helpCmd) Run(ctx *kong.Context) error {

@@ -21,8 +21,8 @@ import (
 type logCmd struct {
 	Range    []string `arg:"" optional:"" name:"revision-range" help:"Show only records on these commits (anything git rev-list accepts, e.g. main..topic)."`
 	JSON     bool     `name:"json" help:"One record per line in the seeds' schema, in cycle order."`
-	Target   string   `help:"Only cycles with this target." placeholder:"ID"`
-	Result   string   `help:"Only cycles with this result." placeholder:"RESULT"`
+	Target   string   `complete:"goals" help:"Only cycles with this target." placeholder:"ID"`
+	Result   string   `complete:"results" help:"Only cycles with this result." placeholder:"RESULT"`
 	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
 	Limit    int      `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells it." placeholder:"N"`
 	All      bool     `help:"Include the local journal (idle and unchanged cycles)."`

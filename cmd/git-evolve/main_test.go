@@ -74,7 +74,7 @@ func scriptParams(dir string) testscript.Params {
 // scriptCondition answers the conditions the suites use beyond the built-in
 // ones: [pty] is true when a pseudo-terminal can be opened (ttyin needs one);
 // [german] when git speaks German with LANGUAGE=de (its translations are
-// installed).
+// installed); [gitcompletion] when git's bash completion is installed.
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "daemon":
@@ -91,6 +91,10 @@ func scriptCondition(cond string) (bool, error) {
 		cmd.Env = append(os.Environ(), "LANGUAGE=de", "LANG=C.UTF-8", "LC_ALL=", "GIT_CEILING_DIRECTORIES="+os.TempDir())
 		out, _ := cmd.CombinedOutput()
 		return strings.Contains(string(out), "Kein Git-Repository"), nil
+	case "gitcompletion":
+		// git's bash completion where distributions install it
+		_, err := os.Stat("/usr/share/bash-completion/completions/git")
+		return err == nil, nil
 	case "pty":
 		f, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 		if err != nil {

@@ -15,8 +15,8 @@ import (
 
 type recordCmd struct {
 	Cycle         int      `help:"Cycle number (default: the next number in the ledger)." placeholder:"N"`
-	Target        string   `help:"Target goal id, or 'idle'." placeholder:"ID"`
-	Result        string   `required:"" help:"One of improved, regressed, unchanged, harvested, quarantined." placeholder:"RESULT"`
+	Target        string   `complete:"goals" help:"Target goal id, or 'idle'." placeholder:"ID"`
+	Result        string   `complete:"results" required:"" help:"One of improved, regressed, unchanged, harvested, quarantined." placeholder:"RESULT"`
 	CanonicalSHA  string   `name:"canonical-sha" help:"The commit the cycle delivered (default HEAD for notes records)." placeholder:"REV"`
 	CycleStartSHA string   `name:"cycle-start-sha" help:"The commit the cycle started from; enables the substantive-delta rule." placeholder:"REV"`
 	LogSHA        string   `name:"log-sha" help:"The bookkeeping commit, when it differs from the canonical one." placeholder:"REV"`

@@ -9,7 +9,7 @@ import (
 )
 
 type revertCmd struct {
-	Cycle   string `arg:"" help:"The cycle to revert: its number, or the commit it delivered." placeholder:"CYCLE"`
+	Cycle   string `complete:"cycles" arg:"" help:"The cycle to revert: its number, or the commit it delivered." placeholder:"CYCLE"`
 	Message string `short:"m" help:"The revert commit's message (default: one that names the cycle); the trailers are added." placeholder:"MSG"`
 	JSON    bool   `name:"json" help:"Print {cycle, id, reverts_cycle, commit, record}."`
 }

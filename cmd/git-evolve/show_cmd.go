@@ -16,7 +16,7 @@ import (
 )
 
 type showCmd struct {
-	Query string `arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
+	Query string `complete:"cycles" arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
 	JSON  bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}."`
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 type syncCmd struct {
-	Remote       string        `arg:"" optional:"" help:"The remote (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
+	Remote       string        `complete:"remotes" arg:"" optional:"" help:"The remote (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
 	AcceptRemote bool          `name:"accept-remote" help:"Take the remote's ledger even when it brings a breach this clone's does not have, and record an acknowledgement of it (with -m)."`
 	Message      string        `short:"m" help:"With --accept-remote: why the remote's breach is accepted (kept in the acknowledgement)." placeholder:"WHY"`
 	Patience     time.Duration `name:"patience" default:"2m" placeholder:"DURATION" help:"How long to go on fetching, merging and pushing again while other clones push first."`
