@@ -55,6 +55,7 @@ type cli struct {
 	Demo       demoCmd       `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version    versionCmd    `cmd:"" help:"Print git-evolve's version."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
+	InstallMan installManCmd `cmd:"" name:"install-man" help:"Install the manual pages, which git evolve --help and git help evolve show."`
 	Complete   completeCmd   `cmd:"" name:"__complete" hidden:"" help:"List the completions of a command line (what the completion scripts run)."`
 	Help       helpCmd       `cmd:"" help:"Describe git-evolve, or one of its commands (what --help prints)."`
 }

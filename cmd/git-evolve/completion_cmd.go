@@ -115,12 +115,10 @@ func afterEvolve(words []string) []string {
 // that start with cur. bash breaks a word at '=', so for --flag=val it
 // completes val alone (line); zsh and fish get the whole word.
 func completions(e *env, before []string, cur string, line bool) []string {
-	var c cli
-	parser, err := kong.New(&c, kong.Name("git-evolve"))
+	node, err := fullModel()
 	if err != nil {
 		return nil
 	}
-	node := parser.Model.Node
 	var pending *kong.Flag // a flag whose value comes next
 	positional := 0
 	for _, w := range before {
@@ -236,13 +234,12 @@ func valuesOf(e *env, v *kong.Value) []string {
 	case "shells":
 		return []string{"bash", "zsh", "fish"}
 	case "commands":
-		var c cli
-		parser, err := kong.New(&c, kong.Name("git-evolve"))
+		root, err := fullModel()
 		if err != nil {
 			return nil
 		}
 		var out []string
-		for _, child := range parser.Model.Children {
+		for _, child := range root.Children {
 			if child.Type == kong.CommandNode && !child.Hidden {
 				out = append(out, child.Name)
 			}
