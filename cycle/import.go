@@ -69,9 +69,8 @@ const Inferred = "inferred"
 func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) {
 	rep := &ImportReport{}
 	type pending struct {
-		line     int
-		rec      ledger.Record
-		anchored bool
+		line int
+		rec  ledger.Record
 	}
 	var withCommit, withoutCommit []pending
 	var revs []string

@@ -11,7 +11,6 @@ import (
 // discovery is where a repository is: what git rev-parse says in Open.
 type discovery struct {
 	gitDir, commonDir, workTree string
-	bare                        bool
 	objectFormat                string
 }
 

@@ -75,14 +75,12 @@ func TestIdentity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			setEnv(t)
-			var extra []string
 			for k, v := range tc.env {
 				if v == "" {
 					unsetEnv(t, k)
 				} else {
 					t.Setenv(k, v)
 				}
-				extra = append(extra, k+"="+v)
 			}
 			a, c, err := r.open().Identity()
 			if err != nil {

@@ -125,8 +125,6 @@ func normalCache(c *untrackedCache) *untrackedCache {
 // scanTree is a working tree the untracked scan is checked on against git.
 type scanTree struct {
 	*testRepo
-	repo *Repo
-	keys map[string]dirKey // each directory's key before a step
 }
 
 // newScanTree makes a repository whose directories' keys the scan trusts

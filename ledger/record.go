@@ -429,14 +429,6 @@ func compact(v json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-func jsonReason(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
-	}
-	return err.Error()
-}
-
 // Marshal returns the canonical one-line JSON form of the record: known
 // fields in the schema's order, then other fields sorted by name, no HTML
 // escaping, no trailing newline.

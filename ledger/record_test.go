@@ -664,17 +664,6 @@ func decodeObject(data []byte) (map[string]any, error) {
 var knownNumeric = map[string]bool{"v": true, "cycle": true, "goals_passing": true, "goals_total": true,
 	"idle_streak": true, "quality_score": true}
 
-// zeroKnown reports whether v is the empty value of the known field k, which
-// the canonical form omits ("absent fields omitted"): null, "" or false.
-func zeroKnown(k string, v any) bool {
-	switch k {
-	case "v", "id", "cycle", "target", "result", "sha", "canonical_sha", "log_sha", "cycle_start_sha", "timestamp",
-		"goals_passing", "goals_total", "quality_score", "idle_streak", "parallel", "goal_ids", "gate", "trace":
-		return v == nil || v == "" || v == false
-	}
-	return false
-}
-
 // checkLossless checks that every field of in appears in out with an equal
 // JSON value, legacy names read as current ones; that out has no field in
 // lacks (other than v); and that unknown values are byte-identical.

@@ -20,8 +20,6 @@ type scanner struct {
 
 const maxDepth = 10000 // as encoding/json
 
-var errSyntax = errors.New("invalid JSON")
-
 func (s *scanner) fail(what string) error {
 	if s.pos >= len(s.data) {
 		return fmt.Errorf("unexpected end of JSON input")
