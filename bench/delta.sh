@@ -30,11 +30,6 @@ for i in $(seq 1 5); do echo new >"src/new$i.txt"; done
 
 : >"$work/a"; : >"$work/b"; : >"$work/c"
 git status >/dev/null    # refresh the index stat data, as any earlier git command would
-# The untracked scan keeps a directory's listing only once its last change is
-# more than 2 s old (gitstore/untracked.go): a tree made a moment ago is read
-# whole each time, one that has been left a while is not.
-sleep 2.5
-git evolve cycle status >/dev/null # the scan's cache, as any earlier status or finish leaves it
 for ((i = 0; i < runs; i++)); do
   wall_ms git evolve cycle status --json >>"$work/a"
   wall_ms git diff --name-only "$start" >>"$work/b"

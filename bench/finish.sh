@@ -26,12 +26,6 @@ bash "$here/gentree.sh" "$files" "$repo"
 cd "$repo"
 git evolve init --no-hooks >/dev/null
 git status >/dev/null # refresh the index stat data, as any earlier git command would
-# The untracked scan keeps a directory's listing only once its last change is
-# more than 2 s old (gitstore/untracked.go): a tree made a moment ago is read
-# whole at each finish, one that has been left a while is not. The first
-# finish fills the scan's cache; the directories each run touches are read
-# again.
-sleep 2.5
 
 # change N: the cycle's work, 5 files committed and 5 left uncommitted.
 change() {

@@ -40,9 +40,8 @@ type CapturedPath struct {
 // files.
 //
 // In the common case it asks git which paths differ from HEAD (git
-// diff-index, beside the untracked scan of untracked.go or, where that
-// declines, git ls-files --others: the files themselves are read only for
-// those paths), hashes those paths (here, or with git's filters through git
+// diff-index, beside git ls-files --others: the files themselves are read
+// only for those paths), hashes those paths (here, or with git's filters through git
 // hash-object where an attribute or core.autocrlf could convert them) and
 // writes only the trees on their way. Whatever that does
 // not cover exactly (no HEAD, submodules, nested repositories, unmerged
@@ -74,31 +73,21 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 	}
 	// The working tree against HEAD (a path whose stat information does not
 	// match the index is listed: only its content can tell), beside the
-	// untracked files (the untracked scan, or git ls-files --others where it
-	// declines). The files
-	// of the index that are gone from the working tree are listed too: one
-	// added to the index since HEAD is in neither list, yet its entry must
-	// go.
+	// untracked files (git ls-files --others). The files of the index that
+	// are gone from the working tree are listed too: one added to the index
+	// since HEAD is in neither list, yet its entry must go. The three run
+	// side by side.
 	diffP := startGit(top, r.env, false, "diff-index", "-z", "--raw", "HEAD", "--")
-	var others, added []byte
-	scan, scanned, serr := r.scanUntracked(top)
-	if scanned {
-		trace("the untracked scan: %d directories read, %d names asked about", scan.Read, scan.Asked)
-		others, added = nulJoin(scan.Untracked), nulJoin(scan.Missing)
-	}
-	var oerr, aerr error
-	if serr == nil && !scanned {
-		othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
-		addedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--")
-		others, oerr = othersP.finish(nil)
-		added, aerr = addedP.finish(nil)
-	}
+	othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
+	addedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--")
+	others, oerr := othersP.finish(nil)
+	added, aerr := addedP.finish(nil)
 	hc, cerr := r.Commit(head)
 	diff, derr := diffP.finish(nil)
-	if err := errors.Join(serr, cerr, derr, oerr, aerr); err != nil {
+	if err := errors.Join(cerr, derr, oerr, aerr); err != nil {
 		return nil, false, err
 	}
-	if !r.captureSettingsPlain(top) {
+	if !r.captureSettingsPlain() {
 		return nil, false, nil
 	}
 	// paths maps each path that may differ from HEAD to whether the
@@ -224,30 +213,25 @@ func (r *Repo) hashPaths(top string, paths map[string]bool) (map[string]*Capture
 }
 
 // captureSettingsPlain reports whether the settings the common case of
-// CaptureWorktree relies on hold: core.fileMode and core.symlinks on,
-// core.sparseCheckout and core.ignoreCase off. They are read from the config
-// files here when those are plain, else from git.
-func (r *Repo) captureSettingsPlain(top string) bool {
-	keys := []string{"core.filemode", "core.symlinks", "core.sparsecheckout", "core.ignorecase"}
-	cfg, ok := nativeConfig(r.commonDir, r.gitDir, keys...)
-	if !ok {
-		cfg = map[string]string{}
-		out, _ := startGit(top, r.env, false, "config", "-z", "--get-regexp", `^core\.(filemode|symlinks|sparsecheckout|ignorecase)$`).finish(nil) // exit 1: none is set
-		for _, kv := range bytes.Split(out, []byte{0}) {
-			key, val, found := strings.Cut(strings.ToLower(string(kv)), "\n")
-			if !found {
-				val = "true"
-			}
-			cfg[key] = val
+// CaptureWorktree relies on hold: core.fileMode and core.symlinks on (their
+// default), core.sparseCheckout and core.ignoreCase off, as git's config
+// says.
+func (r *Repo) captureSettingsPlain() bool {
+	is := func(key string, unset bool) (bool, bool) {
+		v, set, err := r.Config(key)
+		if err != nil {
+			return false, false
 		}
+		if !set {
+			return unset, true
+		}
+		return configBool(v)
 	}
-	off := func(k string) bool {
-		v := strings.ToLower(cfg[k])
-		return v == "false" || v == "no" || v == "off" || v == "0" || v == ""
-	}
-	_, fm := cfg["core.filemode"]
-	_, sl := cfg["core.symlinks"]
-	return !(fm && off("core.filemode")) && !(sl && off("core.symlinks")) && off("core.sparsecheckout") && off("core.ignorecase")
+	fm, ok1 := is("core.filemode", true)
+	sl, ok2 := is("core.symlinks", true)
+	sc, ok3 := is("core.sparsecheckout", false)
+	ic, ok4 := is("core.ignorecase", false)
+	return ok1 && ok2 && ok3 && ok4 && fm && sl && !sc && !ic
 }
 
 // noConversions reports whether git add would store the files at paths as
@@ -256,17 +240,16 @@ func (r *Repo) captureSettingsPlain(top string) bool {
 // the system's) and core.autocrlf is off. Then no filter, line-ending or
 // encoding conversion runs.
 func (r *Repo) noConversions(top string, paths []string) bool {
-	cfg, ok := nativeConfig(r.commonDir, r.gitDir, "core.autocrlf", "core.attributesfile")
-	if !ok || os.Getenv("GIT_ATTR_SOURCE") != "" {
+	autocrlf, _, err1 := r.Config("core.autocrlf")
+	attributesFile, _, err2 := r.Config("core.attributesfile")
+	if err1 != nil || err2 != nil || os.Getenv("GIT_ATTR_SOURCE") != "" {
 		return false
 	}
-	switch strings.ToLower(cfg["core.autocrlf"]) {
-	case "", "false", "no", "off", "0":
-	default:
-		return false
+	if on, ok := configBool(autocrlf); !ok || on {
+		return false // true or input (git reads "input" as neither)
 	}
 	files := []string{filepath.Join(r.commonDir, "info", "attributes"), "/etc/gitattributes"}
-	if f := cfg["core.attributesfile"]; f != "" {
+	if f := attributesFile; f != "" {
 		if strings.HasPrefix(f, "~/") {
 			f = filepath.Join(os.Getenv("HOME"), f[2:])
 		}
@@ -292,16 +275,6 @@ func (r *Repo) noConversions(top string, paths []string) bool {
 		}
 	}
 	return true
-}
-
-// nulJoin is paths as git -z lists them.
-func nulJoin(paths []string) []byte {
-	var b bytes.Buffer
-	for _, p := range paths {
-		b.WriteString(p)
-		b.WriteByte(0)
-	}
-	return b.Bytes()
 }
 
 // errTreeShape is an edit that does not fit the tree (a path that is both a

@@ -1,10 +1,12 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ConfigGetAll returns every value of a multi-valued config key as git
@@ -104,4 +106,77 @@ func Pager(dir string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// configCache is git's whole config as git config -z --list gives it (every
+// file, includes followed, -c and GIT_CONFIG_* too), read once a process:
+// the settings git-evolve reads come from git, never from its own reading
+// of the files.
+type configCache struct {
+	mu   sync.Mutex
+	proc *proc
+	done bool
+	vals map[string]string // the last value of each key, by its name as git prints it
+	err  error
+}
+
+// PrefetchConfig starts reading the config, so that a later Config does
+// not wait for git to start.
+func (r *Repo) PrefetchConfig() {
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	if r.config.proc == nil && !r.config.done {
+		r.config.proc = startGit(r.dir, r.env, false, "config", "-z", "--list")
+	}
+}
+
+// Config returns the value git resolves for key (section and name in lower
+// case, as git prints them), whether it is set, and an error when git could
+// not read the config. A key given without "=" is "true", as git reads it.
+func (r *Repo) Config(key string) (string, bool, error) {
+	r.PrefetchConfig()
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	if !r.config.done {
+		out, err := r.config.proc.finish(nil)
+		r.config.proc, r.config.done = nil, true
+		var ge *GitError
+		if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
+			err = nil // no config at all
+		}
+		r.config.vals, r.config.err = parseConfigList(out), err
+	}
+	v, ok := r.config.vals[key]
+	return v, ok, r.config.err
+}
+
+// parseConfigList reads git config -z --list: "key\nvalue" or "key" (no
+// value) entries, each ended by NUL. The last value of a key wins, as it
+// does for git's single-valued settings.
+func parseConfigList(out []byte) map[string]string {
+	vals := map[string]string{}
+	for _, e := range bytes.Split(out, []byte{0}) {
+		if len(e) == 0 {
+			continue
+		}
+		k, v, hasVal := bytes.Cut(e, []byte{'\n'})
+		if !hasVal {
+			v = []byte("true")
+		}
+		vals[string(k)] = string(v)
+	}
+	return vals
+}
+
+// configBool reads a config boolean as git does: ok is false for a value
+// that is neither a boolean word nor an integer (git refuses it).
+func configBool(v string) (b, ok bool) {
+	switch strings.ToLower(v) {
+	case "true", "yes", "on":
+		return true, true
+	case "false", "no", "off", "":
+		return false, true
+	}
+	n, err := strconv.ParseInt(v, 0, 64)
+	return n != 0, err == nil
 }

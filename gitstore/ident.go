@@ -1,8 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,11 +9,11 @@ import (
 )
 
 // identCache is the author and committer of the commits this process
-// makes, resolved once by git var, whose process may be started ahead of
-// need.
+// makes, resolved once by git var (strictly, as git commit resolves them),
+// whose processes may be started ahead of need.
 type identCache struct {
 	mu                sync.Mutex
-	proc              *proc
+	procs             [2]*proc // git var GIT_AUTHOR_IDENT, GIT_COMMITTER_IDENT
 	done              bool
 	author, committer Signature
 	err               error
@@ -26,59 +24,38 @@ type identCache struct {
 func (r *Repo) PrefetchIdentity() {
 	r.ident.mu.Lock()
 	defer r.ident.mu.Unlock()
-	if r.ident.proc != nil || r.ident.done {
+	if r.ident.procs[0] != nil || r.ident.done {
 		return
 	}
-	if a, c, ok := nativeIdentity(r.commonDir, r.gitDir); ok {
-		r.ident.author, r.ident.committer, r.ident.done = a, c, true
-		return
+	for i, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		r.ident.procs[i] = startGit(r.dir, r.env, false, "var", v)
 	}
-	r.ident.proc = startGit(r.dir, r.env, false, "var", "-l")
 }
 
 // Identity returns who git would record as author and committer of a commit
 // made now: GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_AUTHOR_DATE and their
 // GIT_COMMITTER_* twins when set, user.name and user.email from git's config
-// otherwise, exactly as C git resolves them (git var). It is resolved once a
-// process: the dates are those of the first resolution.
+// otherwise, exactly as git commit resolves them (git var; an identity git
+// would refuse, such as an empty name, is refused with git's reason). It is
+// resolved once a process: the dates are those of the first resolution.
 func (r *Repo) Identity() (author, committer Signature, err error) {
 	r.PrefetchIdentity()
 	r.ident.mu.Lock()
 	defer r.ident.mu.Unlock()
 	if !r.ident.done {
-		out, err := r.ident.proc.finish(nil)
-		r.ident.proc = nil
-		if err == nil {
-			r.ident.author, r.ident.committer, err = parseVarList(out)
+		sigs := [2]*Signature{&r.ident.author, &r.ident.committer}
+		for i, p := range r.ident.procs {
+			out, perr := p.finish(nil)
+			if perr == nil {
+				*sigs[i], perr = parseIdent(strings.TrimSpace(string(out)))
+			}
+			if r.ident.err == nil && perr != nil {
+				r.ident.err = fmt.Errorf("who commits: %w", perr)
+			}
 		}
-		r.ident.err, r.ident.done = err, true
+		r.ident.procs, r.ident.done = [2]*proc{}, true
 	}
 	return r.ident.author, r.ident.committer, r.ident.err
-}
-
-// parseVarList reads the identities from the output of git var -l.
-func parseVarList(out []byte) (author, committer Signature, err error) {
-	var haveA, haveC bool
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), "=")
-		switch k {
-		case "GIT_AUTHOR_IDENT":
-			author, err = parseIdent(v)
-			haveA = err == nil
-		case "GIT_COMMITTER_IDENT":
-			committer, err = parseIdent(v)
-			haveC = err == nil
-		}
-		if err != nil {
-			return author, committer, err
-		}
-	}
-	if !haveA || !haveC {
-		return author, committer, fmt.Errorf("git var -l printed no author or committer identity; set user.name and user.email")
-	}
-	return author, committer, nil
 }
 
 func isDigits(s string) bool {

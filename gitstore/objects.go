@@ -297,12 +297,8 @@ func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 // false or umask.
 func (r *Repo) sharedDirBits() os.FileMode {
 	r.sharedOnce.Do(func() {
-		cfg, ok := nativeConfig(r.commonDir, r.gitDir, "core.sharedrepository")
-		if !ok {
-			out, _ := startGit(r.dir, r.env, false, "config", "core.sharedRepository").finish(nil)
-			cfg = map[string]string{"core.sharedrepository": strings.TrimSpace(string(out))}
-		}
-		switch v := strings.ToLower(cfg["core.sharedrepository"]); v {
+		shared, _, _ := r.Config("core.sharedrepository")
+		switch v := strings.ToLower(shared); v {
 		case "", "false", "no", "off", "umask", "0":
 		case "group", "true", "yes", "on", "1":
 			r.sharedDir = 0o070

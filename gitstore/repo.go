@@ -39,6 +39,7 @@ type Repo struct {
 	st          *filesystem.Storage // writes loose objects; reads refs
 	objects     *batch              // reads objects (batch.go)
 	ident       identCache          // author and committer, fetched once (ident.go)
+	config      configCache         // git's config, read once (config.go)
 	refUpdate   *proc               // a git update-ref started for ForWriting
 	writeReason string              // ForWriting's reflog message ("": not for writing)
 	env         []string            // the environment of every git this runs: GIT_DIR pinned
@@ -107,7 +108,8 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	r.objects = startBatch(abs, r.env)
 	if r.writeReason != "" {
 		r.refUpdate = startGit(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
-		r.PrefetchIdentity() // natively, or git var starts now
+		r.PrefetchIdentity() // git var and git config start now
+		r.PrefetchConfig()
 	}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(r.gitDir), osfs.New(r.commonDir))
 	r.st = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(objectCacheBytes), filesystem.Options{KeepDescriptors: true})
@@ -118,7 +120,10 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 // descriptors it keeps open.
 func (r *Repo) Close() error {
 	r.objects.close()
-	r.ident.proc.abandon()
+	for _, p := range r.ident.procs {
+		p.abandon()
+	}
+	r.config.proc.abandon()
 	r.refUpdate.abandon()
 	return r.st.Close()
 }

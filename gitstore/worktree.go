@@ -97,21 +97,16 @@ func (r *Repo) untrackedAsAt(commit Hash, top string, inDiff map[string]bool, ot
 }
 
 // diffAndUntracked runs git diff <format> -z against commit (tracked files,
-// committed or not) beside the untracked files (ignored ones excepted: the
-// untracked scan, or git ls-files --others where it declines): the two are
-// independent, so they run side by side. It returns the top of the working
-// tree and both outputs.
+// committed or not) beside git ls-files --others (the untracked files,
+// ignored ones excepted, as core.untrackedCache and core.fsmonitor let git
+// find them): the two are independent, so they run side by side. It returns
+// the top of the working tree and both outputs.
 func (r *Repo) diffAndUntracked(commit Hash, format string) (top string, diff, others []byte, err error) {
 	if top, err = r.WorkTree(); err != nil {
 		return "", nil, nil, err
 	}
 	diffProc := startGit(top, r.env, false, "diff", format, "-z", "--no-renames", commit.String(), "--")
-	scan, scanned, err := r.scanUntracked(top)
-	if err == nil && scanned {
-		others = nulJoin(scan.Untracked)
-	} else if err == nil {
-		others, err = startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard").finish(nil)
-	}
+	others, err = startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard").finish(nil)
 	diff, derr := diffProc.finish(nil)
 	if err == nil {
 		err = derr

@@ -115,6 +115,12 @@ func (e *env) Ledger() (*cycle.Ledger, error) { return e.ledgerWith() }
 // tests of an interrupted finish.
 func (e *env) CycleLedger() (*cycle.Ledger, error) {
 	l, err := e.Ledger()
+	if err == nil {
+		// It commits and reads settings: git var and git config start now,
+		// beside the capture of the working tree.
+		l.Repo().PrefetchIdentity()
+		l.Repo().PrefetchConfig()
+	}
 	if err == nil && e.getenv("GIT_EVOLVE_TEST_DIE_AT") != "" {
 		l.DieAt(e.getenv("GIT_EVOLVE_TEST_DIE_AT"))
 	}
