@@ -419,7 +419,13 @@ type FileDelta struct {
 
 // fileDeltas lists the files that differ from one tree (or commit) to
 // another, marks those outside the non-substantive paths (extra beside the
-// defaults) and counts their lines by a line diff.
+// defaults) and gives their lines as git counts them (git diff-tree
+// --numstat, so that a record says what git show --numstat says). Only
+// when some file counts are the objects written (a cycle that changed
+// nothing substantive writes nothing).
+//
+// It is the one delta of a cycle: finish, abort, a revert, record's check
+// of a cycle_start_sha, and cycle status all read it.
 func (l *Ledger) fileDeltas(from, to gitstore.Hash, extra []string) ([]FileDelta, error) {
 	changes, err := l.repo.ChangedFiles(from, to)
 	if err != nil {
@@ -434,28 +440,48 @@ func (l *Ledger) fileDeltas(from, to gitstore.Hash, extra []string) ([]FileDelta
 		keep[p] = true
 	}
 	out := make([]FileDelta, len(changes))
-	var blobs []gitstore.Hash // old and new of each file whose lines count
-	var counted []int
 	for i, c := range changes {
 		out[i] = FileDelta{Path: c.Path, Substantive: keep[c.Path]}
-		switch {
-		case !keep[c.Path]:
-		case c.OldMode == 0o160000 || c.NewMode == 0o160000:
-			out[i].Binary = true // a submodule has no lines
-		default:
-			blobs = append(blobs, c.Old, c.New)
-			counted = append(counted, i)
+	}
+	if len(keep) > 0 {
+		if err := l.repo.Flush(); err != nil {
+			return nil, err
 		}
-	}
-	contents, err := l.repo.ReadBlobs(blobs)
-	if err != nil {
-		return nil, err
-	}
-	for k, i := range counted {
-		out[i].Insertions, out[i].Deletions, out[i].Binary = gate.CountLines(contents[2*k], contents[2*k+1])
+		stats, err := l.repo.Numstat(from, to)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			if s, ok := stats[out[i].Path]; ok && out[i].Substantive {
+				out[i].Insertions, out[i].Deletions, out[i].Binary = s.Insertions, s.Deletions, s.Binary
+			}
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// WorktreeDelta is the delta a finish would take now: the working tree
+// captured (untracked files too, ignored ones not) and compared with the
+// cycle's start by fileDeltas, extra naming more non-substantive paths. The
+// capture's objects are written when some file counts (git counts the
+// lines), as git stash create writes them; nothing refers to them.
+func (l *Ledger) WorktreeDelta(c *OpenCycle, extra []string) ([]FileDelta, error) {
+	start, err := gitstore.ParseHash(c.Start)
+	if err != nil {
+		return nil, err
+	}
+	return l.DeltaSince(start, extra)
+}
+
+// DeltaSince is fileDeltas from commit to the working tree as a finish
+// captures it.
+func (l *Ledger) DeltaSince(commit gitstore.Hash, extra []string) ([]FileDelta, error) {
+	capture, err := l.repo.CaptureWorktree()
+	if err != nil {
+		return nil, err
+	}
+	return l.fileDeltas(commit, capture.Tree, extra)
 }
 
 // substantiveDelta sums up the substantive files among deltas.

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
@@ -81,11 +80,16 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	if rec.Result == ledger.Improved && rec.CycleStartSHA != "" {
 		start, _ := gitstore.ParseHash(rec.CycleStartSHA)
 		end, _ := gitstore.ParseHash(rec.CanonicalSHA)
-		paths, err := l.repo.ChangedPaths(start, end)
+		// The non-substantive paths of the goals file the cycle delivered.
+		var extra []string
+		if f, _, err := l.treeGoals(end); err == nil {
+			extra = f.NonSubstantive
+		}
+		deltas, err := l.fileDeltas(start, end, extra)
 		if err != nil {
 			return nil, err
 		}
-		if len(gate.Substantive(paths)) == 0 {
+		if substantiveDelta(deltas).Files == 0 {
 			rec.Result = ledger.Unchanged
 			res.Downgraded = true
 			toNotes = false

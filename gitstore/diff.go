@@ -159,3 +159,19 @@ func (r *Repo) diffTrees(prefix string, a, b Hash, out *[]FileChange) error {
 	*out = append(merged, files[last:]...)
 	return nil
 }
+
+// Numstat returns git's line counts of the files that differ from one
+// commit or tree to another, as git diff-tree --numstat gives them: git's
+// own diff, attributes honoured (a file git sees as binary, by its content
+// or by -diff, counts no lines). The objects must be written (Flush).
+func (r *Repo) Numstat(from, to Hash) (map[string]LineDelta, error) {
+	out, err := startGit(r.dir, r.env, false, "diff-tree", "-r", "-z", "--numstat", "--no-renames", from.String(), to.String(), "--").finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	stats := map[string]LineDelta{}
+	for _, d := range parseNumstat(out) {
+		stats[d.Path] = d
+	}
+	return stats, nil
+}

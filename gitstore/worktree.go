@@ -376,61 +376,6 @@ type LineDelta struct {
 	Binary     bool
 }
 
-// DiffStat lists the files of the working tree that differ from commit
-// (as ChangedSince) with their inserted and deleted lines: git diff
-// --numstat for tracked files, and every line of an untracked text file as
-// inserted.
-func (r *Repo) DiffStat(commit Hash) ([]LineDelta, error) {
-	top, out, others, err := r.diffAndUntracked(commit, "--numstat")
-	if err != nil {
-		return nil, err
-	}
-	deltas := parseNumstat(out)
-	inDiff := map[string]bool{}
-	for _, d := range deltas {
-		inDiff[d.Path] = true
-	}
-	// A file taken out of the index but kept is both deleted for git diff
-	// and untracked: as it was, it is no change at all; otherwise it counts
-	// as rewritten.
-	unchanged := r.untrackedAsAt(commit, top, inDiff, others)
-	kept := deltas[:0]
-	at := map[string]int{} // where each path git diff listed is in kept
-	for _, d := range deltas {
-		if !unchanged[d.Path] {
-			at[d.Path] = len(kept)
-			kept = append(kept, d)
-		}
-	}
-	deltas = kept
-	for _, p := range bytes.Split(others, []byte{0}) {
-		if len(p) == 0 || unchanged[string(p)] {
-			continue
-		}
-		d := LineDelta{Path: string(p)}
-		data, err := readRegular(filepath.Join(top, string(p)), 8<<20)
-		switch {
-		case err != nil || data == nil:
-			d.Binary = true // a symlink, a device, or too big to count: no lines
-		case bytes.IndexByte(data, 0) >= 0:
-			d.Binary = true
-		default:
-			d.Insertions = bytes.Count(data, []byte{'\n'})
-			if len(data) > 0 && data[len(data)-1] != '\n' {
-				d.Insertions++
-			}
-		}
-		if i, ok := at[d.Path]; ok {
-			deltas[i].Insertions += d.Insertions
-			deltas[i].Binary = deltas[i].Binary || d.Binary
-		} else {
-			deltas = append(deltas, d)
-		}
-	}
-	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
-	return deltas, nil
-}
-
 // parseNumstat reads git's --numstat -z output (without renames).
 func parseNumstat(out []byte) []LineDelta {
 	var deltas []LineDelta

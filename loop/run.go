@@ -868,23 +868,21 @@ func (d *driver) checkClean(s *State) error {
 	if err != nil {
 		return err
 	}
-	changed, err := d.l.Repo().ChangedSince(head[0])
+	var extra []string
+	if s.Goals != nil {
+		extra = s.Goals.NonSubstantive
+	}
+	// The delta a cycle started now would take as its own: the one of
+	// finish and cycle status.
+	deltas, err := d.l.DeltaSince(head[0], extra)
 	if err != nil {
 		return err
 	}
 	var dirty []string
-	if strict {
-		for _, p := range changed {
-			if !gate.Match(".agents/**", p) {
-				dirty = append(dirty, p)
-			}
+	for _, x := range deltas {
+		if strict && !gate.Match(".agents/**", x.Path) || !strict && x.Substantive {
+			dirty = append(dirty, x.Path)
 		}
-	} else {
-		var extra []string
-		if s.Goals != nil {
-			extra = s.Goals.NonSubstantive
-		}
-		dirty = gate.Substantive(changed, extra...)
 	}
 	if len(dirty) == 0 {
 		return nil

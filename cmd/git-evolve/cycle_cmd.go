@@ -180,11 +180,12 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	start, err := gitstore.ParseHash(open.Start)
-	if err != nil {
-		return err
+	var extra []string
+	if f, _, err := l.CycleGoals(open); err == nil {
+		extra = f.NonSubstantive // the ruler the cycle is judged by
 	}
-	deltas, err := l.Repo().DiffStat(start)
+	// The delta the finish would take now, counted as git counts it.
+	deltas, err := l.WorktreeDelta(open, extra)
 	if err != nil {
 		return err
 	}
@@ -199,16 +200,12 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		return err
 	}
 	var changed []string
-	byPath := map[string]gitstore.LineDelta{}
+	byPath := map[string]cycle.FileDelta{}
 	for _, d := range deltas {
 		if !left[d.Path] {
 			changed = append(changed, d.Path)
 			byPath[d.Path] = d
 		}
-	}
-	var extra []string
-	if f, _, err := l.CycleGoals(open); err == nil {
-		extra = f.NonSubstantive // the ruler the cycle is judged by
 	}
 	substantive := gate.Substantive(changed, extra...)
 	var finishing string
