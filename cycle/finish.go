@@ -168,6 +168,9 @@ type FinishOptions struct {
 	// (the driver has not begun one).
 	Kept     *OpenCycle
 	Resuming bool
+	// NoVerify skips the pre-commit and commit-msg hooks of an improved
+	// cycle's commit, as git commit --no-verify does.
+	NoVerify bool
 	// Tampering are marks the caller adds to the record: attempts it saw
 	// to weaken the cycle's judgment (a cycle finish or a trust refused
 	// while it drove the worktree).
@@ -176,6 +179,9 @@ type FinishOptions struct {
 
 // FinishResult is what Finish did.
 type FinishResult struct {
+	// Hook is the commit hook that refused an improved cycle's commit
+	// (the cycle then regressed).
+	Hook   *gitstore.HookRefusal
 	Cycle  *OpenCycle
 	Result string
 	// Commit is the commit the record is on: the delivered commit
@@ -398,6 +404,29 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 	}
 	c.Finish = f
+	if f.Result == ledger.Improved && !opts.NoVerify {
+		// The commit that delivers the work passes the user's commit hooks
+		// as git commit would make it pass them; a refusal fails the gate.
+		msg, err := l.deliveredMessage(c)
+		if err != nil {
+			return err
+		}
+		tree, _ := gitstore.ParseHash(f.Tree)
+		edited, refused, err := l.repo.RunCommitHooks(ctx, tree, msg)
+		if err != nil {
+			return err
+		}
+		switch {
+		case refused != nil:
+			f.Result = ledger.Regressed
+			f.Failures = append(f.Failures, gate.Failure{What: "hook", Name: refused.Hook, Status: "fail",
+				Reason: refused.Reason, Excerpt: goals.Excerpt(refused.Output)})
+			f.Gate = "FAIL: the " + refused.Hook + " hook refused the commit"
+			res.Hook = refused
+		case edited != msg:
+			f.Message = edited // the trailers are put back as they were
+		}
+	}
 	if err := l.saveOpen(c); err != nil {
 		return err
 	}
@@ -792,7 +821,7 @@ func (l *Ledger) commitTree(tree, parent gitstore.Hash, message string) (gitstor
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	return l.repo.WriteCommit(tree, []gitstore.Hash{parent}, message, author, committer)
+	return l.repo.CommitAsGit(tree, []gitstore.Hash{parent}, message, author, committer)
 }
 
 // moveHead moves HEAD from the judged head to the finish's commit, unless it

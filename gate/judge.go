@@ -67,7 +67,7 @@ func (v *Verdict) Regressed() []GoalChange {
 // Failure is one reason a cycle's gate failed, with the failure's own
 // words: a test command that did not pass, or a goal that regressed.
 type Failure struct {
-	What   string `json:"what"` // "gate" (a test command) or "goal"
+	What   string `json:"what"` // "gate" (a test command), "goal", or "hook" (a commit hook that refused)
 	Name   string `json:"name"` // the command, or the goal's id
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`

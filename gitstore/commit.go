@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -95,4 +96,52 @@ func formatIdent(s Signature) string {
 	email := strings.NewReplacer("<", "", ">", "", "\n", "").Replace(s.Email)
 	return name + " <" + email + "> " + strconv.FormatInt(s.When.Unix(), 10) +
 		fmt.Sprintf(" %c%02d%02d", sign, off/3600, off%3600/60)
+}
+
+// CommitAsGit writes a commit on the user's history as git commit would:
+// signed when commit.gpgSign says so (git commit-tree -S, which reads
+// gpg.format, user.signingKey and gpg.program as git does), and in
+// i18n.commitEncoding when that names an encoding other than UTF-8. Without
+// either it is written here, as WriteCommit does. Notes commits are never
+// signed (git notes does not sign them either).
+func (r *Repo) CommitAsGit(tree Hash, parents []Hash, message string, author, committer Signature) (Hash, error) {
+	signV, _, err1 := r.Config("commit.gpgsign")
+	enc, _, err2 := r.Config("i18n.commitencoding")
+	if err := errors.Join(err1, err2); err != nil {
+		return ZeroHash, err
+	}
+	sign, ok := configBool(signV)
+	if !ok {
+		return ZeroHash, fmt.Errorf("commit.gpgSign: %q is not a boolean", signV)
+	}
+	utf8 := enc == "" || strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8")
+	if !sign && utf8 {
+		return r.WriteCommit(tree, parents, message, author, committer)
+	}
+	if err := r.Flush(); err != nil {
+		return ZeroHash, err
+	}
+	args := []string{"commit-tree", tree.String()}
+	for _, p := range parents {
+		args = append(args, "-p", p.String())
+	}
+	if sign {
+		args = append(args, "-S")
+	}
+	env := append([]string(nil), r.env...)
+	for _, who := range []struct {
+		role string
+		sig  Signature
+	}{{"AUTHOR", author}, {"COMMITTER", committer}} {
+		ident := formatIdent(who.sig)
+		lt := strings.LastIndexByte(ident, '<')
+		gt := strings.LastIndexByte(ident, '>')
+		env = append(env, "GIT_"+who.role+"_NAME="+strings.TrimSpace(ident[:lt]),
+			"GIT_"+who.role+"_EMAIL="+ident[lt+1:gt], "GIT_"+who.role+"_DATE=@"+strings.TrimSpace(ident[gt+1:]))
+	}
+	out, err := startGit(r.dir, env, true, args...).finish([]byte(message))
+	if err != nil {
+		return ZeroHash, fmt.Errorf("writing a commit as git would (signed or re-encoded): %w", err)
+	}
+	return ParseHash(strings.TrimSpace(string(out)))
 }

@@ -202,7 +202,7 @@ func (r *Repo) SaveWorktree(parent Hash, message string, also ...string) (Hash, 
 	if err != nil {
 		return ZeroHash, nil, err
 	}
-	h, err := r.WriteCommit(tree, []Hash{parent}, message, author, committer)
+	h, err := r.CommitAsGit(tree, []Hash{parent}, message, author, committer)
 	return h, c, err
 }
 

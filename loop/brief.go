@@ -194,8 +194,11 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintln(&w)
 		for _, x := range f.Failures {
 			what := "goal " + x.Name
-			if x.What == "gate" {
+			switch x.What {
+			case "gate":
 				what = "`" + x.Name + "`"
+			case "hook":
+				what = "the " + x.Name + " hook"
 			}
 			fmt.Fprintf(&w, "  - %s: %s\n", what, x.Reason)
 			if out := strings.TrimSpace(x.Excerpt); out != "" {

@@ -17,8 +17,9 @@ import (
 )
 
 type cycleFinishCmd struct {
-	Message string `short:"m" help:"The message of the commit that delivers the work (default: one that says what the cycle did); the cycle's trailers are added." placeholder:"MSG"`
-	JSON    bool   `name:"json" help:"Print {cycle, id, target, result, commit, saved, resumed, record, verdict}."`
+	Message  string `short:"m" help:"The message of the commit that delivers the work (default: one that says what the cycle did); the cycle's trailers are added." placeholder:"MSG"`
+	JSON     bool   `name:"json" help:"Print {cycle, id, target, result, commit, saved, resumed, record, verdict}."`
+	NoVerify bool   `name:"no-verify" help:"Do not run the pre-commit and commit-msg hooks on the commit that delivers the work (as git commit --no-verify)."`
 }
 
 func (cycleFinishCmd) Help() string {
@@ -54,8 +55,14 @@ counted, not committed, and a revert puts it back as it was.
     the record, naming the goals that regressed, becomes a note on it. The
     result is regressed and the exit code is 3.
 
-The commits are written directly, as git stash writes its own: commit hooks
-do not run. A finish that is interrupted or killed is completed by the next
+The commit that delivers an improved cycle's work passes the pre-commit and
+commit-msg hooks (core.hooksPath honoured) as git commit would: pre-commit sees
+an index holding that commit's tree, commit-msg may edit the message (the
+trailers are put back). A hook that refuses fails the gate: the cycle
+regresses, with the hook's output. --no-verify skips them. The other commits a
+cycle makes (the saved work, a revert) run no hooks, as git stash and git
+revert --no-edit's own commits do not. Commits are signed when commit.gpgSign
+says so, as git commit signs them (gpg.format, user.signingKey). A finish that is interrupted or killed is completed by the next
 git evolve cycle finish; git evolve cycle status says how far it came.`
 }
 
@@ -84,7 +91,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "git-evolve: warning: -m is ignored: the finish under way keeps the message it started with\n")
 		}
 	}
-	res, err := l.Finish(e.ctx, cycle.FinishOptions{Message: c.Message, Progress: e.progress})
+	res, err := l.Finish(e.ctx, cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify})
 	switch {
 	case errors.Is(err, cycle.ErrNoOpenCycle):
 		return &usageError{msg: "no cycle is open in this worktree: nothing to finish", hint: "open one with git evolve cycle start"}
@@ -183,6 +190,10 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 				fmt.Fprintf(w, "  unknown: %s: %s\n", ch.GoalID, termLine(ch.Reason))
 			}
 		}
+	}
+	if h := res.Hook; h != nil {
+		fmt.Fprintf(w, "  hook: the %s hook refused the commit: %s\n", termLine(h.Hook), termLine(h.Reason))
+		writeExcerpt(w, goals.Excerpt(h.Output))
 	}
 	if line := targetLine(c.Target, f.TargetBefore, f.TargetAfter); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)

@@ -498,8 +498,11 @@ func failureReason(r *ledger.Record) string {
 	if json.Unmarshal(r.Extra["failures"], &failures) == nil && len(failures) > 0 {
 		f := failures[0]
 		why := f.Name + ": " + f.Reason
-		if f.What == "gate" {
+		switch f.What {
+		case "gate":
 			why = "`" + f.Name + "` " + f.Reason
+		case "hook":
+			why = "the " + f.Name + " hook: " + f.Reason
 		}
 		if words := telling(f.Excerpt); words != "" {
 			why += ": " + words

@@ -149,8 +149,11 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 	// Why the gate failed, in the failure's own words.
 	for _, f := range failures {
 		what := "goal " + f.Name
-		if f.What == "gate" {
+		switch f.What {
+		case "gate":
 			what = "gate `" + f.Name + "`"
+		case "hook":
+			what = "the " + f.Name + " hook"
 		}
 		fmt.Fprintf(w, "%-16s %s: %s\n", "failure", termLine(what), termLine(f.Reason))
 		writeExcerpt(w, f.Excerpt)
