@@ -221,6 +221,12 @@ func (r *Repo) readDiscovery(discover *proc) error {
 	}
 	if lines[4] == "true" && len(lines) >= 6 {
 		r.workTree = filepath.Clean(filepath.Join(r.dir, lines[5]))
+	} else if !r.bare {
+		// Outside the working tree, which GIT_WORK_TREE or core.worktree
+		// names (as git status finds it from anywhere): git says where it is.
+		if out, err := startGit(r.dir, nil, false, "rev-parse", "--show-toplevel").finish(nil); err == nil {
+			r.workTree = filepath.Clean(strings.TrimSpace(string(out)))
+		}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,6 +85,7 @@ type env struct {
 	getenv         func(string) string
 	colorMode      string // --color: auto, always or never
 	paging         bool   // stdout is the pager page started
+	noProgress     bool   // --no-progress
 	dir            string
 	now            func() time.Time
 	repo           *gitstore.Repo
@@ -177,9 +179,46 @@ func (e *env) color() bool {
 // progress prints what a long command is doing on stderr, as git does:
 // only when stderr is a terminal.
 func (e *env) progress(msg string) {
-	if terminal(e.stderr) {
+	if terminal(e.stderr) && !e.noProgress {
 		fmt.Fprintf(e.stderr, "git-evolve: %s…\n", msg)
 	}
+}
+
+// progressFlag is --no-progress, on the commands that measure goals.
+type progressFlag struct {
+	NoProgress bool `name:"no-progress" help:"Print no progress on the terminal (it is printed only on one)."`
+}
+
+// goalProgress reports goals measured as git reports progress: on a
+// terminal only, one line rewritten in place (goal i of n, its name, the
+// time so far), finished with "done". onCheck is told each goal as its
+// check starts (from several goroutines at once); done ends the line.
+func (e *env) goalProgress(what string, n int) (onCheck func(string), done func()) {
+	if !terminal(e.stderr) || e.noProgress || n == 0 {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	t0, i, width := time.Now(), 0, 0
+	line := func(s string, end string) {
+		pad := max(0, width-len(s))
+		width = max(width, len(s))
+		fmt.Fprintf(e.stderr, "\r%s%s%s", s, strings.Repeat(" ", pad), end)
+	}
+	onCheck = func(id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		i++
+		n = max(n, i) // a goal measured again (a regression is measured twice)
+		line(fmt.Sprintf("git-evolve: %s: %d/%d %s (%.1fs)", what, i, n, termLine(id), time.Since(t0).Seconds()), "")
+	}
+	done = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if i > 0 {
+			line(fmt.Sprintf("git-evolve: %s: %d/%d, done (%.1fs).", what, i, n, time.Since(t0).Seconds()), "\n")
+		}
+	}
+	return onCheck, done
 }
 
 // terminal reports whether w is a terminal, as isatty(3) says: /dev/null

@@ -26,6 +26,7 @@ type cycleCmd struct {
 
 type cycleStartCmd struct {
 	goalsFile
+	progressFlag
 	Target string `complete:"goals" help:"The goal to work on (default: the failing goal with the highest weight)." placeholder:"ID"`
 	Claim  bool   `help:"Reserve the cycle's number on the remote first (refs/evolve/claims/<n>, a create-only push), so that clones which claim never take the same number."`
 	Remote string `complete:"remotes" help:"The remote to claim on (default: the current branch's upstream remote, else origin)." placeholder:"REMOTE"`
@@ -73,7 +74,10 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	before := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now})
+	e.noProgress = c.NoProgress
+	onCheck, done := e.goalProgress("measuring goals", len(f.Goals))
+	before := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now, OnCheck: onCheck})
+	done()
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
 	}

@@ -17,6 +17,7 @@ import (
 )
 
 type cycleFinishCmd struct {
+	progressFlag
 	Message  string `short:"m" help:"The message of the commit that delivers the work (default: one that says what the cycle did); the cycle's trailers are added." placeholder:"MSG"`
 	JSON     bool   `name:"json" help:"Print {cycle, id, target, result, commit, saved, resumed, record, verdict}."`
 	NoVerify bool   `name:"no-verify" help:"Do not run the pre-commit and commit-msg hooks on the commit that delivers the work (as git commit --no-verify)."`
@@ -62,8 +63,10 @@ trailers are put back). A hook that refuses fails the gate: the cycle
 regresses, with the hook's output. --no-verify skips them. The other commits a
 cycle makes (the saved work, a revert) run no hooks, as git stash and git
 revert --no-edit's own commits do not. Commits are signed when commit.gpgSign
-says so, as git commit signs them (gpg.format, user.signingKey). A finish that is interrupted or killed is completed by the next
-git evolve cycle finish; git evolve cycle status says how far it came.`
+says so, as git commit signs them (gpg.format, user.signingKey).
+
+A finish that is interrupted or killed is completed by the next git evolve
+cycle finish; git evolve cycle status says how far it came.`
 }
 
 func (c *cycleFinishCmd) Run(e *env) error {
@@ -91,7 +94,16 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "git-evolve: warning: -m is ignored: the finish under way keeps the message it started with\n")
 		}
 	}
-	res, err := l.Finish(e.ctx, cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify})
+	e.noProgress = c.NoProgress
+	n := 0
+	if open, err := l.Current(); err == nil {
+		if f, _, err := l.CycleGoals(open); err == nil {
+			n = len(f.Goals)
+		}
+	}
+	onCheck, done := e.goalProgress("the gate: measuring goals", n)
+	res, err := l.Finish(e.ctx, cycle.FinishOptions{Message: c.Message, Progress: e.progress, OnCheck: onCheck, NoVerify: c.NoVerify})
+	done()
 	switch {
 	case errors.Is(err, cycle.ErrNoOpenCycle):
 		return &usageError{msg: "no cycle is open in this worktree: nothing to finish", hint: "open one with git evolve cycle start"}

@@ -143,6 +143,7 @@ func (c *goalsValidateCmd) Run(e *env) error {
 
 type goalsMeasureCmd struct {
 	goalsFile
+	progressFlag
 	JSON bool     `name:"json" help:"Print the snapshot as JSON: {timestamp, git_sha, era, goals: [{goal_id, result, value, threshold, weight, duration_s, …}], summary}."`
 	Goal []string `name:"goal" help:"Measure only this goal (repeatable)." placeholder:"ID"`
 	Save bool     `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
@@ -194,7 +195,14 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 			return err
 		}
 	}
-	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now})
+	e.noProgress = c.NoProgress
+	n := len(f.Goals)
+	if len(c.Goal) > 0 {
+		n = len(c.Goal)
+	}
+	onCheck, done := e.goalProgress("measuring goals", n)
+	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck})
+	done()
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
 	}
