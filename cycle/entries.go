@@ -133,8 +133,12 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 		}
 	}
 	out.Entries = make([]Entry, 0, n)
+	parse := ledger.Parse
+	if opts.Table {
+		parse = ledger.TableRecord
+	}
 	for _, g := range groups {
-		r, err := ledger.Parse(g.line.Text)
+		r, err := parse(g.line.Text)
 		if err != nil {
 			return nil, false, err // a line of the view is canonical: it parses
 		}

@@ -102,6 +102,9 @@ type ListOptions struct {
 	// Copies lists a record copied to several commits (by a rewrite, or by
 	// relink) once on each; by default it is listed once.
 	Copies bool
+	// Table reads, from the saved view, only the fields a listing shows
+	// (ledger.TableRecord): the records are for showing, never writing.
+	Table bool
 }
 
 // List reads the ledger and returns its records in cycle order (see

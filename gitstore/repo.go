@@ -108,8 +108,7 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	r.objects = startBatch(abs, r.env)
 	if r.writeReason != "" {
 		r.refUpdate = startGit(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
-		r.PrefetchIdentity() // git var and git config start now
-		r.PrefetchConfig()
+		r.PrefetchIdentity() // git var starts now
 	}
 	fs := dotgit.NewRepositoryFilesystem(osfs.New(r.gitDir), osfs.New(r.commonDir))
 	r.st = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(objectCacheBytes), filesystem.Options{KeepDescriptors: true})

@@ -2,16 +2,16 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -122,7 +122,9 @@ func (c *logCmd) Run(e *env) error {
 		}
 		errs = lerrs
 	} else {
-		// From the saved view: only the rows shown are parsed and looked up.
+		// From the saved view: only the rows shown are parsed and looked up;
+		// the table reads only the fields it shows.
+		opts.Table = !c.Markdown
 		list, err := l.Entries(opts, keep, c.Limit)
 		if err != nil {
 			return err
@@ -183,18 +185,20 @@ var resultColor = map[string]string{
 }
 
 func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now time.Time, color bool) error {
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CYCLE\tRESULT\tTARGET\tGOALS\tCOMMIT\tSUBJECT\tAGE\tBY")
 	subjects, err := subjectsOf(src, entries)
 	if err != nil {
 		return err
 	}
+	// The cells first, then each column as wide as its widest cell (in
+	// characters) and two spaces, as text/tabwriter lays them out, written
+	// straight out: no second copy of the table is kept.
+	rows := make([][8]string, 0, len(entries)+1)
+	rows = append(rows, [8]string{"CYCLE", "RESULT", "TARGET", "GOALS", "COMMIT", "SUBJECT", "AGE", "BY"})
 	for i, en := range entries {
 		r := &en.Record
 		goals := "-"
 		if r.GoalsPassing != nil && r.GoalsTotal != nil {
-			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
+			goals = strconv.Itoa(*r.GoalsPassing) + "/" + strconv.Itoa(*r.GoalsTotal)
 		}
 		commit, subject := "-", ""
 		switch {
@@ -207,37 +211,37 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 		default:
 			commit, subject = en.Commit.Short(), subjects[i]
 		}
-		result := r.Result
 		target := r.Target
 		if target == "" && len(r.GoalIDs) > 0 {
 			target = strings.Join(r.GoalIDs, ",")
 		}
 		// Every field may come from a remote's note or a commit message:
 		// escaped, so that none of them moves the cursor or breaks a row.
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Cycle, termLine(result), dash(termLine(target)), goals, commit,
-			truncate(termLine(subject), 60), age(r.Timestamp, now), dash(termLine(recordedBy(r))))
+		rows = append(rows, [8]string{strconv.Itoa(r.Cycle), termLine(r.Result), dash(termLine(target)), goals, commit,
+			truncate(termLine(subject), 60), age(r.Timestamp, now), dash(termLine(recordedBy(r)))})
 	}
-	tw.Flush()
-	if !color {
-		_, err := out.Write(buf.Bytes())
-		return err
-	}
-	// Colour the results once the columns are laid out, so that the escapes
-	// take no width: each result starts where the RESULT header does.
-	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
-	col := bytes.Index(lines[0], []byte("RESULT"))
-	out.Write(lines[0])
-	for i, en := range entries {
-		line := lines[1+i]
-		res := en.Record.Result
-		code, ok := resultColor[res]
-		if ok && col >= 0 && len(line) >= col+len(res) && string(line[col:col+len(res)]) == res {
-			fmt.Fprintf(out, "%s\x1b[%sm%s\x1b[0m%s", line[:col], code, res, line[col+len(res):])
-			continue
+	var width [7]int
+	for _, row := range rows {
+		for c := range width {
+			width[c] = max(width[c], utf8.RuneCountInString(row[c]))
 		}
-		out.Write(line)
 	}
-	return nil
+	w := bufio.NewWriter(out)
+	spaces := strings.Repeat(" ", slices.Max(width[:])+2)
+	for i, row := range rows {
+		for c := range width {
+			cell := row[c]
+			if code, ok := resultColor[cell]; ok && c == 1 && i > 0 && color {
+				w.WriteString("\x1b[" + code + "m" + cell + "\x1b[0m")
+			} else {
+				w.WriteString(cell)
+			}
+			w.WriteString(spaces[:width[c]+2-utf8.RuneCountInString(cell)])
+		}
+		w.WriteString(row[7])
+		w.WriteByte('\n')
+	}
+	return w.Flush()
 }
 
 // subjectsOf reads the subject of the commit of each entry listed on its

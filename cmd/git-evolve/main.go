@@ -7,16 +7,10 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 )
 
 func main() {
-	// A short-lived process that reads a whole ledger allocates far more
-	// than it keeps: collect less often unless the user asked otherwise.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
 	os.Exit(profiled(Main))
 }
 

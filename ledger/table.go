@@ -1,0 +1,85 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// tableFields are the members a listing shows (git evolve log's table):
+// TableRecord reads these alone.
+var tableFields = map[string]bool{"v": true, "id": true, "cycle": true, "target": true, "result": true, "sha": true,
+	"canonical_sha": true, "timestamp": true, "goals_passing": true, "goals_total": true, "goal_ids": true,
+	"recorded_by": true, "host": true, "anchored": true}
+
+// TableRecord reads from a line in canonical form (as the saved view holds
+// them) the fields a listing shows: v, id, cycle, target, result, sha,
+// canonical_sha, timestamp, goals_passing, goals_total and goal_ids, and
+// recorded_by, host and anchored in Extra. The other fields are left
+// empty: the record is for showing, never for writing. A line that is not
+// canonical is read whole by Parse.
+func TableRecord(line []byte) (Record, error) {
+	if _, ok := Summarize(line); !ok {
+		return Parse(line)
+	}
+	members, err := topObject(line)
+	if err != nil {
+		return Parse(line)
+	}
+	var r Record
+	for _, m := range members {
+		name := string(m.name(line))
+		if !tableFields[name] {
+			continue
+		}
+		v := line[m.start:m.end]
+		str := func(dst *string) bool {
+			if len(v) < 2 || v[0] != '"' {
+				return false
+			}
+			*dst = decodeString(v, bytes.IndexByte(v, '\\') >= 0)
+			return true
+		}
+		num := func(dst *int) bool {
+			n, err := strconv.Atoi(string(v))
+			*dst = n
+			return err == nil
+		}
+		ok := true
+		switch name {
+		case "v":
+			ok = num(&r.V)
+		case "cycle":
+			ok = num(&r.Cycle)
+		case "id":
+			ok = str(&r.ID)
+		case "target":
+			ok = str(&r.Target)
+		case "result":
+			ok = str(&r.Result)
+		case "sha":
+			ok = str(&r.SHA)
+		case "canonical_sha":
+			ok = str(&r.CanonicalSHA)
+		case "timestamp":
+			ok = str(&r.Timestamp)
+		case "goals_passing":
+			r.GoalsPassing = new(int)
+			ok = num(r.GoalsPassing)
+		case "goals_total":
+			r.GoalsTotal = new(int)
+			ok = num(r.GoalsTotal)
+		case "goal_ids":
+			ok = json.Unmarshal(v, &r.GoalIDs) == nil
+		default: // recorded_by, host, anchored
+			if r.Extra == nil {
+				r.Extra = map[string]json.RawMessage{}
+			}
+			r.Extra[name] = json.RawMessage(v)
+		}
+		if !ok {
+			return Parse(line) // Parse says what is wrong with it
+		}
+	}
+	return r, nil
+}
