@@ -6,8 +6,9 @@
 #   improved:  a finish whose gate passes (the work is committed, recorded)
 #   regressed: a finish whose gate fails (the work is saved, the cycle
 #              reverted, the tree reset, recorded)
-#   delta:     the finish's own delta (the working tree captured, compared
-#              with the start, lines counted; from GIT_EVOLVE_TRACE) beside
+#   delta:     the finish's own delta (the working tree captured and
+#              compared with the start, from GIT_EVOLVE_TRACE; git counts
+#              the lines while the gate runs) beside
 #              git diff --name-only <start> -- ':!.agents/**'
 #
 # A finish's overhead is its wall-clock time less the time its gate took

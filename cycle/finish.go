@@ -327,13 +327,15 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		f.Worktree = capture.Tree.String()
 		res.capture = ownCapture(capture, tree, not.left)
 	}
-	deltas, err := l.fileDeltas(start, tree, ruler.NonSubstantive)
+	// The files now; their lines (git's numstat, which needs the capture
+	// written) are counted while the gate runs.
+	deltas, err := l.changedFiles(start, tree, ruler.NonSubstantive)
 	if err != nil {
 		return err
 	}
 	f.Delta = substantiveDelta(deltas)
 	res.DeltaTime = time.Since(t0)
-	gitstore.Tracef("finish: the delta, the working tree captured and its lines counted (%s)", ms(res.DeltaTime))
+	gitstore.Tracef("finish: the delta, the working tree captured and compared with the start (%s)", ms(res.DeltaTime))
 	if c.Goals != "" { // the goals file as the working tree has it, as at the start
 		blob, ok, err := l.repo.TreeFile(capture.Tree, goals.FileName)
 		if err != nil {
@@ -349,7 +351,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		// The judged tree will be committed, and is named in the open
 		// cycle's file below: it is written while the gate runs.
 		flushed := make(chan error, 1)
-		go func() { flushed <- l.repo.Flush() }()
+		go func() { flushed <- l.countLines(start, tree, deltas) }()
 		refuse := func(err error) error { <-flushed; return err } // no write left under way
 		g, detected, err := l.GateAt(start, ruler)
 		if err != nil {
@@ -375,6 +377,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		if err := <-flushed; err != nil {
 			return err
 		}
+		f.Delta = substantiveDelta(deltas) // with the lines counted
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
@@ -456,6 +459,16 @@ type FileDelta struct {
 // It is the one delta of a cycle: finish, abort, a revert, record's check
 // of a cycle_start_sha, and cycle status all read it.
 func (l *Ledger) fileDeltas(from, to gitstore.Hash, extra []string) ([]FileDelta, error) {
+	out, err := l.changedFiles(from, to, extra)
+	if err != nil {
+		return nil, err
+	}
+	return out, l.countLines(from, to, out)
+}
+
+// changedFiles is fileDeltas without the lines: the files, in path order,
+// and which are substantive.
+func (l *Ledger) changedFiles(from, to gitstore.Hash, extra []string) ([]FileDelta, error) {
 	changes, err := l.repo.ChangedFiles(from, to)
 	if err != nil {
 		return nil, err
@@ -472,22 +485,30 @@ func (l *Ledger) fileDeltas(from, to gitstore.Hash, extra []string) ([]FileDelta
 	for i, c := range changes {
 		out[i] = FileDelta{Path: c.Path, Substantive: keep[c.Path]}
 	}
-	if len(keep) > 0 {
-		if err := l.repo.Flush(); err != nil {
-			return nil, err
-		}
-		stats, err := l.repo.Numstat(from, to)
-		if err != nil {
-			return nil, err
-		}
-		for i := range out {
-			if s, ok := stats[out[i].Path]; ok && out[i].Substantive {
-				out[i].Insertions, out[i].Deletions, out[i].Binary = s.Insertions, s.Deletions, s.Binary
-			}
-		}
-	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// countLines writes what is pending (the capture) and fills in the lines
+// of the substantive files among deltas (from to to) as git counts them.
+// With none it writes nothing.
+func (l *Ledger) countLines(from, to gitstore.Hash, deltas []FileDelta) error {
+	if substantiveDelta(deltas).Files == 0 {
+		return nil
+	}
+	if err := l.repo.Flush(); err != nil {
+		return err
+	}
+	stats, err := l.repo.Numstat(from, to)
+	if err != nil {
+		return err
+	}
+	for i := range deltas {
+		if s, ok := stats[deltas[i].Path]; ok && deltas[i].Substantive {
+			deltas[i].Insertions, deltas[i].Deletions, deltas[i].Binary = s.Insertions, s.Deletions, s.Binary
+		}
+	}
+	return nil
 }
 
 // WorktreeDelta is the delta a finish would take now: the working tree
