@@ -31,18 +31,6 @@ sizes=("$@")
 runs=${RUNS:-7}
 source "$here/lib.sh"
 
-# one CMD...: wall ms of one run, its peak RSS (KiB) appended to $work/rss.$2
-one() {
-  local tag=$1
-  shift
-  local t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -f '%M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
-  t1=$(date +%s%N)
-  cat "$work/time" >>"$work/rss.$tag"
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
-}
-
 # harness: the median cost of timing a process that does nothing (fork,
 # exec, /usr/bin/time, the clock): taken off both sides' medians, so that a
 # ratio compares what the two commands do.

@@ -14,18 +14,6 @@ sizes=("$@")
 runs=${RUNS:-3}
 source "$here/lib.sh"
 
-# timed TAG DIR CMD...: wall ms of CMD run in DIR; its peak RSS appended
-# to $work/rss.TAG
-timed() {
-  local tag=$1 dir=$2 t0 t1
-  shift 2
-  t0=$(date +%s%N)
-  (cd "$dir" && /usr/bin/time -f '%M' -o "$work/time" "$@" >/dev/null 2>"$work/err") || { cat "$work/err" >&2; return 1; }
-  t1=$(date +%s%N)
-  cat "$work/time" >>"$work/rss.$tag"
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
-}
-
 printf '%-8s %12s %12s %7s %8s %8s %9s %9s\n' records import fast-import ratio min max "evolve" "git"
 for n in "${sizes[@]}"; do
   src="$work/src-$n"
@@ -45,8 +33,8 @@ for n in "${sizes[@]}"; do
     rm -rf "$work/a.git" "$work/b.git"
     cp -r "$src/.git" "$work/a.git"
     cp -r "$src/.git" "$work/b.git"
-    timed a "$work/a.git" git evolve import "$work/hist-$n.jsonl" >>"$work/a"
-    timed b "$work/b.git" sh -c "git fast-import --quiet <'$work/fi-$n.stream'" >>"$work/b"
+    (cd "$work/a.git" && one a git evolve import "$work/hist-$n.jsonl") >>"$work/a"
+    (cd "$work/b.git" && one b sh -c "git fast-import --quiet <'$work/fi-$n.stream'") >>"$work/b"
   done
   a=$(median <"$work/a"); b=$(median <"$work/b")
   printf '%-8s %10sms %10sms %7.2f %8s %8s %8sK %8sK\n' "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN{print a/b}')" \

@@ -23,3 +23,16 @@ wall_ms() {
 
 # median: the median of the numbers on standard input, one a line.
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# one TAG CMD...: wall ms of one run of CMD, its peak RSS (KiB) appended to
+# $work/rss.TAG
+one() {
+  local tag=$1
+  shift
+  local t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f '%M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  cat "$work/time" >>"$work/rss.$tag"
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
+}
