@@ -13,7 +13,7 @@ import (
 
 // The markers, at the seeds' paths.
 const (
-	Kill    = "KILL"    // the operator's, for every loop of the machine: $XDG_CONFIG_HOME/evolve/KILL
+	Kill    = "KILL"    // the operator's, for every loop of the machine: $XDG_CONFIG_HOME/evolve/KILL and ~/.config/evolve/KILL
 	Stop    = "STOP"    // the operator's, for this working tree: .agents/evolve/STOP
 	Dormant = "DORMANT" // the loop found nothing to do: .agents/evolve/DORMANT
 	Handoff = "HANDOFF" // a context hand-off, never sticky: .agents/evolve/HANDOFF
@@ -26,6 +26,9 @@ const DefaultKillTTL = 7 * 24 * time.Hour
 type Markers struct {
 	Top       string // the top of the working tree
 	ConfigDir string // $XDG_CONFIG_HOME, else $HOME/.config
+	// SeedDir is $HOME/.config, where the seeds' scripts write KILL: a KILL
+	// there halts too when XDG_CONFIG_HOME points elsewhere (fail closed).
+	SeedDir string
 	// Exclude is the repository's info/exclude file: markers written are
 	// kept out of git there (a marker is local: committed, it would halt
 	// every clone's loop). Empty: not done.
@@ -39,7 +42,24 @@ func MarkersFor(top string, getenv func(string) string) Markers {
 	if dir == "" {
 		dir = filepath.Join(getenv("HOME"), ".config")
 	}
-	return Markers{Top: top, ConfigDir: dir}
+	seed := ""
+	if home := getenv("HOME"); home != "" {
+		seed = filepath.Join(home, ".config")
+	}
+	return Markers{Top: top, ConfigDir: dir, SeedDir: seed}
+}
+
+// paths are where marker name is looked for: KILL at the configuration
+// directory's path and at the seeds' (when they differ), the others in the
+// working tree.
+func (m Markers) paths(name string) []string {
+	p := m.Path(name)
+	if name == Kill && m.SeedDir != "" {
+		if seed := filepath.Join(m.SeedDir, "evolve", Kill); filepath.Clean(seed) != filepath.Clean(p) {
+			return []string{p, seed}
+		}
+	}
+	return []string{p}
 }
 
 // Path is where marker name lives.
@@ -62,15 +82,24 @@ type Marker struct {
 	AgeDays float64 `json:"age_days"`
 }
 
-// Read returns marker name when it is there.
+// Read returns marker name when it is there (KILL: the first of its paths
+// that holds one).
 func (m Markers) Read(name string, now time.Time) (*Marker, bool, error) {
-	path := m.Path(name)
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+	var path string
+	var fi os.FileInfo
+	for _, p := range m.paths(name) {
+		info, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		path, fi = p, info
+		break
 	}
-	if err != nil {
-		return nil, false, err
+	if fi == nil {
+		return nil, false, nil
 	}
 	mk := &Marker{Name: name, Path: path, Time: fi.ModTime().UTC(), AgeDays: now.Sub(fi.ModTime()).Hours() / 24}
 	if f, err := os.Open(path); err == nil {
@@ -160,11 +189,19 @@ func ExcludeMarkers(path string) (bool, error) {
 	return true, writeAtomic(path, []byte(b.String()))
 }
 
-// Remove takes marker name away; it reports whether it was there.
-func (m Markers) Remove(name string) (bool, error) {
-	err := os.Remove(m.Path(name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+// Remove takes marker name away (KILL from each of its paths); it
+// reports where it was.
+func (m Markers) Remove(name string) ([]string, error) {
+	var removed []string
+	for _, p := range m.paths(name) {
+		err := os.Remove(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		removed = append(removed, p)
 	}
-	return err == nil, err
+	return removed, nil
 }

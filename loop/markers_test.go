@@ -60,13 +60,13 @@ func TestMarkersWriteReadRemove(t *testing.T) {
 		if mk.AgeDays < 1.4 || mk.AgeDays > 1.6 {
 			t.Errorf("%s: age %.3f days 36 hours after it was written, want 1.5", name, mk.AgeDays)
 		}
-		if removed, err := m.Remove(name); !removed || err != nil {
+		if removed, err := m.Remove(name); len(removed) != 1 || err != nil {
 			t.Errorf("%s: Remove = %v, %v", name, removed, err)
 		}
 		if fxExists(path) {
 			t.Errorf("%s is still there after Remove", name)
 		}
-		if removed, err := m.Remove(name); removed || err != nil {
+		if removed, err := m.Remove(name); len(removed) != 0 || err != nil {
 			t.Errorf("%s removed twice: %v, %v", name, removed, err)
 		}
 	}

@@ -158,7 +158,8 @@ type killCmd struct {
 func (killCmd) Help() string {
 	return `Writes ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): halt-check then
 halts every loop of this user on this machine with kill until git evolve resume.
-Refused inside a loop run.`
+A KILL at either path halts (the seeds' scripts write ~/.config/evolve/KILL
+whatever XDG_CONFIG_HOME says); resume lifts both. Refused inside a loop run.`
 }
 
 func (c *killCmd) Run(e *env) error { return writeMarker(e, loop.Kill, "kill", c.Reason) }
@@ -209,12 +210,12 @@ func (c *resumeCmd) Run(e *env) error {
 	}
 	var removed []string
 	for _, name := range []string{loop.Kill, loop.Stop, loop.Dormant} {
-		ok, err := s.Markers.Remove(name)
+		paths, err := s.Markers.Remove(name)
 		if err != nil {
 			return err
 		}
-		if ok {
-			removed = append(removed, topPath(s.Top, s.Markers.Path(name)))
+		for _, p := range paths {
+			removed = append(removed, topPath(s.Top, p))
 		}
 	}
 	tripped := loop.Tripped(s.Controls)
