@@ -44,6 +44,11 @@ type File struct {
 	// Warnings are keys this schema does not know: the existing tools read
 	// such files, so they are not errors, but often they are typos.
 	Warnings Problems
+	// Vision, Tagline, Pillars, NorthStars and AntiStars are keys the
+	// goals files of the evolve-loop ecosystem carry: read and kept (as
+	// YAML gives them), not used to measure.
+	Vision, Tagline                 string
+	Pillars, NorthStars, AntiStars any
 }
 
 // Goal is one fitness goal.
@@ -58,6 +63,9 @@ type Goal struct {
 	Continuous  *Continuous
 	Timeout     time.Duration
 	Line        int
+	// Added, Owner and Notes are the ecosystem's bookkeeping of a goal:
+	// kept, not used to measure.
+	Added, Owner, Notes string
 }
 
 // Continuous is a goal measured as a number.
@@ -179,8 +187,18 @@ func Parse(name string, data []byte) (*File, error) {
 				}
 				f.NonSubstantive = append(f.NonSubstantive, pat)
 			}
+		case "vision":
+			f.Vision = p.scalar(val, "vision")
+		case "tagline":
+			f.Tagline = p.scalar(val, "tagline")
+		case "pillars":
+			f.Pillars = p.kept(val)
+		case "north_stars":
+			f.NorthStars = p.kept(val)
+		case "anti_stars":
+			f.AntiStars = p.kept(val)
 		default:
-			p.warn(key, "unknown key %q (known: version, mission, goals, gate, non_substantive)", key.Value)
+			p.warn(key, "unknown key %q (known: version, mission, goals, gate, non_substantive, vision, tagline, pillars, north_stars, anti_stars)", key.Value)
 		}
 	})
 	if f.Version == 0 && !p.has(root, "version") {
@@ -302,6 +320,24 @@ func (p *parser) number(n *yaml.Node, what string) (float64, bool) {
 	return v, true
 }
 
+// scalar reads a value kept as written: text, a number, a date.
+func (p *parser) scalar(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode {
+		p.add(n, "%s must be a single value", what)
+		return ""
+	}
+	return n.Value
+}
+
+// kept decodes a value the file carries for its readers, whatever its shape.
+func (p *parser) kept(n *yaml.Node) any {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		p.add(n, "%v", err)
+	}
+	return v
+}
+
 // duration reads "90s", "2m", or a number of seconds.
 func (p *parser) duration(n *yaml.Node, what string) time.Duration {
 	if n.Kind == yaml.ScalarNode {
@@ -364,6 +400,12 @@ func (p *parser) goal(n *yaml.Node) (Goal, *yaml.Node) {
 			g.Timeout = p.duration(val, "timeout")
 		case "continuous":
 			g.Continuous = p.continuous(val)
+		case "added":
+			g.Added = p.scalar(val, "added")
+		case "owner":
+			g.Owner = p.scalar(val, "owner")
+		case "notes":
+			g.Notes = p.scalar(val, "notes")
 		default:
 			p.warn(key, "unknown goal key %q", key.Value)
 		}

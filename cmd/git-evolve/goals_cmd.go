@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -47,8 +48,12 @@ func (g goalsFile) path(e *env) (string, error) {
 }
 
 // load reads and checks the goals file; a missing or invalid file is a
-// usage error that says what to do.
-func (g goalsFile) load(e *env) (*goals.File, []byte, error) {
+// usage error that says what to do. The keys the file has that the schema
+// does not know are warned about once for each content of the file (its
+// era), not on every command: goals validate always lists them.
+func (g goalsFile) load(e *env) (*goals.File, []byte, error) { return g.read(e, false) }
+
+func (g goalsFile) read(e *env, alwaysWarn bool) (*goals.File, []byte, error) {
 	path, err := g.path(e)
 	if err != nil {
 		return nil, nil, err
@@ -62,7 +67,7 @@ func (g goalsFile) load(e *env) (*goals.File, []byte, error) {
 		return nil, nil, err
 	}
 	f, err := goals.Parse(displayPath(e, path), data)
-	if f != nil {
+	if f != nil && len(f.Warnings) > 0 && (alwaysWarn || firstWarning(e, f.Era)) {
 		for _, w := range f.Warnings {
 			fmt.Fprintf(e.stderr, "git-evolve: warning: %s (ignored)\n", w)
 		}
@@ -72,6 +77,29 @@ func (g goalsFile) load(e *env) (*goals.File, []byte, error) {
 		return nil, data, &problemsError{ps}
 	}
 	return f, data, err
+}
+
+// firstWarning reports whether the goals file of era has not been warned
+// about in this repository yet, and notes that it now is (in
+// evolve/goals-warned under the git directory, the last 64 eras). Outside
+// a repository, or when the note cannot be kept, it warns every time.
+func firstWarning(e *env, era string) bool {
+	repo, err := e.Repo()
+	if err != nil {
+		return true
+	}
+	path := filepath.Join(repo.CommonDir(), "evolve", "goals-warned")
+	data, _ := os.ReadFile(path)
+	eras := strings.Fields(string(data))
+	if slices.Contains(eras, era) {
+		return false
+	}
+	eras = append(eras, era)
+	eras = eras[max(0, len(eras)-64):]
+	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		_ = os.WriteFile(path, []byte(strings.Join(eras, "\n")+"\n"), 0o644)
+	}
+	return true
 }
 
 // problemsError is an invalid goals file: a usage error listing each
@@ -112,7 +140,7 @@ pattern). Exit 0 when the file is valid, 10 when it is not.`
 }
 
 func (c *goalsValidateCmd) Run(e *env) error {
-	f, _, err := c.load(e)
+	f, _, err := c.read(e, true)
 	var pe *problemsError
 	if c.JSON {
 		out := map[string]any{"valid": err == nil, "problems": []any{}}
