@@ -47,7 +47,7 @@ type File struct {
 	// Vision, Tagline, Pillars, NorthStars and AntiStars are keys the
 	// goals files of the evolve-loop ecosystem carry: read and kept (as
 	// YAML gives them), not used to measure.
-	Vision, Tagline                 string
+	Vision, Tagline                string
 	Pillars, NorthStars, AntiStars any
 }
 
@@ -66,6 +66,9 @@ type Goal struct {
 	// Added, Owner and Notes are the ecosystem's bookkeeping of a goal:
 	// kept, not used to measure.
 	Added, Owner, Notes string
+	// PassWhen, when set, decides whether the check passed, from its exit
+	// code and its output (see PassWhen).
+	PassWhen *PassWhen
 }
 
 // Continuous is a goal measured as a number.
@@ -400,6 +403,14 @@ func (p *parser) goal(n *yaml.Node) (Goal, *yaml.Node) {
 			g.Timeout = p.duration(val, "timeout")
 		case "continuous":
 			g.Continuous = p.continuous(val)
+		case "pass_when":
+			if src := p.str(val, "pass_when"); src != "" {
+				pw, err := ParsePassWhen(src)
+				if err != nil {
+					p.add(val, "pass_when %q: %v", src, err)
+				}
+				g.PassWhen = pw
+			}
 		case "added":
 			g.Added = p.scalar(val, "added")
 		case "owner":

@@ -315,10 +315,16 @@ func run(ctx context.Context, g Goal, dir string) (r Result) {
 		}
 		return r
 	}
-	switch sr.exitCode {
-	case 0:
+	switch {
+	case g.PassWhen != nil:
+		// pass_when decides, whatever the exit code says.
 		r.Result = Pass
-	case SkipCode:
+		if !g.PassWhen.Holds(sr.exitCode, sr.output) {
+			r.Result, r.Reason = Fail, "pass_when does not hold: "+g.PassWhen.Source
+		}
+	case sr.exitCode == 0:
+		r.Result = Pass
+	case sr.exitCode == SkipCode:
 		r.Result, r.Reason = Skip, "exit 77: the check cannot tell here"
 	default:
 		r.Result = Fail
