@@ -125,6 +125,12 @@ func setupScript(e *testscript.Env) error {
 	// Scripts that run go test share the build cache of the tests' own go
 	// (HOME is the script's, so go's default would be a cold cache).
 	e.Setenv("TEST_GOCACHE", goCache())
+	// The drop-in scripts, for the scripts that run the seeds' snippets.
+	contrib, err := filepath.Abs("../../contrib")
+	if err != nil {
+		return err
+	}
+	e.Setenv("CONTRIB", contrib)
 	gitconfig := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n"
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644)
 }
