@@ -64,6 +64,9 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	if err := l.resolveShas(&rec); err != nil {
 		return nil, err
 	}
+	if rec.LogSHA == rec.CanonicalSHA {
+		rec.LogSHA = "" // a log_sha is the bookkeeping commit when it is another
+	}
 	rec.SHA = rec.CanonicalSHA
 	rec.V = ledger.SchemaMajor
 	if auto {
@@ -71,6 +74,9 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	}
 	if err := rec.Validate(); err != nil {
 		return nil, fieldInput(err)
+	}
+	if ledger.Productive(rec.Result) && rec.Target == "" {
+		return nil, inputErr("target", "a %s cycle names its target (--target: a goal id, or parallel-wave with --goal-ids)", rec.Result)
 	}
 	if _, err := ledger.Parse(rec.Marshal()); err != nil {
 		// Never store what the ledger's own reader would reject.

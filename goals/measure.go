@@ -56,6 +56,9 @@ type Result struct {
 	// Excerpt makes it.
 	Excerpt string   `json:"excerpt,omitempty"`
 	Tags    []string `json:"tags,omitempty"`
+	// ID is GoalID again, under the name the seeds' scripts read
+	// (jq '.goals[] | .id').
+	ID string `json:"id"`
 }
 
 // Summary sums up a snapshot. Score is the passing weight over the weight
@@ -293,7 +296,7 @@ func runShell(ctx context.Context, command, dir string, timeout time.Duration, e
 }
 
 func run(ctx context.Context, g Goal, dir string) (r Result) {
-	r = Result{GoalID: g.ID, Weight: g.Weight, Tags: g.Tags}
+	r = Result{GoalID: g.ID, ID: g.ID, Weight: g.Weight, Tags: g.Tags}
 	if g.Continuous != nil {
 		t := g.Continuous.Threshold
 		r.Threshold = &t

@@ -213,7 +213,8 @@ func (c *hypothesisAddCmd) Run(e *env) error {
 }
 
 type hypothesisListCmd struct {
-	JSON bool `name:"json" help:"Print the hypotheses as a JSON array."`
+	JSON  bool `name:"json" help:"Print the hypotheses as a JSON array."`
+	JSONL bool `name:"jsonl" help:"Print one JSON record a line, with its verdict (the seeds' ao loop hypothesis list form)."`
 }
 
 func (c *hypothesisListCmd) Run(e *env) error {
@@ -224,6 +225,17 @@ func (c *hypothesisListCmd) Run(e *env) error {
 	hs, err := loop.Hypotheses(repo)
 	if err != nil {
 		return err
+	}
+	if c.JSONL {
+		w := bufio.NewWriter(e.stdout)
+		for _, h := range hs {
+			line := struct {
+				loop.Hypothesis
+				Verdict string `json:"verdict"`
+			}{h, h.Status}
+			fmt.Fprintf(w, "%s\n", mustJSON(line))
+		}
+		return w.Flush()
 	}
 	return printHypotheses(e, hs, c.JSON, "no hypotheses")
 }

@@ -28,6 +28,11 @@ type recordCmd struct {
 	Parallel      bool     `help:"The cycle worked several goals in parallel."`
 	TraceJSON     string   `name:"trace-json" help:"Evidence trace: a file, inline JSON, or - for standard input." placeholder:"FILE|JSON|-"`
 	Gate          string   `help:"Gate outcome, e.g. PASS or 'FAIL: surface'." placeholder:"TEXT"`
+	QueueItem     string   `name:"queue-item" help:"The pinned queue's item the cycle worked (kept as queue_item)." placeholder:"ITEM"`
+	QueueIndex    *int     `name:"queue-index" help:"Its place in the pinned queue (queue_index)." placeholder:"N"`
+	QueueTotal    *int     `name:"queue-total" help:"The pinned queue's length (queue_total)." placeholder:"N"`
+	UnblockTarget string   `name:"unblock-target" help:"The blocker an unblocking sub-cycle lands (unblock_target)." placeholder:"ID"`
+	UnblockDepth  *int     `name:"unblock-depth" help:"How deep the unblocking is nested (unblock_depth)." placeholder:"N"`
 }
 
 func (recordCmd) Help() string {
@@ -36,8 +41,9 @@ the git note on their canonical commit in refs/notes/evolve. Idle and unchanged
 cycles go to the local journal under the git directory: never notes, never
 committed.
 
-Rules: the result is one of the five; productive results need the canonical
-sha and both goal counts; every sha must name a commit; a cycle number already
+Rules: the result is one of the five; productive results need their target,
+the canonical sha and both goal counts; every sha must name a commit (log_sha
+is kept only when it differs from canonical_sha); a cycle number already
 in the ledger is refused; --trace-json must be a JSON object. An improved cycle
 whose diff from --cycle-start-sha touches nothing outside .agents/**,
 GOALS.yaml and GOALS.md is recorded as unchanged.
@@ -66,6 +72,17 @@ func (c *recordCmd) Run(e *env) error {
 	}
 	if c.Gate != "" {
 		rec.Gate, _ = json.Marshal(c.Gate)
+	}
+	// The pinned queue's fields of seed 004, kept as the seeds name them.
+	for k, v := range map[string]any{"queue_item": c.QueueItem, "queue_index": c.QueueIndex, "queue_total": c.QueueTotal,
+		"unblock_target": c.UnblockTarget, "unblock_depth": c.UnblockDepth} {
+		if v == "" || v == (*int)(nil) {
+			continue
+		}
+		if rec.Extra == nil {
+			rec.Extra = map[string]json.RawMessage{}
+		}
+		rec.Extra[k], _ = json.Marshal(v)
 	}
 	if c.TraceJSON != "" {
 		data, err := readTrace(e, c.TraceJSON)
