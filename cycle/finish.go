@@ -337,7 +337,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	res.DeltaTime = time.Since(t0)
 	gitstore.Tracef("finish: the delta, the working tree captured and compared with the start (%s)", ms(res.DeltaTime))
 	if c.Goals != "" { // the goals file as the working tree has it, as at the start
-		blob, ok, err := l.repo.TreeFile(capture.Tree, goals.FileName)
+		blob, ok, err := l.repo.TreeFile(capture.Tree, c.goalsName())
 		if err != nil {
 			return err
 		}
@@ -554,6 +554,7 @@ func substantiveDelta(deltas []FileDelta) Delta {
 // there is none.
 func (l *Ledger) CycleGoals(c *OpenCycle) (*goals.File, []byte, error) {
 	var data []byte
+	name := c.goalsName()
 	if h, err := gitstore.ParseHash(c.Goals); err == nil {
 		if data, err = l.repo.ReadBlob(h); err != nil {
 			return nil, nil, &Refusal{fmt.Sprintf("No goals to measure: the goals file cycle %d started with is gone (%s): %v", c.Cycle, GoalsRef(c.ID), err),
@@ -561,23 +562,43 @@ func (l *Ledger) CycleGoals(c *OpenCycle) (*goals.File, []byte, error) {
 		}
 	} else {
 		start, _ := gitstore.ParseHash(c.Start)
-		blob, ok, err := l.repo.TreeFile(start, goals.FileName)
+		blob, n, ok, err := l.treeGoalsBlob(start)
 		if err != nil {
 			return nil, nil, err
 		}
 		if !ok {
-			return nil, nil, &Refusal{fmt.Sprintf("No goals to measure: cycle %d's start %s has no %s", c.Cycle, start.Short(), goals.FileName),
+			return nil, nil, &Refusal{fmt.Sprintf("No goals to measure: cycle %d's start %s has no %s or %s", c.Cycle, start.Short(), goals.FileName, goals.MarkdownName),
 				"close the cycle with git evolve cycle abort, add GOALS.yaml and start another"}
 		}
 		if data, err = l.repo.ReadBlob(blob); err != nil {
 			return nil, nil, err
 		}
+		name = n
 	}
-	f, err := goals.Parse(goals.FileName+" (as cycle "+fmt.Sprint(c.Cycle)+" started)", data)
+	f, err := goals.ParseAs(name, name+" (as cycle "+fmt.Sprint(c.Cycle)+" started)", data)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f, data, nil
+}
+
+// goalsName is the name of the goals file the cycle started with.
+func (c *OpenCycle) goalsName() string {
+	if c.GoalsName == goals.MarkdownName {
+		return goals.MarkdownName
+	}
+	return goals.FileName
+}
+
+// treeGoalsBlob finds the goals file of a tree (or commit): GOALS.yaml,
+// else GOALS.md, as in a working tree.
+func (l *Ledger) treeGoalsBlob(tree gitstore.Hash) (blob gitstore.Hash, name string, ok bool, err error) {
+	for _, name := range goals.Names {
+		if blob, ok, err = l.repo.TreeFile(tree, name); err != nil || ok {
+			return blob, name, ok, err
+		}
+	}
+	return blob, "", false, nil
 }
 
 func (l *Ledger) finishUnchanged(c *OpenCycle, res *FinishResult) error {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/git-evolve/git-evolve/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -32,6 +33,9 @@ type OpenCycle struct {
 	// GoalsRef: the ruler the cycle is judged by, even if it was never
 	// committed.
 	Goals string `json:"goals,omitempty"`
+	// GoalsName is the name of that goals file: GOALS.md, or ""
+	// for GOALS.yaml.
+	GoalsName string `json:"goals_name,omitempty"`
 	// Finish is the finish under way, once the cycle's work is judged.
 	Finish *Finishing `json:"finish,omitempty"`
 	// Reverts is set when the cycle is a later revert of a finished one.
@@ -129,6 +133,7 @@ type StartOptions struct {
 	Target    string
 	Era       string          // the goals file's era
 	GoalsFile []byte          // the goals file, kept as the cycle's ruler
+	GoalsName string          // its name (GOALS.yaml when empty, or GOALS.md)
 	Before    json.RawMessage // the goals measured as the cycle starts
 	// Claim, when set, is asked for the number with the next free one and
 	// returns the number to take (one reserved on a remote, see
@@ -221,6 +226,9 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 			return nil, err
 		}
 		c.Goals = blob.String()
+		if o.GoalsName != goals.FileName {
+			c.GoalsName = o.GoalsName
+		}
 	}
 	if !base.IsZero() {
 		if err := l.repo.CreateRef(BaseRef(c.ID), base, fmt.Sprintf("git evolve: cycle %d's working tree as it found it", c.Cycle)); err != nil {

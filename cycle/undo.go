@@ -198,18 +198,18 @@ func (l *Ledger) revertTree(start, end, head gitstore.Hash, cycleNo int) (gitsto
 
 // treeGoals reads the goals file of a tree.
 func (l *Ledger) treeGoals(tree gitstore.Hash) (*goals.File, []byte, error) {
-	blob, ok, err := l.repo.TreeFile(tree, goals.FileName)
+	blob, name, ok, err := l.treeGoalsBlob(tree)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
-		return nil, nil, &Refusal{"No goals to measure: there is no " + goals.FileName + " after the revert", "a revert measures the goals; add GOALS.yaml first"}
+		return nil, nil, &Refusal{"No goals to measure: there is no " + goals.FileName + " or " + goals.MarkdownName + " after the revert", "a revert measures the goals; add GOALS.yaml first"}
 	}
 	data, err := l.repo.ReadBlob(blob)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := goals.Parse(goals.FileName, data)
+	f, err := goals.Parse(name, data)
 	if err != nil {
 		return nil, nil, err
 	}

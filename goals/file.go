@@ -1,6 +1,6 @@
-// Package goals is the ruler of evolve cycles: the GOALS.yaml file (read
-// with every problem located by line and column), running its checks
-// (shell commands: exit 0 pass, 77 skip, 126 or 127 error, past the time
+// Package goals is the ruler of evolve cycles: the goals file, GOALS.yaml or
+// GOALS.md with its directives (read with every problem located by line and
+// column), running its checks (shell commands: exit 0 pass, 77 skip, 126 or 127 error, past the time
 // limit timeout, anything else fail; in parallel where that is safe), the
 // excerpt of a check's output a person or the next agent reads, the fitness
 // snapshot they give, and the local trust that must be given to a goals file
@@ -49,6 +49,10 @@ type File struct {
 	// YAML gives them), not used to measure.
 	Vision, Tagline                string
 	Pillars, NorthStars, AntiStars any
+	// Directives are GOALS.md's numbered directives (none in GOALS.yaml).
+	Directives []Directive
+	// Markdown says the file is a GOALS.md.
+	Markdown bool
 }
 
 // Goal is one fitness goal.
@@ -155,10 +159,20 @@ func Load(path string) (*File, error) {
 	return Parse(filepath.Base(path), data)
 }
 
-// Parse checks the content of a goals file named name.
-func Parse(name string, data []byte) (*File, error) {
+// Parse checks the content of a goals file named name: GOALS.md (a name
+// ending in .md) as Markdown, any other as YAML.
+func Parse(name string, data []byte) (*File, error) { return ParseAs(name, name, data) }
+
+// ParseAs checks the content of the goals file file (GOALS.yaml or
+// GOALS.md: its name decides how it is read), naming it display in the
+// problems it finds.
+func ParseAs(file, display string, data []byte) (*File, error) {
+	name := display
 	sum := sha256.Sum256(data)
 	f := &File{Path: name, Era: "goals-" + hex.EncodeToString(sum[:])[:12]}
+	if IsMarkdown(file) {
+		return parseMarkdown(name, data, f)
+	}
 	p := &parser{name: name}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

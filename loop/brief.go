@@ -64,7 +64,7 @@ type FailureRecord struct {
 var briefRules = []string{
 	"Do the work in the working tree; commit or leave it uncommitted: git evolve cycle finish takes both.",
 	"Do not run git evolve cycle finish, cycle abort, stop or kill: the driver runs the cycle, only the operator stops the loop.",
-	"The gate measures every goal with the goals file as it was when the cycle started: weakening GOALS.yaml does not pass a cycle.",
+	"The gate measures every goal with the goals file as it was when the cycle started: weakening GOALS.yaml or GOALS.md does not pass a cycle.",
 	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
 }
 
@@ -144,6 +144,17 @@ func (b *Brief) Markdown() []byte {
 		if it.Description != "" {
 			fmt.Fprintf(&w, "\n%s\n", it.Description)
 		}
+	}
+	if d := b.Work.Directive; d != nil {
+		fmt.Fprintf(&w, "\nDirective %d (id %s), steer %s", d.Number, d.ID, orNone(d.Steer))
+		if d.Metric != "" {
+			fmt.Fprintf(&w, " (%s)", d.Metric)
+		}
+		fmt.Fprintf(&w, ": %s\n", d.Title)
+		if d.Body != "" {
+			fmt.Fprintf(&w, "\n%s\n", d.Body)
+		}
+		fmt.Fprintf(&w, "\nWhen the directive is done, set its **Steer:** line to complete in the goals file.\n")
 	}
 	if b.Work.Unblocks != "" {
 		fmt.Fprintf(&w, "\nIt blocks %s.\n", b.Work.Unblocks)

@@ -390,6 +390,8 @@ type driver struct {
 	// ranCycle: this invocation has started a cycle (checkClean is strict
 	// before the first).
 	ranCycle bool
+	// noticed: the notice that both goals files exist was said.
+	noticed bool
 	// readBack is the cycle whose ruler was read back from run.json after
 	// the run driving it was killed during the agent's turn.
 	readBack string
@@ -513,11 +515,15 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		}
 		if s.Goals == nil {
 			return nil, &RunError{Msg: "No goals to measure: " + s.GoalsErr.Error(), Usage: true,
-				Hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight); see git evolve goals validate -h"}
+				Hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight), or GOALS.md with a ## Gates table; see git evolve goals validate -h"}
+		}
+		if s.GoalsNotice != "" && !d.noticed {
+			d.say("notice: %s", s.GoalsNotice)
+			d.noticed = true
 		}
 		data := s.GoalsData
 		if d.o.Trusted != nil {
-			if err := d.o.Trusted(data, goals.FileName); err != nil {
+			if err := d.o.Trusted(data, s.GoalsName); err != nil {
 				return nil, err
 			}
 		}
@@ -565,7 +571,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err != nil {
 			return nil, err
 		}
-		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, Before: beforeJSON,
+		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName, Before: beforeJSON,
 			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID})
 		if err != nil {
 			if uerr := s.Untake(w); uerr != nil {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/git-evolve/git-evolve/goals"
@@ -12,6 +13,7 @@ import (
 const (
 	RungPinned    = "pinned"
 	RungHarvested = "harvested"
+	RungDirective = "directive"
 	RungGoal      = "goal"
 	// The generator rungs: when no queue and no goal has work, the cycle's
 	// agent is asked to find some.
@@ -53,9 +55,11 @@ type Work struct {
 	Item     *queue.Item        `json:"item,omitempty"`
 	Pinned   *queue.RoadmapItem `json:"pinned,omitempty"`
 	Unblocks string             `json:"unblocks,omitempty"`
-	// Goal is the failing goal (goal rung).
-	Goal        *goals.Result `json:"goal,omitempty"`
-	Restorative bool          `json:"restorative"`
+	// Goal is the failing goal (goal rung), Directive the directive gap
+	// (directive rung).
+	Goal        *goals.Result    `json:"goal,omitempty"`
+	Directive   *goals.Directive `json:"directive,omitempty"`
+	Restorative bool             `json:"restorative"`
 	// Skipped is what the ladder passed over, and why.
 	Skipped []string `json:"skipped"`
 	// Quarantine are goals the ladder found oscillating: they are to be
@@ -91,7 +95,8 @@ type SelectOptions struct {
 }
 
 // Select walks the ladder: the pinned roadmap, harvested queue items,
-// failing goals by weight (quarantined ones skipped; oscillating ones
+// GOALS.md's directive gaps (the one worked least lately first, then in
+// the file's order), failing goals by weight (quarantined ones skipped; oscillating ones
 // quarantined), then the generator rungs. A restorative cycle takes only
 // what fixes red (queue items typed bug, fix, ci-failure or regression,
 // and failing goals); with nothing red, restorative mode has nothing to
@@ -134,6 +139,23 @@ func (s *State) Select(o SelectOptions) *Work {
 	}
 	if len(harvested) == 0 {
 		skipped = append(skipped, "harvested: no selectable item in "+queue.Path)
+	}
+	// Directive gaps, before failing goals (seed 004: "first assess
+	// directives, then goals").
+	if gaps := s.DirectiveGaps(); len(gaps) > 0 {
+		if restorative {
+			skipped = append(skipped, fmt.Sprintf("directive: %d directive gap(s), but the cycle is restorative: a directive is no fix of what is red", len(gaps)))
+		} else {
+			d := gaps[0]
+			w := &Work{Rung: RungDirective, Target: d.ID, Title: fmt.Sprintf("%d. %s", d.Number, d.Title), Directive: &d}
+			w.Why = fmt.Sprintf("directive gaps come before failing goals: directive %d of %s (steer %s), %d gap(s) open", d.Number, s.GoalsName, orNone(d.Steer), len(gaps))
+			if len(gaps) > 1 {
+				w.Why += ", the one worked least lately first"
+			}
+			return w.with(skipped)
+		}
+	} else if s.Goals != nil && s.Goals.Markdown {
+		skipped = append(skipped, "directive: every directive is complete")
 	}
 	// Failing goals, by weight.
 	var quarantine []Quarantine
@@ -187,6 +209,22 @@ func (s *State) Select(o SelectOptions) *Work {
 	}
 	w.Why += ")"
 	return w.with(skipped)
+}
+
+// DirectiveGaps are the goals file's directives still to do, the one the
+// line's cycles targeted least lately first (never first of all), ties in
+// the file's order.
+func (s *State) DirectiveGaps() []goals.Directive {
+	if s.Goals == nil {
+		return nil
+	}
+	gaps := s.Goals.Gaps()
+	last := map[string]int{}
+	for i, e := range s.Events {
+		last[e.Target] = i + 1
+	}
+	sort.SliceStable(gaps, func(i, j int) bool { return last[gaps[i].ID] < last[gaps[j].ID] })
+	return gaps
 }
 
 func (w *Work) with(skipped []string) *Work {

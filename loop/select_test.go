@@ -121,3 +121,31 @@ func TestOnLine(t *testing.T) {
 		t.Errorf("a detached HEAD reads %d events, want all 4", n)
 	}
 }
+
+func TestSelectDirectiveGaps(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	measured := fxMeasured("heavy:7")
+	s := f.load(now)
+	var err error
+	s.Goals, err = goals.Parse("GOALS.md", []byte("## Directives\n\n### 1. One\n**Steer:** complete\n\n### 2. Two\n**Steer:** increase\n\n### 3. Three\n\n## Gates\n\n| ID | Check | Weight |\n|-|-|-|\n| heavy | `false` | 7 |\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.GoalsName = goals.MarkdownName
+	// Directive gaps come before failing goals, in the file's order.
+	w := s.Select(SelectOptions{Measured: measured})
+	if w.Rung != RungDirective || w.Target != "directive-2" || w.Directive == nil || w.Title != "2. Two" {
+		t.Fatalf("directive rung: %s %s %q", w.Rung, w.Target, w.Title)
+	}
+	// The one worked least lately first: directive-2 was the last cycle's.
+	s.Events = []Event{{Cycle: 1, Target: "directive-3"}, {Cycle: 2, Target: "directive-2"}}
+	if w := s.Select(SelectOptions{Measured: measured}); w.Target != "directive-3" {
+		t.Errorf("after directive-2 was worked: %s, want directive-3", w.Target)
+	}
+	// A restorative cycle fixes what is red: directives are passed over.
+	w = s.Select(SelectOptions{Measured: measured, Restorative: true})
+	if w.Rung != RungGoal || w.Target != "heavy" || !strings.Contains(strings.Join(w.Skipped, "\n"), "directive: 2 directive gap(s), but the cycle is restorative") {
+		t.Errorf("restorative: %s %s, skipped %v", w.Rung, w.Target, w.Skipped)
+	}
+}

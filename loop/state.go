@@ -70,6 +70,9 @@ type State struct {
 	// GoalsData is the goals file's content as Goals was parsed from (its
 	// digest is what trust is given to).
 	GoalsData []byte
+	// GoalsName is the goals file's name (GOALS.yaml, or GOALS.md when
+	// there is no GOALS.yaml); GoalsNotice is set when both exist.
+	GoalsName, GoalsNotice string
 }
 
 // Roadmap is a pinned roadmap and how far it has been worked.
@@ -138,8 +141,13 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 	if s.Roadmap, err = loadRoadmap(top, o.RoadmapFile); err != nil {
 		return nil, err
 	}
-	if s.GoalsData, s.GoalsErr = os.ReadFile(filepath.Join(top, goals.FileName)); s.GoalsErr == nil {
-		s.Goals, s.GoalsErr = goals.Parse(goals.FileName, s.GoalsData)
+	path, both := goals.Locate(top)
+	s.GoalsName = filepath.Base(path)
+	if both {
+		s.GoalsNotice = goals.BothNotice
+	}
+	if s.GoalsData, s.GoalsErr = os.ReadFile(path); s.GoalsErr == nil {
+		s.Goals, s.GoalsErr = goals.Parse(s.GoalsName, s.GoalsData)
 	}
 	return s, nil
 }

@@ -269,6 +269,9 @@ func valuesOf(e *env, v *kong.Value) []string {
 		for _, g := range f.Goals {
 			out = append(out, g.ID)
 		}
+		for _, d := range f.Gaps() {
+			out = append(out, d.ID)
+		}
 		return out
 	case "cycles":
 		l, err := e.Ledger()

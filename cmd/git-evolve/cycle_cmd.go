@@ -48,8 +48,12 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if c.Target != "" && !hasGoal(f, c.Target) {
-		return usagef("--target: no goal %q in %s", c.Target, f.Path)
+	if c.Target != "" && !hasGoal(f, c.Target) && !hasDirective(f, c.Target) {
+		what := "goal"
+		if f.Markdown {
+			what = "goal or directive"
+		}
+		return usagef("--target: no %s %q in %s", what, c.Target, f.Path)
 	}
 	l, err := e.Ledger()
 	if err != nil {
@@ -117,7 +121,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	} else if c.Remote != "" {
 		return usagef("--remote goes with --claim")
 	}
-	so := cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, Before: beforeJSON, Claim: claim}
+	so := cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, GoalsName: f.Name(), Before: beforeJSON, Claim: claim}
 	var st *loop.State
 	if c.Item != "" {
 		if st, err = loadState(e, ""); err != nil {
@@ -383,6 +387,9 @@ func gateLine(f *goals.File, g goals.Gate, detected *gate.Detected) string {
 		return "none (gate: [] in " + goals.FileName + ")"
 	case f.Gate.Set:
 		return termLine(strings.Join(g.Commands, "; ")) + " (from " + goals.FileName + ")"
+	}
+	if f.Markdown {
+		return "none: no test command detected (" + goals.MarkdownName + " names no gate; a " + goals.FileName + " with a gate: key does)"
 	}
 	return "none: no test command detected (set gate: in " + goals.FileName + " to run the project's tests)"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,31 +22,42 @@ import (
 )
 
 type goalsCmd struct {
-	Validate goalsValidateCmd `cmd:"" help:"Check GOALS.yaml and report every problem with file, line and column."`
+	Validate goalsValidateCmd `cmd:"" help:"Check GOALS.yaml (or GOALS.md) and report every problem with file, line and column."`
 	Measure  goalsMeasureCmd  `cmd:"" help:"Run the goals' checks and print a fitness snapshot."`
 	Baseline goalsBaselineCmd `cmd:"" help:"Capture the baseline of the goals file's era, once per era."`
 }
 
 // goalsFile is the goals file a command reads.
 type goalsFile struct {
-	File string `short:"f" help:"The goals file (default: GOALS.yaml at the top of the working tree)." placeholder:"PATH"`
+	File string `short:"f" help:"The goals file (default: GOALS.yaml at the top of the working tree, else GOALS.md)." placeholder:"PATH"`
 }
 
 // path returns the goals file's path.
 func (g goalsFile) path(e *env) (string, error) {
+	path, _, err := g.locate(e)
+	return path, err
+}
+
+// locate returns the goals file's path, and whether both GOALS.yaml and
+// GOALS.md are there (GOALS.yaml is read).
+func (g goalsFile) locate(e *env) (string, bool, error) {
 	if g.File != "" {
-		return e.path(g.File), nil
+		return e.path(g.File), false, nil
 	}
 	repo, err := e.Repo()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	top, err := repo.WorkTree()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return filepath.Join(top, goals.FileName), nil
+	path, both := goals.Locate(top)
+	return path, both, nil
 }
+
+// goalsHint says how to start a goals file.
+const goalsHint = "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight), or GOALS.md with a ## Gates table; see git evolve goals validate -h"
 
 // load reads and checks the goals file; a missing or invalid file is a
 // usage error that says what to do. The keys the file has that the schema
@@ -54,14 +66,17 @@ func (g goalsFile) path(e *env) (string, error) {
 func (g goalsFile) load(e *env) (*goals.File, []byte, error) { return g.read(e, false) }
 
 func (g goalsFile) read(e *env, alwaysWarn bool) (*goals.File, []byte, error) {
-	path, err := g.path(e)
+	path, both, err := g.locate(e)
 	if err != nil {
 		return nil, nil, err
+	}
+	if both {
+		fmt.Fprintf(e.stderr, "git-evolve: notice: %s\n", goals.BothNotice)
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, &usageError{msg: "No goals to measure: " + path + " does not exist", verbatim: true,
-			hint: "create GOALS.yaml in the repository root with fitness goals (version, goals: id, description, check, weight); see git evolve goals validate -h"}
+			hint: goalsHint}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +151,14 @@ number, else the last number in the output}), and gate: the project's test
 command(s) (gate: [] none; without a gate key, or with only gate: {timeout:
 10m}, the test command detected from the tree); non_substantive: paths whose changes do not count as a cycle's
 work, beside .agents/**, GOALS.yaml and GOALS.md ("dir/**" or a path.Match
-pattern). Exit 0 when the file is valid, 10 when it is not.`
+pattern). Exit 0 when the file is valid, 10 when it is not.
+
+GOALS.md (read when there is no GOALS.yaml) holds the goals in the table of
+its "## Gates" section: | ID | Check | Weight | Description | Tags | (Type,
+Pillar, Timeout and Pass When columns too), the check in backticks, \| for a
+pipe inside a cell; its "## Directives" section holds numbered "### N. Title"
+entries with prose and a **Steer:** increase|decrease|hold|explore|complete
+line (and an optional **Directive ID:**). See docs/goals.md.`
 }
 
 func (c *goalsValidateCmd) Run(e *env) error {
@@ -146,6 +168,9 @@ func (c *goalsValidateCmd) Run(e *env) error {
 		out := map[string]any{"valid": err == nil, "problems": []any{}}
 		if f != nil {
 			out["goals"], out["era"] = len(f.Goals), f.Era
+			if f.Markdown {
+				out["directives"], out["directive_gaps"] = len(f.Directives), len(f.Gaps())
+			}
 		}
 		if errors.As(err, &pe) {
 			var ps []any
@@ -165,6 +190,10 @@ func (c *goalsValidateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if f.Markdown {
+		fmt.Fprintf(e.stdout, "%s: %d goal(s), %d directive(s) (%d not complete), era %s\n", f.Path, len(f.Goals), len(f.Directives), len(f.Gaps()), f.Era)
+		return nil
+	}
 	fmt.Fprintf(e.stdout, "%s: %d goal(s), era %s\n", f.Path, len(f.Goals), f.Era)
 	return nil
 }
@@ -175,6 +204,8 @@ type goalsMeasureCmd struct {
 	JSON bool     `name:"json" help:"Print the snapshot as JSON: {timestamp, git_sha, era, goals: [{goal_id, result, value, threshold, weight, duration_s, …}], summary}."`
 	Goal []string `name:"goal" help:"Measure only this goal (repeatable)." placeholder:"ID"`
 	Save bool     `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
+	// The seeds' ao goals measure --directives.
+	Directives bool `name:"directives" help:"List GOALS.md's directive gaps (the directives whose steer is not complete), in the order the work ladder takes them; runs no check."`
 }
 
 func (goalsMeasureCmd) Help() string {
@@ -189,13 +220,21 @@ the weight of goals that passed, failed or timed out; skips and checks that
 cannot run are not counted, and a last line names the tools that are missing.
 
 A goals file runs only once this machine trusts its content: see git evolve
-trust.`
+trust.
+
+With --directives, nothing runs: the directives of GOALS.md's ## Directives
+section that are not complete are listed, the one the work ladder takes next
+first (the least lately worked, then in the file's order); --json prints them
+as a JSON array of {number, id, title, steer, metric, body, line}.`
 }
 
 func (c *goalsMeasureCmd) Run(e *env) error {
 	f, data, err := c.load(e)
 	if err != nil {
 		return err
+	}
+	if c.Directives {
+		return c.directives(e, f)
 	}
 	for _, id := range c.Goal {
 		if !hasGoal(f, id) {
@@ -267,6 +306,53 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termSafe(h))
 	}
 	return nil
+}
+
+// directives prints the directive gaps in the order the ladder takes them.
+func (c *goalsMeasureCmd) directives(e *env, f *goals.File) error {
+	if len(c.Goal) > 0 || c.Save {
+		return usagef("--directives runs no check: it goes without --goal and --save")
+	}
+	gaps := f.Gaps()
+	if len(gaps) > 0 && c.File == "" {
+		// The ladder's order: the directive the line's cycles targeted
+		// least lately first.
+		if s, err := loadState(e, ""); err == nil && s.Goals != nil && s.Goals.Era == f.Era {
+			gaps = s.DirectiveGaps()
+		}
+	}
+	if c.JSON {
+		if gaps == nil {
+			gaps = []goals.Directive{}
+		}
+		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(gaps))
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	if len(gaps) == 0 {
+		what := "every directive is complete"
+		if len(f.Directives) == 0 {
+			what = "no directives (GOALS.md's ## Directives section holds them)"
+		}
+		fmt.Fprintf(w, "%s: %s\n", f.Path, what)
+	}
+	for _, d := range gaps {
+		fmt.Fprintf(w, "%d. %s (%s; steer %s", d.Number, termSafe(d.Title), termSafe(d.ID), termSafe(cmp.Or(d.Steer, "none")))
+		if d.Metric != "" {
+			fmt.Fprintf(w, ", %s", termSafe(d.Metric))
+		}
+		fmt.Fprintf(w, ")\n")
+	}
+	return w.Flush()
+}
+
+func hasDirective(f *goals.File, id string) bool {
+	for _, d := range f.Directives {
+		if d.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func hasGoal(f *goals.File, id string) bool {

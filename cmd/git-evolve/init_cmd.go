@@ -28,7 +28,7 @@ func (initCmd) Help() string {
                                          (for every remote: tracking copies only;
                                          a remote without a ledger still fetches)
 It never writes a push refspec and never fetches straight into
-refs/notes/evolve. It also trusts the GOALS.yaml that is there (see git evolve
+refs/notes/evolve. It also trusts the GOALS.yaml (or GOALS.md) that is there (see git evolve
 trust), and installs the hooks where git runs them (.git/hooks, or the
 directory core.hooksPath names): commit-msg (the trailers of an open cycle)
 and pre-push (the ledger goes with your git push, merged, and a ledger that
@@ -106,7 +106,9 @@ func trustPresentGoals(e *env) (bool, error) {
 	if err != nil {
 		return false, nil // bare: no goals file
 	}
-	data, err := os.ReadFile(filepath.Join(top, goals.FileName))
+	path, _ := goals.Locate(top)
+	name := filepath.Base(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return false, nil
 	}
@@ -115,14 +117,14 @@ func trustPresentGoals(e *env) (bool, error) {
 	if ok, err := t.Trusted(d); err != nil || ok {
 		return false, err
 	}
-	if err := refuseWhileRunOwns(e, repo, "git evolve init's trust of "+goals.FileName, "the goals file it runs with stays the one it trusted", true); err != nil {
+	if err := refuseWhileRunOwns(e, repo, "git evolve init's trust of "+name, "the goals file it runs with stays the one it trusted", true); err != nil {
 		return false, err
 	}
-	if err := t.Add(d, goals.FileName); err != nil {
+	if err := t.Add(d, name); err != nil {
 		return false, err
 	}
-	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", goals.FileName, d[:12])
-	if f, err := goals.Parse(goals.FileName, data); err == nil && !f.Gate.Set {
+	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", name, d[:12])
+	if f, err := goals.Parse(name, data); err == nil && !f.Gate.Set {
 		return true, trustGates(e)
 	}
 	return true, nil

@@ -285,7 +285,7 @@ func (c *convergedCmd) Run(e *env) error {
 }
 
 type nextCmd struct {
-	JSON     bool   `name:"json" help:"Print {rung, target, title, why, item, pinned, goal, restorative, skipped, quarantine}."`
+	JSON     bool   `name:"json" help:"Print {rung, target, title, why, item, pinned, goal, directive, restorative, skipped, quarantine}."`
 	DryRun   bool   `name:"dry-run" help:"Change nothing: no quarantine written."`
 	Queue    string `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60)." placeholder:"FILE"`
 	Strategy string `default:"balanced" enum:"balanced,innovate,harden,repair" help:"Which generator rungs come first: balanced, innovate, harden, repair."`
@@ -296,6 +296,7 @@ func (nextCmd) Help() string {
 
   pinned     the pinned roadmap (--queue FILE, or the one a run pinned), in order, blockers first
   harvested  .agents/rpi/next-work.jsonl: this repository's items, then "*", then unscoped; higher severity first
+  directive  GOALS.md's directives whose steer is not complete, the least lately worked first
   goal       the failing goals by weight (quarantined goals skipped; oscillating ones quarantined)
   generator  testing, validation and bug hunt, drift and dead code, feature suggestions
 
