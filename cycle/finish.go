@@ -79,6 +79,9 @@ type Finishing struct {
 	// refused: changes to its ruler in the open cycle's file, a cycle
 	// finish or a trust run while the driver owned the worktree.
 	Tampering []string `json:"tampering,omitempty"`
+	// Markers say what happened to the operator's markers (STOP, KILL)
+	// during the agent's turn: one that appeared, one the agent removed.
+	Markers []string `json:"markers,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -175,6 +178,9 @@ type FinishOptions struct {
 	// to weaken the cycle's judgment (a cycle finish or a trust refused
 	// while it drove the worktree).
 	Tampering []string
+	// Markers are what the caller saw of the operator's markers during the
+	// agent's turn, kept in the record.
+	Markers []string
 }
 
 // FinishResult is what Finish did.
@@ -321,7 +327,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		return err
 	}
 	res.capture = capture
-	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering,
+	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering, Markers: opts.Markers,
 		Predating: not.predating, Preexisting: not.changed}
 	if tree != capture.Tree {
 		f.Worktree = capture.Tree.String()
@@ -997,6 +1003,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	}
 	if len(f.Tampering) > 0 {
 		rec.Extra["tampering"] = mustJSON(f.Tampering)
+	}
+	if len(f.Markers) > 0 {
+		rec.Extra["markers"] = mustJSON(f.Markers)
 	}
 	if len(f.Preexisting) > 0 && result != ledger.Regressed && c.Base != "" {
 		rec.Extra["base"] = mustJSON(c.Base)

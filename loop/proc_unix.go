@@ -5,11 +5,22 @@ package loop
 import (
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// ownGroup puts a command in a process group of its own (its leader's
-// number), so that everything it starts can be signalled with it.
-func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// ownGroup puts a command in a session and a process group of its own
+// (both its leader's number), so that everything it starts can be
+// signalled with it, and a process it starts can be told from the
+// operator's by its session (see AgentInside).
+func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }
+
+// ownProcess is this process's group and session.
+func ownProcess() (p struct{ group, session int }) {
+	p.group = unix.Getpgrp()
+	p.session, _ = unix.Getsid(0)
+	return p
+}
 
 // termGroup asks the process group to end (SIGTERM).
 func termGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) }

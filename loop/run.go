@@ -106,6 +106,10 @@ type RunState struct {
 	Start   *Score  `json:"fitness_start,omitempty"`
 	End     *Score  `json:"fitness_end,omitempty"`
 	Cycles  []Ended `json:"cycles"`
+	// Markers say what happened to the operator's markers during the
+	// agents' turns: a STOP that appeared, one an agent removed (put
+	// back), each with its cycle.
+	Markers []string `json:"markers,omitempty"`
 }
 
 // Tally counts a run's cycles by how they ended.
@@ -398,6 +402,9 @@ type driver struct {
 	// marks are what the driver saw the agent try during its turn, for the
 	// cycle's record.
 	marks []string
+	// markerNotes are what the watch saw of the markers during the agent's
+	// turn, for the cycle's record.
+	markerNotes []string
 }
 
 func (d *driver) stop(reason, detail string) *Summary {
@@ -666,7 +673,14 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	if err != nil {
 		return nil, false, err
 	}
+	watch := watchMarkers(s.Markers, d.resumeCounter(), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
+	notes, _ := watch.end(s.Top)
+	for _, n := range notes {
+		d.say("cycle %d: %s", c.Cycle, n)
+		d.r.Markers = append(d.r.Markers, fmt.Sprintf("cycle %d: %s", c.Cycle, n))
+	}
+	d.markerNotes = append(d.markerNotes, notes...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -686,7 +700,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		for _, m := range d.marks {
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
-		d.marks = nil
+		d.marks, d.markerNotes = nil, nil
 		_, saved, err := d.l.AbortCycle("the agent " + failure)
 		if err != nil {
 			return nil, false, err
@@ -740,6 +754,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	}
 	opts.Tampering = append(opts.Tampering, d.marks...)
 	d.marks = nil
+	opts.Markers, d.markerNotes = d.markerNotes, nil
 	if d.readBack == c.ID {
 		opts.Tampering = append(opts.Tampering, "the run driving the cycle was killed during the agent's turn: its ruler was read back from run.json, which the agent could have changed")
 	}
@@ -928,6 +943,27 @@ func (d *driver) restore() error {
 	}
 	d.r.Phase, d.r.Restore = "", nil
 	return d.r.save(d.gitDir)
+}
+
+// resumeCounter returns whether git evolve resume was recorded since it
+// was made: the operator lifting a marker while the agent works, which the
+// marker watch then does not undo.
+func (d *driver) resumeCounter() func() bool {
+	count := func() int {
+		evs, err := Controls(d.l.Repo())
+		if err != nil {
+			return -1
+		}
+		n := 0
+		for _, e := range evs {
+			if e.Kind == KindResume {
+				n++
+			}
+		}
+		return n
+	}
+	before := count()
+	return func() bool { n := count(); return before >= 0 && n > before }
 }
 
 // runAgent runs the agent command in the working tree, in a process group

@@ -33,6 +33,17 @@ func insideRun(e *env, what string) error {
 		return &usageError{msg: fmt.Sprintf("%s is refused inside loop run %s: only the operator stops or resumes the loop", what, id),
 			hint: "an agent that cannot go on exits non-zero: its cycle is aborted and its work saved"}
 	}
+	// The variables unset: the agent's process group, session or process
+	// tree still tell it (see loop.AgentInside).
+	if repo, err := e.Repo(); err == nil {
+		if id, group, dir, ok := loop.AgentInside(repo.CommonDir()); ok {
+			if err := loop.NoteRefused(dir, what, e.now()); err != nil {
+				fmt.Fprintf(e.stderr, "git-evolve: warning: the refusal was not noted for the run: %v\n", err)
+			}
+			return &usageError{msg: fmt.Sprintf("%s is refused: it runs inside the agent of loop run %s (process group %d), and only the operator stops or resumes the loop; the cycle's record will say this was tried", what, id, group),
+				hint: "an agent that cannot go on exits non-zero: its cycle is aborted and its work saved"}
+		}
+	}
 	return nil
 }
 
@@ -146,7 +157,13 @@ type stopCmd struct {
 func (stopCmd) Help() string {
 	return `Writes .agents/evolve/STOP (reason, time, cycle, who): halt-check then halts
 this working tree's loop with user_halt until git evolve resume. Refused inside a
-loop run: only the operator stops the loop.`
+loop run: only the operator stops the loop. An agent is told by its process
+group, its session or its process tree (the driver starts it as the leader of
+its own), not only by the EVOLVE_ variables, which it can unset; the refusal is
+kept in its cycle's record. While the agent works, the driver watches STOP and
+KILL: one that appears is honoured at the next halt-check and said in the
+cycle's record and the run's summary; one that was there and disappears (not
+lifted by git evolve resume) is put back, and the run halts.`
 }
 
 func (c *stopCmd) Run(e *env) error { return writeMarker(e, loop.Stop, "stop", c.Reason) }
@@ -159,7 +176,8 @@ func (killCmd) Help() string {
 	return `Writes ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): halt-check then
 halts every loop of this user on this machine with kill until git evolve resume.
 A KILL at either path halts (the seeds' scripts write ~/.config/evolve/KILL
-whatever XDG_CONFIG_HOME says); resume lifts both. Refused inside a loop run.`
+whatever XDG_CONFIG_HOME says); resume lifts both. Refused inside a loop run,
+as stop is (see git evolve stop --help).`
 }
 
 func (c *killCmd) Run(e *env) error { return writeMarker(e, loop.Kill, "kill", c.Reason) }
@@ -197,7 +215,8 @@ type resumeCmd struct{}
 func (resumeCmd) Help() string {
 	return `Removes KILL, STOP and DORMANT, and acknowledges the tripped breakers: the
 resume is recorded under refs/notes/evolve-control (shared by sync), and the
-breakers count from it. Refused inside a loop run.`
+breakers count from it. Refused inside a loop run, as stop is (see git evolve
+stop --help).`
 }
 
 func (c *resumeCmd) Run(e *env) error {

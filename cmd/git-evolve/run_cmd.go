@@ -154,6 +154,9 @@ func printRunSummary(e *env, s *loop.Summary) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	for _, m := range s.Markers {
+		fmt.Fprintf(w, "  markers: %s\n", termSafe(m))
+	}
 	stop := s.Reason
 	if s.Detail != "" {
 		stop += ": " + s.Detail

@@ -1,0 +1,209 @@
+package loop
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The seeds forbid the agent to stop or resume its own loop. It runs as the
+// same user, so the tool cannot make that impossible; it makes the agent's
+// hand visible and keeps the operator in charge: stop, kill and resume run
+// from inside an agent's process group, session or process tree are
+// refused (AgentInside), and the driver watches the operator's markers
+// while the agent runs (watchMarkers).
+
+// AgentInside reports the run whose agent this process was started by, when
+// there is one among the worktrees of the repository whose common git
+// directory is commonDir: this process is in the agent's process group or
+// session (the driver starts the agent as the leader of both), or the
+// agent's process is among its ancestors; gitDir is the git directory of
+// the worktree the run drives. The environment plays no part: an agent can
+// unset it.
+func AgentInside(commonDir string) (runID string, group int, gitDir string, inside bool) {
+	dirs := []string{commonDir}
+	if wts, err := filepath.Glob(filepath.Join(commonDir, "worktrees", "*")); err == nil {
+		dirs = append(dirs, wts...)
+	}
+	self := ownProcess()
+	for _, dir := range dirs {
+		r, err := LoadRunState(dir)
+		if err != nil || r == nil || r.AgentGroup <= 0 || !agentAlive(r) {
+			continue
+		}
+		if self.group == r.AgentGroup || self.session == r.AgentGroup || descendsFrom(os.Getpid(), r.AgentGroup) {
+			return r.ID, r.AgentGroup, dir, true
+		}
+	}
+	return "", 0, "", false
+}
+
+// descendsFrom reports whether process ancestor is among pid's ancestors,
+// as /proc tells (false where there is no /proc).
+func descendsFrom(pid, ancestor int) bool {
+	for i := 0; i < 256 && pid > 1; i++ {
+		ppid := procParent(pid)
+		if ppid == ancestor {
+			return true
+		}
+		pid = ppid
+	}
+	return false
+}
+
+// procParent is process pid's parent, from /proc/<pid>/stat (0 when it
+// cannot be told).
+func procParent(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// markerWatch watches the operator's markers (STOP, and KILL at each of
+// its paths) while an agent runs. A marker that appears is noted; one that
+// was there and disappears is put back as it was, unless git evolve resume
+// (refused to the agent) lifted it meanwhile.
+type markerWatch struct {
+	m       Markers
+	resumed func() bool // whether a resume was recorded since the watch began
+	paths   []string
+	mu      sync.Mutex
+	last    map[string][]byte // the content last seen, of each marker present
+	mtime   map[string]time.Time
+	noted   map[string]bool
+	// Appeared are the markers that appeared during the turn, Removed
+	// those the agent removed (put back).
+	Appeared, Removed []string
+	stop              chan struct{}
+	done              chan struct{}
+}
+
+// watchMarkers starts watching, every interval, until end.
+func watchMarkers(m Markers, resumed func() bool, every time.Duration) *markerWatch {
+	w := &markerWatch{m: m, resumed: resumed, last: map[string][]byte{}, mtime: map[string]time.Time{}, noted: map[string]bool{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	w.paths = append(append(w.paths, m.paths(Stop)...), m.paths(Kill)...)
+	for _, p := range w.paths {
+		if data, err := os.ReadFile(p); err == nil {
+			w.last[p] = data
+			if fi, err := os.Stat(p); err == nil {
+				w.mtime[p] = fi.ModTime()
+			}
+		}
+	}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+				w.poll()
+			}
+		}
+	}()
+	return w
+}
+
+func (w *markerWatch) poll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.paths {
+		data, err := os.ReadFile(p)
+		prev, had := w.last[p]
+		switch {
+		case err == nil:
+			if !had && !w.noted["appeared "+p] {
+				w.noted["appeared "+p] = true
+				w.Appeared = append(w.Appeared, p)
+			}
+			w.last[p] = data
+			if fi, err := os.Stat(p); err == nil {
+				w.mtime[p] = fi.ModTime()
+			}
+		case os.IsNotExist(err) && had:
+			if w.resumed != nil && w.resumed() {
+				delete(w.last, p) // the operator resumed
+				continue
+			}
+			// Put back as it was, its time too (a KILL's age is read from it).
+			if os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, prev, 0o644) == nil && !w.noted["removed "+p] {
+				if t, ok := w.mtime[p]; ok {
+					_ = os.Chtimes(p, t, t)
+				}
+				w.noted["removed "+p] = true
+				w.Removed = append(w.Removed, p)
+			}
+		}
+	}
+}
+
+// end stops the watch after a last look, and returns what it saw said in
+// sentences (paths relative to top where they are inside it).
+func (w *markerWatch) end(top string) (notes []string, removed bool) {
+	close(w.stop)
+	<-w.done
+	w.poll()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.Appeared {
+		by := ""
+		if m := markerBy(w.last[p]); m != "" {
+			by = " (it says: " + m + ")"
+		}
+		notes = append(notes, fmt.Sprintf("%s appeared during the agent's turn%s: honoured at the next halt-check", topPath(top, p), by))
+	}
+	for _, p := range w.Removed {
+		notes = append(notes, fmt.Sprintf("the agent removed %s during its turn: the driver put it back, and the run halts", topPath(top, p)))
+	}
+	return notes, len(w.Removed) > 0
+}
+
+// markerBy is the reason and author a marker's content names, bounded and
+// cleaned: the file is the agent's to write.
+func markerBy(data []byte) string {
+	var parts []string
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && (k == "reason" || k == "by") && strings.TrimSpace(v) != "" {
+			parts = append(parts, k+" "+strings.TrimSpace(v))
+		}
+	}
+	s := strings.Join(parts, ", ")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// topPath shows path relative to the working tree when it is inside.
+func topPath(top, path string) string {
+	if r, err := filepath.Rel(top, path); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
