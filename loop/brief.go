@@ -33,7 +33,12 @@ type Brief struct {
 	CannotRun []BriefGoal     `json:"cannot_run"`
 	Due       []Hypothesis    `json:"due_hypotheses"`
 	Failures  []FailureRecord `json:"recent_failures"`
-	Rules     []string        `json:"rules"`
+	// Learnings are the lines of .agents/learnings/** that name a keyword
+	// of the last failed gate (LearningKeywords), so that the cycle does not
+	// derive again what an earlier one learned (seed 003).
+	LearningKeywords []string   `json:"learning_keywords"`
+	Learnings        []Learning `json:"learnings"`
+	Rules            []string   `json:"rules"`
 }
 
 // BriefGoal is a failing goal as the agent sees it.
@@ -115,6 +120,15 @@ func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goal
 	hs, err := Hypotheses(s.Repo)
 	if err != nil {
 		return nil, err
+	}
+	b.LearningKeywords, b.Learnings = []string{}, []Learning{}
+	if len(b.Failures) > 0 {
+		if kw := failureKeywords(b.Failures[0]); len(kw) > 0 {
+			b.LearningKeywords = kw
+			if l := matchLearnings(s.Top, kw); l != nil {
+				b.Learnings = l
+			}
+		}
 	}
 	b.Due = Due(hs, c.Cycle)
 	if b.Due == nil {
@@ -215,6 +229,12 @@ func (b *Brief) Markdown() []byte {
 			if out := strings.TrimSpace(x.Excerpt); out != "" {
 				fmt.Fprintf(&w, "\n    ```\n%s\n    ```\n", indent(lastLines(out, 20), "    "))
 			}
+		}
+	}
+	if len(b.Learnings) > 0 {
+		fmt.Fprintf(&w, "\n## Learnings that name the last failure\n\nLines of %s that name %s:\n\n", LearningsDir, strings.Join(b.LearningKeywords, ", "))
+		for _, l := range b.Learnings {
+			fmt.Fprintf(&w, "- %s:%d: %s\n", l.File, l.Line, l.Text)
 		}
 	}
 	fmt.Fprintf(&w, "\n## Rules\n\n")
