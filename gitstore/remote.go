@@ -273,3 +273,77 @@ func (r *Repo) UpstreamRemote() (string, error) {
 	}
 	return vals[len(vals)-1], nil
 }
+
+// Upstream is the current branch's upstream, as git config names it: Ref
+// is what git compares the branch with (refs/remotes/origin/main, or a
+// local branch), Remote and RemoteRef where it comes from ("" for a local
+// upstream). The zero Upstream is none (a detached HEAD, no upstream).
+type Upstream struct {
+	Branch, Ref, Remote, RemoteRef string
+}
+
+// BranchUpstream is the current branch's upstream.
+func (r *Repo) BranchUpstream() (Upstream, error) {
+	branch, err := r.HeadBranch()
+	if err != nil || branch == "" {
+		return Upstream{}, err
+	}
+	out, err := r.git(context.Background(), nil, "for-each-ref", "--format=%(upstream)%00%(upstream:remotename)%00%(upstream:remoteref)", "--end-of-options", branch)
+	if err != nil {
+		return Upstream{}, err
+	}
+	f := strings.Split(strings.TrimSuffix(string(out), "\n"), "\x00")
+	if len(f) != 3 || f[0] == "" {
+		return Upstream{Branch: branch}, nil
+	}
+	u := Upstream{Branch: branch, Ref: f[0], Remote: f[1], RemoteRef: f[2]}
+	if u.Remote == "." {
+		u.Remote, u.RemoteRef = "", ""
+	}
+	return u, nil
+}
+
+// AheadBehind counts the commits of a that b lacks, and of b that a lacks.
+func (r *Repo) AheadBehind(a, b string) (ahead, behind int, err error) {
+	out, err := r.git(context.Background(), nil, "rev-list", "--left-right", "--count", "--end-of-options", a+"..."+b)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscan(string(out), &ahead, &behind); err != nil {
+		return 0, 0, fmt.Errorf("git rev-list --left-right --count: %q: %w", out, err)
+	}
+	return ahead, behind, nil
+}
+
+// FetchUpstream brings the upstream's remote-tracking ref up to date (a
+// fetch of its one ref, which updates it as git fetch does), when it comes
+// from a remote.
+func (r *Repo) FetchUpstream(u Upstream) error {
+	if u.Remote == "" || u.RemoteRef == "" {
+		return nil
+	}
+	if _, err := r.gitUser(nil, "fetch", "--quiet", "--no-tags", "--end-of-options", u.Remote, u.RemoteRef); err != nil {
+		return fmt.Errorf("fetching %s from %s: %w", u.RemoteRef, u.Remote, err)
+	}
+	return nil
+}
+
+// FastForward moves the current branch, its index and working tree to
+// ref, as git merge --ff-only does (which refuses anything but a
+// fast-forward, and to overwrite local changes).
+func (r *Repo) FastForward(ref string) error {
+	if _, err := r.gitUser(nil, "merge", "--ff-only", "--quiet", "--no-edit", "--end-of-options", ref); err != nil {
+		return fmt.Errorf("fast-forwarding to %s: %w", ref, err)
+	}
+	return nil
+}
+
+// PushBranch runs a plain git push, as the user would: the remote, the
+// refs and push.default are git's config to decide, and the pre-push hook
+// runs (git evolve's delivers the ledger with the branch).
+func (r *Repo) PushBranch() error {
+	if _, err := r.gitUser(nil, "push", "--quiet"); err != nil {
+		return fmt.Errorf("git push: %w", err)
+	}
+	return nil
+}

@@ -79,6 +79,13 @@ type RunState struct {
 	Strategy     string `json:"strategy"`
 	MaxCycles    int    `json:"max_cycles,omitempty"`
 	AgentTimeout string `json:"agent_timeout"`
+	// PushEvery pushes the branch after every so many productive cycles
+	// (0: never); SyncUpstream fetches the branch's upstream before each
+	// cycle and fast-forwards to it.
+	PushEvery    int  `json:"push_every,omitempty"`
+	SyncUpstream bool `json:"sync_upstream,omitempty"`
+	// Pushes counts the pushes the run made.
+	Pushes int `json:"pushes,omitempty"`
 	Roadmap      string `json:"roadmap,omitempty"`
 	// Phase and CycleID are the open cycle's step, while one is open.
 	Phase   string `json:"phase,omitempty"`
@@ -187,6 +194,8 @@ func (r *RunState) save(gitDir string) error {
 type RunOptions struct {
 	Agent        string
 	MaxCycles    int // 0: until something halts the loop
+	PushEvery    int // push the branch after every N productive cycles (0: never)
+	SyncUpstream bool
 	Strategy     string
 	AgentTimeout time.Duration
 	RoadmapFile  string
@@ -301,6 +310,10 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		if o.MaxCycles > 0 {
 			r.MaxCycles = o.MaxCycles
 		}
+		if o.PushEvery > 0 {
+			r.PushEvery = o.PushEvery
+		}
+		r.SyncUpstream = r.SyncUpstream || o.SyncUpstream
 		if o.AgentTimeout > 0 {
 			r.AgentTimeout = o.AgentTimeout.String()
 		}
@@ -341,7 +354,8 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 			}
 		}
 		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
-			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{}}
+			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{},
+			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream}
 		if prior != nil && prior.Phase == PhaseRestore && prior.Restore != nil {
 			// The last run stopped before it restored an aborted cycle's
 			// working tree: this one does it first.
@@ -491,6 +505,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		}
 		if d.r.MaxCycles > 0 && d.r.Tally.Cycles >= d.r.MaxCycles {
 			return d.stop(StopMaxCycles, fmt.Sprintf("%d cycle(s) ran", d.r.Tally.Cycles)), nil
+		}
+		if err := d.upstreamGuard(); err != nil {
+			return nil, err
 		}
 		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
 		if err != nil {
@@ -829,6 +846,19 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		return nil, err
 	}
 	d.say("cycle %d: %s", e.Cycle, e.Result)
+	if d.r.PushEvery > 0 && Delivered(res.Result) && d.r.Tally.Productive%d.r.PushEvery == 0 {
+		// Seed 004 pushes every 5 productive cycles; the pre-push hook
+		// delivers the ledger with the branch.
+		d.say("pushing the branch after %d productive cycle(s)", d.r.Tally.Productive)
+		if err := repo.PushBranch(); err != nil {
+			return nil, &RunError{Msg: fmt.Sprintf("the push after cycle %d failed: %v", e.Cycle, err),
+				Hint: "the work is committed here and nothing was undone: push it once the remote takes it (git push), then git evolve run again"}
+		}
+		d.r.Pushes++
+		if err := d.r.save(d.gitDir); err != nil {
+			return nil, err
+		}
+	}
 	if d.soft() {
 		return d.stop(StopInterrupted, fmt.Sprintf("stopped after cycle %d", e.Cycle)), nil
 	}
@@ -943,6 +973,45 @@ func (d *driver) restore() error {
 	}
 	d.r.Phase, d.r.Restore = "", nil
 	return d.r.save(d.gitDir)
+}
+
+// upstreamGuard is the seeds' stale-checkout guard, before each cycle:
+// when the branch's upstream has commits the branch lacks, the run says so;
+// with SyncUpstream the upstream is fetched first and the branch
+// fast-forwarded to it (a branch that diverged stops the run: only a
+// fast-forward is the driver's to make).
+func (d *driver) upstreamGuard() error {
+	repo := d.l.Repo()
+	u, err := repo.BranchUpstream()
+	if err != nil || u.Ref == "" {
+		return err
+	}
+	if d.r.SyncUpstream {
+		if err := repo.FetchUpstream(u); err != nil {
+			return &RunError{Msg: "--sync-upstream: " + err.Error(), Hint: "check the remote (git fetch), or run without --sync-upstream"}
+		}
+	}
+	if _, err := repo.ResolveCommits(u.Ref); err != nil {
+		return nil // never fetched: nothing to compare with
+	}
+	ahead, behind, err := repo.AheadBehind("HEAD", u.Ref)
+	if err != nil || behind == 0 {
+		return err
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(u.Ref, "refs/remotes/"), "refs/heads/")
+	switch {
+	case !d.r.SyncUpstream:
+		d.say("warning: %s has %d commit(s) this branch lacks (as last fetched): the cycle works on a stale checkout; run --sync-upstream fast-forwards first", name, behind)
+	case ahead > 0:
+		return &RunError{Msg: fmt.Sprintf("--sync-upstream: the branch and %s have diverged (%d and %d commits of their own); the driver only fast-forwards", name, ahead, behind),
+			Hint: "merge or rebase onto it yourself, then git evolve run again"}
+	default:
+		if err := repo.FastForward(u.Ref); err != nil {
+			return &RunError{Msg: "--sync-upstream: " + err.Error(), Hint: "commit or stash what is in the way, then git evolve run again"}
+		}
+		d.say("fast-forwarded to %s: %d commit(s) from upstream", name, behind)
+	}
+	return nil
 }
 
 // resumeCounter returns whether git evolve resume was recorded since it

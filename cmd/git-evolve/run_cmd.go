@@ -22,6 +22,8 @@ type runCmd struct {
 	Resume       bool          `help:"Continue the run that stopped in this worktree (an interrupt, a budget): its open cycle first."`
 	GreenStreak  int           `name:"green-streak" default:"3" help:"Convergence: the passing gates in a row that stop the run."`
 	MaxHighMed   int           `name:"max-high-medium" default:"1" help:"Convergence: the open high and medium queue items allowed."`
+	PushEvery    int           `name:"push-every" help:"Push the branch (git push, whose pre-push hook delivers the ledger) after every N productive cycles; a push that fails stops the run, the work kept." placeholder:"N"`
+	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream and fast-forward to it (a branch that diverged stops the run)."`
 	JSON         bool          `name:"json" help:"Print the summary as JSON."`
 }
 
@@ -38,6 +40,13 @@ the hypotheses due and the last three failed gates. The agent only changes the
 working tree; git evolve stop, kill, resume and the cycle commands are refused
 to it. An agent that exits non-zero or runs past --agent-timeout has its
 cycle aborted (its work saved under refs/evolve/) and counted as a failure.
+
+Delivery: --push-every N runs git push after every N productive cycles (seed
+004 pushes every 5); the pre-push hook git evolve init installs delivers the
+ledger with the branch. A push that fails stops the run (exit 1), nothing
+undone. Before each cycle, when the branch's upstream (as last fetched) has
+commits the branch lacks, the run says so; --sync-upstream fetches it first and
+fast-forwards the branch (the seeds' stale-checkout guard).
 
 The first Ctrl-C stops the run after the step under way; a second (a second
 or more later) stops it at once (the agent is signalled; its cycle stays
@@ -59,6 +68,9 @@ func (c *runCmd) Run(e *env) error {
 	}
 	if c.AgentTimeout < 0 {
 		return usagef("--agent-timeout: a duration above 0, such as 30m")
+	}
+	if c.PushEvery < 0 {
+		return usagef("--push-every: 0 (never) or more")
 	}
 	if err := insideRun(e, "git evolve run"); err != nil {
 		return err
@@ -106,7 +118,7 @@ func (c *runCmd) Run(e *env) error {
 		roadmap = e.path(roadmap)
 	}
 	sum, err := loop.Run(ctx, l, loop.RunOptions{
-		Agent: c.Agent, MaxCycles: c.MaxCycles, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
+		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
 		Progress: func(m string) { fmt.Fprintf(e.stderr, "git-evolve: %s\n", m) },
