@@ -85,8 +85,8 @@ type RunState struct {
 	PushEvery    int  `json:"push_every,omitempty"`
 	SyncUpstream bool `json:"sync_upstream,omitempty"`
 	// Pushes counts the pushes the run made.
-	Pushes int `json:"pushes,omitempty"`
-	Roadmap      string `json:"roadmap,omitempty"`
+	Pushes  int    `json:"pushes,omitempty"`
+	Roadmap string `json:"roadmap,omitempty"`
 	// Phase and CycleID are the open cycle's step, while one is open.
 	Phase   string `json:"phase,omitempty"`
 	CycleID string `json:"cycle_id,omitempty"`
