@@ -996,6 +996,11 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 		}
 		rec.Extra["before"] = mustJSON(b)
 	}
+	for k, v := range c.Fields {
+		if _, known := rec.Extra[k]; !known && len(v) > 0 {
+			rec.Extra[k] = v
+		}
+	}
 	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "branch": c.Branch} {
 		if v != "" {
 			rec.Extra[k] = mustJSON(v)

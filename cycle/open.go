@@ -45,6 +45,9 @@ type OpenCycle struct {
 	Item string `json:"item,omitempty"`
 	Rung string `json:"rung,omitempty"`
 	Run  string `json:"run,omitempty"`
+	// Fields are more fields for the cycle's record, under their own names
+	// (the pinned queue's queue_item, queue_index, …).
+	Fields map[string]json.RawMessage `json:"fields,omitempty"`
 	// Branch is the ref HEAD named when the cycle started ("" detached):
 	// the line of history its record belongs to.
 	Branch string `json:"branch,omitempty"`
@@ -143,6 +146,8 @@ type StartOptions struct {
 	// Rung the rung of the work ladder that chose the work, Run the loop
 	// run the cycle belongs to; all optional, kept in the record.
 	Item, Rung, Run string
+	// Fields are more fields for the record (see OpenCycle.Fields).
+	Fields map[string]json.RawMessage
 }
 
 // StartCycle opens a cycle in this worktree on HEAD: it refuses while a
@@ -160,7 +165,7 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 		return nil, &Refusal{"there is no commit to start a cycle from", "commit first"}
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
-		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before, Item: o.Item, Rung: o.Rung, Run: o.Run}
+		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before, Item: o.Item, Rung: o.Rung, Run: o.Run, Fields: o.Fields}
 	if c.Branch, err = l.repo.HeadBranch(); err != nil {
 		return nil, err
 	}

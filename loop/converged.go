@@ -61,7 +61,7 @@ func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 		}
 	}
 	if r := s.Roadmap; r != nil {
-		_, _, c.PinnedWorkLeft = r.State.Next(r.Items)
+		_, _, _, c.PinnedWorkLeft = r.State.Next(r.Items)
 	}
 	if s.Goals != nil {
 		found, err := fitness.Baseline(s.Repo, s.Goals.Era)

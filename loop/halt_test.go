@@ -200,3 +200,30 @@ func TestBreakerStaysTrippedUntilResume(t *testing.T) {
 		t.Errorf("after resume: halted %q %q", h.Reason, h.Detail)
 	}
 }
+
+func TestNoProgressSuspendedWhileRoadmapLeft(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	f.record(fxRec{result: ledger.Improved, at: now})
+	f.record(fxRec{result: ledger.Unchanged, at: now.Add(2 * time.Hour)})
+	later := now.Add(2*time.Hour + time.Minute)
+	h := checkHalt(t, f.load(later), HaltOptions{DryRun: true})
+	if !h.Halt || len(h.Tripped) != 1 || h.Tripped[0].Breaker != BreakerNoProgress {
+		t.Fatalf("two hours without progress: %v %+v", h.Halt, h.Tripped)
+	}
+	// A pinned roadmap with items left: the time breaker waits (seed 004).
+	f.write("ROADMAP.md", "1. `one` the first step\n")
+	s := f.load(later)
+	r, err := loadRoadmap(f.dir, "ROADMAP.md")
+	if err != nil || r == nil {
+		t.Fatal(err)
+	}
+	s.Roadmap = r
+	if h := checkHalt(t, s, HaltOptions{DryRun: true}); h.Halt {
+		t.Errorf("with the roadmap's items left: halted %q %q", h.Reason, h.Detail)
+	}
+	r.State.Done(r.Items, "one")
+	if h := checkHalt(t, s, HaltOptions{DryRun: true}); !h.Halt || h.Tripped[0].Breaker != BreakerNoProgress {
+		t.Errorf("the roadmap done: %v %+v", h.Halt, h.Tripped)
+	}
+}

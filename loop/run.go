@@ -233,6 +233,39 @@ type Summary struct {
 	// or an interrupt that run --resume continues.
 	Halted bool `json:"halted"`
 	Paused bool `json:"paused"`
+	// Queue is the pinned roadmap's progress, when one is pinned (the
+	// seeds' "Queue: X/Y items completed" line).
+	Queue *QueueTally `json:"queue,omitempty"`
+}
+
+// QueueTally is how far the pinned roadmap was worked: its items completed
+// of all, the blockers landed, the items escalated.
+type QueueTally struct {
+	Completed int `json:"completed"`
+	Total     int `json:"total"`
+	Unblocked int `json:"unblocked"`
+	Escalated int `json:"escalated"`
+}
+
+// queueTally reads the pinned roadmap's progress (nil without one).
+func queueTally(top string) *QueueTally {
+	r, err := loadRoadmap(top, "")
+	if err != nil || r == nil {
+		return nil
+	}
+	t := &QueueTally{Completed: r.State.CompletedItems(r.Items), Total: len(r.Items), Escalated: len(r.State.Escalated)}
+	blockers := map[string]bool{}
+	for _, it := range r.Items {
+		if it.Blocker != "" {
+			blockers[it.Blocker] = true
+		}
+	}
+	for _, id := range r.State.Completed {
+		if blockers[id] {
+			t.Unblocked++
+		}
+	}
+	return t
 }
 
 // Run drives the loop: halt-check, the work ladder, a cycle started on the
@@ -389,6 +422,9 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	}
 	if sum != nil {
 		r.Stopped = sum.Reason
+		if top, err := repo.WorkTree(); err == nil {
+			sum.Queue = queueTally(top)
+		}
 	}
 	if serr := r.save(gitDir); err == nil && serr != nil {
 		err = serr
@@ -596,7 +632,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName, Before: beforeJSON,
-			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID})
+			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID, Fields: s.QueueFields(w)})
 		if err != nil {
 			if uerr := s.Untake(w); uerr != nil {
 				err = fmt.Errorf("%w (and the claim on %s stays: %v)", err, w.ItemID(), uerr)

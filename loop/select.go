@@ -55,6 +55,9 @@ type Work struct {
 	Item     *queue.Item        `json:"item,omitempty"`
 	Pinned   *queue.RoadmapItem `json:"pinned,omitempty"`
 	Unblocks string             `json:"unblocks,omitempty"`
+	// Chain is the roadmap item whose turn it is, then the blockers from
+	// its own down to the one worked (the roadmap state's unblock_chain).
+	Chain []string `json:"unblock_chain,omitempty"`
 	// Goal is the failing goal (goal rung), Directive the directive gap
 	// (directive rung).
 	Goal        *goals.Result    `json:"goal,omitempty"`
@@ -110,8 +113,13 @@ func (s *State) Select(o SelectOptions) *Work {
 	var skipped []string
 	// The pinned roadmap.
 	if r := s.Roadmap; r != nil {
-		if it, unblocks, ok := r.State.Next(r.Items); ok {
-			w := &Work{Rung: RungPinned, Target: it.ID, Title: it.Line, Pinned: &it, Unblocks: unblocks, Restorative: restorative}
+		before := len(r.State.Escalated)
+		it, unblocks, chain, ok := r.State.Next(r.Items)
+		for _, e := range r.State.Escalated[before:] {
+			skipped = append(skipped, fmt.Sprintf("pinned: %s escalated: %s", e.ID, e.Reason))
+		}
+		if ok {
+			w := &Work{Rung: RungPinned, Target: it.ID, Title: it.Line, Pinned: &it, Unblocks: unblocks, Chain: chain, Restorative: restorative}
 			w.Why = fmt.Sprintf("the pinned roadmap %s is worked in order: item %d of %d", r.File, r.State.Index+1, len(r.Items))
 			if unblocks != "" {
 				w.Why = fmt.Sprintf("the pinned roadmap %s: %s is the blocker of %s, so it comes first", r.File, it.ID, unblocks)

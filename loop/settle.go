@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
@@ -21,10 +22,25 @@ func Claimant() string { return "evolve:" + cycle.Host() }
 // starts on it: two loops never take the same item. Work from a pinned
 // roadmap is recorded in the roadmap's state.
 func (s *State) Take(w *Work) error {
-	if w.Pinned != nil && s.Roadmap != nil {
+	if r := s.Roadmap; r != nil {
 		// The roadmap's state names the roadmap: settling the cycle, and
-		// the next run, find it there.
-		return s.Roadmap.State.Save(s.Roadmap.StatePath)
+		// the next run, find it there. Escalations the ladder made (a chain
+		// of blockers too deep) are written for the operator.
+		if w.Pinned != nil {
+			r.State.Take(w.Pinned.ID, w.Chain)
+		}
+		fresh := r.State.Fresh()
+		if w.Pinned != nil || len(fresh) > 0 {
+			if err := r.State.Save(r.StatePath); err != nil {
+				return err
+			}
+			if err := queue.AppendEscalated(filepath.Join(s.Top, filepath.FromSlash(queue.EscalatedPath)), fresh, s.MaxCycle()+1, s.Now.UTC().Format(time.RFC3339)); err != nil {
+				return err
+			}
+		}
+		if w.Pinned != nil {
+			return nil
+		}
 	}
 	if w.Item == nil {
 		return nil
@@ -35,6 +51,29 @@ func (s *State) Take(w *Work) error {
 	}
 	w.Item = &it
 	return nil
+}
+
+// QueueFields are the pinned queue's fields for the record of a cycle on
+// w (seed 004's --queue-item, --queue-index, --queue-total, and, for a
+// blocker, --unblock-target and --unblock-depth); nil for other work.
+func (s *State) QueueFields(w *Work) map[string]json.RawMessage {
+	r := s.Roadmap
+	if r == nil || w.Pinned == nil {
+		return nil
+	}
+	item := w.Pinned.ID
+	if len(w.Chain) > 0 {
+		item = w.Chain[0]
+	}
+	f := map[string]json.RawMessage{}
+	f["queue_item"], _ = json.Marshal(item)
+	f["queue_index"], _ = json.Marshal(r.State.Index)
+	f["queue_total"], _ = json.Marshal(len(r.Items))
+	if w.Unblocks != "" {
+		f["unblock_target"], _ = json.Marshal(w.Pinned.ID)
+		f["unblock_depth"], _ = json.Marshal(max(0, len(w.Chain)-2))
+	}
+	return f
 }
 
 // Untake gives back the claim Take made when the cycle did not start.
@@ -90,7 +129,10 @@ func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, 
 		default:
 			st.Action = "failed"
 		}
-		return st, r.State.Save(r.StatePath)
+		if err := r.State.Save(r.StatePath); err != nil {
+			return st, err
+		}
+		return st, queue.AppendEscalated(filepath.Join(top, filepath.FromSlash(queue.EscalatedPath)), r.State.Fresh(), c.Cycle, now().UTC().Format(time.RFC3339))
 	default:
 		q := OpenQueue(repo, top, now)
 		var err error

@@ -203,6 +203,33 @@ func repoNameOf(u string) string {
 	return path.Base(p)
 }
 
+// InlineRoadmapPath is where an inline roadmap is written (seed 004: a
+// --queue value that is no file is the roadmap itself).
+const InlineRoadmapPath = ".agents/evolve/roadmap.md"
+
+// PinRoadmap resolves a --queue value: a file (relative to dir) is itself;
+// a value that is no file but holds roadmap items is written to
+// .agents/evolve/roadmap.md under top, whose path is returned (wrote says
+// so). Anything else is returned as it was, for the reader to refuse.
+func PinRoadmap(top, dir, value string) (path string, wrote bool, err error) {
+	p := value
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	if _, err := os.Stat(p); err == nil || len(queue.ParseRoadmap([]byte(value))) == 0 {
+		return p, false, nil
+	}
+	dst := filepath.Join(top, filepath.FromSlash(InlineRoadmapPath))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", false, err
+	}
+	text := strings.TrimRight(value, "\n") + "\n"
+	if err := writeAtomic(dst, []byte(text)); err != nil {
+		return "", false, err
+	}
+	return dst, true, nil
+}
+
 func loadRoadmap(top, file string) (*Roadmap, error) {
 	statePath := filepath.Join(top, filepath.FromSlash(queue.RoadmapStatePath))
 	fromState := file == ""
@@ -367,7 +394,7 @@ func (s *State) Harvested() []queue.Item {
 func (s *State) ReadyWork() int {
 	n := len(s.Harvested())
 	if s.Roadmap != nil {
-		if _, _, ok := s.Roadmap.State.Next(s.Roadmap.Items); ok {
+		if _, _, _, ok := s.Roadmap.State.Next(s.Roadmap.Items); ok {
 			n++
 		}
 	}

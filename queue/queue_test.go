@@ -136,18 +136,18 @@ func TestRoadmap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, _, ok := s.Next(items); !ok || w.ID != "auth" {
+	if w, _, _, ok := s.Next(items); !ok || w.ID != "auth" {
 		t.Fatalf("first: %+v", w)
 	}
 	s.Done(items, "auth")
-	if w, _, ok := s.Next(items); !ok || w.ID != "billing" {
+	if w, _, _, ok := s.Next(items); !ok || w.ID != "billing" {
 		t.Errorf("after auth: %+v", w)
 	}
 	// billing fails three times: escalated, and reports (blocked by it) too.
 	for i := 0; i < EscalateAfter; i++ {
 		s.Failed(items, "billing")
 	}
-	if _, _, ok := s.Next(items); ok {
+	if _, _, _, ok := s.Next(items); ok {
 		t.Errorf("something is left after billing and reports were escalated: %+v", s)
 	}
 	if len(s.Escalated) != 2 {
@@ -167,7 +167,7 @@ func TestRoadmap(t *testing.T) {
 	// A blocker not on the roadmap is worked first.
 	items = ParseRoadmap([]byte("1. `b` after the schema, blocker: `schema`\n"))
 	s2, _ := LoadRoadmapState(filepath.Join(dir, "none.json"), "r2.md")
-	if w, unblocks, ok := s2.Next(items); !ok || w.ID != "schema" || unblocks != "b" {
+	if w, unblocks, _, ok := s2.Next(items); !ok || w.ID != "schema" || unblocks != "b" {
 		t.Errorf("an outside blocker: %+v %q", w, unblocks)
 	}
 }
@@ -181,19 +181,19 @@ func TestRoadmapBlockerChains(t *testing.T) {
 	// c needs b, b needs a: a first, then b, then c.
 	items := ParseRoadmap([]byte("1. `c` blocker: `b`\n2. `b` blocker: `a`\n3. `a`\n"))
 	for _, want := range []struct{ id, unblocks string }{{"a", "b"}, {"b", "c"}, {"c", ""}} {
-		w, unblocks, ok := s.Next(items)
+		w, unblocks, _, ok := s.Next(items)
 		if !ok || w.ID != want.id || unblocks != want.unblocks {
 			t.Fatalf("next: %q unblocking %q (%v); want %q unblocking %q", w.ID, unblocks, ok, want.id, want.unblocks)
 		}
 		s.Done(items, w.ID)
 	}
-	if w, _, ok := s.Next(items); ok {
+	if w, _, _, ok := s.Next(items); ok {
 		t.Errorf("all done, yet next is %+v", w)
 	}
 	// A cycle of blockers ends: the item where it closes is worked.
 	s2, _ := LoadRoadmapState(filepath.Join(dir, "s2.json"), "r2.md")
 	items = ParseRoadmap([]byte("1. `x` blocker: `y`\n2. `y` blocker: `x`\n"))
-	if w, unblocks, ok := s2.Next(items); !ok || w.ID != "y" || unblocks != "x" {
+	if w, unblocks, _, ok := s2.Next(items); !ok || w.ID != "y" || unblocks != "x" {
 		t.Errorf("a cycle of blockers: %q unblocking %q (%v)", w.ID, unblocks, ok)
 	}
 }
@@ -274,7 +274,7 @@ func FuzzParseRoadmap(f *testing.F) {
 		items := ParseRoadmap([]byte(md))
 		s := &RoadmapState{}
 		for n := 0; n < 3*len(items)+3; n++ {
-			w, _, ok := s.Next(items)
+			w, _, _, ok := s.Next(items)
 			if !ok {
 				return
 			}
@@ -312,5 +312,54 @@ func TestTwinIDsStay(t *testing.T) {
 	}
 	if after[1].ClaimedBy != "me" || after[2].ClaimedBy != "" {
 		t.Errorf("claimed by: %q, %q", after[1].ClaimedBy, after[2].ClaimedBy)
+	}
+}
+
+func TestRoadmapDeepChainEscalates(t *testing.T) {
+	dir := t.TempDir()
+	s, err := LoadRoadmapState(filepath.Join(dir, "state.json"), "r.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// top needs d1, d1 needs d2, d2 needs d3: three levels, followed.
+	items := ParseRoadmap([]byte("1. `top` blocker: `d1`\n2. `d1` blocker: `d2`\n3. `d2` blocker: `d3`\n4. `d3`\n5. `next`\n"))
+	w, unblocks, chain, ok := s.Next(items)
+	if !ok || w.ID != "d3" || unblocks != "d2" || strings.Join(chain, ",") != "top,d1,d2,d3" {
+		t.Fatalf("three levels: %q unblocking %q, chain %v", w.ID, unblocks, chain)
+	}
+	s.Take(w.ID, chain)
+	if s.InProgress != "d3" || strings.Join(s.UnblockChain, ",") != "d1,d2,d3" || s.UnblockDepth != 2 {
+		t.Errorf("taken: %q %v depth %d", s.InProgress, s.UnblockChain, s.UnblockDepth)
+	}
+	if f := s.Fresh(); len(f) != 0 {
+		t.Errorf("escalations %v", f)
+	}
+	s.Done(items, "d3")
+	if s.InProgress != "" || len(s.UnblockChain) != 0 {
+		t.Errorf("done, yet in progress: %q %v", s.InProgress, s.UnblockChain)
+	}
+	// A fourth level: the item is escalated with its chain, and so is
+	// what names it as its blocker; the next item is taken.
+	items = ParseRoadmap([]byte("1. `top` blocker: `d1`\n2. `d1` blocker: `d2`\n3. `d2` blocker: `d3`\n4. `d3` blocker: `d4`\n5. `next`\n6. `after` blocker: `top`\n"))
+	s2, _ := LoadRoadmapState(filepath.Join(dir, "s2.json"), "r2.md")
+	w, _, _, ok = s2.Next(items)
+	if !ok || w.ID != "d4" {
+		// d1's own chain (d2, d3, d4) is three levels deep: it is worked.
+		t.Fatalf("after escalating top: %q (%v)", w.ID, ok)
+	}
+	f := s2.Fresh()
+	if len(f) != 2 || f[0].ID != "top" || strings.Join(f[0].Chain, ",") != "top,d1,d2,d3,d4" || !strings.Contains(f[0].Reason, "blocker chain too deep (more than 3 levels): top → d1 → d2 → d3 → d4") || f[1].ID != "after" {
+		t.Fatalf("escalations %+v", f)
+	}
+	if len(s2.Fresh()) != 0 {
+		t.Error("Fresh forgets what it returned")
+	}
+	path := filepath.Join(dir, "escalated.md")
+	if err := AppendEscalated(path, f, 7, "2026-01-02T03:04:05Z"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "## top escalated\n\n- reason: blocker chain too deep") || !strings.Contains(string(data), "- cycle: 7\n") || !strings.Contains(string(data), "- chain: top → d1 → d2 → d3 → d4\n") {
+		t.Errorf("escalated.md:\n%s", data)
 	}
 }

@@ -16,6 +16,16 @@ import (
 // to the top of the working tree (the seeds' file).
 const RoadmapStatePath = ".agents/evolve/pinned-queue-state.json"
 
+// EscalatedPath is where escalations are written for the operator to
+// read, relative to the top of the working tree (the seeds' file).
+const EscalatedPath = ".agents/evolve/escalated.md"
+
+// MaxUnblockDepth is how deep a chain of blockers is followed: the item's
+// own blocker is depth 0, that blocker's blocker depth 1, and so on; an
+// item whose chain goes deeper than this is escalated instead (seed 004:
+// "Blocker chain too deep (>2 levels)").
+const MaxUnblockDepth = 2
+
 // EscalateAfter is how many failed cycles on one roadmap item escalate it:
 // it is skipped, and so is every item that names it as its blocker.
 const EscalateAfter = 3
@@ -60,6 +70,8 @@ func ParseRoadmap(data []byte) []RoadmapItem {
 type Escalation struct {
 	ID     string `json:"id"`
 	Reason string `json:"reason"`
+	// Chain is the chain of blockers that was too deep, the item first.
+	Chain []string `json:"chain,omitempty"`
 }
 
 // RoadmapState is how far a roadmap has been worked.
@@ -69,13 +81,31 @@ type RoadmapState struct {
 	Completed []string       `json:"completed"`
 	Escalated []Escalation   `json:"escalated"`
 	Failures  map[string]int `json:"failures,omitempty"`
+	// InProgress is the item (or blocker) a cycle works now ("" between
+	// cycles); UnblockChain the blockers being resolved for the item at
+	// the current index, outermost first, and UnblockDepth how deep the
+	// one worked is (0: the item's own blocker).
+	InProgress   string   `json:"in_progress"`
+	UnblockChain []string `json:"unblock_chain"`
+	UnblockDepth int      `json:"unblock_depth"`
+	// fresh are the escalations made since the state was read (or since
+	// the last Fresh): the ones to write to EscalatedPath.
+	fresh []Escalation
+}
+
+// Fresh returns the escalations made since the last call (or the state
+// was read), and forgets them.
+func (s *RoadmapState) Fresh() []Escalation {
+	f := s.fresh
+	s.fresh = nil
+	return f
 }
 
 // LoadRoadmapState reads the state of the roadmap in file from path (a
 // fresh state when there is none, or when it is of another roadmap file).
 func LoadRoadmapState(path, file string) (*RoadmapState, error) {
 	data, err := os.ReadFile(path)
-	fresh := &RoadmapState{QueueFile: file, Completed: []string{}, Escalated: []Escalation{}}
+	fresh := &RoadmapState{QueueFile: file, Completed: []string{}, Escalated: []Escalation{}, UnblockChain: []string{}}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fresh, nil
 	}
@@ -94,6 +124,9 @@ func LoadRoadmapState(path, file string) (*RoadmapState, error) {
 	}
 	if s.Escalated == nil {
 		s.Escalated = []Escalation{}
+	}
+	if s.UnblockChain == nil {
+		s.UnblockChain = []string{}
 	}
 	return &s, nil
 }
@@ -126,9 +159,14 @@ func (s *RoadmapState) escalated(id string) bool {
 // current one on, that is neither done nor escalated, or, when its blocker
 // is not done yet, that blocker (followed down a chain of blockers to the
 // first that is not blocked itself; a cycle of blockers stops where it
-// closes); unblocks then names the item it unblocks. ok is false when
-// nothing is left.
-func (s *RoadmapState) Next(items []RoadmapItem) (work RoadmapItem, unblocks string, ok bool) {
+// closes); unblocks then names the item it unblocks. chain is the item
+// whose turn it is, then the blockers from its own down to the one to
+// work. A chain deeper
+// than MaxUnblockDepth is not followed: the item is escalated (with the
+// items that name it as their blocker) and the next one taken; Next then
+// changes the state, which the caller saves. ok is false when nothing is
+// left.
+func (s *RoadmapState) Next(items []RoadmapItem) (work RoadmapItem, unblocks string, chain []string, ok bool) {
 	byID := map[string]RoadmapItem{}
 	for _, it := range items {
 		if _, dup := byID[it.ID]; !dup {
@@ -141,14 +179,22 @@ next:
 		if s.done(it.ID) || s.escalated(it.ID) {
 			continue
 		}
-		work, unblocks = RoadmapItem{}, ""
+		item := it
+		work, unblocks, chain = RoadmapItem{}, "", []string{it.ID}
 		seen := map[string]bool{it.ID: true}
 		for it.Blocker != "" && !s.done(it.Blocker) && !seen[it.Blocker] {
 			b := it.Blocker
 			if s.escalated(b) {
 				continue next // its blocker was given up on: so is it (Failed escalates both)
 			}
+			if len(chain) > MaxUnblockDepth+1 {
+				full := append(chain, b)
+				s.escalateChain(items, Escalation{ID: item.ID, Chain: full,
+					Reason: fmt.Sprintf("blocker chain too deep (more than %d levels): %s", MaxUnblockDepth+1, strings.Join(full, " → "))})
+				continue next
+			}
 			seen[b] = true
+			chain = append(chain, b)
 			blocker, known := byID[b]
 			if !known {
 				blocker = RoadmapItem{ID: b, Line: "unblock " + b + " (named as the blocker of " + it.ID + ")"}
@@ -159,9 +205,43 @@ next:
 		if unblocks == "" {
 			work = it
 		}
-		return work, unblocks, true
+		return work, unblocks, chain, true
 	}
-	return RoadmapItem{}, "", false
+	return RoadmapItem{}, "", nil, false
+}
+
+// Take notes that a cycle works on id; chain is Next's (the item, then
+// the blockers being resolved).
+func (s *RoadmapState) Take(id string, chain []string) {
+	s.InProgress = id
+	s.UnblockChain = []string{}
+	if len(chain) > 1 {
+		s.UnblockChain = append(s.UnblockChain, chain[1:]...)
+	}
+	s.UnblockDepth = max(0, len(s.UnblockChain)-1)
+}
+
+// Left counts the roadmap's items neither done nor escalated.
+func (s *RoadmapState) Left(items []RoadmapItem) int {
+	n := 0
+	for _, it := range items {
+		if !s.done(it.ID) && !s.escalated(it.ID) {
+			n++
+		}
+	}
+	return n
+}
+
+// CompletedItems counts the roadmap's own items done (blockers that are
+// not items are not counted).
+func (s *RoadmapState) CompletedItems(items []RoadmapItem) int {
+	n := 0
+	for _, it := range items {
+		if s.done(it.ID) {
+			n++
+		}
+	}
+	return n
 }
 
 // Done marks a roadmap item (or a blocker) done, and moves the current
@@ -171,6 +251,7 @@ func (s *RoadmapState) Done(items []RoadmapItem, id string) {
 		s.Completed = append(s.Completed, id)
 	}
 	delete(s.Failures, id)
+	s.settled(id)
 	for s.Index < len(items) && (s.done(items[s.Index].ID) || s.escalated(items[s.Index].ID)) {
 		s.Index++
 	}
@@ -184,10 +265,28 @@ func (s *RoadmapState) Failed(items []RoadmapItem, id string) bool {
 		s.Failures = map[string]int{}
 	}
 	s.Failures[id]++
+	s.settled(id)
 	if s.Failures[id] < EscalateAfter {
 		return false
 	}
-	s.escalate(id, fmt.Sprintf("%d failed cycles in a row", s.Failures[id]))
+	s.escalateChain(items, Escalation{ID: id, Reason: fmt.Sprintf("%d failed cycles in a row", s.Failures[id])})
+	return true
+}
+
+// settled clears what Take noted, once the cycle on id has ended.
+func (s *RoadmapState) settled(id string) {
+	if s.InProgress == id {
+		s.InProgress, s.UnblockChain, s.UnblockDepth = "", []string{}, 0
+	}
+}
+
+// escalateChain escalates e's item and every item that names an escalated
+// one as its blocker, and moves the index past what is finished.
+func (s *RoadmapState) escalateChain(items []RoadmapItem, e Escalation) {
+	if !s.escalated(e.ID) {
+		s.Escalated = append(s.Escalated, e)
+		s.fresh = append(s.fresh, e)
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, it := range items {
@@ -200,11 +299,39 @@ func (s *RoadmapState) Failed(items []RoadmapItem, id string) bool {
 	for s.Index < len(items) && (s.done(items[s.Index].ID) || s.escalated(items[s.Index].ID)) {
 		s.Index++
 	}
-	return true
 }
 
 func (s *RoadmapState) escalate(id, reason string) {
 	if !s.escalated(id) {
 		s.Escalated = append(s.Escalated, Escalation{ID: id, Reason: reason})
+		s.fresh = append(s.fresh, Escalation{ID: id, Reason: reason})
 	}
+}
+
+// AppendEscalated writes escalations to the operator's file at path
+// (Markdown: a section an escalation, with its reason, cycle and chain).
+func AppendEscalated(path string, es []Escalation, cycle int, at string) error {
+	if len(es) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, e := range es {
+		fmt.Fprintf(&b, "## %s escalated\n\n- reason: %s\n- cycle: %d\n- at: %s\n", e.ID, e.Reason, cycle, at)
+		if len(e.Chain) > 0 {
+			fmt.Fprintf(&b, "- chain: %s\n", strings.Join(e.Chain, " → "))
+		}
+		b.WriteString("\n")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

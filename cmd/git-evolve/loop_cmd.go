@@ -20,9 +20,29 @@ func loadState(e *env, roadmap string) (*loop.State, error) {
 		return nil, err
 	}
 	if roadmap != "" {
-		roadmap = e.path(roadmap)
+		if roadmap, err = pinRoadmap(e, roadmap); err != nil {
+			return nil, err
+		}
 	}
 	return loop.Load(l, loop.LoadOptions{Now: e.now(), Getenv: e.getenv, RoadmapFile: roadmap})
+}
+
+// pinRoadmap resolves --queue: a file, or the roadmap itself, written to
+// .agents/evolve/roadmap.md (said on stderr).
+func pinRoadmap(e *env, value string) (string, error) {
+	repo, err := e.Repo()
+	if err != nil {
+		return "", err
+	}
+	top, err := repo.WorkTree()
+	if err != nil {
+		return "", err
+	}
+	p, wrote, err := loop.PinRoadmap(top, e.dir, value)
+	if err == nil && wrote {
+		fmt.Fprintf(e.stderr, "git-evolve: --queue is no file but a roadmap: wrote it to %s\n", loop.InlineRoadmapPath)
+	}
+	return p, err
 }
 
 // insideRun refuses what only the operator may do when an agent of a loop
@@ -306,7 +326,7 @@ func (c *convergedCmd) Run(e *env) error {
 type nextCmd struct {
 	JSON     bool   `name:"json" help:"Print {rung, target, title, why, item, pinned, goal, directive, restorative, skipped, quarantine}."`
 	DryRun   bool   `name:"dry-run" help:"Change nothing: no quarantine written."`
-	Queue    string `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60)." placeholder:"FILE"`
+	Queue    string `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60): a file, or the list itself, written to .agents/evolve/roadmap.md." placeholder:"FILE|LIST"`
 	Strategy string `default:"balanced" enum:"balanced,innovate,harden,repair" help:"Which generator rungs come first: balanced, innovate, harden, repair."`
 }
 

@@ -18,7 +18,7 @@ type runCmd struct {
 	MaxCycles    int           `name:"max-cycles" help:"Stop after N cycles (default: until the loop halts or converges)." placeholder:"N"`
 	Strategy     string        `enum:"balanced,innovate,harden,repair," default:"" help:"Which generator rungs come first: balanced (default), innovate, harden, repair."`
 	AgentTimeout time.Duration `name:"agent-timeout" help:"How long the agent may work on a cycle (default 1h); past it, the cycle is aborted." placeholder:"DURATION"`
-	Queue        string        `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60)." placeholder:"FILE"`
+	Queue        string        `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60): a file, or the list itself, written to .agents/evolve/roadmap.md." placeholder:"FILE|LIST"`
 	Resume       bool          `help:"Continue the run that stopped in this worktree (an interrupt, a budget): its open cycle first."`
 	GreenStreak  int           `name:"green-streak" default:"3" help:"Convergence: the passing gates in a row that stop the run."`
 	MaxHighMed   int           `name:"max-high-medium" default:"1" help:"Convergence: the open high and medium queue items allowed."`
@@ -115,7 +115,10 @@ func (c *runCmd) Run(e *env) error {
 	}()
 	roadmap := c.Queue
 	if roadmap != "" {
-		roadmap = e.path(roadmap)
+		var err error
+		if roadmap, err = pinRoadmap(e, roadmap); err != nil {
+			return err
+		}
 	}
 	sum, err := loop.Run(ctx, l, loop.RunOptions{
 		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
@@ -174,6 +177,9 @@ func printRunSummary(e *env, s *loop.Summary) error {
 		stop += ": " + s.Detail
 	}
 	fmt.Fprintf(w, "stopped: %s\n", stop)
+	if q := s.Queue; q != nil {
+		fmt.Fprintf(w, "Queue: %d/%d items completed | Unblocked: %d items | Escalated: %d items\n", q.Completed, q.Total, q.Unblocked, q.Escalated)
+	}
 	if s.Start != nil && s.End != nil {
 		fmt.Fprintf(w, "fitness: score %.1f → %.1f, %d → %d of %d goals passing\n", s.Start.Score, s.End.Score, s.Start.Passing, s.End.Passing, s.End.Total)
 	}
