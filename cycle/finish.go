@@ -82,6 +82,8 @@ type Finishing struct {
 	// Markers say what happened to the operator's markers (STOP, KILL)
 	// during the agent's turn: one that appeared, one the agent removed.
 	Markers []string `json:"markers,omitempty"`
+	// QualityScore is the record's quality_score (quality mode).
+	QualityScore *float64 `json:"quality_score,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -181,6 +183,9 @@ type FinishOptions struct {
 	// Markers are what the caller saw of the operator's markers during the
 	// agent's turn, kept in the record.
 	Markers []string
+	// QualityScore, when set, gives the record's quality_score once the
+	// result is known (quality mode: the seeds' score of the findings left).
+	QualityScore func(result string) *float64
 }
 
 // FinishResult is what Finish did.
@@ -435,6 +440,9 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		case edited != msg:
 			f.Message = edited // the trailers are put back as they were
 		}
+	}
+	if opts.QualityScore != nil {
+		f.QualityScore = opts.QualityScore(f.Result)
 	}
 	if err := l.saveOpen(c); err != nil {
 		return err
@@ -977,7 +985,7 @@ func (l *Ledger) keepsBase(c *OpenCycle) bool {
 func (c *OpenCycle) record(result, commit string) ledger.Record {
 	f := c.Finish
 	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: result,
-		SHA: commit, CanonicalSHA: commit, CycleStartSHA: c.Start, Timestamp: f.JudgedAt,
+		SHA: commit, CanonicalSHA: commit, CycleStartSHA: c.Start, Timestamp: f.JudgedAt, QualityScore: f.QualityScore,
 		Extra: map[string]json.RawMessage{}}
 	delta := f.Delta
 	delta.Paths = nil

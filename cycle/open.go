@@ -335,6 +335,11 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	if c.Clock != 0 && c.Run != "" { // for the driver's restore
 		rec.Extra["clock"] = mustJSON(c.Clock)
 	}
+	for k, v := range c.Fields {
+		if _, known := rec.Extra[k]; !known && len(v) > 0 {
+			rec.Extra[k] = v
+		}
+	}
 	have, _, err := l.journal.Read()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err

@@ -142,6 +142,9 @@ func (b *Brief) Markdown() []byte {
 	var w bytes.Buffer
 	fmt.Fprintf(&w, "# Evolve cycle %d: %s\n\n", b.Cycle, b.Target)
 	fmt.Fprintf(&w, "- run: %s, strategy %s\n- cycle id: %s, started on %s\n", b.Run, b.Strategy, b.ID, b.Start)
+	if f := StrategyFocus[b.Strategy]; f != "" {
+		fmt.Fprintf(&w, "- the %s strategy's focus: %s\n", b.Strategy, f)
+	}
 	if b.Restorative {
 		fmt.Fprintf(&w, "- **restorative**: the last cycle's gate failed; fix what is red, nothing else\n")
 	}
@@ -157,6 +160,12 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintf(&w, ": %s\n", it.Title)
 		if it.Description != "" {
 			fmt.Fprintf(&w, "\n%s\n", it.Description)
+		}
+	}
+	if bd := b.Work.Bead; bd != nil {
+		fmt.Fprintf(&w, "\nBead %s (priority %d): %s\n", bd.ID, bd.Priority, bd.Title)
+		if bd.Description != "" {
+			fmt.Fprintf(&w, "\n%s\n", cleanLine(bd.Description))
 		}
 	}
 	if d := b.Work.Directive; d != nil {

@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/git-evolve/git-evolve/fitness"
 	"github.com/git-evolve/git-evolve/queue"
@@ -42,8 +43,18 @@ type Convergence struct {
 // fitness baseline of the goals file's era has been captured.
 func (s *State) Converged(t ConvergenceThresholds) (*Convergence, error) {
 	c := &Convergence{Thresholds: t, Era: s.era(), Reasons: []string{}}
+	// A scope shift resets the streak (seed 001): only the cycles judged
+	// by the goals file's present era count, and, with a pinned roadmap,
+	// only those since it was pinned (or its content last changed).
+	var pinnedAt time.Time
+	if r := s.Roadmap; r != nil {
+		pinnedAt, _ = time.Parse(time.RFC3339, r.State.PinnedAt)
+	}
 	for i := len(s.Events) - 1; i >= 0; i-- {
 		e := s.Events[i]
+		if (c.Era != "" && e.Era != "" && e.Era != c.Era) || (!pinnedAt.IsZero() && e.Time.Before(pinnedAt)) {
+			break
+		}
 		if e.Gate == "" {
 			continue // no gate ran: unchanged, aborted, quarantined
 		}

@@ -19,6 +19,10 @@ const (
 	HaltBudget         = "budget"
 	HaltBreaker        = "breaker"
 	HaltGoalRegression = "goal_regression"
+	// HaltRestorativeExhausted: three restorative cycles in a row did not
+	// pass the gate (seed 001: "3 consecutive restorative without
+	// restoration → escalate. Don't silently grind.").
+	HaltRestorativeExhausted = "restorative_exhausted"
 	// PriorCycleFail does not halt: the next cycle is restorative.
 	PriorCycleFail = "prior_cycle_fail"
 )
@@ -210,6 +214,11 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 	case prev != nil && sameEra(prev, last) && *prev.Total == *last.Total && *last.Passing < *prev.Passing:
 		halt(HaltGoalRegression, fmt.Sprintf("cycle %d (%s) left %d of %d goals passing, %d after cycle %d before it", last.Cycle, last.Result, *last.Passing, *last.Total, *prev.Passing, prev.Cycle))
 	}
+	// Restorative cycles in a row that did not pass the gate (since the
+	// operator last resumed).
+	if n := restorativeStreak(since(s.Events, lastResume)); n >= RestorativeLimit && !h.Halt {
+		halt(HaltRestorativeExhausted, fmt.Sprintf("%d restorative cycles in a row did not get the gate to pass; git evolve resume lets the loop try again", n))
+	}
 	// The last cycle's gate failed: the next one is restorative.
 	for i := len(s.Events) - 1; i >= 0; i-- {
 		e := s.Events[i]
@@ -280,4 +289,25 @@ func envAlias(getenv func(string) string, name string) (string, string) {
 		}
 	}
 	return "GIT_EVOLVE_" + name, ""
+}
+
+// RestorativeLimit is how many restorative cycles in a row may fail to
+// restore before the loop halts.
+const RestorativeLimit = 3
+
+// restorativeStreak counts the trailing restorative cycles whose gate did
+// not pass (quarantine records, the ladder's bookkeeping, left out).
+func restorativeStreak(events []Event) int {
+	n := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Result == "quarantined" {
+			continue
+		}
+		if !e.Restorative || strings.EqualFold(e.Gate, "PASS") {
+			break
+		}
+		n++
+	}
+	return n
 }

@@ -214,7 +214,7 @@ func TestNoProgressSuspendedWhileRoadmapLeft(t *testing.T) {
 	// A pinned roadmap with items left: the time breaker waits (seed 004).
 	f.write("ROADMAP.md", "1. `one` the first step\n")
 	s := f.load(later)
-	r, err := loadRoadmap(f.dir, "ROADMAP.md")
+	r, err := loadRoadmap(f.dir, "ROADMAP.md", later)
 	if err != nil || r == nil {
 		t.Fatal(err)
 	}

@@ -26,16 +26,19 @@ type Event struct {
 	Gate   string
 	// Branch is the ref HEAD named when the cycle started ("" for records
 	// that do not say: made by hand, imported, older).
-	Branch    string
-	Time      time.Time
-	Aborted   bool
-	Rung      string
-	Item      string
-	Era       string
-	Journal   bool
-	Passing   *int
-	Total     *int
-	HasBefore bool
+	Branch  string
+	Time    time.Time
+	Aborted bool
+	Rung    string
+	Item    string
+	Era     string
+	Journal bool
+	// Restorative says the run took the cycle in restorative mode (the
+	// gate before it failed).
+	Restorative bool
+	Passing     *int
+	Total       *int
+	HasBefore   bool
 	// BeforePassing and BeforeTotal are the goals counted as the cycle
 	// started (when HasBefore).
 	BeforePassing, BeforeTotal int
@@ -83,6 +86,7 @@ func History(l *cycle.Ledger) ([]Event, error) {
 		_ = json.Unmarshal(r.Extra["failing"], &e.FailingAfter)
 		_ = json.Unmarshal(r.Extra["oscillations"], &e.Oscillations)
 		_ = json.Unmarshal(r.Extra["goal_digest"], &e.GoalDigest)
+		_ = json.Unmarshal(r.Extra["restorative"], &e.Restorative)
 		var before struct {
 			Failing []string `json:"failing"`
 			Passing int      `json:"goals_passing"`

@@ -84,6 +84,9 @@ type RunState struct {
 	// cycle and fast-forwards to it.
 	PushEvery    int  `json:"push_every,omitempty"`
 	SyncUpstream bool `json:"sync_upstream,omitempty"`
+	// Quality and BeadsOnly are seed 004's --quality and --beads-only.
+	Quality   bool `json:"quality,omitempty"`
+	BeadsOnly bool `json:"beads_only,omitempty"`
 	// Pushes counts the pushes the run made.
 	Pushes  int    `json:"pushes,omitempty"`
 	Roadmap string `json:"roadmap,omitempty"`
@@ -196,6 +199,8 @@ type RunOptions struct {
 	MaxCycles    int // 0: until something halts the loop
 	PushEvery    int // push the branch after every N productive cycles (0: never)
 	SyncUpstream bool
+	Quality      bool
+	BeadsOnly    bool
 	Strategy     string
 	AgentTimeout time.Duration
 	RoadmapFile  string
@@ -249,7 +254,7 @@ type QueueTally struct {
 
 // queueTally reads the pinned roadmap's progress (nil without one).
 func queueTally(top string) *QueueTally {
-	r, err := loadRoadmap(top, "")
+	r, err := loadRoadmap(top, "", time.Time{})
 	if err != nil || r == nil {
 		return nil
 	}
@@ -347,6 +352,8 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 			r.PushEvery = o.PushEvery
 		}
 		r.SyncUpstream = r.SyncUpstream || o.SyncUpstream
+		r.Quality = r.Quality || o.Quality
+		r.BeadsOnly = r.BeadsOnly || o.BeadsOnly
 		if o.AgentTimeout > 0 {
 			r.AgentTimeout = o.AgentTimeout.String()
 		}
@@ -382,13 +389,13 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := loadRoadmap(top, o.RoadmapFile); err != nil {
+			if _, err := loadRoadmap(top, o.RoadmapFile, now()); err != nil {
 				return nil, err // before the last run's state is replaced
 			}
 		}
 		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
 			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{},
-			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream}
+			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream, Quality: o.Quality, BeadsOnly: o.BeadsOnly}
 		if prior != nil && prior.Phase == PhaseRestore && prior.Restore != nil {
 			// The last run stopped before it restored an aborted cycle's
 			// working tree: this one does it first.
@@ -396,7 +403,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		}
 	}
 	if _, ok := Strategies[r.Strategy]; !ok {
-		return nil, &RunError{Msg: fmt.Sprintf("--strategy %s: not one of balanced, innovate, harden, repair", r.Strategy), Usage: true}
+		return nil, &RunError{Msg: fmt.Sprintf("--strategy %s: not one of balanced, innovate, harden, repair, ultrathink, autoresearch", r.Strategy), Usage: true}
 	}
 	timeout, err := time.ParseDuration(r.AgentTimeout)
 	if err != nil || timeout <= 0 {
@@ -611,7 +618,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.r.End = scoreOf(measured)
-		w := s.Select(SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: d.r.Strategy})
+		beads, err := ReadyBeads(ctx, s.Top)
+		if err != nil {
+			d.say("warning: the beads rung is skipped: %v", err)
+		}
+		w := s.Select(SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: d.r.Strategy,
+			Beads: beads, BeadsOnly: d.r.BeadsOnly, Quality: d.r.Quality})
 		for _, q := range w.Quarantine {
 			if _, err := s.WriteQuarantine(q); err != nil {
 				return nil, err
@@ -632,7 +644,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName, Before: beforeJSON,
-			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID, Fields: s.QueueFields(w)})
+			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID, Fields: s.CycleFields(w)})
 		if err != nil {
 			if uerr := s.Untake(w); uerr != nil {
 				err = fmt.Errorf("%w (and the claim on %s stays: %v)", err, w.ItemID(), uerr)
@@ -798,7 +810,24 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	if err != nil {
 		return nil, err
 	}
-	opts := cycle.FinishOptions{Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
+	var quality func(string) *float64
+	if d.r.Quality {
+		// Seed 004: the score of the findings left, the cycle's own item
+		// not counted when it delivered.
+		quality = func(result string) *float64 {
+			s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv})
+			if err != nil {
+				return nil
+			}
+			done := ""
+			if Delivered(result) {
+				done = c.Item
+			}
+			q := s.QualityScore(done)
+			return &q
+		}
+	}
+	opts := cycle.FinishOptions{QualityScore: quality, Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
 		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
 		Resuming:  resuming,
 		Tampering: refused}

@@ -13,6 +13,7 @@ import (
 const (
 	RungPinned    = "pinned"
 	RungHarvested = "harvested"
+	RungBeads     = "beads"
 	RungDirective = "directive"
 	RungGoal      = "goal"
 	// The generator rungs: when no queue and no goal has work, the cycle's
@@ -33,10 +34,23 @@ var Generators = map[string]string{
 
 // The strategies of a run, and the generator rungs each tries, in order.
 var Strategies = map[string][]string{
-	"balanced": {RungTesting, RungValidation, RungDrift, RungFeature},
-	"innovate": {RungFeature, RungTesting, RungValidation, RungDrift},
-	"harden":   {RungTesting, RungValidation, RungDrift},
-	"repair":   {RungValidation},
+	"balanced":     {RungTesting, RungValidation, RungDrift, RungFeature},
+	"innovate":     {RungFeature, RungTesting, RungValidation, RungDrift},
+	"harden":       {RungTesting, RungValidation, RungDrift},
+	"repair":       {RungValidation},
+	"ultrathink":   {RungDrift, RungValidation, RungTesting},
+	"autoresearch": {RungFeature, RungTesting, RungDrift, RungValidation},
+}
+
+// StrategyFocus says what each strategy asks of the agent (seed 002's
+// table), for its brief.
+var StrategyFocus = map[string]string{
+	"balanced":     "broad discovery: the standard approach; medium findings and above block",
+	"innovate":     "new features and gaps: additive; style is relaxed",
+	"harden":       "stability and tests: defensive; strict everywhere",
+	"repair":       "bugs and broken tests: fix only, the smallest diff; strict about regressions",
+	"ultrathink":   "complex refactors: think the change through before making it; strict, and say how confident you are",
+	"autoresearch": "hypothesis testing: fixed metrics; a falsified hypothesis is a result, not a failure (record it with git evolve hypothesis)",
 }
 
 // restorativeTypes are the queue item types a restorative cycle may take:
@@ -62,6 +76,7 @@ type Work struct {
 	// (directive rung).
 	Goal        *goals.Result    `json:"goal,omitempty"`
 	Directive   *goals.Directive `json:"directive,omitempty"`
+	Bead        *Bead            `json:"bead,omitempty"`
 	Restorative bool             `json:"restorative"`
 	// Skipped is what the ladder passed over, and why.
 	Skipped []string `json:"skipped"`
@@ -95,7 +110,19 @@ type SelectOptions struct {
 	Measured    *goals.Snapshot
 	Restorative bool
 	Strategy    string // balanced when empty
+	// Beads are bd's ready issues (ReadyBeads); BeadsOnly takes no
+	// directive or goal work (seed 004's --beads-only skips Step 3.3).
+	Beads     []Bead
+	BeadsOnly bool
+	// Quality is seed 004's quality mode: high and medium findings first,
+	// then beads, directives and emergency gates (failing goals of weight
+	// EmergencyWeight or more), then the other findings, then generators.
+	Quality bool
 }
+
+// EmergencyWeight is the weight from which a failing goal is an emergency
+// gate in quality mode.
+const EmergencyWeight = 5
 
 // Select walks the ladder: the pinned roadmap, harvested queue items,
 // GOALS.md's directive gaps (the one worked least lately first, then in
@@ -111,6 +138,17 @@ func (s *State) Select(o SelectOptions) *Work {
 	}
 	restorative := o.Restorative || strategy == "repair"
 	var skipped []string
+	// The metronome gate (seed 003): work that would repeat the mode of
+	// the trailing cycles, MetronomeStreak of them or more, is skipped once
+	// (not in a restorative cycle: fixing red comes first).
+	mode, streak := s.trailingMode()
+	blocked := func(rung, target string) bool {
+		if restorative || streak < MetronomeStreak || modeOf(rung, target) != mode {
+			return false
+		}
+		skipped = append(skipped, fmt.Sprintf("metronome: the last %d cycles were all %s: skipped once", streak, mode))
+		return true
+	}
 	// The pinned roadmap.
 	if r := s.Roadmap; r != nil {
 		before := len(r.State.Escalated)
@@ -128,32 +166,76 @@ func (s *State) Select(o SelectOptions) *Work {
 		}
 		skipped = append(skipped, fmt.Sprintf("pinned: the roadmap %s has no item left (%d done, %d escalated)", r.File, len(r.State.Completed), len(r.State.Escalated)))
 	}
-	// Harvested queue items.
+	// Harvested queue items (in quality mode, the high and medium
+	// findings here, the others after the goals).
 	harvested := s.Harvested()
-	for _, it := range harvested {
-		if restorative && !contains(restorativeTypes, strings.ToLower(it.Type)) {
-			skipped = append(skipped, fmt.Sprintf("harvested: %s (%s) is no fix of what is red, and the cycle is restorative", it.ID, orNone(it.Type)))
-			continue
+	takeHarvested := func(low bool) *Work {
+		for _, it := range harvested {
+			if o.Quality && (queue.SeverityRank(it.Severity) > 1) != low {
+				continue
+			}
+			if blocked(RungHarvested, it.ID) {
+				continue
+			}
+			if restorative && !contains(restorativeTypes, strings.ToLower(it.Type)) {
+				skipped = append(skipped, fmt.Sprintf("harvested: %s (%s) is no fix of what is red, and the cycle is restorative", it.ID, orNone(it.Type)))
+				continue
+			}
+			it := it
+			why := fmt.Sprintf("harvested work comes before goals: %s, severity %s", it.ID, orNone(it.Severity))
+			if o.Quality {
+				why = fmt.Sprintf("quality mode takes findings first: %s, severity %s", it.ID, orNone(it.Severity))
+				if low {
+					why = fmt.Sprintf("quality mode: no high or medium finding, no emergency gate: %s, severity %s", it.ID, orNone(it.Severity))
+				}
+			}
+			if processTypes[strings.ToLower(it.Type)] {
+				why += " (process work, after any concrete work of its severity)"
+			}
+			switch it.TargetRepo {
+			case s.Config.RepoName:
+				why += ", for this repository (" + it.TargetRepo + ")"
+			case "*":
+				why += ", for any repository"
+			}
+			return (&Work{Rung: RungHarvested, Target: it.ID, Title: it.Title, Item: &it, Why: why, Restorative: restorative}).with(skipped)
 		}
-		it := it
-		why := fmt.Sprintf("harvested work comes before goals: %s, severity %s", it.ID, orNone(it.Severity))
-		switch it.TargetRepo {
-		case s.Config.RepoName:
-			why += ", for this repository (" + it.TargetRepo + ")"
-		case "*":
-			why += ", for any repository"
-		}
-		return (&Work{Rung: RungHarvested, Target: it.ID, Title: it.Title, Item: &it, Why: why, Restorative: restorative}).with(skipped)
+		return nil
+	}
+	if w := takeHarvested(false); w != nil {
+		return w
 	}
 	if len(harvested) == 0 {
 		skipped = append(skipped, "harvested: no selectable item in "+queue.Path)
 	}
+	// Ready beads (bd ready), when bd is there.
+	for _, b := range o.Beads {
+		if blocked(RungBeads, b.ID) {
+			continue
+		}
+		if restorative {
+			skipped = append(skipped, fmt.Sprintf("beads: %d ready, but the cycle is restorative: a bead is no known fix of what is red", len(o.Beads)))
+			break
+		}
+		b := b
+		w := &Work{Rung: RungBeads, Target: b.ID, Title: b.Title, Bead: &b}
+		w.Why = fmt.Sprintf("a ready bead (bd ready), priority %d, of %d ready", b.Priority, len(o.Beads))
+		return w.with(skipped)
+	}
+	if o.BeadsOnly {
+		skipped = append(skipped, "directive and goal: --beads-only takes no directive or goal work")
+	}
 	// Directive gaps, before failing goals (seed 004: "first assess
 	// directives, then goals").
-	if gaps := s.DirectiveGaps(); len(gaps) > 0 {
-		if restorative {
+	if gaps := s.DirectiveGaps(); len(gaps) > 0 && !o.BeadsOnly {
+		if len(gaps) > 0 && blocked(RungDirective, gaps[0].ID) {
+			gaps = gaps[1:]
+		}
+		switch {
+		case len(gaps) == 0:
+		case restorative:
 			skipped = append(skipped, fmt.Sprintf("directive: %d directive gap(s), but the cycle is restorative: a directive is no fix of what is red", len(gaps)))
-		} else {
+		default:
 			d := gaps[0]
 			w := &Work{Rung: RungDirective, Target: d.ID, Title: fmt.Sprintf("%d. %s", d.Number, d.Title), Directive: &d}
 			w.Why = fmt.Sprintf("directive gaps come before failing goals: directive %d of %s (steer %s), %d gap(s) open", d.Number, s.GoalsName, orNone(d.Steer), len(gaps))
@@ -162,12 +244,14 @@ func (s *State) Select(o SelectOptions) *Work {
 			}
 			return w.with(skipped)
 		}
-	} else if s.Goals != nil && s.Goals.Markdown {
+	} else if s.Goals != nil && s.Goals.Markdown && !o.BeadsOnly {
 		skipped = append(skipped, "directive: every directive is complete")
 	}
 	// Failing goals, by weight.
 	var quarantine []Quarantine
-	if o.Measured != nil {
+	switch {
+	case o.BeadsOnly:
+	case o.Measured != nil:
 		q := s.Quarantined()
 		osc := Oscillations(s.Events)
 		dig := digests(s.Goals)
@@ -178,6 +262,13 @@ func (s *State) Select(o SelectOptions) *Work {
 		for _, g := range failing {
 			if contains(q, g.GoalID) {
 				skipped = append(skipped, fmt.Sprintf("goal: %s is quarantined (it oscillates) until its definition changes", g.GoalID))
+				continue
+			}
+			if blocked(RungGoal, g.GoalID) {
+				continue
+			}
+			if o.Quality && g.Weight < EmergencyWeight && !restorative {
+				skipped = append(skipped, fmt.Sprintf("goal: %s (weight %d) is no emergency gate (weight %d or more) in quality mode", g.GoalID, g.Weight, EmergencyWeight))
 				continue
 			}
 			if n := osc[g.GoalID]; n >= s.Config.Thresholds.Oscillations {
@@ -196,8 +287,13 @@ func (s *State) Select(o SelectOptions) *Work {
 		if len(failing) == 0 {
 			skipped = append(skipped, "goal: every goal passes, skips or cannot run")
 		}
-	} else {
+	default:
 		skipped = append(skipped, "goal: the goals were not measured")
+	}
+	if o.Quality {
+		if w := takeHarvested(true); w != nil {
+			return w
+		}
 	}
 	if restorative && strategy != "repair" {
 		o.Restorative = false
@@ -210,6 +306,9 @@ func (s *State) Select(o SelectOptions) *Work {
 	rungs := Strategies[strategy]
 	_, empty := Streaks(s.Events, s.LastResume())
 	rung := rungs[empty%len(rungs)]
+	if len(rungs) > 1 && blocked(rung, rung) {
+		rung = rungs[(empty+1)%len(rungs)]
+	}
 	w := &Work{Rung: rung, Target: rung, Title: Generators[rung], Quarantine: quarantine, Restorative: restorative && strategy == "repair"}
 	w.Why = fmt.Sprintf("no queued work and no failing goal: the generator rungs find some (%s strategy", strategy)
 	if empty > 0 {
@@ -233,6 +332,39 @@ func (s *State) DirectiveGaps() []goals.Directive {
 	}
 	sort.SliceStable(gaps, func(i, j int) bool { return last[gaps[i].ID] < last[gaps[j].ID] })
 	return gaps
+}
+
+// MetronomeStreak is how many cycles in a row of one mode make the
+// metronome gate skip that mode once (seed 003: a streak of 3).
+const MetronomeStreak = 3
+
+// modeOf is the mode of work: its rung and target ("goal:api-latency"),
+// or the generator rung alone.
+func modeOf(rung, target string) string {
+	if strings.HasPrefix(rung, "generator:") || target == "" {
+		return rung
+	}
+	return rung + ":" + target
+}
+
+// trailingMode is the mode of the line's last cycles, and how many in a
+// row had it (quarantine records, the ladder's bookkeeping, left out;
+// cycles with no rung, made by hand, end the streak).
+func (s *State) trailingMode() (string, int) {
+	mode, n := "", 0
+	for i := len(s.Events) - 1; i >= 0; i-- {
+		e := s.Events[i]
+		if e.Result == "quarantined" {
+			continue
+		}
+		m := modeOf(e.Rung, e.Target)
+		if e.Rung == "" || (n > 0 && m != mode) {
+			break
+		}
+		mode = m
+		n++
+	}
+	return mode, n
 }
 
 func (w *Work) with(skipped []string) *Work {

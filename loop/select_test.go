@@ -149,3 +149,51 @@ func TestSelectDirectiveGaps(t *testing.T) {
 		t.Errorf("restorative: %s %s, skipped %v", w.Rung, w.Target, w.Skipped)
 	}
 }
+
+func TestSelectLadderRules(t *testing.T) {
+	f := fxNew(t)
+	now := fxBase()
+	measured := fxMeasured("light:2", "heavy:7")
+	// At equal severity, concrete work before process work.
+	f.write(".agents/rpi/next-work.jsonl", `{"items":[{"id":"write-docs","title":"a","severity":"medium","type":"docs"},{"id":"fix-it","title":"b","severity":"medium","type":"bug"},{"id":"low-one","title":"c","severity":"low","type":"feature"}]}`+"\n")
+	s := f.load(now)
+	if w := s.Select(SelectOptions{Measured: measured}); w.Target != "fix-it" {
+		t.Errorf("concrete before process: %s", w.Target)
+	}
+	// The metronome: three cycles in a row on fix-it skip it once.
+	s.Events = []Event{{Cycle: 1, Rung: RungHarvested, Target: "fix-it"}, {Cycle: 2, Rung: RungHarvested, Target: "fix-it"}, {Cycle: 3, Rung: RungHarvested, Target: "fix-it"}}
+	w := s.Select(SelectOptions{Measured: measured})
+	if w.Target != "write-docs" || !strings.Contains(strings.Join(w.Skipped, "\n"), "metronome: the last 3 cycles were all harvested:fix-it: skipped once") {
+		t.Errorf("metronome: %s, skipped %v", w.Target, w.Skipped)
+	}
+	// Not in a restorative cycle: fixing red comes first.
+	if w := s.Select(SelectOptions{Measured: measured, Restorative: true}); w.Target != "fix-it" {
+		t.Errorf("restorative, metronome: %s", w.Target)
+	}
+	s.Events = nil
+	// Quality mode: high and medium findings, beads, emergency gates, then
+	// the low findings.
+	s.Items = s.Items[2:] // only low-one left
+	w = s.Select(SelectOptions{Measured: measured, Quality: true, Beads: []Bead{{ID: "bd-1", Title: "a bead", Priority: 1}}})
+	if w.Rung != RungBeads || w.Target != "bd-1" {
+		t.Errorf("quality, a bead ready: %s %s", w.Rung, w.Target)
+	}
+	w = s.Select(SelectOptions{Measured: measured, Quality: true})
+	if w.Rung != RungGoal || w.Target != "heavy" {
+		t.Errorf("quality, an emergency gate: %s %s", w.Rung, w.Target)
+	}
+	w = s.Select(SelectOptions{Measured: fxMeasured("light:2"), Quality: true})
+	if w.Rung != RungHarvested || w.Target != "low-one" || !strings.Contains(strings.Join(w.Skipped, "\n"), "goal: light (weight 2) is no emergency gate") {
+		t.Errorf("quality, the low finding after the gates: %s %s %v", w.Rung, w.Target, w.Skipped)
+	}
+	// Without quality mode a low finding comes before beads and goals;
+	// --beads-only takes no goal work.
+	s.Items = nil
+	w = s.Select(SelectOptions{Measured: measured, BeadsOnly: true})
+	if w.Rung == RungGoal || !strings.Contains(strings.Join(w.Skipped, "\n"), "--beads-only takes no directive or goal work") {
+		t.Errorf("beads only: %s %s", w.Rung, w.Target)
+	}
+	if q := (&State{Items: nil}).QualityScore(""); q != 100 {
+		t.Errorf("quality score of nothing left: %v", q)
+	}
+}

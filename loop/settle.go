@@ -53,6 +53,20 @@ func (s *State) Take(w *Work) error {
 	return nil
 }
 
+// CycleFields are the fields the record of a cycle on w carries besides
+// the cycle's own: the queue's (QueueFields), and restorative when the
+// cycle fixes what is red.
+func (s *State) CycleFields(w *Work) map[string]json.RawMessage {
+	f := s.QueueFields(w)
+	if w.Restorative {
+		if f == nil {
+			f = map[string]json.RawMessage{}
+		}
+		f["restorative"] = json.RawMessage("true")
+	}
+	return f
+}
+
 // QueueFields are the pinned queue's fields for the record of a cycle on
 // w (seed 004's --queue-item, --queue-index, --queue-total, and, for a
 // blocker, --unblock-target and --unblock-depth); nil for other work.
@@ -116,7 +130,7 @@ func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, 
 	failed := result == ledger.Regressed || aborted
 	switch c.Rung {
 	case RungPinned:
-		r, err := loadRoadmap(top, "")
+		r, err := loadRoadmap(top, "", now())
 		if err != nil || r == nil {
 			return st, err
 		}

@@ -138,7 +138,7 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 	if s.Items, s.Malformed, err = s.Queue.List(); err != nil {
 		return nil, err
 	}
-	if s.Roadmap, err = loadRoadmap(top, o.RoadmapFile); err != nil {
+	if s.Roadmap, err = loadRoadmap(top, o.RoadmapFile, o.Now); err != nil {
 		return nil, err
 	}
 	path, both := goals.Locate(top)
@@ -230,7 +230,7 @@ func PinRoadmap(top, dir, value string) (path string, wrote bool, err error) {
 	return dst, true, nil
 }
 
-func loadRoadmap(top, file string) (*Roadmap, error) {
+func loadRoadmap(top, file string, now time.Time) (*Roadmap, error) {
 	statePath := filepath.Join(top, filepath.FromSlash(queue.RoadmapStatePath))
 	fromState := file == ""
 	if fromState {
@@ -270,6 +270,11 @@ func loadRoadmap(top, file string) (*Roadmap, error) {
 	st, err := queue.LoadRoadmapState(statePath, rel)
 	if err != nil {
 		return nil, err
+	}
+	if sum := sha256.Sum256(data); st.Digest != hex.EncodeToString(sum[:]) {
+		// A new roadmap, or new content: a scope shift (saved with the
+		// state's next save).
+		st.Digest, st.PinnedAt = hex.EncodeToString(sum[:]), now.UTC().Format(time.RFC3339)
 	}
 	return &Roadmap{File: rel, Path: p, Items: items, State: st, StatePath: statePath}, nil
 }
@@ -359,10 +364,16 @@ func (s *State) MaxCycle() int {
 // Harvested are the queue's selectable items for this repository, in the
 // order the ladder takes them: an exact target_repo first, then "*", then
 // the items that name none; higher severity first; the file's order.
+// processTypes are the queue item types that are process work (docs,
+// research, retrospectives, chores); any other type is concrete
+// implementation work, which seed 004 takes first at equal severity.
+var processTypes = map[string]bool{"process": true, "docs": true, "doc": true, "documentation": true, "research": true,
+	"chore": true, "meta": true, "retro": true, "retrospective": true, "postmortem": true, "post-mortem": true, "learning": true, "knowledge": true}
+
 func (s *State) Harvested() []queue.Item {
 	type ranked struct {
-		it         queue.Item
-		scope, sev int
+		it                  queue.Item
+		scope, sev, process int
 	}
 	var rs []ranked
 	for _, it := range s.Items {
@@ -373,13 +384,20 @@ func (s *State) Harvested() []queue.Item {
 		if scope < 0 {
 			continue // another repository's
 		}
-		rs = append(rs, ranked{it, scope, queue.SeverityRank(it.Severity)})
+		process := 0
+		if processTypes[strings.ToLower(it.Type)] {
+			process = 1
+		}
+		rs = append(rs, ranked{it, scope, queue.SeverityRank(it.Severity), process})
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int {
 		if a.scope != b.scope {
 			return a.scope - b.scope
 		}
-		return a.sev - b.sev // SeverityRank: 0 is the highest
+		if a.sev != b.sev {
+			return a.sev - b.sev // SeverityRank: 0 is the highest
+		}
+		return a.process - b.process // concrete implementation work before process work
 	})
 	out := make([]queue.Item, len(rs))
 	for i, r := range rs {

@@ -88,6 +88,11 @@ type RoadmapState struct {
 	InProgress   string   `json:"in_progress"`
 	UnblockChain []string `json:"unblock_chain"`
 	UnblockDepth int      `json:"unblock_depth"`
+	// Digest is the SHA-256 of the roadmap's content as last read, and
+	// PinnedAt when that content was first seen (RFC 3339): a new roadmap,
+	// or new content, is a scope shift that resets the green streak.
+	Digest   string `json:"digest,omitempty"`
+	PinnedAt string `json:"pinned_at,omitempty"`
 	// fresh are the escalations made since the state was read (or since
 	// the last Fresh): the ones to write to EscalatedPath.
 	fresh []Escalation

@@ -92,10 +92,13 @@ cycle's gate failed: prior_cycle_fail); exit 4: the loop is halted. In order:
                    the idle and generator-empty streaks reach evolve.breaker.dormancy (2)
   budget           evolve.governor or GIT_EVOLVE_GOVERNOR_CMD (EVOLVE_GOVERNOR_CMD) exits 3
   breaker          a breaker tripped and not acknowledged with git evolve resume:
-                   no-progress (evolve.breaker.noProgressMinutes, 60), failures
+                   no-progress (evolve.breaker.noProgressMinutes, 60; not while a
+                   pinned roadmap has items left), failures
                    (evolve.breaker.failures, 5), same-failure (evolve.breaker.sameFailure, 3)
   goal_regression  the last productive cycle left fewer goals passing than the
                    productive cycle before it (whoever recorded them)
+  restorative_exhausted  three restorative cycles in a row (since the last
+                   resume) did not get the gate to pass: git evolve resume lifts it
   prior_cycle_fail the last cycle's gate failed (FAIL, FAILED or BLOCKED in it):
                    no halt, exit 3, "restorative": true; the next cycle fixes what is red
 
@@ -287,7 +290,10 @@ whose gate passed (the ledger), the high and medium items of
 .agents/rpi/next-work.jsonl not consumed, whether a pinned roadmap (the one a
 run pinned) has items left, and whether a fitness baseline of the goals file's
 era was captured (git evolve goals baseline, or the first git evolve run of
-the era). The thresholds may be changed; the evidence may not.
+the era). A scope shift resets the green streak: only cycles judged by the
+goals file's present era count, and, with a pinned roadmap, only those since
+it was pinned or its content last changed. The thresholds may be changed; the
+evidence may not.
 
 Exit as halt-check does: 0 the loop goes on (not converged yet), 4 it halts
 (converged).`
@@ -324,23 +330,32 @@ func (c *convergedCmd) Run(e *env) error {
 }
 
 type nextCmd struct {
-	JSON     bool   `name:"json" help:"Print {rung, target, title, why, item, pinned, goal, directive, restorative, skipped, quarantine}."`
-	DryRun   bool   `name:"dry-run" help:"Change nothing: no quarantine written."`
-	Queue    string `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60): a file, or the list itself, written to .agents/evolve/roadmap.md." placeholder:"FILE|LIST"`
-	Strategy string `default:"balanced" enum:"balanced,innovate,harden,repair" help:"Which generator rungs come first: balanced, innovate, harden, repair."`
+	JSON      bool   `name:"json" help:"Print {rung, target, title, why, item, pinned, goal, directive, restorative, skipped, quarantine}."`
+	DryRun    bool   `name:"dry-run" help:"Change nothing: no quarantine written."`
+	Queue     string `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60): a file, or the list itself, written to .agents/evolve/roadmap.md." placeholder:"FILE|LIST"`
+	Quality   bool   `help:"Quality mode: findings first (high, medium), then beads, directives and emergency gates (weight 5 or more)."`
+	BeadsOnly bool   `name:"beads-only" help:"Take no directive or goal work: the queue, beads and generators only."`
+	Strategy  string `default:"balanced" enum:"balanced,innovate,harden,repair,ultrathink,autoresearch" help:"Which generator rungs come first, and what the agent is asked to focus on: balanced, innovate, harden, repair, ultrathink, autoresearch."`
 }
 
 func (nextCmd) Help() string {
 	return `Walks the work ladder and says which rung chose the work, and why:
 
   pinned     the pinned roadmap (--queue FILE, or the one a run pinned), in order, blockers first
-  harvested  .agents/rpi/next-work.jsonl: this repository's items, then "*", then unscoped; higher severity first
+  harvested  .agents/rpi/next-work.jsonl: this repository's items, then "*", then unscoped; higher
+             severity first; at equal severity concrete work before process work (docs, research, chores)
+  beads      bd ready --json, highest priority first, when bd is on PATH (skipped silently when not)
   directive  GOALS.md's directives whose steer is not complete, the least lately worked first
   goal       the failing goals by weight (quarantined goals skipped; oscillating ones quarantined)
   generator  testing, validation and bug hunt, drift and dead code, feature suggestions
 
 After a failed gate (halt-check's prior_cycle_fail) only what fixes red is
-taken. The goals are measured (the goals file must be trusted).`
+taken. The metronome gate: work of the mode the last 3 cycles or more all had
+(the same rung and target, or the same generator) is skipped once. --quality
+takes high and medium findings first, then beads, directives and emergency
+gates (failing goals of weight 5 or more), then the other findings;
+--beads-only takes no directive or goal work. The goals are measured (the
+goals file must be trusted).`
 }
 
 func (c *nextCmd) Run(e *env) error {
@@ -364,7 +379,12 @@ func (c *nextCmd) Run(e *env) error {
 	if e.ctx.Err() != nil {
 		return errInterrupted
 	}
-	w := s.Select(loop.SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: c.Strategy})
+	beads, err := loop.ReadyBeads(e.ctx, s.Top)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: the beads rung is skipped: %s\n", termSafe(err.Error()))
+	}
+	w := s.Select(loop.SelectOptions{Measured: measured, Restorative: h.Restorative, Strategy: c.Strategy,
+		Beads: beads, BeadsOnly: c.BeadsOnly, Quality: c.Quality})
 	if !c.DryRun {
 		for _, q := range w.Quarantine {
 			if _, err := s.WriteQuarantine(q); err != nil {

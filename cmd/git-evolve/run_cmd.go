@@ -16,13 +16,15 @@ import (
 type runCmd struct {
 	Agent        string        `help:"The agent command, run with sh -c in the working tree for each cycle." placeholder:"COMMAND"`
 	MaxCycles    int           `name:"max-cycles" help:"Stop after N cycles (default: until the loop halts or converges)." placeholder:"N"`
-	Strategy     string        `enum:"balanced,innovate,harden,repair," default:"" help:"Which generator rungs come first: balanced (default), innovate, harden, repair."`
+	Strategy     string        `enum:"balanced,innovate,harden,repair,ultrathink,autoresearch," default:"" help:"Which generator rungs come first, and what the agent is asked to focus on: balanced (default), innovate, harden, repair, ultrathink, autoresearch."`
 	AgentTimeout time.Duration `name:"agent-timeout" help:"How long the agent may work on a cycle (default 1h); past it, the cycle is aborted." placeholder:"DURATION"`
 	Queue        string        `help:"A pinned roadmap to work in order (an ordered Markdown list; blocker: \x60id\x60): a file, or the list itself, written to .agents/evolve/roadmap.md." placeholder:"FILE|LIST"`
 	Resume       bool          `help:"Continue the run that stopped in this worktree (an interrupt, a budget): its open cycle first."`
 	GreenStreak  int           `name:"green-streak" default:"3" help:"Convergence: the passing gates in a row that stop the run."`
 	MaxHighMed   int           `name:"max-high-medium" default:"1" help:"Convergence: the open high and medium queue items allowed."`
 	PushEvery    int           `name:"push-every" help:"Push the branch (git push, whose pre-push hook delivers the ledger) after every N productive cycles; a push that fails stops the run, the work kept." placeholder:"N"`
+	Quality      bool          `help:"Quality mode (seed 004): findings first (high, medium), then beads, directives and emergency gates (weight 5 or more); each record carries quality_score (100 - 10 × high - 3 × medium findings left)."`
+	BeadsOnly    bool          `name:"beads-only" help:"Take no directive or goal work: the queue, beads (bd ready) and generators only."`
 	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream and fast-forward to it (a branch that diverged stops the run)."`
 	JSON         bool          `name:"json" help:"Print the summary as JSON."`
 }
@@ -121,7 +123,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	sum, err := loop.Run(ctx, l, loop.RunOptions{
-		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
+		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
 		Progress: func(m string) { fmt.Fprintf(e.stderr, "git-evolve: %s\n", m) },
