@@ -42,6 +42,7 @@ type cli struct {
 	Goals  goalsCmd  `cmd:"" help:"Check and measure the goals in GOALS.yaml."`
 	Trust  trustCmd  `cmd:"" help:"Let this machine run the checks of the goals file as it is now."`
 
+	Status     statusCmd     `cmd:"" help:"Say where the loop stands: the open cycle, halts, the last cycles, failing goals, the queue, the ledger against its remote."`
 	Run        runCmd        `cmd:"" help:"Run the loop with an agent command: halt-check, next, cycle start, the agent, cycle finish, again."`
 	Next       nextCmd       `cmd:"" help:"Say which work the next cycle takes, from which rung of the ladder, and why."`
 	HaltCheck  haltCheckCmd  `cmd:"" name:"halt-check" help:"Say whether the loop may run its next cycle (exit 0; 3 when it must be restorative) or is halted (exit 4), and why."`

@@ -167,6 +167,51 @@ func (c *cycleStartCmd) Run(e *env) error {
 	return nil
 }
 
+// cycleDelta is an open cycle's work so far: the paths it changed (those
+// the working tree held of its own at the start, unchanged since, left
+// out), the substantive ones and their lines, as the finish would take it.
+type cycleDelta struct {
+	changed, substantive, preexisting []string
+	ins, del                          int
+	byPath                            map[string]cycle.FileDelta
+}
+
+func openDelta(l *cycle.Ledger, open *cycle.OpenCycle) (*cycleDelta, error) {
+	var extra []string
+	if f, _, err := l.CycleGoals(open); err == nil {
+		extra = f.NonSubstantive // the ruler the cycle is judged by
+	}
+	// The delta the finish would take now, counted as git counts it.
+	deltas, err := l.WorktreeDelta(open, extra)
+	if err != nil {
+		return nil, err
+	}
+	// What the working tree held of its own when the cycle started, and
+	// still holds as it was, is not the cycle's work.
+	var all []string
+	for _, d := range deltas {
+		all = append(all, d.Path)
+	}
+	left, preexisting, err := l.NotOwn(open, all)
+	if err != nil {
+		return nil, err
+	}
+	d := &cycleDelta{preexisting: preexisting, byPath: map[string]cycle.FileDelta{}}
+	byPath := d.byPath
+	for _, x := range deltas {
+		if !left[x.Path] {
+			d.changed = append(d.changed, x.Path)
+			byPath[x.Path] = x
+		}
+	}
+	d.substantive = gate.Substantive(d.changed, extra...)
+	for _, p := range d.substantive {
+		d.ins += byPath[p].Insertions
+		d.del += byPath[p].Deletions
+	}
+	return d, nil
+}
+
 type cycleStatusCmd struct {
 	JSON bool `name:"json" help:"Print {open, cycle, id, target, start, started_at, elapsed_s, changed, substantive}."`
 }
@@ -188,34 +233,11 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	var extra []string
-	if f, _, err := l.CycleGoals(open); err == nil {
-		extra = f.NonSubstantive // the ruler the cycle is judged by
-	}
-	// The delta the finish would take now, counted as git counts it.
-	deltas, err := l.WorktreeDelta(open, extra)
+	d, err := openDelta(l, open)
 	if err != nil {
 		return err
 	}
-	// What the working tree held of its own when the cycle started, and
-	// still holds as it was, is not the cycle's work.
-	var all []string
-	for _, d := range deltas {
-		all = append(all, d.Path)
-	}
-	left, preexisting, err := l.NotOwn(open, all)
-	if err != nil {
-		return err
-	}
-	var changed []string
-	byPath := map[string]cycle.FileDelta{}
-	for _, d := range deltas {
-		if !left[d.Path] {
-			changed = append(changed, d.Path)
-			byPath[d.Path] = d
-		}
-	}
-	substantive := gate.Substantive(changed, extra...)
+	changed, substantive, preexisting, ins, del, byPath := d.changed, d.substantive, d.preexisting, d.ins, d.del, d.byPath
 	var finishing string
 	if open.Finish != nil {
 		head, _ := l.Repo().ResolveCommits("HEAD")
@@ -224,11 +246,6 @@ func (c *cycleStatusCmd) Run(e *env) error {
 			h = head[0]
 		}
 		finishing = open.State(h)
-	}
-	ins, del := 0, 0
-	for _, p := range substantive {
-		ins += byPath[p].Insertions
-		del += byPath[p].Deletions
 	}
 	elapsed := 0.0
 	if t, err := time.Parse(time.RFC3339, open.StartedAt); err == nil {

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/loop"
+)
+
+type statusCmd struct {
+	JSON bool `name:"json" help:"Print {open_cycle, halt: {markers, breakers, quarantined}, last_cycles, failing_goals, queue_next, ledger: {remote, fetched, not_pushed, not_merged}}."`
+}
+
+func (statusCmd) Help() string {
+	return `One screen on where the loop stands: the open cycle (its number, target, age
+and its work so far), the halt state (the markers that hold, with their
+reasons; the breakers tripped and not acknowledged; the quarantined goals),
+the last five cycles, the goals failing as the last cycle measured them, the
+work the queue holds next, and the ledger against its remote-tracking copy
+(ledger commits not pushed yet, and not merged yet from the remote as last
+fetched: git evolve sync does both).
+
+It reads what exists and measures nothing: no check runs, no network is
+used, nothing is written.`
+}
+
+// statusReport is git evolve status --json.
+type statusReport struct {
+	Open     *statusOpen    `json:"open_cycle"`
+	Halt     statusHalt     `json:"halt"`
+	Last     []statusCycle  `json:"last_cycles"`
+	Failing  []string       `json:"failing_goals"`
+	Queue    *statusQueue   `json:"queue_next"`
+	Ledger   statusLedger   `json:"ledger"`
+	Warnings []string       `json:"warnings,omitempty"`
+	markers  []*loop.Marker // for the text
+	breakers []loop.ControlEvent
+}
+
+type statusOpen struct {
+	Cycle       int     `json:"cycle"`
+	ID          string  `json:"id"`
+	Target      string  `json:"target"`
+	Start       string  `json:"start"`
+	StartedAt   string  `json:"started_at"`
+	AgeSeconds  float64 `json:"age_s"`
+	Files       int     `json:"files"`
+	Substantive int     `json:"substantive"`
+	Insertions  int     `json:"insertions"`
+	Deletions   int     `json:"deletions"`
+	Finishing   bool    `json:"finishing"`
+}
+
+type statusHalt struct {
+	Markers     []statusMarker  `json:"markers"`
+	Breakers    []statusBreaker `json:"breakers"`
+	Quarantined []string        `json:"quarantined"`
+}
+
+type statusMarker struct {
+	Marker  string  `json:"marker"`
+	Path    string  `json:"path"`
+	Reason  string  `json:"reason,omitempty"`
+	AgeDays float64 `json:"age_days"`
+}
+
+type statusBreaker struct {
+	Breaker string `json:"breaker"`
+	Reason  string `json:"reason"`
+	At      string `json:"at,omitempty"`
+}
+
+type statusCycle struct {
+	Cycle     int    `json:"cycle"`
+	Result    string `json:"result"`
+	Target    string `json:"target"`
+	Commit    string `json:"commit,omitempty"`
+	Timestamp string `json:"timestamp"`
+	Gate      string `json:"gate,omitempty"`
+	Aborted   bool   `json:"aborted,omitempty"`
+}
+
+type statusQueue struct {
+	Rung  string `json:"rung"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+type statusLedger struct {
+	Remote    string `json:"remote,omitempty"`
+	Fetched   bool   `json:"fetched"`
+	NotPushed int    `json:"not_pushed"`
+	NotMerged int    `json:"not_merged"`
+}
+
+func (c *statusCmd) Run(e *env) error {
+	s, err := loadState(e, "")
+	if err != nil {
+		return err
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	r := &statusReport{Halt: statusHalt{Markers: []statusMarker{}, Breakers: []statusBreaker{}, Quarantined: nonNil(s.Quarantined())},
+		Last: []statusCycle{}, Failing: []string{}}
+	// The open cycle and its work so far.
+	switch open, err := l.Current(); {
+	case errors.Is(err, cycle.ErrNoOpenCycle):
+	case err != nil:
+		return err
+	default:
+		o := &statusOpen{Cycle: open.Cycle, ID: open.ID, Target: open.Target, Start: open.Start, StartedAt: open.StartedAt, Finishing: open.Finish != nil}
+		if t, err := time.Parse(time.RFC3339, open.StartedAt); err == nil {
+			o.AgeSeconds = e.now().Sub(t).Round(time.Second).Seconds()
+		}
+		if d, err := openDelta(l, open); err == nil {
+			o.Files, o.Substantive, o.Insertions, o.Deletions = len(d.changed), len(d.substantive), d.ins, d.del
+		} else {
+			r.Warnings = append(r.Warnings, "the open cycle's work could not be read: "+err.Error())
+		}
+		r.Open = o
+	}
+	// The halt state, as it stands (no marker removed, no breaker
+	// recorded, no budget command run).
+	for _, name := range []string{loop.Kill, loop.Stop, loop.Dormant} {
+		m, ok, err := s.Markers.Read(name, e.now())
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.Halt.Markers = append(r.Halt.Markers, statusMarker{Marker: m.Name, Path: topPath(s.Top, m.Path), Reason: m.Reason, AgeDays: m.AgeDays})
+		}
+	}
+	r.breakers = loop.Tripped(s.Controls)
+	for _, b := range r.breakers {
+		r.Halt.Breakers = append(r.Halt.Breakers, statusBreaker{Breaker: b.Breaker, Reason: b.Reason, At: b.At})
+	}
+	// The last five cycles, and the goals failing as the last one saw them.
+	events := s.Events
+	for _, ev := range events[max(0, len(events)-5):] {
+		sc := statusCycle{Cycle: ev.Cycle, Result: ev.Result, Target: ev.Target, Timestamp: ev.Record.Timestamp, Gate: ev.Gate, Aborted: ev.Aborted}
+		if h := ev.Record.CanonicalSHA; len(h) >= 7 {
+			sc.Commit = h
+		}
+		r.Last = append(r.Last, sc)
+	}
+	if failing, ok := s.LastFailing(); ok {
+		r.Failing = nonNil(failing)
+	}
+	// The queue's next item: the pinned roadmap's, else the harvested
+	// queue's first.
+	if rm := s.Roadmap; rm != nil {
+		if it, _, _, ok := rm.State.Next(rm.Items); ok {
+			r.Queue = &statusQueue{Rung: loop.RungPinned, ID: it.ID, Title: it.Line}
+		}
+	}
+	if r.Queue == nil {
+		if h := s.Harvested(); len(h) > 0 {
+			r.Queue = &statusQueue{Rung: loop.RungHarvested, ID: h[0].ID, Title: h[0].Title}
+		}
+	}
+	// The ledger against the remote's copy as last fetched.
+	if remote, err := pickRemote(s.Repo, ""); err == nil {
+		r.Ledger.Remote = remote
+		tracking := "refs/notes/remotes/" + remote + "/evolve"
+		if _, ok, err := s.Repo.RefHash(tracking); err == nil && ok {
+			r.Ledger.Fetched = true
+			if _, ok, err := s.Repo.RefHash(cycle.NotesRef); err == nil && ok {
+				if ahead, behind, err := s.Repo.AheadBehind(cycle.NotesRef, tracking); err == nil {
+					r.Ledger.NotPushed, r.Ledger.NotMerged = ahead, behind
+				}
+			}
+		} else if _, ok, err := s.Repo.RefHash(cycle.NotesRef); err == nil && ok {
+			r.Ledger.NotPushed = -1 // never fetched: unknown
+		}
+	}
+	if c.JSON {
+		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(r))
+		return err
+	}
+	return r.print(e)
+}
+
+func (r *statusReport) print(e *env) error {
+	w := bufio.NewWriter(e.stdout)
+	if o := r.Open; o != nil {
+		state := "open"
+		if o.Finishing {
+			state = "finishing (git evolve cycle finish completes it)"
+		}
+		fmt.Fprintf(w, "cycle %d %s: target %s, started %s ago on %s; %d file(s) changed, %d substantive (+%d -%d)\n",
+			o.Cycle, state, termSafe(o.Target), time.Duration(o.AgeSeconds*float64(time.Second)), short7(o.Start), o.Files, o.Substantive, o.Insertions, o.Deletions)
+	} else {
+		fmt.Fprintf(w, "no cycle is open in this worktree\n")
+	}
+	switch {
+	case len(r.Halt.Markers) == 0 && len(r.breakers) == 0:
+		fmt.Fprintf(w, "halt: none\n")
+	default:
+		for _, m := range r.Halt.Markers {
+			line := "halt: " + m.Marker + " (" + termSafe(m.Path)
+			if m.Reason != "" {
+				line += ": " + termSafe(m.Reason)
+			}
+			fmt.Fprintf(w, "%s; %.1f day(s) old)\n", line, m.AgeDays)
+		}
+		for _, b := range r.breakers {
+			fmt.Fprintf(w, "halt: breaker %s tripped: %s (git evolve resume acknowledges it)\n", termSafe(b.Breaker), termSafe(b.Reason))
+		}
+	}
+	if len(r.Halt.Quarantined) > 0 {
+		fmt.Fprintf(w, "quarantined: %s\n", termSafe(strings.Join(r.Halt.Quarantined, ", ")))
+	}
+	if len(r.Last) == 0 {
+		fmt.Fprintf(w, "no cycles yet\n")
+	} else {
+		fmt.Fprintf(w, "last cycles:\n")
+		for _, c := range r.Last {
+			result := c.Result
+			if c.Aborted {
+				result = "aborted"
+			}
+			fmt.Fprintf(w, "  %-5d %-11s %-20s %-7s %s\n", c.Cycle, termSafe(result), termSafe(c.Target), short7(c.Commit), age(c.Timestamp, e.now()))
+		}
+	}
+	if len(r.Failing) > 0 {
+		fmt.Fprintf(w, "failing goals: %s\n", termSafe(strings.Join(r.Failing, ", ")))
+	} else {
+		fmt.Fprintf(w, "failing goals: none as last measured\n")
+	}
+	if q := r.Queue; q != nil {
+		fmt.Fprintf(w, "next in the queue: %s (%s): %s\n", termSafe(q.ID), q.Rung, termSafe(q.Title))
+	}
+	switch l := r.Ledger; {
+	case l.Remote == "":
+		fmt.Fprintf(w, "ledger: no remote\n")
+	case !l.Fetched:
+		fmt.Fprintf(w, "ledger: %s's copy never fetched (git evolve sync fetches, merges and pushes it)\n", l.Remote)
+	case l.NotPushed == 0 && l.NotMerged == 0:
+		fmt.Fprintf(w, "ledger: up to date with %s (as last fetched)\n", l.Remote)
+	default:
+		fmt.Fprintf(w, "ledger: %d commit(s) not pushed to %s, %d not merged from it (as last fetched; git evolve sync does both)\n", l.NotPushed, l.Remote, l.NotMerged)
+	}
+	for _, m := range r.Warnings {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", termSafe(m))
+	}
+	return w.Flush()
+}
+
+func short7(h string) string {
+	if len(h) > 7 {
+		return h[:7]
+	}
+	return h
+}
