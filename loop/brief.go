@@ -71,6 +71,7 @@ var briefRules = []string{
 	"Do not run git evolve cycle finish, cycle abort, stop or kill: the driver runs the cycle, only the operator stops the loop.",
 	"The gate measures every goal with the goals file as it was when the cycle started: weakening GOALS.yaml or GOALS.md does not pass a cycle.",
 	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
+	"To give the cycle's commit your own message, write it to the file $EVOLVE_COMMIT_MSG names (the driver adds its trailers); commit nothing yourself if you want one commit.",
 }
 
 // lastFailures are the last n cycles whose gate failed, newest first.

@@ -728,7 +728,12 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		"EVOLVE_CYCLE": strconv.Itoa(c.Cycle), "EVOLVE_ID": c.ID, "EVOLVE_TARGET": c.Target, "EVOLVE_START_SHA": c.Start,
 		"EVOLVE_RESTORATIVE": strconv.FormatBool(w.Restorative), "EVOLVE_STRATEGY": d.r.Strategy,
 		"EVOLVE_BRIEF": md, "EVOLVE_BRIEF_JSON": js, "EVOLVE_RUN_ID": d.r.ID, "EVOLVE_RUNG": w.Rung, "EVOLVE_ITEM": c.Item,
-		"EVOLVE_RESUMED": strconv.FormatBool(resumed),
+		"EVOLVE_RESUMED": strconv.FormatBool(resumed), "EVOLVE_COMMIT_MSG": commitMsgPath(d.gitDir),
+	}
+	// The agent's words for the improved commit, when it leaves them:
+	// none are left over from an earlier cycle.
+	if err := os.Remove(commitMsgPath(d.gitDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, err
 	}
 	d.say("cycle %d: the agent works (timeout %s)", c.Cycle, d.timeout)
 	// The trust this machine gives goals files is the operator's: what the
@@ -827,7 +832,11 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 			return &q
 		}
 	}
-	opts := cycle.FinishOptions{QualityScore: quality, Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
+	msg, err := agentMessage(d.gitDir)
+	if err != nil {
+		return nil, err
+	}
+	opts := cycle.FinishOptions{Message: msg, QualityScore: quality, Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
 		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
 		Resuming:  resuming,
 		Tampering: refused}
@@ -1077,6 +1086,32 @@ func (d *driver) upstreamGuard() error {
 		d.say("fast-forwarded to %s: %d commit(s) from upstream", name, behind)
 	}
 	return nil
+}
+
+// commitMsgPath is the file an agent may leave the improved commit's
+// message in ($EVOLVE_COMMIT_MSG).
+func commitMsgPath(gitDir string) string { return filepath.Join(gitDir, "evolve", "commit-msg") }
+
+// maxCommitMsg bounds the agent's message.
+const maxCommitMsg = 64 << 10
+
+// agentMessage reads the message the agent left ("" for none): the
+// agent's to write, so bounded, valid UTF-8, without control characters
+// other than newlines and tabs. The finish adds the trailers.
+func agentMessage(gitDir string) (string, error) {
+	f, err := os.Open(commitMsgPath(gitDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCommitMsg))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(goals.CleanText(string(data))), nil
 }
 
 // resumeCounter returns whether git evolve resume was recorded since it
