@@ -514,3 +514,31 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// TranscriptRef keeps the transcript of cycle id's agent (see loop): a
+// blob, kept after the cycle closes.
+func TranscriptRef(id string) string { return TranscriptsPrefix + id }
+
+// TranscriptsPrefix is where the transcripts are kept.
+const TranscriptsPrefix = "refs/evolve/transcripts/"
+
+// SetFields adds fields to the record the open cycle will be recorded with
+// (see OpenCycle.Fields), under the lock writers of the ledger hold.
+func (l *Ledger) SetFields(fields map[string]json.RawMessage) error {
+	unlock, err := filelock.Lock(l.ledgerLock())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := l.Current()
+	if err != nil {
+		return err
+	}
+	if c.Fields == nil {
+		c.Fields = map[string]json.RawMessage{}
+	}
+	for k, v := range fields {
+		c.Fields[k] = v
+	}
+	return l.saveOpen(c)
+}

@@ -180,3 +180,18 @@ func configBool(v string) (b, ok bool) {
 	n, err := strconv.ParseInt(v, 0, 64)
 	return n != 0, err == nil
 }
+
+// ConfigBool is a boolean config key as git reads one (true, yes, on, 1,
+// and their opposites; a key without a value is true); set is false when
+// the key is not set.
+func (r *Repo) ConfigBool(key string) (val, set bool, err error) {
+	out, err := r.git(context.Background(), nil, "config", "--type=bool", "--get", key)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return strings.TrimSpace(string(out)) == "true", true, nil
+}

@@ -462,6 +462,8 @@ type driver struct {
 	// markerNotes are what the watch saw of the markers during the agent's
 	// turn, for the cycle's record.
 	markerNotes []string
+	// tail is the end of the last agent's output.
+	tail *tail
 }
 
 func (d *driver) stop(reason, detail string) *Summary {
@@ -746,6 +748,11 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	watch := watchMarkers(s.Markers, d.resumeCounter(), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
 	notes, _ := watch.end(s.Top)
+	if err == nil {
+		if terr := d.keepTranscript(c); terr != nil {
+			d.say("warning: cycle %d: the agent's transcript was not kept: %v", c.Cycle, terr)
+		}
+	}
 	for _, n := range notes {
 		d.say("cycle %d: %s", c.Cycle, n)
 		d.r.Markers = append(d.r.Markers, fmt.Sprintf("cycle %d: %s", c.Cycle, n))
@@ -1088,6 +1095,43 @@ func (d *driver) upstreamGuard() error {
 	return nil
 }
 
+// keepTranscript keeps the end of the agent's output as cycle c's
+// transcript (a blob under cycle.TranscriptRef, kept after the cycle) and
+// names it in the cycle's record, in the open cycle's file and in the
+// driver's own copy of it alike.
+func (d *driver) keepTranscript(c *cycle.OpenCycle) error {
+	if d.tail == nil {
+		return nil
+	}
+	repo := d.l.Repo()
+	blob, err := repo.WriteBlob(d.tail.Transcript())
+	if err != nil {
+		return err
+	}
+	ref := cycle.TranscriptRef(c.ID)
+	old, _, err := repo.RefHash(ref) // a resumed cycle's agent ran before
+	if err != nil {
+		return err
+	}
+	if err := repo.UpdateRef(ref, blob, old, fmt.Sprintf("git evolve: cycle %d's transcript", c.Cycle)); err != nil {
+		return err
+	}
+	fields := map[string]json.RawMessage{"transcript": json.RawMessage(strconv.Quote(blob.String()))}
+	if err := d.l.SetFields(fields); err != nil {
+		return err
+	}
+	if k := d.r.Kept; k != nil && k.ID == c.ID {
+		if k.Fields == nil {
+			k.Fields = map[string]json.RawMessage{}
+		}
+		for key, v := range fields {
+			k.Fields[key] = v
+		}
+		return d.r.save(d.gitDir)
+	}
+	return nil
+}
+
 // commitMsgPath is the file an agent may leave the improved commit's
 // message in ($EVOLVE_COMMIT_MSG).
 func commitMsgPath(gitDir string) string { return filepath.Join(gitDir, "evolve", "commit-msg") }
@@ -1146,7 +1190,11 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.Stdout, cmd.Stderr = d.o.AgentOut, d.o.AgentOut
+	// The agent's output goes on to the operator, and its end is kept for
+	// the cycle's transcript.
+	d.tail = newTail(MaxTranscript)
+	out := io.MultiWriter(d.o.AgentOut, d.tail)
+	cmd.Stdout, cmd.Stderr = out, out
 	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting the agent: %w", err)

@@ -30,6 +30,15 @@ const NotesPrefix = "refs/notes/evolve"
 // LedgerRef is the ledger's notes ref.
 const LedgerRef = "refs/notes/evolve"
 
+// TranscriptsPrefix is where the agents' transcripts are kept (a blob a
+// cycle, under its id), and TranscriptsTracking where a remote's are
+// fetched to. They are carried only when the options say so
+// (evolve.shareTranscripts): never merged, never moved once there.
+const TranscriptsPrefix = "refs/evolve/transcripts/"
+
+// TranscriptsTracking is where remote's transcripts are fetched to.
+func TranscriptsTracking(remote string) string { return "refs/evolve/remotes/" + remote + "/transcripts/" }
+
 // TrackingRef is where ref of remote is fetched to.
 func TrackingRef(remote, ref string) string {
 	return "refs/notes/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/notes/")
@@ -80,6 +89,8 @@ type Report struct {
 	LeaseLosses int
 	// Elapsed is how long the sync took.
 	Elapsed time.Duration
+	// Transcripts counts the transcripts pushed (Options.Transcripts).
+	Transcripts int
 }
 
 // RefReport is what a sync did to one ref.
@@ -112,6 +123,10 @@ type Options struct {
 	// first (0 is DefaultPatience); when it is up, Sync returns a
 	// *GaveUpError.
 	Patience time.Duration
+	// Transcripts carries the agents' transcripts too: the remote's are
+	// fetched to TranscriptsTracking, and the local ones the remote lacks
+	// are pushed (created there, never overwritten).
+	Transcripts bool
 }
 
 // Sync fetches remote's evolve notes refs, merges each into the local ref
@@ -130,8 +145,8 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
 		began := time.Now()
-		refs, err := syncOnce(repo, remote, attempt > 1, o)
-		rep.Refs = refs
+		refs, transcripts, err := syncOnce(repo, remote, attempt > 1, o)
+		rep.Refs, rep.Transcripts = refs, transcripts
 		if !errors.Is(err, gitstore.ErrPushRejected) {
 			return rep, err
 		}
@@ -146,14 +161,17 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 
 // syncOnce is one fetch-merge-push round; again is true for a round after
 // a lost race.
-func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefReport, error) {
-	refspec := "+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"
-	if err := repo.Fetch(remote, again, refspec); err != nil {
-		return nil, err
+func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefReport, int, error) {
+	refspecs := []string{"+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"}
+	if o.Transcripts {
+		refspecs = append(refspecs, "+"+TranscriptsPrefix+"*:"+TranscriptsTracking(remote)+"*")
+	}
+	if err := repo.Fetch(remote, again, refspecs...); err != nil {
+		return nil, 0, err
 	}
 	local, fetched, err := notesRefs(repo, remote)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	names := map[string]bool{}
 	for ref := range local {
@@ -178,7 +196,7 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 		}
 		result, merged, err := Merge(repo, ref, rr.Remote)
 		if err != nil {
-			return out, fmt.Errorf("merging %s of %s: %w", ref, remote, err)
+			return out, 0, fmt.Errorf("merging %s of %s: %w", ref, remote, err)
 		}
 		rr.Result, rr.Merged = result, merged
 		if !result.IsZero() && result != rr.Remote {
@@ -190,28 +208,64 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 	if o.BeforePush != nil {
 		for _, u := range updates {
 			if err := o.BeforePush(u.Remote, u.Local); err != nil {
-				return out, errors.Join(refused, err)
+				return out, 0, errors.Join(refused, err)
 			}
 		}
 	}
+	transcripts := 0
+	if o.Transcripts {
+		missing, err := missingTranscripts(repo, remote)
+		if err != nil {
+			return out, 0, err
+		}
+		updates = append(updates, missing...)
+		transcripts = len(missing)
+	}
 	if _, err := repo.Push(remote, updates); err != nil {
-		return out, err
+		return out, 0, err
 	}
 	for _, i := range pushed {
 		out[i].Pushed = true
 	}
-	return out, refused
+	return out, transcripts, refused
+}
+
+// missingTranscripts are the pushes of the local transcripts remote lacks
+// (as just fetched), each one to be created there, never to overwrite.
+func missingTranscripts(repo *gitstore.Repo, remote string) ([]gitstore.PushUpdate, error) {
+	refs, err := repo.ListRefsUnder(TranscriptsPrefix, TranscriptsTracking(remote))
+	if err != nil {
+		return nil, err
+	}
+	var out []gitstore.PushUpdate
+	for ref, h := range refs {
+		id, ok := strings.CutPrefix(ref, TranscriptsPrefix)
+		if !ok {
+			continue
+		}
+		if _, there := refs[TranscriptsTracking(remote)+id]; !there {
+			out = append(out, gitstore.PushUpdate{Local: h, Remote: ref})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Remote < out[j].Remote })
+	return out, nil
 }
 
 // Delivered reports whether remote has, as this clone last saw it (its
 // remote-tracking refs, which a fetch or a push moves), everything of every
 // local evolve notes ref: each is its tracking ref's commit or one of that
 // commit's ancestors. A push guard that only delivers the ledger has
-// nothing to do then; a remote that moved since is not asked.
-func Delivered(repo *gitstore.Repo, remote string) (bool, error) {
+// nothing to do then; a remote that moved since is not asked. With
+// transcripts, every local transcript must be there too.
+func Delivered(repo *gitstore.Repo, remote string, transcripts bool) (bool, error) {
 	locals, tracking, err := notesRefs(repo, remote)
 	if err != nil {
 		return false, err
+	}
+	if transcripts {
+		if missing, err := missingTranscripts(repo, remote); err != nil || len(missing) > 0 {
+			return false, err
+		}
 	}
 	for ref, local := range locals {
 		seen, ok := tracking[TrackingRef(remote, ref)]

@@ -157,10 +157,16 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err := ensureRefspec(e, l.Repo(), c.Remote); err != nil {
 		return err
 	}
-	if done, err := share.Delivered(l.Repo(), c.Remote); err != nil || done {
+	transcripts, _, err := l.Repo().ConfigBool("evolve.shareTranscripts")
+	if err != nil {
+		return err
+	}
+	if done, err := share.Delivered(l.Repo(), c.Remote, transcripts); err != nil || done {
 		return err // the remote had all of it when last fetched from or pushed to
 	}
-	rep2, err := share.Sync(l.Repo(), c.Remote, ledgerGuards(e, l, c.Remote, false, "", tip))
+	opts := ledgerGuards(e, l, c.Remote, false, "", tip)
+	opts.Transcripts = transcripts
+	rep2, err := share.Sync(l.Repo(), c.Remote, opts)
 	if errors.As(err, new(*integrityError)) {
 		fmt.Fprintf(e.stderr, "git-evolve: the ledger was not delivered to %s: %v (the push goes on)\n", c.Remote, err)
 		return nil

@@ -12,18 +12,25 @@ import (
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
 type showCmd struct {
 	Query string `complete:"cycles" arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
-	JSON  bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}."`
+	JSON       bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}."`
+	Transcript bool   `help:"Print the transcript of the cycle's agent (what it printed, kept by git evolve run) instead of the record."`
 }
 
 func (showCmd) Help() string {
 	return `A number is a cycle number when the ledger or the journal has that cycle;
 anything else (or a number that is no cycle) is read as a revision. Shows every
-field of each matching record, the trace included, and the commit it sits on.`
+field of each matching record, the trace included, and the commit it sits on.
+
+--transcript prints what the agent of the cycle printed, as git evolve run
+kept it (refs/evolve/transcripts/<cycle id>: the end of its output, terminal
+escapes removed, common secret shapes redacted), from this clone or, when
+evolve.shareTranscripts brought it, from a remote's copy.`
 }
 
 func (c *showCmd) Run(e *env) error {
@@ -43,6 +50,9 @@ func (c *showCmd) Run(e *env) error {
 		noLedgerHint(e, l.Repo())
 		return notFound(err)
 	}
+	if c.Transcript {
+		return showTranscripts(e, l.Repo(), list.Entries)
+	}
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
 		if c.JSON {
@@ -60,6 +70,61 @@ func (c *showCmd) Run(e *env) error {
 		return err
 	}
 	return noteErrors(e, list.Errors)
+}
+
+// showTranscripts prints the transcripts the records name.
+func showTranscripts(e *env, repo *gitstore.Repo, entries []cycle.Entry) error {
+	w := bufio.NewWriter(e.stdout)
+	found := 0
+	for _, en := range entries {
+		r := &en.Record
+		var name string
+		_ = json.Unmarshal(r.Extra["transcript"], &name)
+		if name == "" {
+			continue
+		}
+		data, err := readTranscript(repo, r.ID, name)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: cycle %d's transcript %s: %v\n", r.Cycle, termSafe(name), err)
+			continue
+		}
+		found++
+		if len(entries) > 1 {
+			fmt.Fprintf(w, "== cycle %d (%s) ==\n", r.Cycle, termSafe(r.Result))
+		}
+		// From a ref another clone may have written: cleaned again.
+		w.WriteString(goals.CleanText(string(data)))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			w.WriteString("\n")
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if found == 0 {
+		return withHint(errors.New("no transcript of this cycle is here"),
+			"git evolve run keeps the transcripts of the cycles it drives; another clone's come with sync when evolve.shareTranscripts is true")
+	}
+	return nil
+}
+
+// readTranscript reads the transcript blob a record names: the one this
+// clone keeps, else any remote's copy of it (under the same id).
+func readTranscript(repo *gitstore.Repo, id, name string) ([]byte, error) {
+	want, err := gitstore.ParseHash(name)
+	if err != nil {
+		return nil, fmt.Errorf("not an object name")
+	}
+	refs, err := repo.ListRefsUnder(cycle.TranscriptsPrefix, "refs/evolve/remotes/")
+	if err != nil {
+		return nil, err
+	}
+	for ref, h := range refs {
+		if h == want && strings.HasSuffix(ref, "/transcripts/"+id) {
+			return repo.ReadBlob(h)
+		}
+	}
+	return nil, fmt.Errorf("not in this clone (sync brings it when evolve.shareTranscripts is true)")
 }
 
 func writeShowJSON(w io.Writer, en cycle.Entry) {

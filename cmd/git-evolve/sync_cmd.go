@@ -71,6 +71,9 @@ func (c *syncCmd) Run(e *env) error {
 	e.progress("syncing the ledger with " + remote)
 	opts := ledgerGuards(e, l, remote, c.AcceptRemote, c.Message, gitstore.ZeroHash)
 	opts.Patience = c.Patience
+	if opts.Transcripts, _, err = repo.ConfigBool("evolve.shareTranscripts"); err != nil {
+		return err
+	}
 	rep, err := share.Sync(repo, remote, opts)
 	if err != nil {
 		printSync(e, rep, remote)
@@ -128,6 +131,9 @@ func printSync(e *env, rep *share.Report, remote string) {
 			what = append(what, "up to date")
 		}
 		fmt.Fprintf(e.stdout, "  %-*s %s\n", width, r.Ref, strings.Join(what, ", "))
+	}
+	if rep.Transcripts > 0 {
+		fmt.Fprintf(e.stdout, "  pushed %d transcript(s) (evolve.shareTranscripts)\n", rep.Transcripts)
 	}
 }
 
