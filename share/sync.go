@@ -37,7 +37,9 @@ const LedgerRef = "refs/notes/evolve"
 const TranscriptsPrefix = "refs/evolve/transcripts/"
 
 // TranscriptsTracking is where remote's transcripts are fetched to.
-func TranscriptsTracking(remote string) string { return "refs/evolve/remotes/" + remote + "/transcripts/" }
+func TranscriptsTracking(remote string) string {
+	return "refs/evolve/remotes/" + remote + "/transcripts/"
+}
 
 // TrackingRef is where ref of remote is fetched to.
 func TrackingRef(remote, ref string) string {

@@ -17,7 +17,7 @@ import (
 )
 
 type showCmd struct {
-	Query string `complete:"cycles" arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
+	Query      string `complete:"cycles" arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
 	JSON       bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}."`
 	Transcript bool   `help:"Print the transcript of the cycle's agent (what it printed, kept by git evolve run) instead of the record."`
 }
