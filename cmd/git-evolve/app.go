@@ -53,6 +53,7 @@ type cli struct {
 	Queue      queueCmd      `cmd:"" help:"List, claim, consume and release the work queue's items."`
 	Hypothesis hypothesisCmd `cmd:"" help:"Add, list, judge and find due hypotheses (kept in git)."`
 
+	Mcp        mcpCmd        `cmd:"" name:"mcp" help:"Serve the loop to an agent over the Model Context Protocol (stdio): status, next, cycles, goals, the ledger; never stop, kill, resume or trust."`
 	Hook       hookCmd       `cmd:"" help:"What the installed git hooks run."`
 	Demo       demoCmd       `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version    versionCmd    `cmd:"" help:"Print git-evolve's version."`
