@@ -305,4 +305,3 @@ func toolResult(stdout, stderr []byte, code int) *mcp.CallToolResult {
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
-
