@@ -71,7 +71,8 @@ var briefRules = []string{
 	"Do not run git evolve cycle finish, cycle abort, stop or kill: the driver runs the cycle, only the operator stops the loop.",
 	"The gate measures every goal with the goals file as it was when the cycle started: weakening GOALS.yaml or GOALS.md does not pass a cycle.",
 	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
-	"To give the cycle's commit your own message, write it to the file $EVOLVE_COMMIT_MSG names (the driver adds its trailers); commit nothing yourself if you want one commit.",
+	"To give the cycle's commit your own message, write it to the file $EVOLVE_COMMIT_MSG names (in the working tree; the driver adds its trailers).",
+	"Nothing here needs .git to be writable: the files the driver reads ($EVOLVE_COMMIT_MSG, $EVOLVE_VERDICTS) are in the working tree, and commits of your own are optional.",
 }
 
 // lastFailures are the last n cycles whose gate failed, newest first.
@@ -214,8 +215,8 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintf(&w, "None.\n")
 	}
 	for _, h := range b.Due {
-		fmt.Fprintf(&w, "- %s (landed in cycle %d, due at %d): %s; measure: %s\n  record the verdict: git evolve hypothesis verdict %s VERIFIED|FALSIFIED --evidence '…'\n",
-			h.ID, h.CycleLanded, h.CheckAtCycle, h.Hypothesis, h.Measure, h.ID)
+		fmt.Fprintf(&w, "- %s (landed in cycle %d, due at %d): %s; measure: %s\n  record the verdict: a line {\"id\": %q, \"verdict\": \"VERIFIED\" or \"FALSIFIED\", \"evidence\": \"…\"} in the file $EVOLVE_VERDICTS names (%s; the driver records it)\n",
+			h.ID, h.CycleLanded, h.CheckAtCycle, h.Hypothesis, h.Measure, h.ID, VerdictsFile)
 	}
 	fmt.Fprintf(&w, "\n## Recent failures\n\n")
 	if len(b.Failures) == 0 {

@@ -3,11 +3,15 @@ package loop
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // HypothesesRef holds the hypothesis ledger, shared by sync like the cycle
@@ -202,4 +206,44 @@ func writeHypothesisEvent(repo *gitstore.Repo, e hypothesisEvent, now time.Time)
 func eventTime(at string) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, at)
 	return t
+}
+
+// maxVerdicts bounds the verdicts file an agent writes.
+const maxVerdicts = 256 << 10
+
+// recordVerdicts records the verdicts an agent wrote to VerdictsFile under
+// top (a JSON object a line: {"id", "verdict": VERIFIED or FALSIFIED,
+// "evidence"}) as git evolve hypothesis verdict does, and removes the file.
+// It returns what it did, a sentence a verdict, for the run to say; a line
+// that is no verdict is said and skipped.
+func recordVerdicts(repo *gitstore.Repo, top string, now time.Time) []string {
+	path := filepath.Join(top, filepath.FromSlash(VerdictsFile))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxVerdicts))
+	f.Close()
+	os.Remove(path)
+	if err != nil {
+		return []string{"the verdicts file could not be read: " + err.Error()}
+	}
+	var out []string
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var v struct{ ID, Verdict, Evidence string }
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			out = append(out, fmt.Sprintf("%s line %d is no verdict: %v", VerdictsFile, i+1, err))
+			continue
+		}
+		h, err := Verdict(repo, v.ID, strings.ToUpper(v.Verdict), v.Evidence, now)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s line %d: %s", VerdictsFile, i+1, goals.CleanText(err.Error())))
+			continue
+		}
+		out = append(out, fmt.Sprintf("hypothesis %s: %s (recorded from %s)", goals.CleanText(h.ID), h.Status, VerdictsFile))
+	}
+	return out
 }

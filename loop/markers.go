@@ -151,7 +151,17 @@ func (m Markers) Write(name, reason string, cycle int, by string, now time.Time)
 }
 
 // markerPatterns are the working tree's markers, as info/exclude patterns.
-var markerPatterns = []string{"/.agents/evolve/STOP", "/.agents/evolve/DORMANT", "/.agents/evolve/HANDOFF", "/.agents/evolve/*.tmp"}
+var markerPatterns = []string{"/.agents/evolve/STOP", "/.agents/evolve/DORMANT", "/.agents/evolve/HANDOFF", "/.agents/evolve/*.tmp",
+	"/" + CommitMsgFile, "/" + VerdictsFile}
+
+// The files an agent of a run writes for the driver, in the working tree
+// (an agent's sandbox may keep .git read-only): the improved commit's
+// message ($EVOLVE_COMMIT_MSG), and the verdicts of the hypotheses due
+// ($EVOLVE_VERDICTS). Local, never committed.
+const (
+	CommitMsgFile = ".agents/evolve/commit-msg"
+	VerdictsFile  = ".agents/evolve/verdicts.jsonl"
+)
 
 // ExcludeMarkers adds the markers' patterns that the info/exclude file at
 // path lacks, so that git (and a cycle's finish, which takes what git add

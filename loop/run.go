@@ -730,11 +730,23 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		"EVOLVE_CYCLE": strconv.Itoa(c.Cycle), "EVOLVE_ID": c.ID, "EVOLVE_TARGET": c.Target, "EVOLVE_START_SHA": c.Start,
 		"EVOLVE_RESTORATIVE": strconv.FormatBool(w.Restorative), "EVOLVE_STRATEGY": d.r.Strategy,
 		"EVOLVE_BRIEF": md, "EVOLVE_BRIEF_JSON": js, "EVOLVE_RUN_ID": d.r.ID, "EVOLVE_RUNG": w.Rung, "EVOLVE_ITEM": c.Item,
-		"EVOLVE_RESUMED": strconv.FormatBool(resumed), "EVOLVE_COMMIT_MSG": commitMsgPath(d.gitDir),
+		"EVOLVE_RESUMED": strconv.FormatBool(resumed), "EVOLVE_COMMIT_MSG": filepath.Join(s.Top, filepath.FromSlash(CommitMsgFile)),
+		"EVOLVE_VERDICTS": filepath.Join(s.Top, filepath.FromSlash(VerdictsFile)),
 	}
-	// The agent's words for the improved commit, when it leaves them:
-	// none are left over from an earlier cycle.
-	if err := os.Remove(commitMsgPath(d.gitDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// What the agent writes for the driver is in the working tree (its
+	// sandbox may keep .git read-only), out of git, and never left over
+	// from an earlier cycle.
+	if s.Markers.Exclude != "" {
+		if _, err := ExcludeMarkers(s.Markers.Exclude); err != nil {
+			return nil, false, err
+		}
+	}
+	for _, f := range []string{CommitMsgFile, VerdictsFile} {
+		if err := os.Remove(filepath.Join(s.Top, filepath.FromSlash(f))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(s.Top, ".agents", "evolve"), 0o755); err != nil {
 		return nil, false, err
 	}
 	d.say("cycle %d: the agent works (timeout %s)", c.Cycle, d.timeout)
@@ -751,6 +763,9 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	if err == nil {
 		if terr := d.keepTranscript(c); terr != nil {
 			d.say("warning: cycle %d: the agent's transcript was not kept: %v", c.Cycle, terr)
+		}
+		for _, m := range recordVerdicts(d.l.Repo(), s.Top, d.now()) {
+			d.say("cycle %d: %s", c.Cycle, m)
 		}
 	}
 	for _, n := range notes {
@@ -839,7 +854,11 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 			return &q
 		}
 	}
-	msg, err := agentMessage(d.gitDir)
+	top, err := d.l.Repo().WorkTree()
+	if err != nil {
+		return nil, err
+	}
+	msg, err := agentMessage(top)
 	if err != nil {
 		return nil, err
 	}
@@ -887,10 +906,6 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		return nil, err
 	}
 	repo := d.l.Repo()
-	top, err := repo.WorkTree()
-	if err != nil {
-		return nil, err
-	}
 	e := Ended{Cycle: res.Cycle.Cycle, ID: res.Cycle.ID, Target: res.Cycle.Target, Rung: res.Cycle.Rung, Result: res.Result, Item: res.Cycle.Item}
 	if f := res.Cycle.Finish; f != nil {
 		e.Tampering = f.Tampering
@@ -1132,18 +1147,14 @@ func (d *driver) keepTranscript(c *cycle.OpenCycle) error {
 	return nil
 }
 
-// commitMsgPath is the file an agent may leave the improved commit's
-// message in ($EVOLVE_COMMIT_MSG).
-func commitMsgPath(gitDir string) string { return filepath.Join(gitDir, "evolve", "commit-msg") }
-
 // maxCommitMsg bounds the agent's message.
 const maxCommitMsg = 64 << 10
 
 // agentMessage reads the message the agent left ("" for none): the
 // agent's to write, so bounded, valid UTF-8, without control characters
 // other than newlines and tabs. The finish adds the trailers.
-func agentMessage(gitDir string) (string, error) {
-	f, err := os.Open(commitMsgPath(gitDir))
+func agentMessage(top string) (string, error) {
+	f, err := os.Open(filepath.Join(top, filepath.FromSlash(CommitMsgFile)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

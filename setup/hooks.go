@@ -16,11 +16,11 @@ import (
 // <name> when git-evolve is on PATH (the logic is Go, and tested). The same
 // files are in .githooks/; a test keeps them equal.
 //
-//go:embed hooks/commit-msg hooks/pre-push
+//go:embed hooks/commit-msg hooks/prepare-commit-msg hooks/pre-push
 var shims embed.FS
 
 // HookNames are the hooks init installs, in order.
-var HookNames = []string{"commit-msg", "pre-push"}
+var HookNames = []string{"commit-msg", "prepare-commit-msg", "pre-push"}
 
 // Chained is the suffix a hook the user already had is kept under: the shim
 // runs it first, with the same arguments and input.
@@ -60,6 +60,8 @@ func HookLine(name string) string {
 	switch name {
 	case "pre-push":
 		return `command -v git-evolve >/dev/null 2>&1 && git evolve hook pre-push "$@"   (it reads the pushed refs on its input)`
+	case "prepare-commit-msg":
+		return `command -v git-evolve >/dev/null 2>&1 && git evolve hook prepare-commit-msg "$@"`
 	}
 	return `command -v git-evolve >/dev/null 2>&1 && git evolve hook commit-msg "$1"`
 }

@@ -162,7 +162,8 @@ func TestSyncGivesUpAtItsPatience(t *testing.T) {
 	if !errors.As(err, &gave) || !errors.Is(err, gitstore.ErrPushRejected) {
 		t.Fatalf("Sync: %v, want a GaveUpError", err)
 	}
-	if rep.Attempts < 3 || rep.LeaseLosses != rep.Attempts || gave.Attempts != rep.Attempts {
+	// (At least two: on a loaded machine a round can take a second.)
+	if rep.Attempts < 2 || rep.LeaseLosses != rep.Attempts || gave.Attempts != rep.Attempts {
 		t.Errorf("attempts %d, lease losses %d (error says %d): want every attempt lost, and several", rep.Attempts, rep.LeaseLosses, gave.Attempts)
 	}
 	// It stops once the next wait would pass its patience: past it by at

@@ -15,8 +15,9 @@ import (
 )
 
 type hookCmd struct {
-	CommitMsg hookCommitMsgCmd `cmd:"" name:"commit-msg" help:"Add the open cycle's trailers to a commit message (run by the commit-msg hook)."`
-	PrePush   hookPrePushCmd   `cmd:"" name:"pre-push" help:"Deliver the ledger with a push, and stop a push while the ledger fails verify (run by the pre-push hook)."`
+	CommitMsg        hookCommitMsgCmd        `cmd:"" name:"commit-msg" help:"Add the open cycle's trailers to a commit message (run by the commit-msg hook)."`
+	PrepareCommitMsg hookPrepareCommitMsgCmd `cmd:"" name:"prepare-commit-msg" help:"Add the open cycle's trailers to a commit message, also with --no-verify (run by the prepare-commit-msg hook)."`
+	PrePush          hookPrePushCmd          `cmd:"" name:"pre-push" help:"Deliver the ledger with a push, and stop a push while the ledger fails verify (run by the pre-push hook)."`
 }
 
 func (hookCmd) Help() string {
@@ -32,6 +33,23 @@ func (hookCommitMsgCmd) Help() string {
 Evolve-Id and Evolve-Target in the message (git interpret-trailers rules).
 Without an open cycle it changes nothing. It never stops a commit: a problem is
 reported as a warning.`
+}
+
+type hookPrepareCommitMsgCmd struct {
+	File   string `arg:"" help:"The commit message file git gives the hook." placeholder:"FILE"`
+	Source string `arg:"" optional:"" help:"Where the message comes from (message, template, merge, squash, commit)."`
+	Commit string `arg:"" optional:"" help:"The commit it comes from, for an amend or -c."`
+}
+
+func (hookPrepareCommitMsgCmd) Help() string {
+	return `What commit-msg does, run by git before the message is edited: a commit made
+with --no-verify (as aider's are) skips commit-msg but not this hook, so its
+message gets the open cycle's trailers too. An empty message (the editor is
+about to open) is left to commit-msg.`
+}
+
+func (c *hookPrepareCommitMsgCmd) Run(e *env) error {
+	return (&hookCommitMsgCmd{File: c.File}).Run(e)
 }
 
 func (c *hookCommitMsgCmd) Run(e *env) error {

@@ -15,6 +15,7 @@ import (
 
 type runCmd struct {
 	Agent        string        `help:"The agent command, run with sh -c in the working tree for each cycle." placeholder:"COMMAND"`
+	AgentPreset  string        `name:"agent-preset" help:"Run a known agent CLI in its headless mode, given the brief: claude, codex, aider, cursor or openhands (default: evolve.agentPreset; see docs/agents.md)." placeholder:"NAME"`
 	MaxCycles    int           `name:"max-cycles" help:"Stop after N cycles (default: until the loop halts or converges)." placeholder:"N"`
 	Strategy     string        `enum:"balanced,innovate,harden,repair,ultrathink,autoresearch," default:"" help:"Which generator rungs come first, and what the agent is asked to focus on: balanced (default), innovate, harden, repair, ultrathink, autoresearch."`
 	AgentTimeout time.Duration `name:"agent-timeout" help:"How long the agent may work on a cycle (default 1h); past it, the cycle is aborted." placeholder:"DURATION"`
@@ -64,6 +65,9 @@ Exit: 0 every cycle ran, 3 some failed (regressed and reverted, or aborted),
 }
 
 func (c *runCmd) Run(e *env) error {
+	if err := c.preset(e); err != nil {
+		return err
+	}
 	if c.Agent == "" && !c.Resume {
 		return &usageError{msg: "a run needs the agent command: --agent '<command>'", hint: "for example git evolve run --agent './agent.sh' --max-cycles 3"}
 	}
@@ -152,6 +156,37 @@ func (c *runCmd) Run(e *env) error {
 	case sum.Tally.Failures() > 0:
 		return &recoverable{msg: fmt.Sprintf("run %s: %d of %d cycle(s) failed", sum.ID, sum.Tally.Failures(), sum.Tally.Cycles)}
 	}
+	return nil
+}
+
+// preset expands --agent-preset (or evolve.agentPreset, when neither it
+// nor --agent is given) into the agent command.
+func (c *runCmd) preset(e *env) error {
+	name := c.AgentPreset
+	if c.Agent != "" && name != "" {
+		return usagef("--agent and --agent-preset: give one")
+	}
+	if name == "" && c.Agent == "" && !c.Resume {
+		repo, err := e.Repo()
+		if err != nil {
+			return err
+		}
+		vals, err := repo.ConfigGetAll("evolve.agentPreset")
+		if err != nil {
+			return err
+		}
+		if len(vals) > 0 {
+			name = vals[len(vals)-1]
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	cmd, ok := loop.AgentPresets[name]
+	if !ok {
+		return &usageError{msg: fmt.Sprintf("no agent preset %q", name), hint: "one of " + loop.PresetNames() + " (docs/agents.md), or --agent '<command>'"}
+	}
+	c.Agent = cmd
 	return nil
 }
 
