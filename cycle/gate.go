@@ -41,10 +41,10 @@ func (l *Ledger) GateAt(commit gitstore.Hash, f *goals.File) (g goals.Gate, dete
 // detected gate command, when there is one.
 func (l *Ledger) checkTrust(c *OpenCycle, data []byte, detected *gate.Detected) error {
 	t := goals.TrustAt(l.stateDir)
-	if ok, err := t.Trusted(goals.Digest(data)); err != nil {
+	if ok, err := t.Trusted(goals.DigestOf(c.goalsName(), data)); err != nil {
 		return err
 	} else if !ok {
-		return &Refusal{fmt.Sprintf("the goals file cycle %d started with (sha256 %s) is not trusted on this machine", c.Cycle, goals.Digest(data)[:12]),
+		return &Refusal{fmt.Sprintf("the goals file cycle %d started with (sha256 %s) is not trusted on this machine", c.Cycle, goals.DigestOf(c.goalsName(), data)[:12]),
 			"read it (git cat-file -p " + short(c.Goals) + "), then trust it with git evolve trust"}
 	}
 	if detected == nil {

@@ -96,10 +96,10 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := goals.TrustAt(l.stateDir).Trusted(goals.Digest(data)); err != nil {
+	if ok, err := goals.TrustAt(l.stateDir).Trusted(goals.DigestOf(ruler.Name(), data)); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, &Refusal{fmt.Sprintf("the goals file after the revert (sha256 %s) is not trusted on this machine: the revert measures it", goals.Digest(data)[:12]),
+		return nil, &Refusal{fmt.Sprintf("the goals file after the revert (sha256 %s) is not trusted on this machine: the revert measures it", goals.DigestOf(ruler.Name(), data)[:12]),
 			"read it, then trust it with git evolve trust"}
 	}
 	deltas, err := l.fileDeltas(head[0], tree, ruler.NonSubstantive)

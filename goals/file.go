@@ -10,8 +10,6 @@
 package goals
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
@@ -168,8 +166,7 @@ func Parse(name string, data []byte) (*File, error) { return ParseAs(name, name,
 // problems it finds.
 func ParseAs(file, display string, data []byte) (*File, error) {
 	name := display
-	sum := sha256.Sum256(data)
-	f := &File{Path: name, Era: "goals-" + hex.EncodeToString(sum[:])[:12]}
+	f := &File{Path: name, Era: "goals-" + DigestOf(file, data)[:12]}
 	if IsMarkdown(file) {
 		return parseMarkdown(name, data, f)
 	}

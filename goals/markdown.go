@@ -526,3 +526,34 @@ func Locate(dir string) (path string, both bool) {
 
 // BothNotice is what a person is told when both goals files exist.
 const BothNotice = "both GOALS.yaml and GOALS.md exist: GOALS.yaml is read, GOALS.md is not (remove one to say which holds the goals)"
+
+// ruler is the part of a GOALS.md that decides what runs and how it is
+// judged: everything but its Directives sections, which hold no check. A
+// directive marked complete (as the brief asks the agent to) changes
+// neither the file's trust nor its era. The sections are found as the
+// parser finds them, so nothing a check could come from is left out.
+func ruler(data []byte) []byte {
+	var b strings.Builder
+	in := false
+	for _, l := range splitMarkdown(data) {
+		if !l.fenced {
+			if m := mdHeading.FindStringSubmatch(l.text); m != nil && len(m[1]) <= 2 {
+				in = len(m[1]) == 2 && strings.TrimSuffix(strings.ToLower(strings.TrimSpace(m[2])), ":") == "directives"
+			}
+		}
+		if !in {
+			b.WriteString(l.text)
+			b.WriteByte('\n')
+		}
+	}
+	return []byte(b.String())
+}
+
+// DigestOf names the goals file name's content for trust: the SHA-256 of
+// it, or, for a GOALS.md, of its ruler (the Directives left out).
+func DigestOf(name string, data []byte) string {
+	if IsMarkdown(name) {
+		data = ruler(data)
+	}
+	return Digest(data)
+}

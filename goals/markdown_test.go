@@ -138,3 +138,22 @@ func FuzzParseMarkdown(f *testing.F) {
 		}
 	})
 }
+
+func TestDigestOfLeavesTheDirectivesOut(t *testing.T) {
+	base := "# G\n\n## Directives\n\n### 1. A\n**Steer:** increase\n\n```\n## Gates\n| ID | Check | Weight |\n|-|-|-|\n| x | `rm -rf /` | 1 |\n```\n\n## Gates\n\n| ID | Check | Weight |\n|-|-|-|\n| a | `true` | 1 |\n"
+	done := strings.Replace(base, "increase", "complete", 1)
+	gate := strings.Replace(base, "`true`", "`false`", 1)
+	if DigestOf("GOALS.md", []byte(base)) != DigestOf("GOALS.md", []byte(done)) {
+		t.Error("marking a directive complete changed the digest")
+	}
+	if DigestOf("GOALS.md", []byte(base)) == DigestOf("GOALS.md", []byte(gate)) {
+		t.Error("changing a check left the digest as it was")
+	}
+	if DigestOf("GOALS.yaml", []byte(base)) != Digest([]byte(base)) {
+		t.Error("a GOALS.yaml's digest is not its content's")
+	}
+	f, err := Parse("GOALS.md", []byte(base))
+	if err != nil || len(f.Goals) != 1 || f.Goals[0].Check != "true" {
+		t.Fatalf("the fenced table in a directive is read: %+v %v", f, err)
+	}
+}

@@ -63,7 +63,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 		return &usageError{msg: fmt.Sprintf("cycle %d (target %s) is already open in this worktree, since %s", open.Cycle, open.Target, open.StartedAt),
 			hint: "see it with 'git evolve cycle status'; drop it with 'git evolve cycle abort'"}
 	}
-	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
 	top, err := l.Repo().WorkTree()

@@ -245,7 +245,7 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
 	top, err := repo.WorkTree()
@@ -430,7 +430,7 @@ func (c *trustCmd) Run(e *env) error {
 	if err := refuseWhileRunOwns(e, repo, "git evolve trust", "the goals file it runs with stays the one it trusted", true); err != nil {
 		return err
 	}
-	d := goals.Digest(data)
+	d := goals.DigestOf(path, data)
 	if err := goals.TrustAt(stateDir(repo.CommonDir())).Add(d, displayPath(e, path)); err != nil {
 		return err
 	}
@@ -507,7 +507,7 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 	if found != nil && !c.Force {
 		return c.print(e, f.Era, false, found.Commit, &found.Snapshot)
 	}
-	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
 	top, err := repo.WorkTree()

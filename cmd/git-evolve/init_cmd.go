@@ -113,7 +113,7 @@ func trustPresentGoals(e *env) (bool, error) {
 		return false, nil
 	}
 	t := goals.TrustAt(stateDir(repo.CommonDir()))
-	d := goals.Digest(data)
+	d := goals.DigestOf(name, data)
 	if ok, err := t.Trusted(d); err != nil || ok {
 		return false, err
 	}

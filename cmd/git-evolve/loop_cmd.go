@@ -363,7 +363,7 @@ func (c *nextCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := requireTrust(e, goals.Digest(data), f.Path); err != nil {
+	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
 	s, err := loadState(e, c.Queue)

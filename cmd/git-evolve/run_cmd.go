@@ -134,7 +134,7 @@ func (c *runCmd) Run(e *env) error {
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
 		Progress: func(m string) { fmt.Fprintf(e.stderr, "git-evolve: %s\n", m) },
 		Trusted: func(data []byte, path string) error {
-			return requireTrust(e, goals.Digest(data), path)
+			return requireTrust(e, goals.DigestOf(path, data), path)
 		},
 	})
 	if sum == nil {
