@@ -65,7 +65,7 @@ func IsMarkdown(name string) bool { return strings.HasSuffix(strings.ToLower(nam
 var steers = map[string]bool{"increase": true, "decrease": true, "hold": true, "explore": true, "complete": true}
 
 var (
-	mdHeading   = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$`)
+	mdHeading   = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$`)
 	mdDirective = regexp.MustCompile(`^(\d{1,4})[.)][ \t]+(.+)$`)
 	mdDelimiter = regexp.MustCompile(`^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$`)
 	mdField     = regexp.MustCompile(`^[ \t]*(?:[-*+][ \t]+)?\*\*([A-Za-z][A-Za-z ]*?):?\*\*:?[ \t]*(.*)$`)

@@ -157,3 +157,10 @@ func TestDigestOfLeavesTheDirectivesOut(t *testing.T) {
 		t.Fatalf("the fenced table in a directive is read: %+v %v", f, err)
 	}
 }
+
+func TestHeadingKeepsATrailingHash(t *testing.T) {
+	f, err := Parse("GOALS.md", []byte("## Directives ##\n\n### 1. Support C#\n\n## Gates\n\n| ID | Check | Weight |\n|-|-|-|\n| a | `true` | 1 |\n"))
+	if err != nil || len(f.Directives) != 1 || f.Directives[0].Title != "Support C#" {
+		t.Fatalf("%+v %v", f, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ const (
 	maxBeads      = 500
 )
 
+// beadID is the shape of an id taken from bd.
+var beadID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+
 // ReadyBeads asks bd for its ready issues (bd ready --json, in dir), the
 // highest priority (lowest number) first. Without bd on PATH there are
 // none, and nothing is said: most repositories do not use it.
@@ -42,8 +46,8 @@ func ReadyBeads(ctx context.Context, dir string) ([]Bead, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bd, "ready", "--json")
 	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := newTail(4 << 10)
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -52,12 +56,18 @@ func ReadyBeads(ctx context.Context, dir string) ([]Bead, error) {
 		return nil, fmt.Errorf("bd ready --json: %w", err)
 	}
 	data, rerr := io.ReadAll(io.LimitReader(out, maxBeadsBytes+1))
+	if len(data) > maxBeadsBytes {
+		cancel() // no more is read: bd is not left blocked on the pipe
+	}
 	werr := cmd.Wait()
 	switch {
 	case rerr != nil:
 		return nil, fmt.Errorf("bd ready --json: %w", rerr)
 	case werr != nil:
-		return nil, fmt.Errorf("bd ready --json: %v: %s", werr, strings.TrimSpace(cleanLine(stderr.String())))
+		if len(data) > maxBeadsBytes {
+			return nil, fmt.Errorf("bd ready --json: more than %d bytes of output", maxBeadsBytes)
+		}
+		return nil, fmt.Errorf("bd ready --json: %v: %s", werr, strings.TrimSpace(cleanLine(string(stderr.buf))))
 	case len(data) > maxBeadsBytes:
 		return nil, fmt.Errorf("bd ready --json: more than %d bytes of output", maxBeadsBytes)
 	}
@@ -69,8 +79,10 @@ func ReadyBeads(ctx context.Context, dir string) ([]Bead, error) {
 	}
 	var ok []Bead
 	for _, b := range beads {
-		b.ID, b.Title = strings.TrimSpace(b.ID), cleanLine(b.Title)
-		if b.ID == "" || len(b.ID) > 200 {
+		// The id becomes the cycle's target, a trailer and a line on a
+		// terminal: only the shape of an id is taken.
+		b.Title = cleanLine(b.Title)
+		if !beadID.MatchString(b.ID) {
 			continue
 		}
 		if len(b.Description) > 4096 {

@@ -169,6 +169,7 @@ func (b *Brief) Markdown() []byte {
 		if bd.Description != "" {
 			fmt.Fprintf(&w, "\n%s\n", cleanLine(bd.Description))
 		}
+		fmt.Fprintf(&w, "\nWhen it is done, close it: bd close %s\n", bd.ID)
 	}
 	if d := b.Work.Directive; d != nil {
 		fmt.Fprintf(&w, "\nDirective %d (id %s), steer %s", d.Number, d.ID, orNone(d.Steer))

@@ -215,3 +215,21 @@ func (m Markers) Remove(name string) ([]string, error) {
 	}
 	return removed, nil
 }
+
+// ResumeStamp is the file git evolve resume touches, beside the machine's
+// KILL, before it removes markers: a run in any repository of this machine
+// whose agent is working learns from it that the operator lifted KILL.
+func (m Markers) ResumeStamp() string { return filepath.Join(m.ConfigDir, "evolve", "resumed") }
+
+// StampResume touches the resume stamp.
+func (m Markers) StampResume() error {
+	p := m.ResumeStamp()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	now := time.Now()
+	if err := os.WriteFile(p, []byte(now.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Chtimes(p, now, now)
+}

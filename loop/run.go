@@ -464,6 +464,8 @@ type driver struct {
 	markerNotes []string
 	// tail is the end of the last agent's output.
 	tail *tail
+	// haltNext stops the run before its next cycle, and says why.
+	haltNext string
 }
 
 func (d *driver) stop(reason, detail string) *Summary {
@@ -550,6 +552,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		}
 		if d.r.MaxCycles > 0 && d.r.Tally.Cycles >= d.r.MaxCycles {
 			return d.stop(StopMaxCycles, fmt.Sprintf("%d cycle(s) ran", d.r.Tally.Cycles)), nil
+		}
+		if d.haltNext != "" {
+			return d.stop(HaltUser, d.haltNext), nil
 		}
 		if err := d.upstreamGuard(); err != nil {
 			return nil, err
@@ -757,9 +762,13 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	if err != nil {
 		return nil, false, err
 	}
-	watch := watchMarkers(s.Markers, d.resumeCounter(), 200*time.Millisecond)
+	watch := watchMarkers(s.Markers, d.resumed(s.Markers), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
-	notes, _ := watch.end(s.Top)
+	notes, removed := watch.end(s.Top)
+	if removed {
+		// Put back, and halting whatever its age: the operator's to lift.
+		d.haltNext = "the agent removed a marker the operator had written during its turn; it was put back"
+	}
 	if err == nil {
 		if terr := d.keepTranscript(c); terr != nil {
 			d.say("warning: cycle %d: the agent's transcript was not kept: %v", c.Cycle, terr)
@@ -1169,9 +1178,23 @@ func agentMessage(top string) (string, error) {
 	return strings.TrimSpace(goals.CleanText(string(data))), nil
 }
 
+// resumed returns whether git evolve resume ran since it was made, in this
+// repository (a resume recorded) or anywhere on this machine (the stamp
+// beside KILL touched): the operator lifting a marker while the agent
+// works, which the marker watch then does not undo.
+func (d *driver) resumed(m Markers) func() bool {
+	since := time.Now()
+	recorded := d.resumeCounter()
+	return func() bool {
+		if fi, err := os.Stat(m.ResumeStamp()); err == nil && !fi.ModTime().Before(since) {
+			return true
+		}
+		return recorded()
+	}
+}
+
 // resumeCounter returns whether git evolve resume was recorded since it
-// was made: the operator lifting a marker while the agent works, which the
-// marker watch then does not undo.
+// was made.
 func (d *driver) resumeCounter() func() bool {
 	count := func() int {
 		evs, err := Controls(d.l.Repo())

@@ -227,7 +227,22 @@ func (s *State) Select(o SelectOptions) *Work {
 	}
 	// Directive gaps, before failing goals (seed 004: "first assess
 	// directives, then goals").
-	if gaps := s.DirectiveGaps(); len(gaps) > 0 && !o.BeadsOnly {
+	// Directives and failing goals take turns: after a cycle on a
+	// directive, a failing goal comes first (a directive steered increase
+	// forever would starve them otherwise).
+	goalsTurn := false
+	if mode, _ := s.trailingMode(); strings.HasPrefix(mode, RungDirective+":") && o.Measured != nil {
+		q := s.Quarantined()
+		for _, g := range o.Measured.FailingByWeight() {
+			if !contains(q, g.GoalID) {
+				goalsTurn = true
+				break
+			}
+		}
+	}
+	if gaps := s.DirectiveGaps(); len(gaps) > 0 && goalsTurn && !o.BeadsOnly {
+		skipped = append(skipped, "directive: the last cycle worked a directive; a failing goal takes its turn")
+	} else if len(gaps) > 0 && !o.BeadsOnly {
 		if len(gaps) > 0 && blocked(RungDirective, gaps[0].ID) {
 			gaps = gaps[1:]
 		}

@@ -143,6 +143,16 @@ func TestSelectDirectiveGaps(t *testing.T) {
 	if w := s.Select(SelectOptions{Measured: measured}); w.Target != "directive-3" {
 		t.Errorf("after directive-2 was worked: %s, want directive-3", w.Target)
 	}
+	// After a cycle on a directive, a failing goal takes its turn.
+	s.Events = []Event{{Cycle: 1, Rung: RungDirective, Target: "directive-3"}}
+	if w := s.Select(SelectOptions{Measured: measured}); w.Rung != RungGoal || !strings.Contains(strings.Join(w.Skipped, "\n"), "a failing goal takes its turn") {
+		t.Errorf("after a directive: %s %s %v", w.Rung, w.Target, w.Skipped)
+	}
+	s.Events = []Event{{Cycle: 1, Rung: RungDirective, Target: "directive-3"}, {Cycle: 2, Rung: RungGoal, Target: "heavy"}}
+	if w := s.Select(SelectOptions{Measured: measured}); w.Rung != RungDirective || w.Target != "directive-2" {
+		t.Errorf("after the goal's turn: %s %s", w.Rung, w.Target)
+	}
+	s.Events = []Event{{Cycle: 1, Target: "directive-3"}, {Cycle: 2, Target: "directive-2"}}
 	// A restorative cycle fixes what is red: directives are passed over.
 	w = s.Select(SelectOptions{Measured: measured, Restorative: true})
 	if w.Rung != RungGoal || w.Target != "heavy" || !strings.Contains(strings.Join(w.Skipped, "\n"), "directive: 2 directive gap(s), but the cycle is restorative") {

@@ -30,7 +30,7 @@ func (s *State) Take(w *Work) error {
 			r.State.Take(w.Pinned.ID, w.Chain)
 		}
 		fresh := r.State.Fresh()
-		if w.Pinned != nil || len(fresh) > 0 {
+		if w.Pinned != nil || len(fresh) > 0 || r.State.Changed() {
 			if err := r.State.Save(r.StatePath); err != nil {
 				return err
 			}

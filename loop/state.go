@@ -272,9 +272,11 @@ func loadRoadmap(top, file string, now time.Time) (*Roadmap, error) {
 		return nil, err
 	}
 	if sum := sha256.Sum256(data); st.Digest != hex.EncodeToString(sum[:]) {
-		// A new roadmap, or new content: a scope shift (saved with the
-		// state's next save).
+		// A new roadmap, or new content: a scope shift, saved by the run's
+		// next Take; and the items are walked from the first again (a new
+		// list at the same path, or items put before the current one).
 		st.Digest, st.PinnedAt = hex.EncodeToString(sum[:]), now.UTC().Format(time.RFC3339)
+		st.Rewind(items)
 	}
 	return &Roadmap{File: rel, Path: p, Items: items, State: st, StatePath: statePath}, nil
 }

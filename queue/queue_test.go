@@ -348,7 +348,7 @@ func TestRoadmapDeepChainEscalates(t *testing.T) {
 		t.Fatalf("after escalating top: %q (%v)", w.ID, ok)
 	}
 	f := s2.Fresh()
-	if len(f) != 2 || f[0].ID != "top" || strings.Join(f[0].Chain, ",") != "top,d1,d2,d3,d4" || !strings.Contains(f[0].Reason, "blocker chain too deep (more than 3 levels): top → d1 → d2 → d3 → d4") || f[1].ID != "after" {
+	if len(f) != 2 || f[0].ID != "top" || strings.Join(f[0].Chain, ",") != "top,d1,d2,d3,d4" || !strings.Contains(f[0].Reason, "blocker chain deeper than 2 levels: top → d1 → d2 → d3 → d4") || f[1].ID != "after" {
 		t.Fatalf("escalations %+v", f)
 	}
 	if len(s2.Fresh()) != 0 {
@@ -359,7 +359,7 @@ func TestRoadmapDeepChainEscalates(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), "## top escalated\n\n- reason: blocker chain too deep") || !strings.Contains(string(data), "- cycle: 7\n") || !strings.Contains(string(data), "- chain: top → d1 → d2 → d3 → d4\n") {
+	if !strings.Contains(string(data), "## top escalated\n\n- reason: blocker chain deeper than 2 levels") || !strings.Contains(string(data), "- cycle: 7\n") || !strings.Contains(string(data), "- chain: top → d1 → d2 → d3 → d4\n") {
 		t.Errorf("escalated.md:\n%s", data)
 	}
 }

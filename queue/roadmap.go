@@ -96,6 +96,8 @@ type RoadmapState struct {
 	// fresh are the escalations made since the state was read (or since
 	// the last Fresh): the ones to write to EscalatedPath.
 	fresh []Escalation
+	// changed: Rewind changed the state, which is to be saved.
+	changed bool
 }
 
 // Fresh returns the escalations made since the last call (or the state
@@ -138,6 +140,7 @@ func LoadRoadmapState(path, file string) (*RoadmapState, error) {
 
 // Save writes the state atomically.
 func (s *RoadmapState) Save(path string) error {
+	s.changed = false
 	data, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -195,7 +198,7 @@ next:
 			if len(chain) > MaxUnblockDepth+1 {
 				full := append(chain, b)
 				s.escalateChain(items, Escalation{ID: item.ID, Chain: full,
-					Reason: fmt.Sprintf("blocker chain too deep (more than %d levels): %s", MaxUnblockDepth+1, strings.Join(full, " → "))})
+					Reason: fmt.Sprintf("blocker chain deeper than %d levels: %s", MaxUnblockDepth, strings.Join(full, " → "))})
 				continue next
 			}
 			seen[b] = true
@@ -214,6 +217,20 @@ next:
 	}
 	return RoadmapItem{}, "", nil, false
 }
+
+// Rewind walks the items from the first again (past those finished), for
+// a roadmap whose content changed, and marks the state as to be saved.
+func (s *RoadmapState) Rewind(items []RoadmapItem) {
+	s.Index = 0
+	for s.Index < len(items) && (s.done(items[s.Index].ID) || s.escalated(items[s.Index].ID)) {
+		s.Index++
+	}
+	s.changed = true
+}
+
+// Changed reports whether the state changed since it was read without
+// being saved (Rewind).
+func (s *RoadmapState) Changed() bool { return s.changed }
 
 // Take notes that a cycle works on id; chain is Next's (the item, then
 // the blockers being resolved).

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,35 +15,52 @@ import (
 // The commands of loop control: halt-check, the markers, converged, next.
 
 // loadState reads the loop's state for a command.
-func loadState(e *env, roadmap string) (*loop.State, error) {
+func loadState(e *env, roadmap string) (*loop.State, error) { return loadStateAs(e, roadmap, false) }
+
+// loadStateAs is loadState; with dry, an inline roadmap is not written
+// where a run would pin it, but to a temporary file.
+func loadStateAs(e *env, roadmap string, dry bool) (*loop.State, error) {
 	l, err := e.Ledger()
 	if err != nil {
 		return nil, err
 	}
 	if roadmap != "" {
-		if roadmap, err = pinRoadmap(e, roadmap); err != nil {
+		var done func()
+		if roadmap, done, err = pinRoadmap(e, roadmap, dry); err != nil {
 			return nil, err
 		}
+		defer done() // the roadmap is read by Load
 	}
 	return loop.Load(l, loop.LoadOptions{Now: e.now(), Getenv: e.getenv, RoadmapFile: roadmap})
 }
 
 // pinRoadmap resolves --queue: a file, or the roadmap itself, written to
 // .agents/evolve/roadmap.md (said on stderr).
-func pinRoadmap(e *env, value string) (string, error) {
+func pinRoadmap(e *env, value string, dry bool) (string, func(), error) {
+	nothing := func() {}
 	repo, err := e.Repo()
 	if err != nil {
-		return "", err
+		return "", nothing, err
 	}
 	top, err := repo.WorkTree()
 	if err != nil {
-		return "", err
+		return "", nothing, err
+	}
+	if dry {
+		// Nothing pinned by a dry run: the list is read from a file of its
+		// own (removed once read), whose state is a fresh one.
+		tmp, err := os.MkdirTemp("", "git-evolve-roadmap-")
+		if err != nil {
+			return "", nothing, err
+		}
+		p, _, err := loop.PinRoadmap(tmp, e.dir, value)
+		return p, func() { os.RemoveAll(tmp) }, err
 	}
 	p, wrote, err := loop.PinRoadmap(top, e.dir, value)
 	if err == nil && wrote {
 		fmt.Fprintf(e.stderr, "git-evolve: --queue is no file but a roadmap: wrote it to %s\n", loop.InlineRoadmapPath)
 	}
-	return p, err
+	return p, nothing, err
 }
 
 // insideRun refuses what only the operator may do when an agent of a loop
@@ -250,6 +268,20 @@ func (c *resumeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// The resume is recorded (and, for KILL, which is the machine's,
+	// stamped beside it) before a marker is removed: a run whose agent is
+	// working sees the operator lifted them, and does not put them back.
+	tripped := loop.Tripped(s.Controls)
+	ev := loop.ControlEvent{Kind: loop.KindResume, Cycle: s.MaxCycle(), At: e.now().UTC().Format(time.RFC3339)}
+	for _, t := range tripped {
+		ev.Cleared = append(ev.Cleared, t.Breaker)
+	}
+	if err := loop.RecordControl(s.Repo, ev); err != nil {
+		return err
+	}
+	if err := s.Markers.StampResume(); err != nil {
+		return err
+	}
 	var removed []string
 	for _, name := range []string{loop.Kill, loop.Stop, loop.Dormant} {
 		paths, err := s.Markers.Remove(name)
@@ -259,14 +291,6 @@ func (c *resumeCmd) Run(e *env) error {
 		for _, p := range paths {
 			removed = append(removed, topPath(s.Top, p))
 		}
-	}
-	tripped := loop.Tripped(s.Controls)
-	ev := loop.ControlEvent{Kind: loop.KindResume, Cycle: s.MaxCycle(), At: e.now().UTC().Format(time.RFC3339)}
-	for _, t := range tripped {
-		ev.Cleared = append(ev.Cleared, t.Breaker)
-	}
-	if err := loop.RecordControl(s.Repo, ev); err != nil {
-		return err
 	}
 	for _, r := range removed {
 		fmt.Fprintf(e.stdout, "removed %s\n", r)
@@ -366,7 +390,7 @@ func (c *nextCmd) Run(e *env) error {
 	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
-	s, err := loadState(e, c.Queue)
+	s, err := loadStateAs(e, c.Queue, c.DryRun)
 	if err != nil {
 		return err
 	}
@@ -397,11 +421,13 @@ func (c *nextCmd) Run(e *env) error {
 		return nil
 	}
 	out := bufio.NewWriter(e.stdout)
-	fmt.Fprintf(out, "%s: %s\n", w.Rung, w.Target)
+	// The target, title and reasons come from files an agent or another
+	// tool writes: one line each, escapes removed.
+	fmt.Fprintf(out, "%s: %s\n", w.Rung, termLine(w.Target))
 	if w.Title != w.Target {
-		fmt.Fprintf(out, "  %s\n", w.Title)
+		fmt.Fprintf(out, "  %s\n", termLine(w.Title))
 	}
-	fmt.Fprintf(out, "  why: %s\n", w.Why)
+	fmt.Fprintf(out, "  why: %s\n", termLine(w.Why))
 	switch {
 	case w.Restorative && h.Restorative:
 		fmt.Fprintf(out, "  restorative: %s\n", h.Detail)
@@ -416,7 +442,7 @@ func (c *nextCmd) Run(e *env) error {
 		fmt.Fprintf(out, "  %s %s (%d oscillations)\n", verb, q.Goal, q.Oscillations)
 	}
 	for _, sk := range w.Skipped {
-		fmt.Fprintf(out, "  passed over: %s\n", sk)
+		fmt.Fprintf(out, "  passed over: %s\n", termLine(sk))
 	}
 	return out.Flush()
 }

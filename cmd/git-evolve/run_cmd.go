@@ -124,7 +124,7 @@ func (c *runCmd) Run(e *env) error {
 	roadmap := c.Queue
 	if roadmap != "" {
 		var err error
-		if roadmap, err = pinRoadmap(e, roadmap); err != nil {
+		if roadmap, _, err = pinRoadmap(e, roadmap, false); err != nil {
 			return err
 		}
 	}
