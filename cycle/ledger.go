@@ -478,3 +478,10 @@ func cycleNumber(s string) (int, bool) {
 	}
 	return n, true
 }
+
+// JournalRecords are the local journal's records (idle, unchanged and
+// aborted cycles), as written.
+func (l *Ledger) JournalRecords() ([]ledger.Record, error) {
+	recs, _, err := l.journal.Read()
+	return recs, err
+}

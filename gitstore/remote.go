@@ -347,3 +347,13 @@ func (r *Repo) PushBranch() error {
 	}
 	return nil
 }
+
+// IsShallow reports whether the repository is a shallow clone (its history
+// cut at some depth), as git rev-parse --is-shallow-repository says.
+func (r *Repo) IsShallow() (bool, error) {
+	out, err := r.git(context.Background(), nil, "rev-parse", "--is-shallow-repository")
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(string(out)) == "true", nil
+}

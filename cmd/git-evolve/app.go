@@ -33,6 +33,7 @@ type cli struct {
 	Show   showCmd   `cmd:"" help:"Show the whole record of a cycle or of a commit."`
 	Import importCmd `cmd:"" help:"Import an existing cycle-history.jsonl into the ledger."`
 	Export exportCmd `cmd:"" help:"Print the whole ledger as canonical JSON Lines."`
+	Report reportCmd `cmd:"" help:"Markdown for a pull request: the range's net fitness and its cycles, with the reasons of the failed ones."`
 	Sync   syncCmd   `cmd:"" help:"Fetch, merge and push the ledger (and the other evolve notes) with a remote."`
 	Verify verifyCmd `cmd:"" help:"Check the ledger: parses, unique ids, trailers, the chain of records, its history."`
 	Repair repairCmd `cmd:"" help:"Put back the records verify finds edited or deleted, from the ledger's history; or accept a breach."`

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
+)
+
+type reportCmd struct {
+	Range  string `arg:"" optional:"" help:"The commits to report on, as git rev-list takes them (default: the branch against its upstream's merge base)." placeholder:"RANGE"`
+	GitHub bool   `name:"github" help:"Append the report to the file $GITHUB_STEP_SUMMARY names (a GitHub Actions job summary) instead of printing it."`
+}
+
+func (reportCmd) Help() string {
+	return `Markdown for a pull request: the range's net fitness before → after (the
+score, the goals passing, each continuous goal against its threshold), then one
+row per cycle whose work is in the range, with the reason of every regressed or
+aborted one, its commit linked when the remote is GitHub, GitLab, Codeberg or
+Bitbucket. Aborted cycles of this clone's journal whose start is in the range
+are listed too.
+
+In CI, the clone needs the whole history and the notes: actions/checkout with
+fetch-depth: 0, then git fetch origin 'refs/notes/*:refs/notes/*' (see
+docs/ci.md). A shallow clone is said so, with what to do.`
+}
+
+func (c *reportCmd) Run(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	repo := l.Repo()
+	rng, base, err := reportRange(repo, c.Range)
+	if err != nil {
+		return err
+	}
+	commits, err := repo.RevList(rng)
+	if err != nil {
+		return shallowHint(repo, fmt.Errorf("the range %s: %w", rng, err))
+	}
+	var recs []reportRow
+	if len(commits) > 0 {
+		list, err := l.List(cycle.ListOptions{Commits: commits})
+		if err != nil {
+			return err
+		}
+		for _, en := range list.Entries {
+			recs = append(recs, reportRow{rec: en.Record, commit: en.Commit.String()})
+		}
+	}
+	// Aborted cycles this clone knows of, started in the range.
+	in := map[string]bool{}
+	for _, h := range commits {
+		in[h.String()] = true
+	}
+	if base != "" {
+		in[base] = true
+	}
+	journal, err := l.JournalRecords()
+	if err != nil {
+		return err
+	}
+	for _, r := range journal {
+		var aborted bool
+		_ = json.Unmarshal(r.Extra["aborted"], &aborted)
+		if aborted && in[r.CycleStartSHA] {
+			recs = append(recs, reportRow{rec: r, aborted: true})
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].rec.Cycle < recs[j].rec.Cycle })
+	links := forgeLinks(repo)
+	var b strings.Builder
+	writeReport(&b, rng, recs, links)
+	if c.GitHub {
+		path := e.getenv("GITHUB_STEP_SUMMARY")
+		if path == "" {
+			return usagef("--github: GITHUB_STEP_SUMMARY is not set (it is, in a GitHub Actions job)")
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(f, b.String()+"\n"); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	w := bufio.NewWriter(e.stdout)
+	w.WriteString(b.String())
+	return w.Flush()
+}
+
+type reportRow struct {
+	rec     ledger.Record
+	commit  string
+	aborted bool
+}
+
+// reportRange is the range to report on: the one given, or the branch
+// against its upstream's merge base (base is then that commit).
+func reportRange(repo *gitstore.Repo, given string) (rng, base string, err error) {
+	if given != "" {
+		return given, "", nil
+	}
+	u, err := repo.BranchUpstream()
+	if err != nil {
+		return "", "", err
+	}
+	if u.Ref == "" {
+		return "", "", &usageError{msg: "the branch has no upstream to report against", hint: "name the range: git evolve report main..HEAD"}
+	}
+	hs, err := repo.ResolveCommits("HEAD", u.Ref)
+	if err != nil {
+		return "", "", shallowHint(repo, err)
+	}
+	mb, ok, err := repo.MergeBase(hs[0], hs[1])
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		return "", "", shallowHint(repo, fmt.Errorf("the branch and %s have no common commit here", u.Ref))
+	}
+	return mb.String() + "..HEAD", mb.String(), nil
+}
+
+// shallowHint says what to do when a range cannot be read in a shallow
+// clone (a CI checkout's default).
+func shallowHint(repo *gitstore.Repo, err error) error {
+	if shallow, serr := repo.IsShallow(); serr == nil && shallow {
+		return withHint(fmt.Errorf("this clone is shallow, so the range's history is not all here (%v)", err),
+			"fetch the whole history and the notes: actions/checkout with fetch-depth: 0, or git fetch --unshallow, then git fetch origin 'refs/notes/*:refs/notes/*' (docs/ci.md)")
+	}
+	return err
+}
+
+var forgeURL = regexp.MustCompile(`^(?:https://|ssh://git@|git@)(github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[:/]([A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+?)(?:\.git)?/?$`)
+
+// forgeLinks returns a commit's web address on the known forge the
+// upstream's remote (else origin) is on, or nil.
+func forgeLinks(repo *gitstore.Repo) func(sha string) string {
+	remote, _ := repo.UpstreamRemote()
+	if remote == "" {
+		remote = "origin"
+	}
+	urls, err := repo.ConfigGetAll("remote." + remote + ".url")
+	if err != nil || len(urls) == 0 {
+		return nil
+	}
+	m := forgeURL.FindStringSubmatch(urls[len(urls)-1])
+	if m == nil {
+		return nil
+	}
+	host, path := m[1], strings.TrimSuffix(m[2], ".git")
+	return func(sha string) string {
+		switch host {
+		case "gitlab.com":
+			return "https://" + host + "/" + path + "/-/commit/" + sha
+		case "bitbucket.org":
+			return "https://" + host + "/" + path + "/commits/" + sha
+		}
+		return "https://" + host + "/" + path + "/commit/" + sha
+	}
+}
+
+type fitnessPoint struct {
+	Passing *int     `json:"goals_passing"`
+	Total   *int     `json:"goals_total"`
+	Score   *float64 `json:"score"`
+}
+
+type goalValue struct {
+	GoalID    string   `json:"goal_id"`
+	Before    *float64 `json:"before"`
+	After     *float64 `json:"after"`
+	Threshold *float64 `json:"threshold"`
+	Direction string   `json:"direction"`
+	Meets     *bool    `json:"meets"`
+}
+
+// writeReport writes the Markdown: the net fitness, the continuous goals,
+// the cycles.
+func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) string) {
+	fmt.Fprintf(w, "## Evolve cycles\n\n")
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "No cycle in `%s`.\n", mdCell(rng))
+		return
+	}
+	// Net fitness: as the first cycle found it, and after the last one
+	// whose work stayed.
+	var before, after fitnessPoint
+	haveBefore, haveAfter := false, false
+	values := map[string]*goalValue{}
+	var order []string
+	tally := map[string]int{}
+	for _, row := range rows {
+		r := &row.rec
+		result := r.Result
+		if row.aborted {
+			result = "aborted"
+		}
+		tally[result]++
+		if !haveBefore && json.Unmarshal(r.Extra["before"], &before) == nil && before.Passing != nil {
+			haveBefore = true
+		}
+		if row.aborted || (r.Result != ledger.Improved && r.Result != ledger.Harvested) {
+			continue
+		}
+		if r.GoalsPassing != nil && r.GoalsTotal != nil {
+			after = fitnessPoint{Passing: r.GoalsPassing, Total: r.GoalsTotal}
+			var score float64
+			if r.Extra["score"] != nil && json.Unmarshal(r.Extra["score"], &score) == nil {
+				after.Score = &score
+			}
+			haveAfter = true
+		}
+		var vs []goalValue
+		if json.Unmarshal(r.Extra["values"], &vs) == nil {
+			for _, v := range vs {
+				v := v
+				if old, ok := values[v.GoalID]; ok {
+					v.Before = old.Before // the range's start
+				} else {
+					order = append(order, v.GoalID)
+				}
+				values[v.GoalID] = &v
+			}
+		}
+	}
+	switch {
+	case haveBefore && haveAfter:
+		fmt.Fprintf(w, "**Fitness:** %s → %s\n\n", fitnessText(before), fitnessText(after))
+	case haveBefore:
+		fmt.Fprintf(w, "**Fitness:** %s; no cycle's work stayed\n\n", fitnessText(before))
+	}
+	var counts []string
+	for _, k := range []string{"improved", "harvested", "regressed", "unchanged", "aborted", "quarantined"} {
+		if n := tally[k]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	fmt.Fprintf(w, "%d cycle(s) in `%s`: %s.\n\n", len(rows), mdCell(rng), strings.Join(counts, ", "))
+	if len(order) > 0 {
+		fmt.Fprintf(w, "| goal | before | after | threshold | meets |\n|---|---:|---:|---:|---|\n")
+		for _, id := range order {
+			v := values[id]
+			meets := "-"
+			if v.Meets != nil {
+				meets = map[bool]string{true: "yes", false: "**no**"}[*v.Meets]
+			}
+			thr := num(v.Threshold)
+			if v.Direction != "" && v.Threshold != nil {
+				thr += " (" + v.Direction + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdCell(id), num(v.Before), num(v.After), mdCell(thr), meets)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| cycle | result | target | goals | commit | reason |\n|---:|---|---|---|---|---|\n")
+	for _, row := range rows {
+		r := &row.rec
+		result, reason := r.Result, failureReason(r)
+		if row.aborted {
+			result = "aborted"
+			var why string
+			_ = json.Unmarshal(r.Extra["reason"], &why)
+			reason = why
+		}
+		goals := "-"
+		if r.GoalsPassing != nil && r.GoalsTotal != nil {
+			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
+		}
+		commit := "-"
+		if row.commit != "" {
+			commit = "`" + row.commit[:7] + "`"
+			if link != nil {
+				commit = "[" + commit + "](" + link(row.commit) + ")"
+			}
+		} else if row.aborted {
+			commit = "(local journal)"
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(result), mdCell(dash(r.Target)), goals, commit, mdCell(dash(reason)))
+	}
+}
+
+func fitnessText(p fitnessPoint) string {
+	s := ""
+	if p.Score != nil {
+		s = "score " + strconv.FormatFloat(*p.Score, 'f', 1, 64) + ", "
+	}
+	if p.Passing != nil && p.Total != nil {
+		s += fmt.Sprintf("%d of %d goals passing", *p.Passing, *p.Total)
+	}
+	return strings.TrimSuffix(s, ", ")
+}
