@@ -9,6 +9,7 @@ package fitness
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
@@ -81,4 +82,43 @@ func baselineIn(repo *gitstore.Repo, ref, era string, best **Found) error {
 		}
 		return nil
 	})
+}
+
+// All returns every stored snapshot, the local ones and each remote's
+// fetched copy (one measured on a commit in two places is listed once), in
+// the order they were measured.
+func All(repo *gitstore.Repo) ([]Found, error) {
+	refs := []string{Ref}
+	remotes, err := repo.Remotes()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range remotes {
+		refs = append(refs, "refs/notes/remotes/"+r+"/evolve-fitness")
+	}
+	seen := map[string]bool{}
+	var out []Found
+	for _, ref := range refs {
+		snap, err := repo.ReadNotes(ref)
+		if err != nil {
+			return nil, err
+		}
+		err = snap.ForEachLine(func(obj gitstore.Hash, l []byte) error {
+			var s Stored
+			if json.Unmarshal(l, &s) != nil || s.Kind == "" {
+				return nil // not a snapshot this reads
+			}
+			key := obj.String() + "\x00" + string(l)
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, Found{Commit: obj, Stored: s})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp < out[j].Timestamp })
+	return out, nil
 }

@@ -25,6 +25,7 @@ type goalsCmd struct {
 	Validate goalsValidateCmd `cmd:"" help:"Check GOALS.yaml (or GOALS.md) and report every problem with file, line and column."`
 	Measure  goalsMeasureCmd  `cmd:"" help:"Run the goals' checks and print a fitness snapshot."`
 	Baseline goalsBaselineCmd `cmd:"" help:"Capture the baseline of the goals file's era, once per era."`
+	History  goalsHistoryCmd  `cmd:"" help:"Read the fitness snapshots back: each goal's result on each measured commit."`
 }
 
 // goalsFile is the goals file a command reads.
@@ -557,4 +558,105 @@ func dirtyAgainst(e *env, repo *gitstore.Repo, head gitstore.Hash) (bool, error)
 	}
 	fmt.Fprintf(e.stderr, "git-evolve: warning: %d file(s) differ from %s: the snapshot stored on it is marked dirty\n", len(changed), head.Short())
 	return true, nil
+}
+
+type goalsHistoryCmd struct {
+	JSON bool     `name:"json" help:"One JSON object a snapshot: {commit, kind, timestamp, era, dirty, score, passing, total, goals: {id: {result, value}}}."`
+	Goal []string `name:"goal" help:"Only this goal (repeatable)." placeholder:"ID"`
+}
+
+func (goalsHistoryCmd) Help() string {
+	return `Reads back the fitness snapshots kept in git (refs/notes/evolve-fitness and
+each remote's fetched copy): the ones goals measure --save, a run's cycles
+and the baselines stored, oldest first. The table has a row a goal and a
+column a snapshot (pass, FAIL, skip, TIME, err, or the value of a continuous
+goal); --json has a line a snapshot. Nothing is measured.`
+}
+
+func (c *goalsHistoryCmd) Run(e *env) error {
+	repo, err := e.Repo()
+	if err != nil {
+		return err
+	}
+	all, err := fitness.All(repo)
+	if err != nil {
+		return err
+	}
+	keep := func(id string) bool { return len(c.Goal) == 0 || slices.Contains(c.Goal, id) }
+	w := bufio.NewWriter(e.stdout)
+	if c.JSON {
+		for _, f := range all {
+			goalsOut := map[string]any{}
+			for _, g := range f.Goals {
+				if keep(g.GoalID) {
+					goalsOut[g.GoalID] = map[string]any{"result": g.Result, "value": g.Value}
+				}
+			}
+			fmt.Fprintf(w, "%s\n", mustJSON(map[string]any{"commit": f.Commit.String(), "kind": f.Kind, "timestamp": f.Timestamp, "era": f.Era,
+				"dirty": f.Dirty, "score": f.Summary.Score, "passing": f.Summary.Passing, "total": f.Summary.Total, "goals": goalsOut}))
+		}
+		return w.Flush()
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(w, "no fitness snapshots (goals measure --save and git evolve run store them)")
+		return w.Flush()
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, f := range all {
+		for _, g := range f.Goals {
+			if keep(g.GoalID) && !seen[g.GoalID] {
+				seen[g.GoalID] = true
+				ids = append(ids, g.GoalID)
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "GOAL")
+	for _, f := range all {
+		fmt.Fprintf(tw, "\t%s", f.Commit.Short())
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprint(tw, "(score)")
+	for _, f := range all {
+		fmt.Fprintf(tw, "\t%.1f", f.Summary.Score)
+	}
+	fmt.Fprintln(tw)
+	for _, id := range ids {
+		fmt.Fprint(tw, termSafe(id))
+		for _, f := range all {
+			cell := "-"
+			for _, g := range f.Goals {
+				if g.GoalID == id {
+					cell = historyCell(g)
+				}
+			}
+			fmt.Fprintf(tw, "\t%s", cell)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	return w.Flush()
+}
+
+// historyCell is a goal's result in a snapshot, in a few letters.
+func historyCell(g goals.Result) string {
+	if g.Value != nil {
+		v := strconv.FormatFloat(*g.Value, 'g', 4, 64)
+		if g.Result != goals.Pass {
+			v += "!"
+		}
+		return v
+	}
+	switch g.Result {
+	case goals.Pass:
+		return "pass"
+	case goals.Fail:
+		return "FAIL"
+	case goals.Timeout:
+		return "TIME"
+	case goals.Skip:
+		return "skip"
+	}
+	return "err"
 }
