@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,12 +14,14 @@ import (
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
 type reportCmd struct {
 	Range  string `arg:"" optional:"" help:"The commits to report on, as git rev-list takes them (default: the branch against its upstream's merge base)." placeholder:"RANGE"`
 	GitHub bool   `name:"github" help:"Append the report to the file $GITHUB_STEP_SUMMARY names (a GitHub Actions job summary) instead of printing it."`
+	HTML   string `name:"html" help:"Write one self-contained HTML page instead: the score over the cycles (an SVG chart, regressed cycles marked), a goal × cycle heatmap, the continuous goals' values against their thresholds, the cycle table." placeholder:"FILE"`
 }
 
 func (reportCmd) Help() string {
@@ -79,6 +82,9 @@ func (c *reportCmd) Run(e *env) error {
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].rec.Cycle < recs[j].rec.Cycle })
 	links := forgeLinks(repo)
+	if c.HTML != "" {
+		return writeHTMLFile(e, e.path(c.HTML), rng, recs, reportGoals(e, recs), links)
+	}
 	var b strings.Builder
 	writeReport(&b, rng, recs, links)
 	if c.GitHub {
@@ -99,6 +105,59 @@ func (c *reportCmd) Run(e *env) error {
 	w := bufio.NewWriter(e.stdout)
 	w.WriteString(b.String())
 	return w.Flush()
+}
+
+// reportGoals are the goals the heatmap has a row for: the goals file's,
+// in its order, then any other a record names.
+func reportGoals(e *env, rows []reportRow) []string {
+	var ids []string
+	seen := map[string]bool{}
+	if repo, err := e.Repo(); err == nil {
+		if top, err := repo.WorkTree(); err == nil {
+			p, _ := goals.Locate(top)
+			if data, err := os.ReadFile(p); err == nil {
+				if f, err := goals.Parse(filepath.Base(p), data); err == nil {
+					for _, g := range f.Goals {
+						ids, seen[g.ID] = append(ids, g.ID), true
+					}
+				}
+			}
+		}
+	}
+	for _, row := range rows {
+		for _, key := range []string{"failing", "timed_out", "cannot_run"} {
+			var names []string
+			_ = json.Unmarshal(row.rec.Extra[key], &names)
+			for _, n := range names {
+				if !seen[n] {
+					ids, seen[n] = append(ids, n), true
+				}
+			}
+		}
+	}
+	return ids
+}
+
+func writeHTMLFile(e *env, path, rng string, rows []reportRow, ids []string, link func(string) string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if err := writeHTML(tmp, rng, rows, ids, link); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	fmt.Fprintf(e.stderr, "git-evolve: wrote %s (%d cycle(s))\n", path, len(rows))
+	return nil
 }
 
 type reportRow struct {
