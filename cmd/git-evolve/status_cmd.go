@@ -30,14 +30,13 @@ used, nothing is written.`
 
 // statusReport is git evolve status --json.
 type statusReport struct {
-	Open     *statusOpen    `json:"open_cycle"`
-	Halt     statusHalt     `json:"halt"`
-	Last     []statusCycle  `json:"last_cycles"`
-	Failing  []string       `json:"failing_goals"`
-	Queue    *statusQueue   `json:"queue_next"`
-	Ledger   statusLedger   `json:"ledger"`
-	Warnings []string       `json:"warnings,omitempty"`
-	markers  []*loop.Marker // for the text
+	Open     *statusOpen   `json:"open_cycle"`
+	Halt     statusHalt    `json:"halt"`
+	Last     []statusCycle `json:"last_cycles"`
+	Failing  []string      `json:"failing_goals"`
+	Queue    *statusQueue  `json:"queue_next"`
+	Ledger   statusLedger  `json:"ledger"`
+	Warnings []string      `json:"warnings,omitempty"`
 	breakers []loop.ControlEvent
 }
 
