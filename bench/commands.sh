@@ -84,6 +84,8 @@ for n in "${sizes[@]}"; do
   row "show cycle" "$runs" : "git evolve show $mid" "git notes --ref=evolve show $midsha"
   row "show commit" "$runs" : "git evolve show $midsha" "git notes --ref=evolve show $midsha"
   row verify "$runs" : "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  # where the loop stands, beside git's own one-screen answer
+  row status "$runs" : "git evolve status" "git status --short"
   # what a verify kept, then 100 records since: each run starts from it
   keep=$work/kept$n
   mkdir -p "$keep"
