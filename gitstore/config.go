@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +67,9 @@ func regexpQuote(s string) string {
 // file, keeping the values already there.
 func (r *Repo) ConfigAdd(key, value string) error {
 	_, err := r.git(context.Background(), nil, "config", "--local", "--add", key, value)
+	r.config.mu.Lock()
+	r.config.done, r.config.proc = false, nil // read again when next asked
+	r.config.mu.Unlock()
 	return err
 }
 
@@ -116,7 +120,8 @@ type configCache struct {
 	mu   sync.Mutex
 	proc *proc
 	done bool
-	vals map[string]string // the last value of each key, by its name as git prints it
+	vals map[string]string   // the last value of each key, by its name as git prints it
+	all  map[string][]string // every value of each key, in order
 	err  error
 }
 
@@ -134,6 +139,23 @@ func (r *Repo) PrefetchConfig() {
 // case, as git prints them), whether it is set, and an error when git could
 // not read the config. A key given without "=" is "true", as git reads it.
 func (r *Repo) Config(key string) (string, bool, error) {
+	r.readConfig()
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	v, ok := r.config.vals[key]
+	return v, ok, r.config.err
+}
+
+// ConfigValues returns every value git has for key (as Config names it),
+// in order, from the config read once (Config).
+func (r *Repo) ConfigValues(key string) ([]string, error) {
+	r.readConfig()
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	return r.config.all[key], r.config.err
+}
+
+func (r *Repo) readConfig() {
 	r.PrefetchConfig()
 	r.config.mu.Lock()
 	defer r.config.mu.Unlock()
@@ -144,17 +166,19 @@ func (r *Repo) Config(key string) (string, bool, error) {
 		if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
 			err = nil // no config at all
 		}
-		r.config.vals, r.config.err = parseConfigList(out), err
+		r.config.all, r.config.err = parseConfigList(out), err
+		r.config.vals = map[string]string{}
+		for k, vs := range r.config.all {
+			r.config.vals[k] = vs[len(vs)-1]
+		}
 	}
-	v, ok := r.config.vals[key]
-	return v, ok, r.config.err
 }
 
 // parseConfigList reads git config -z --list: "key\nvalue" or "key" (no
 // value) entries, each ended by NUL. The last value of a key wins, as it
 // does for git's single-valued settings.
-func parseConfigList(out []byte) map[string]string {
-	vals := map[string]string{}
+func parseConfigList(out []byte) map[string][]string {
+	vals := map[string][]string{}
 	for _, e := range bytes.Split(out, []byte{0}) {
 		if len(e) == 0 {
 			continue
@@ -163,7 +187,7 @@ func parseConfigList(out []byte) map[string]string {
 		if !hasVal {
 			v = []byte("true")
 		}
-		vals[string(k)] = string(v)
+		vals[string(k)] = append(vals[string(k)], string(v))
 	}
 	return vals
 }
@@ -181,17 +205,18 @@ func configBool(v string) (b, ok bool) {
 	return n != 0, err == nil
 }
 
-// ConfigBool is a boolean config key as git reads one (true, yes, on, 1,
-// and their opposites; a key without a value is true); set is false when
-// the key is not set.
+// ConfigBool is a boolean config key (a section and a name, no
+// subsection) as git reads one: true, yes, on, an integer not 0, and their
+// opposites; a key without a value is true. set is false when the key is
+// not set. It reads the config this process read once (Config).
 func (r *Repo) ConfigBool(key string) (val, set bool, err error) {
-	out, err := r.git(context.Background(), nil, "config", "--type=bool", "--get", key)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
-		return false, false, nil
-	}
-	if err != nil {
+	v, ok, err := r.Config(strings.ToLower(key))
+	if err != nil || !ok {
 		return false, false, err
 	}
-	return strings.TrimSpace(string(out)) == "true", true, nil
+	b, valid := configBool(v)
+	if !valid {
+		return false, true, fmt.Errorf("bad boolean config value %q for %s", v, key)
+	}
+	return b, true, nil
 }

@@ -84,7 +84,7 @@ func Init(repo *gitstore.Repo) ([]Change, error) {
 // on a plain git fetch brings the remote's ledger.
 func EnsureFetchRefspec(repo *gitstore.Repo, remote string) (bool, error) {
 	key := "remote." + remote + ".fetch"
-	have, err := repo.ConfigGetAll(key)
+	have, err := repo.ConfigValues(key) // from the config read once a process
 	if err != nil || slices.Contains(have, FetchRefspec(remote)) {
 		return false, err
 	}
