@@ -9,6 +9,7 @@ package loop
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"time"
 
@@ -72,8 +73,41 @@ func History(l *cycle.Ledger) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Event, 0, len(list.Entries))
-	for _, en := range list.Entries {
+	return events(list.Entries), nil
+}
+
+// RecentHistory reads the last n records of the ledger and the journal,
+// and every quarantine record, as events in cycle order: what a one-screen
+// answer needs, read from the saved view (cycle.Ledger.Entries) at the cost
+// of those records, not of the ledger.
+func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
+	last, err := l.Entries(cycle.ListOptions{Journal: true}, nil, n)
+	if err != nil {
+		return nil, err
+	}
+	quarantines, err := l.Entries(cycle.ListOptions{Journal: true}, func(s *ledger.Summary) bool {
+		return string(s.Result) == ledger.Quarantined
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var all []cycle.Entry
+	for _, en := range append(quarantines.Entries, last.Entries...) {
+		key := en.Record.ID + "\x00" + en.Commit.String()
+		if en.Record.ID != "" && seen[key] {
+			continue
+		}
+		seen[key] = true
+		all = append(all, en)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Record.Cycle < all[j].Record.Cycle })
+	return events(all), nil
+}
+
+func events(entries []cycle.Entry) []Event {
+	out := make([]Event, 0, len(entries))
+	for _, en := range entries {
 		r := en.Record
 		e := Event{Cycle: r.Cycle, ID: r.ID, Target: r.Target, Result: r.Result, Gate: r.GateText(), Journal: en.Journal,
 			Passing: r.GoalsPassing, Total: r.GoalsTotal, Record: r}
@@ -98,7 +132,7 @@ func History(l *cycle.Ledger) ([]Event, error) {
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out
 }
 
 // since returns the events after t (all of them for a zero t).

@@ -207,3 +207,26 @@ func TestSelectLadderRules(t *testing.T) {
 		t.Errorf("quality score of nothing left: %v", q)
 	}
 }
+
+func TestRecentHistory(t *testing.T) {
+	f := fxNew(t)
+	f.record(fxRec{result: ledger.Quarantined, target: "flaky", oscillations: 3})
+	for i := 0; i < 6; i++ {
+		f.record(fxRec{result: ledger.Improved, target: "g"})
+	}
+	all, err := History(f.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recent, err := RecentHistory(f.ledger, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cycles []int
+	for _, e := range recent {
+		cycles = append(cycles, e.Cycle)
+	}
+	if len(all) != 7 || len(recent) != 4 || recent[0].Result != ledger.Quarantined || cycles[1] != 5 || cycles[3] != 7 {
+		t.Fatalf("recent %v of %d", cycles, len(all))
+	}
+}

@@ -91,6 +91,11 @@ type LoadOptions struct {
 	// RoadmapFile is a pinned roadmap to work (--queue); without it, the
 	// roadmap the state file names is worked while it has items left.
 	RoadmapFile string
+	// Recent, when above 0, reads only the last Recent records and the
+	// quarantine records (RecentHistory): for an answer about now, such as
+	// git evolve status, not for the loop's rules that count over the
+	// whole line.
+	Recent int
 }
 
 // QueueLock is the lock that guards rewrites of the work queue, in the
@@ -124,7 +129,12 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 	if s.Config, err = loadConfig(repo, top, getenv); err != nil {
 		return nil, err
 	}
-	if s.All, err = History(l); err != nil {
+	if o.Recent > 0 {
+		s.All, err = RecentHistory(l, o.Recent)
+	} else {
+		s.All, err = History(l)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if s.Branch, err = repo.HeadBranch(); err != nil {
