@@ -208,6 +208,28 @@ func eventTime(at string) time.Time {
 	return t
 }
 
+// openAgentFile opens a file the agent wrote for the driver: a regular
+// file only, never what a symbolic link names (the driver may read what the
+// agent's sandbox could not) and never a FIFO (which would hang it).
+func openAgentFile(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscallNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
+		f.Close()
+		return nil, fmt.Errorf("changed while it was opened")
+	}
+	return f, nil
+}
+
 // maxVerdicts bounds the verdicts file an agent writes.
 const maxVerdicts = 256 << 10
 
@@ -218,9 +240,13 @@ const maxVerdicts = 256 << 10
 // that is no verdict is said and skipped.
 func recordVerdicts(repo *gitstore.Repo, top string, now time.Time) []string {
 	path := filepath.Join(top, filepath.FromSlash(VerdictsFile))
-	f, err := os.Open(path)
+	f, err := openAgentFile(path)
 	if err != nil {
-		return nil
+		if os.IsNotExist(err) {
+			return nil
+		}
+		os.Remove(path)
+		return []string{fmt.Sprintf("%s was not read: %v", VerdictsFile, err)}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxVerdicts))
 	f.Close()

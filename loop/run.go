@@ -869,7 +869,8 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	}
 	msg, err := agentMessage(top)
 	if err != nil {
-		return nil, err
+		d.say("warning: cycle %d: %v", c.Cycle, err)
+		msg = ""
 	}
 	opts := cycle.FinishOptions{Message: msg, QualityScore: quality, Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
 		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
@@ -1163,12 +1164,12 @@ const maxCommitMsg = 64 << 10
 // agent's to write, so bounded, valid UTF-8, without control characters
 // other than newlines and tabs. The finish adds the trailers.
 func agentMessage(top string) (string, error) {
-	f, err := os.Open(filepath.Join(top, filepath.FromSlash(CommitMsgFile)))
+	f, err := openAgentFile(filepath.Join(top, filepath.FromSlash(CommitMsgFile)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w (the agent's message is not used)", CommitMsgFile, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxCommitMsg))

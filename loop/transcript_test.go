@@ -39,3 +39,17 @@ func TestTailKeepsTheEnd(t *testing.T) {
 		t.Errorf("one write longer than the tail: %q", got)
 	}
 }
+
+func TestRedactMoreShapes(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"api_key": "abc123def456", "client_secret":"x9"}`: `{"api_key": [REDACTED], "client_secret":[REDACTED]}`,
+		"PRIVATE_KEY=abcdef":                              "PRIVATE_KEY=[REDACTED]",
+		"login --password hunter2 now":                    "login --password [REDACTED] now",
+		"npm_abcdefghijklmnopqrstuvwxyz0123456789":        "[REDACTED]",
+		"MIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter": "[REDACTED PRIVATE KEY]\nafter",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

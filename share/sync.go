@@ -229,6 +229,13 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 	for _, i := range pushed {
 		out[i].Pushed = true
 	}
+	// The remote has the transcripts now: so say their copies, as a fetch
+	// would (a push moves only the copies of refs a fetch refspec names).
+	for _, u := range updates {
+		if id, ok := strings.CutPrefix(u.Remote, TranscriptsPrefix); ok {
+			_ = repo.UpdateRef(TranscriptsTracking(remote)+id, u.Local, gitstore.ZeroHash, "git evolve sync: pushed")
+		}
+	}
 	return out, transcripts, refused
 }
 

@@ -62,7 +62,7 @@ var mcpTools = []mcpTool{
 		func(in map[string]any) ([]string, error) {
 			args := []string{"next", "--json", "--dry-run"}
 			if s, ok := in["strategy"].(string); ok && s != "" {
-				args = append(args, "--strategy", s)
+				args = append(args, "--strategy="+s)
 			}
 			return args, nil
 		}, object(nil, map[string]any{"strategy": prop("string", "balanced, innovate, harden, repair, ultrathink or autoresearch")})},
@@ -70,10 +70,10 @@ var mcpTools = []mcpTool{
 		func(in map[string]any) ([]string, error) {
 			args := []string{"cycle", "start", "--json", "--no-progress"}
 			if s, ok := in["target"].(string); ok && s != "" {
-				args = append(args, "--target", s)
+				args = append(args, "--target="+s)
 			}
 			if s, ok := in["item"].(string); ok && s != "" {
-				args = append(args, "--item", s)
+				args = append(args, "--item="+s)
 			}
 			return args, nil
 		}, object(nil, map[string]any{"target": prop("string", "the goal or directive id (default: the failing goal with the highest weight)"),
@@ -84,7 +84,7 @@ var mcpTools = []mcpTool{
 		func(in map[string]any) ([]string, error) {
 			args := []string{"cycle", "finish", "--json", "--no-progress"}
 			if s, ok := in["message"].(string); ok && s != "" {
-				args = append(args, "--message", s)
+				args = append(args, "--message="+s)
 			}
 			return args, nil
 		}, object(nil, map[string]any{"message": prop("string", "the message of the commit that delivers the work (trailers added)")})},
@@ -92,7 +92,7 @@ var mcpTools = []mcpTool{
 		func(in map[string]any) ([]string, error) {
 			args := []string{"cycle", "abort"}
 			if s, ok := in["reason"].(string); ok && s != "" {
-				args = append(args, "--reason", s)
+				args = append(args, "--reason="+s)
 			}
 			return args, nil
 		}, object(nil, map[string]any{"reason": prop("string", "why (kept in the record)")})},
@@ -101,7 +101,7 @@ var mcpTools = []mcpTool{
 			args := []string{"goals", "measure", "--json", "--no-progress"}
 			ids, err := stringList(in["goal"])
 			for _, id := range ids {
-				args = append(args, "--goal", id)
+				args = append(args, "--goal="+id)
 			}
 			return args, err
 		}, object(nil, map[string]any{"goal": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "only these goals"}})},
@@ -129,12 +129,12 @@ var mcpTools = []mcpTool{
 			args := []string{"hypothesis", "add"}
 			for _, k := range []string{"id", "hypothesis", "measure", "patch"} {
 				if s, ok := in[k].(string); ok && s != "" {
-					args = append(args, "--"+k, s)
+					args = append(args, "--"+k+"="+s)
 				}
 			}
 			for _, k := range []string{"cycle_landed", "check_at_cycle"} {
 				if n, ok := in[k].(float64); ok {
-					args = append(args, "--"+strings.ReplaceAll(k, "_", "-"), strconv.Itoa(int(n)))
+					args = append(args, "--"+strings.ReplaceAll(k, "_", "-")+"="+strconv.Itoa(int(n)))
 				}
 			}
 			return args, nil
@@ -147,7 +147,7 @@ var mcpTools = []mcpTool{
 			id, _ := in["id"].(string)
 			v, _ := in["verdict"].(string)
 			ev, _ := in["evidence"].(string)
-			return []string{"hypothesis", "verdict", "--evidence", ev, "--", id, v}, nil
+			return []string{"hypothesis", "verdict", "--evidence=" + ev, "--", id, v}, nil
 		}, object([]string{"id", "verdict", "evidence"}, map[string]any{"id": prop("string", "the hypothesis"),
 			"verdict": map[string]any{"type": "string", "enum": []string{"VERIFIED", "FALSIFIED"}}, "evidence": prop("string", "what the measure found")})},
 	{"queue_list", "The work queue's items (git evolve queue list --json).",

@@ -123,7 +123,7 @@ func TestMCPServer(t *testing.T) {
 	if res := ok("cycle_status", nil); !strings.Contains(text(res), `"substantive":["feature.txt"]`) {
 		t.Errorf("cycle_status: %s", text(res))
 	}
-	if res := ok("cycle_finish", map[string]any{"message": "feature: it exists"}); !strings.Contains(text(res), `"result":"improved"`) {
+	if res := ok("cycle_finish", map[string]any{"message": "- feature: it exists, a message that starts with a dash"}); !strings.Contains(text(res), `"result":"improved"`) {
 		t.Fatalf("cycle_finish: %s", text(res))
 	}
 	if res := ok("log", map[string]any{"limit": 1}); !strings.Contains(text(res), `"cycle":1,"target":"feature","result":"improved"`) {

@@ -152,6 +152,10 @@ func writeHTMLFile(e *env, path, rng string, rows []reportRow, ids []string, lin
 		os.Remove(tmp.Name())
 		return err
 	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // as a file the user writes, not a temporary one
+		os.Remove(tmp.Name())
+		return err
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return err
@@ -252,7 +256,7 @@ type goalValue struct {
 func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) string) {
 	fmt.Fprintf(w, "## Evolve cycles\n\n")
 	if len(rows) == 0 {
-		fmt.Fprintf(w, "No cycle in `%s`.\n", mdCell(rng))
+		fmt.Fprintf(w, "No cycle in `%s`.\n", mdCode(rng))
 		return
 	}
 	// Net fitness: as the first cycle found it, and after the last one
@@ -308,7 +312,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			counts = append(counts, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	fmt.Fprintf(w, "%d cycle(s) in `%s`: %s.\n\n", len(rows), mdCell(rng), strings.Join(counts, ", "))
+	fmt.Fprintf(w, "%d cycle(s) in `%s`: %s.\n\n", len(rows), mdCode(rng), strings.Join(counts, ", "))
 	if len(order) > 0 {
 		fmt.Fprintf(w, "| goal | before | after | threshold | meets |\n|---|---:|---:|---:|---|\n")
 		for _, id := range order {
@@ -321,7 +325,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			if v.Direction != "" && v.Threshold != nil {
 				thr += " (" + v.Direction + ")"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdCell(id), num(v.Before), num(v.After), mdCell(thr), meets)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdText(id), num(v.Before), num(v.After), mdText(thr), meets)
 		}
 		fmt.Fprintln(w)
 	}
@@ -348,7 +352,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		} else if row.aborted {
 			commit = "(local journal)"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(result), mdCell(dash(r.Target)), goals, commit, mdCell(dash(reason)))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", r.Cycle, mdText(result), mdText(dash(r.Target)), goals, commit, mdText(dash(reason)))
 	}
 }
 
@@ -361,4 +365,23 @@ func fitnessText(p fitnessPoint) string {
 		s += fmt.Sprintf("%d of %d goals passing", *p.Passing, *p.Total)
 	}
 	return strings.TrimSuffix(s, ", ")
+}
+
+// mdText is text from a record (another clone's, an agent's output) in a
+// Markdown table cell: one line, and every character Markdown or a forge
+// would act on escaped (links, images, emphasis, code, HTML, mentions).
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range termLine(s) {
+		if strings.ContainsRune("\\`*_[]()<>!@#~|", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCode is text inside a code span: one line, without backticks.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", "\\|").Replace(termLine(s))
 }

@@ -107,6 +107,13 @@ func (c *statusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if len(s.Events) < 5 && len(s.All) >= 50 {
+		// A ledger busy on other branches: this line's last cycles are
+		// further back.
+		if s, err = loop.Load(l, loop.LoadOptions{Now: e.now(), Getenv: e.getenv}); err != nil {
+			return err
+		}
+	}
 	r := &statusReport{Halt: statusHalt{Markers: []statusMarker{}, Breakers: []statusBreaker{}, Quarantined: nonNil(s.Quarantined())},
 		Last: []statusCycle{}, Failing: []string{}}
 	// The open cycle and its work so far.

@@ -1,0 +1,8 @@
+//go:build unix
+
+package loop
+
+import "syscall"
+
+// syscallNoFollow refuses to open a symbolic link.
+const syscallNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
