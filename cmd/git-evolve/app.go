@@ -235,6 +235,12 @@ func terminal(w io.Writer) bool {
 type exitRequest struct{ code int }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
+	return runContext(context.Background(), args, stdin, stdout, stderr, getenv)
+}
+
+// runContext is run within parent: its end (an MCP request cancelled)
+// ends the command as an interrupt would.
+func runContext(parent context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (code int) {
 	var c cli
 	wd, err := os.Getwd()
 	if err != nil {
@@ -243,7 +249,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	}
 	// An interrupt (Ctrl-C) or SIGTERM cancels ctx: running checks are ended
 	// (they run in process groups of their own, out of the terminal's reach).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, dir: wd, ctx: ctx}
 	e.now = e.clock

@@ -226,7 +226,7 @@ func inProcess(dir string, getenv func(string) string) mcpRunner {
 		mu.Lock()
 		defer mu.Unlock()
 		var stdout, stderr bytes.Buffer
-		code := run(append([]string{"-C", dir, "--color=never"}, args...), strings.NewReader(""), &stdout, &stderr, getenv)
+		code := runContext(ctx, append([]string{"-C", dir, "--color=never"}, args...), strings.NewReader(""), &stdout, &stderr, getenv)
 		return stdout.Bytes(), stderr.Bytes(), code
 	}
 }
