@@ -88,7 +88,11 @@ func (c *syncCmd) Run(e *env) error {
 		if refs == nil {
 			refs = []map[string]any{}
 		}
-		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"remote": remote, "attempts": rep.Attempts, "lease_losses": rep.LeaseLosses, "refs": refs}))
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"remote": remote, "attempts": rep.Attempts, "lease_losses": rep.LeaseLosses, "refs": refs, "transcripts": rep.Transcripts}))
+		return nil
+	}
+	if len(rep.Refs) == 0 && rep.Transcripts > 0 {
+		fmt.Fprintf(e.stdout, "synced with %s: no ledger on either side yet; pushed %d transcript(s) (evolve.shareTranscripts)\n", remote, rep.Transcripts)
 		return nil
 	}
 	if len(rep.Refs) == 0 {
