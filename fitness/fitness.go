@@ -50,13 +50,9 @@ type Found struct {
 // several: two clones may each have captured one), or nil. It looks in the
 // local snapshots and in each remote's fetched copy of them.
 func Baseline(repo *gitstore.Repo, era string) (*Found, error) {
-	refs := []string{Ref}
-	remotes, err := repo.Remotes()
+	refs, err := snapshotRefs(repo)
 	if err != nil {
 		return nil, err
-	}
-	for _, r := range remotes {
-		refs = append(refs, "refs/notes/remotes/"+r+"/evolve-fitness")
 	}
 	var best *Found
 	for _, ref := range refs {
@@ -88,13 +84,9 @@ func baselineIn(repo *gitstore.Repo, ref, era string, best **Found) error {
 // fetched copy (one measured on a commit in two places is listed once), in
 // the order they were measured.
 func All(repo *gitstore.Repo) ([]Found, error) {
-	refs := []string{Ref}
-	remotes, err := repo.Remotes()
+	refs, err := snapshotRefs(repo)
 	if err != nil {
 		return nil, err
-	}
-	for _, r := range remotes {
-		refs = append(refs, "refs/notes/remotes/"+r+"/evolve-fitness")
 	}
 	seen := map[string]bool{}
 	var out []Found
@@ -121,4 +113,18 @@ func All(repo *gitstore.Repo) ([]Found, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp < out[j].Timestamp })
 	return out, nil
+}
+
+// snapshotRefs are the refs snapshots are read from: the local one, and
+// each remote's fetched copy.
+func snapshotRefs(repo *gitstore.Repo) ([]string, error) {
+	refs := []string{Ref}
+	remotes, err := repo.Remotes()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range remotes {
+		refs = append(refs, "refs/notes/remotes/"+r+"/evolve-fitness")
+	}
+	return refs, nil
 }

@@ -170,7 +170,7 @@ func ParseAs(file, display string, data []byte) (*File, error) {
 	if IsMarkdown(file) {
 		return parseMarkdown(name, data, f)
 	}
-	p := &parser{name: name}
+	p := &parser{found{name: name}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, Problems{p.syntax(err)}
@@ -239,6 +239,22 @@ func ParseAs(file, display string, data []byte) (*File, error) {
 			f.Goals = append(f.Goals, goal)
 		}
 	}
+	return p.result(f)
+}
+
+type parser struct{ found }
+
+// found collects what a reader of a goals file finds wrong: the errors, and
+// the warnings (keys or columns it does not know).
+type found struct {
+	name     string
+	problems Problems
+	warnings Problems
+}
+
+// result is the file read, or every problem found, the warnings after the
+// errors.
+func (p *found) result(f *File) (*File, error) {
 	if len(p.problems) > 0 {
 		for _, w := range p.warnings {
 			w.Warning = true
@@ -248,12 +264,6 @@ func ParseAs(file, display string, data []byte) (*File, error) {
 	}
 	f.Warnings = p.warnings
 	return f, nil
-}
-
-type parser struct {
-	name     string
-	problems Problems
-	warnings Problems
 }
 
 func (p *parser) warn(n *yaml.Node, format string, args ...any) {

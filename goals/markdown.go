@@ -116,7 +116,7 @@ func splitMarkdown(data []byte) []mdLine {
 // check in backticks, \| for a pipe in a cell). Other sections are prose
 // for people and are not read.
 func parseMarkdown(name string, data []byte, f *File) (*File, error) {
-	p := &mdParser{name: name}
+	p := &mdParser{found{name: name}}
 	f.Version, f.Markdown = 4, true
 	lines := splitMarkdown(data)
 	type section struct {
@@ -173,22 +173,10 @@ func parseMarkdown(name string, data []byte, f *File) (*File, error) {
 	} else {
 		f.Goals = p.gates(gates.line, gates.body)
 	}
-	if len(p.problems) > 0 {
-		for _, w := range p.warnings {
-			w.Warning = true
-			p.problems = append(p.problems, w)
-		}
-		return nil, p.problems
-	}
-	f.Warnings = p.warnings
-	return f, nil
+	return p.result(f)
 }
 
-type mdParser struct {
-	name     string
-	problems Problems
-	warnings Problems
-}
+type mdParser struct{ found }
 
 func (p *mdParser) add(line, col int, format string, args ...any) {
 	p.problems = append(p.problems, Problem{Path: p.name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})

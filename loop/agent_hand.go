@@ -169,10 +169,10 @@ func (w *markerWatch) end(top string) (notes []string, removed bool) {
 		if m := markerBy(w.last[p]); m != "" {
 			by = " (it says: " + m + ")"
 		}
-		notes = append(notes, fmt.Sprintf("%s appeared during the agent's turn%s: honoured at the next halt-check", topPath(top, p), by))
+		notes = append(notes, fmt.Sprintf("%s appeared during the agent's turn%s: honoured at the next halt-check", TopPath(top, p), by))
 	}
 	for _, p := range w.Removed {
-		notes = append(notes, fmt.Sprintf("the agent removed %s during its turn: the driver put it back, and the run halts", topPath(top, p)))
+		notes = append(notes, fmt.Sprintf("the agent removed %s during its turn: the driver put it back, and the run halts", TopPath(top, p)))
 	}
 	return notes, len(w.Removed) > 0
 }
@@ -200,8 +200,8 @@ func markerBy(data []byte) string {
 	return s
 }
 
-// topPath shows path relative to the working tree when it is inside.
-func topPath(top, path string) string {
+// TopPath shows path relative to the working tree when it is inside.
+func TopPath(top, path string) string {
 	if r, err := filepath.Rel(top, path); err == nil && !strings.HasPrefix(r, "..") {
 		return filepath.ToSlash(r)
 	}

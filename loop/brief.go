@@ -279,14 +279,14 @@ func writeBrief(dir string, b *Brief) (md, js string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if err := writeAtomic(js, append(data, '\n')); err != nil {
+	if err := WriteAtomic(js, append(data, '\n')); err != nil {
 		return "", "", err
 	}
-	return md, js, writeAtomic(md, b.Markdown())
+	return md, js, WriteAtomic(md, b.Markdown())
 }
 
-// writeAtomic replaces path with data: a temporary file beside it, renamed.
-func writeAtomic(path string, data []byte) error {
+// WriteAtomic replaces path with data: a temporary file beside it, renamed.
+func WriteAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

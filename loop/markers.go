@@ -196,7 +196,7 @@ func ExcludeMarkers(path string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return false, err
 	}
-	return true, writeAtomic(path, []byte(b.String()))
+	return true, WriteAtomic(path, []byte(b.String()))
 }
 
 // Remove takes marker name away (KILL from each of its paths); it

@@ -190,7 +190,7 @@ func (r *RunState) save(gitDir string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(RunStatePath(gitDir), append(data, '\n'))
+	return WriteAtomic(RunStatePath(gitDir), append(data, '\n'))
 }
 
 // RunOptions are a run's settings and where it reports.

@@ -234,7 +234,7 @@ func PinRoadmap(top, dir, value string) (path string, wrote bool, err error) {
 		return "", false, err
 	}
 	text := strings.TrimRight(value, "\n") + "\n"
-	if err := writeAtomic(dst, []byte(text)); err != nil {
+	if err := WriteAtomic(dst, []byte(text)); err != nil {
 		return "", false, err
 	}
 	return dst, true, nil

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -239,16 +238,8 @@ func writeMarker(e *env, name, what string, reason []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: the loop halts at its next halt-check; git evolve resume lifts it\n", topPath(s.Top, path))
+	fmt.Fprintf(e.stdout, "wrote %s: the loop halts at its next halt-check; git evolve resume lifts it\n", loop.TopPath(s.Top, path))
 	return nil
-}
-
-// topPath shows path relative to the working tree when it is inside.
-func topPath(top, path string) string {
-	if r, err := filepath.Rel(top, path); err == nil && !strings.HasPrefix(r, "..") {
-		return filepath.ToSlash(r)
-	}
-	return path
 }
 
 type resumeCmd struct{}
@@ -289,7 +280,7 @@ func (c *resumeCmd) Run(e *env) error {
 			return err
 		}
 		for _, p := range paths {
-			removed = append(removed, topPath(s.Top, p))
+			removed = append(removed, loop.TopPath(s.Top, p))
 		}
 	}
 	for _, r := range removed {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/loop"
 )
 
 type reportCmd struct {
@@ -139,25 +141,11 @@ func reportGoals(e *env, rows []reportRow) []string {
 }
 
 func writeHTMLFile(e *env, path, rng string, rows []reportRow, ids []string, link func(string) string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	var b bytes.Buffer
+	if err := writeHTML(&b, rng, rows, ids, link); err != nil {
 		return err
 	}
-	if err := writeHTML(tmp, rng, rows, ids, link); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // as a file the user writes, not a temporary one
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := loop.WriteAtomic(path, b.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "git-evolve: wrote %s (%d cycle(s))\n", path, len(rows))

@@ -141,7 +141,7 @@ func (c *statusCmd) Run(e *env) error {
 			return err
 		}
 		if ok {
-			r.Halt.Markers = append(r.Halt.Markers, statusMarker{Marker: m.Name, Path: topPath(s.Top, m.Path), Reason: m.Reason, AgeDays: m.AgeDays})
+			r.Halt.Markers = append(r.Halt.Markers, statusMarker{Marker: m.Name, Path: loop.TopPath(s.Top, m.Path), Reason: m.Reason, AgeDays: m.AgeDays})
 		}
 	}
 	r.breakers = loop.Tripped(s.Controls)
