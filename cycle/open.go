@@ -282,8 +282,10 @@ func (l *Ledger) lockWorktree() (unlock func(), err error) {
 // AbortCycle closes this worktree's open cycle without a productive
 // record: its working tree, committed or not (untracked files included,
 // ignored ones not), is first saved as a commit under SavedRef, then the
-// cycle goes to the journal as unchanged and aborted. Nothing in the
-// working tree changes. reason, when given, is kept in the record.
+// cycle is recorded as unchanged and aborted, in the note on its start
+// commit: a shared record, so that reviewers see the crashed and hung
+// cycles too. Nothing in the working tree changes. reason, when given, is
+// kept in the record.
 func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	wunlock, err := l.lockWorktree()
 	if err != nil {
@@ -307,7 +309,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	// An abort that was interrupted after its record keeps the save that
 	// record names: saving again would leave the record pointing at a
 	// commit nothing keeps.
-	saved, resumed := l.recordedSave(c.ID)
+	saved, resumed := l.recordedSave(c)
 	if !resumed {
 		saved, _, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
 		if err != nil {
@@ -325,7 +327,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	}
 	defer unlock()
 	rec := ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Target: c.Target, Result: ledger.Unchanged,
-		CycleStartSHA: c.Start, Timestamp: l.now().UTC().Format(time.RFC3339),
+		SHA: c.Start, CanonicalSHA: c.Start, CycleStartSHA: c.Start, Timestamp: l.now().UTC().Format(time.RFC3339),
 		Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true"), "saved": mustJSON(saved.String())}}
 	for k, v := range map[string]string{"item": c.Item, "rung": c.Rung, "run": c.Run, "reason": reason, "era": c.Era, "branch": c.Branch, "base": c.Base} {
 		if v != "" {
@@ -344,11 +346,26 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
-	if !hasID(have, c.ID) { // an abort interrupted after this step is not recorded twice
-		if err := l.journal.Append(rec); err != nil {
+	if !hasID(have, c.ID) { // journaled by an older git-evolve: not recorded twice
+		start, err := gitstore.ParseHash(c.Start)
+		if err != nil {
+			return nil, gitstore.ZeroHash, fmt.Errorf("cycle %d: its start %q is no commit name", c.Cycle, c.Start)
+		}
+		_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+			if _, ok, err := l.noteRecord(snap, start, c.ID); err != nil || ok {
+				return nil, nil, err // an abort interrupted after this step is not recorded twice
+			}
+			if err := l.stamp(&rec, snap, ix); err != nil {
+				return nil, nil, err
+			}
+			return map[gitstore.Hash][]ledger.Record{start: {rec}},
+				func(int) string { return fmt.Sprintf("git evolve: record cycle %d (unchanged, aborted)", rec.Cycle) }, nil
+		})
+		if err != nil {
 			return nil, gitstore.ZeroHash, err
 		}
 	}
+	l.die("recorded")
 	if err := l.release(c.ID); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
@@ -365,13 +382,22 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	return c, saved, nil
 }
 
-// recordedSave returns the saved work the journal's record of cycle id
-// names, if the journal has that record.
-func (l *Ledger) recordedSave(id string) (gitstore.Hash, bool) {
+// recordedSave returns the saved work the record of aborted cycle c
+// names, if the ledger (the note on its start) or the journal (where an
+// older git-evolve put it) has that record.
+func (l *Ledger) recordedSave(c *OpenCycle) (gitstore.Hash, bool) {
 	recs, _, err := l.journal.Read()
 	if err != nil {
 		return gitstore.ZeroHash, false
 	}
+	if start, err := gitstore.ParseHash(c.Start); err == nil {
+		if snap, err := l.repo.ReadNotes(NotesRef); err == nil {
+			if r, ok, err := l.noteRecord(snap, start, c.ID); err == nil && ok {
+				recs = append(recs, r)
+			}
+		}
+	}
+	id := c.ID
 	for _, r := range recs {
 		var s string
 		if r.ID == id && json.Unmarshal(r.Extra["saved"], &s) == nil {
@@ -381,6 +407,27 @@ func (l *Ledger) recordedSave(id string) (gitstore.Hash, bool) {
 		}
 	}
 	return gitstore.ZeroHash, false
+}
+
+// noteRecord finds the record with id in the ledger's note on commit.
+func (l *Ledger) noteRecord(snap *gitstore.Notes, commit gitstore.Hash, id string) (ledger.Record, bool, error) {
+	blobs, err := snap.Find(commit)
+	if err != nil {
+		return ledger.Record{}, false, err
+	}
+	for _, b := range blobs {
+		data, err := l.repo.ReadBlob(b)
+		if err != nil {
+			return ledger.Record{}, false, err
+		}
+		recs, _ := ledger.ParseLines(data)
+		for _, r := range recs {
+			if r.ID == id {
+				return r, true, nil
+			}
+		}
+	}
+	return ledger.Record{}, false, nil
 }
 
 func (l *Ledger) refOrZero(ref string) gitstore.Hash {

@@ -208,8 +208,45 @@ func TestAbortResumes(t *testing.T) {
 	if got := strings.TrimSpace(git(t, dir, "rev-parse", SavedRef(open.ID))); got != saved.String() {
 		t.Errorf("the saved ref is at %s, the record names %s", got, saved)
 	}
-	recs, _, _ := l.journal.Read()
-	if len(recs) != 1 {
-		t.Errorf("the journal has %d records of the abort, want 1", len(recs))
+	list, err := l.List(ListOptions{Journal: true, Copies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, en := range list.Entries {
+		if en.Record.ID == open.ID {
+			n++
+			if en.Journal || en.Commit.String() != open.Start {
+				t.Errorf("the abort's record is on %s (journal %v), want the note on its start %s", en.Commit, en.Journal, open.Start)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("the ledger has %d records of the abort, want 1", n)
+	}
+	notes := git(t, dir, "notes", "--ref=evolve", "show", open.Start)
+	if !strings.Contains(notes, `"aborted":true`) || !strings.Contains(notes, `"result":"unchanged"`) {
+		t.Errorf("git notes show %s: %s, want the aborted record", open.Start, notes)
+	}
+}
+
+// A cycle whose abort an older git-evolve journaled before it was
+// interrupted is not recorded again in the notes.
+func TestAbortJournaledBefore(t *testing.T) {
+	dir, _ := testRepo(t, 2)
+	l := openLedger(t, dir)
+	c, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.journal.Append(ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Result: ledger.Unchanged,
+		CycleStartSHA: c.Start, Timestamp: "2026-01-01T00:00:00Z", Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.AbortCycle("gone"); err != nil {
+		t.Fatal(err)
+	}
+	if out := git(t, dir, "for-each-ref", "refs/notes/evolve"); out != "" {
+		t.Errorf("the notes were written: %s", out)
 	}
 }

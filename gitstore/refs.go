@@ -180,6 +180,28 @@ func (r *Repo) RevList(args ...string) ([]Hash, error) {
 	return hashes, nil
 }
 
+// RevListBoundary is RevList of one range that also returns its boundary:
+// the commits the range excludes whose children it holds (git rev-list
+// --boundary), where the range's first work started.
+func (r *Repo) RevListBoundary(rng string) (commits, boundary []Hash, err error) {
+	out, err := r.git(context.Background(), nil, "rev-list", "--boundary", "--end-of-options", rng, "--")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, line := range strings.Fields(string(out)) {
+		h, err := ParseHash(strings.TrimPrefix(line, "-"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("git rev-list printed %q", line)
+		}
+		if strings.HasPrefix(line, "-") {
+			boundary = append(boundary, h)
+		} else {
+			commits = append(commits, h)
+		}
+	}
+	return commits, boundary, nil
+}
+
 // TrailerCommit is a commit and the values of the trailers asked for.
 type TrailerCommit struct {
 	Hash     Hash

@@ -10,12 +10,12 @@ import (
 // TableRecord reads these alone.
 var tableFields = map[string]bool{"v": true, "id": true, "cycle": true, "target": true, "result": true, "sha": true,
 	"canonical_sha": true, "timestamp": true, "goals_passing": true, "goals_total": true, "goal_ids": true,
-	"recorded_by": true, "host": true, "anchored": true}
+	"recorded_by": true, "host": true, "anchored": true, "aborted": true}
 
 // TableRecord reads from a line in canonical form (as the saved view holds
 // them) the fields a listing shows: v, id, cycle, target, result, sha,
 // canonical_sha, timestamp, goals_passing, goals_total and goal_ids, and
-// recorded_by, host and anchored in Extra. The other fields are left
+// recorded_by, host, anchored and aborted in Extra. The other fields are left
 // empty: the record is for showing, never for writing. A line that is not
 // canonical is read whole by Parse.
 func TableRecord(line []byte) (Record, error) {
@@ -71,7 +71,7 @@ func TableRecord(line []byte) (Record, error) {
 			ok = num(r.GoalsTotal)
 		case "goal_ids":
 			ok = json.Unmarshal(v, &r.GoalIDs) == nil
-		default: // recorded_by, host, anchored
+		default: // recorded_by, host, anchored, aborted
 			if r.Extra == nil {
 				r.Extra = map[string]json.RawMessage{}
 			}

@@ -299,13 +299,14 @@ type cycleAbortCmd struct {
 
 func (cycleAbortCmd) Help() string {
 	return `The working tree, committed or not (untracked files too, ignored ones not), is
-first saved as a commit under refs/evolve/cycles/<id>/aborted; the cycle then
-goes to the local journal as unchanged and aborted. Nothing in the working tree
-or the index changes.`
+first saved as a commit under refs/evolve/cycles/<id>/aborted; the cycle is
+then recorded as unchanged and aborted (with --reason), in the note on the
+commit it started from: a shared record, so that reviewers see it (listings
+show it as aborted). Nothing in the working tree or the index changes.`
 }
 
 func (c *cycleAbortCmd) Run(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.CycleLedger()
 	if err != nil {
 		return err
 	}

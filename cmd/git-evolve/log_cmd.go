@@ -217,7 +217,7 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 		}
 		// Every field may come from a remote's note or a commit message:
 		// escaped, so that none of them moves the cursor or breaks a row.
-		rows = append(rows, [8]string{strconv.Itoa(r.Cycle), termLine(r.Result), dash(termLine(target)), goals, commit,
+		rows = append(rows, [8]string{strconv.Itoa(r.Cycle), termLine(shownResult(r)), dash(termLine(target)), goals, commit,
 			truncate(termLine(subject), 60), age(r.Timestamp, now), dash(termLine(recordedBy(r)))})
 	}
 	var width [7]int
@@ -481,7 +481,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		default:
 			commit = "`" + en.Commit.Short() + "` " + truncate(subjects[i], 60)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(r.Result), goals, delta,
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(shownResult(r)), goals, delta,
 			mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
 	}
 	if len(trajectory) > 0 {
@@ -490,10 +490,25 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 	return nil
 }
 
+// shownResult is a record's result as listings show it: "aborted" for an
+// aborted cycle (recorded as unchanged), else its result.
+func shownResult(r *ledger.Record) string {
+	if r.Result == ledger.Unchanged && isAborted(*r) {
+		return "aborted"
+	}
+	return r.Result
+}
+
 // failureReason says in a few words why a cycle's gate failed: its first
 // failure (the command or the goal, and how), else the gate's own text;
-// "" for a cycle whose gate did not fail.
+// for an aborted cycle, why it was aborted; "" for a cycle whose gate did
+// not fail.
 func failureReason(r *ledger.Record) string {
+	if isAborted(*r) {
+		var why string
+		_ = json.Unmarshal(r.Extra["reason"], &why)
+		return truncate(why, 120)
+	}
 	gate := r.GateText()
 	if r.Result != ledger.Regressed && !strings.HasPrefix(strings.ToUpper(gate), "FAIL") {
 		return ""

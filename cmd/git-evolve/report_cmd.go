@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,8 +32,9 @@ func (reportCmd) Help() string {
 score, the goals passing, each continuous goal against its threshold), then one
 row per cycle whose work is in the range, with the reason of every regressed or
 aborted one, its commit linked when the remote is GitHub, GitLab, Codeberg or
-Bitbucket. Aborted cycles of this clone's journal whose start is in the range
-are listed too.
+Bitbucket. An aborted cycle (a crashed or hung agent, git evolve cycle abort)
+is recorded on the commit it started from: it is listed when that commit is in
+the range or is where the range starts.
 
 In CI, the clone needs the whole history and the notes: actions/checkout with
 fetch-depth: 0, then git fetch origin 'refs/notes/*:refs/notes/*' (see
@@ -45,42 +47,17 @@ func (c *reportCmd) Run(e *env) error {
 		return err
 	}
 	repo := l.Repo()
-	rng, base, err := reportRange(repo, c.Range)
+	rng, err := reportRange(repo, c.Range)
 	if err != nil {
 		return err
 	}
-	commits, err := repo.RevList(rng)
+	commits, boundary, err := repo.RevListBoundary(rng)
 	if err != nil {
 		return shallowHint(repo, fmt.Errorf("the range %s: %w", rng, err))
 	}
-	var recs []reportRow
-	if len(commits) > 0 {
-		list, err := l.List(cycle.ListOptions{Commits: commits})
-		if err != nil {
-			return err
-		}
-		for _, en := range list.Entries {
-			recs = append(recs, reportRow{rec: en.Record, commit: en.Commit.String()})
-		}
-	}
-	// Aborted cycles this clone knows of, started in the range.
-	in := map[string]bool{}
-	for _, h := range commits {
-		in[h.String()] = true
-	}
-	if base != "" {
-		in[base] = true
-	}
-	journal, err := l.JournalRecords()
+	recs, err := reportRows(l, commits, boundary)
 	if err != nil {
 		return err
-	}
-	for _, r := range journal {
-		var aborted bool
-		_ = json.Unmarshal(r.Extra["aborted"], &aborted)
-		if aborted && in[r.CycleStartSHA] {
-			recs = append(recs, reportRow{rec: r, aborted: true})
-		}
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].rec.Cycle < recs[j].rec.Cycle })
 	links := forgeLinks(repo)
@@ -158,31 +135,82 @@ type reportRow struct {
 	aborted bool
 }
 
-// reportRange is the range to report on: the one given, or the branch
-// against its upstream's merge base (base is then that commit).
-func reportRange(repo *gitstore.Repo, given string) (rng, base string, err error) {
+// reportRows are the records of the cycles a range holds: those on its
+// commits, and the aborted cycles (a crashed or hung agent: recorded on the
+// commit they started from) that started on them or on the range's
+// boundary, where its first cycle started. Aborted cycles an older
+// git-evolve kept in this clone's journal are read from there.
+func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash) ([]reportRow, error) {
+	if len(commits) == 0 {
+		return nil, nil
+	}
+	edge := map[gitstore.Hash]bool{}
+	for _, h := range boundary {
+		edge[h] = true
+	}
+	list, err := l.List(cycle.ListOptions{Commits: append(slices.Clone(commits), boundary...)})
+	if err != nil {
+		return nil, err
+	}
+	var recs []reportRow
+	seen := map[string]bool{}
+	for _, en := range list.Entries {
+		aborted := isAborted(en.Record)
+		if edge[en.Commit] && !aborted {
+			continue // what the range was based on
+		}
+		if en.Record.ID != "" {
+			seen[en.Record.ID] = true
+		}
+		recs = append(recs, reportRow{rec: en.Record, commit: en.Commit.String(), aborted: aborted})
+	}
+	starts := map[string]bool{}
+	for _, h := range append(slices.Clone(commits), boundary...) {
+		starts[h.String()] = true
+	}
+	journal, err := l.JournalRecords()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range journal {
+		if isAborted(r) && starts[r.CycleStartSHA] && !seen[r.ID] {
+			recs = append(recs, reportRow{rec: r, aborted: true})
+		}
+	}
+	return recs, nil
+}
+
+func isAborted(r ledger.Record) bool {
+	var aborted bool
+	_ = json.Unmarshal(r.Extra["aborted"], &aborted)
+	return aborted
+}
+
+// reportRange is the range to report on: the one given, else the branch
+// against its upstream's merge base.
+func reportRange(repo *gitstore.Repo, given string) (string, error) {
 	if given != "" {
-		return given, "", nil
+		return given, nil
 	}
 	u, err := repo.BranchUpstream()
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	if u.Ref == "" {
-		return "", "", &usageError{msg: "the branch has no upstream to report against", hint: "name the range: git evolve report main..HEAD"}
+		return "", &usageError{msg: "the branch has no upstream to report against", hint: "name the range: git evolve report main..HEAD"}
 	}
 	hs, err := repo.ResolveCommits("HEAD", u.Ref)
 	if err != nil {
-		return "", "", shallowHint(repo, err)
+		return "", shallowHint(repo, err)
 	}
 	mb, ok, err := repo.MergeBase(hs[0], hs[1])
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	if !ok {
-		return "", "", shallowHint(repo, fmt.Errorf("the branch and %s have no common commit here", u.Ref))
+		return "", shallowHint(repo, fmt.Errorf("the branch and %s have no common commit here", u.Ref))
 	}
-	return mb.String() + "..HEAD", mb.String(), nil
+	return mb.String() + "..HEAD", nil
 }
 
 // shallowHint says what to do when a range cannot be read in a shallow
@@ -320,13 +348,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	fmt.Fprintf(w, "| cycle | result | target | goals | commit | reason |\n|---:|---|---|---|---|---|\n")
 	for _, row := range rows {
 		r := &row.rec
-		result, reason := r.Result, failureReason(r)
-		if row.aborted {
-			result = "aborted"
-			var why string
-			_ = json.Unmarshal(r.Extra["reason"], &why)
-			reason = why
-		}
+		result, reason := shownResult(r), failureReason(r)
 		goals := "-"
 		if r.GoalsPassing != nil && r.GoalsTotal != nil {
 			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
@@ -336,6 +358,9 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			commit = "`" + row.commit[:7] + "`"
 			if link != nil {
 				commit = "[" + commit + "](" + link(row.commit) + ")"
+			}
+			if row.aborted {
+				commit += " (start)" // what it began from: an aborted cycle delivers nothing
 			}
 		} else if row.aborted {
 			commit = "(local journal)"

@@ -181,11 +181,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 	b.WriteString("<h2>Cycles</h2><table id=\"cycles\"><tr><th>cycle</th><th>result</th><th>target</th><th>goals</th><th>commit</th><th>reason</th></tr>\n")
 	for _, row := range rows {
 		r := &row.rec
-		result, reason := r.Result, failureReason(r)
-		if row.aborted {
-			result = "aborted"
-			_ = json.Unmarshal(r.Extra["reason"], &reason)
-		}
+		result, reason := shownResult(r), failureReason(r)
 		goals := "-"
 		if r.GoalsPassing != nil && r.GoalsTotal != nil {
 			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
@@ -195,6 +191,9 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 			commit = "<code>" + row.commit[:7] + "</code>"
 			if link != nil {
 				commit = `<a href="` + esc(link(row.commit)) + `">` + commit + "</a>"
+			}
+			if row.aborted {
+				commit += " (start)"
 			}
 		}
 		fmt.Fprintf(&b, "<tr data-cycle=\"%d\"><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
