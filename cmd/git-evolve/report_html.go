@@ -72,18 +72,28 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 		fmt.Fprintf(&b, `<line x1="40" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="8" y="%.1f" font-size="11">%d</text>`, chartW-10, py, py, py+4, y)
 	}
 	n := len(rows)
-	x := func(i int) float64 {
-		if n == 1 {
-			return float64(chartW) / 2
-		}
-		return 50 + float64(chartW-70)*float64(i)/float64(n-1)
-	}
+	// Slot 0 is where the range started (the first cycle's score before
+	// it), then a slot a cycle.
+	x := func(i int) float64 { return 50 + float64(chartW-70)*float64(i+1)/float64(n) }
 	// The score of the branch's tip after each cycle: an improved cycle's
 	// own, a regressed one's as it found it (its work was reverted), and
 	// the last one's again after a cycle that changed nothing.
 	var pts []string
 	last := math.NaN()
+	if n > 0 {
+		var before struct {
+			Score *float64 `json:"score"`
+		}
+		if json.Unmarshal(rows[0].rec.Extra["before"], &before) == nil && before.Score != nil {
+			last = *before.Score
+			py := 20 + float64(chartH-40)*(1-math.Max(0, math.Min(100, last))/100)
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(-1), py))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#555">start</text>`, x(-1)-10, py+18)
+		}
+	}
+	ys := make([]float64, n) // each cycle's marker: on the line, or on the axis before it starts
 	for i, row := range rows {
+		ys[i] = float64(chartH - 12)
 		score := last
 		var own float64
 		var before struct {
@@ -106,6 +116,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 		}
 		last = score
 		py := 20 + float64(chartH-40)*(1-math.Max(0, math.Min(100, score))/100)
+		ys[i] = py
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), py))
 	}
 	if len(pts) > 0 {
@@ -119,8 +130,8 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 		case row.rec.Result == ledger.Regressed:
 			color, r = "#c62828", 7
 		}
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%d" r="%d" fill="%s" data-cycle="%d"><title>cycle %d: %s</title></circle>`,
-			x(i), chartH-12, r, color, row.rec.Cycle, row.rec.Cycle, esc(row.rec.Result))
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%d" fill="%s" stroke="#fff" data-cycle="%d"><title>cycle %d: %s</title></circle>`,
+			x(i), ys[i], r, color, row.rec.Cycle, row.rec.Cycle, esc(shownResult(&row.rec)))
 	}
 	b.WriteString("</svg>\n")
 	// The heatmap: a row a goal, a column a cycle.
