@@ -358,7 +358,10 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 			}
 			edits = append(edits, gitstore.NoteEdit{Object: h, Blob: blob})
 		}
-		tree := snap.Tree()
+		tree, err := snap.Tree()
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
 		if len(edits) > 0 {
 			tree, err = snap.ApplyNotes(edits, nil)
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-evolve/git-evolve/filelock"
@@ -147,13 +148,13 @@ func (l *Ledger) staleLocks(now time.Time) []string {
 	return found
 }
 
-var lockFile = regexp.MustCompile(`Unable to create '([^'\n]+\.lock)': File exists`)
+var lockFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^'\n]+\.lock)': File exists`) })
 
 // stuckReason says in one line why a ref could not be removed: the lock
 // file git names, or the first line of what it said.
 func stuckReason(err error) string {
 	msg := err.Error()
-	if m := lockFile.FindStringSubmatch(msg); m != nil {
+	if m := lockFile().FindStringSubmatch(msg); m != nil {
 		return "git's lock file " + m[1] + " exists"
 	}
 	first, _, _ := strings.Cut(msg, "\n")

@@ -4,15 +4,36 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Notes is a read-only snapshot of a notes ref: the notes commit and its
 // tree. The zero commit stands for a ref that does not exist yet (an empty
-// ledger).
+// ledger). The tree is read from the commit when first needed: a reader
+// that only compares commits (a saved view keyed by its notes commit)
+// never asks git for an object.
 type Notes struct {
 	r      *Repo
 	commit Hash
+	once   sync.Once
 	tree   Hash
+	err    error
+}
+
+// root is the snapshot's tree, read from its commit once.
+func (n *Notes) root() (Hash, error) {
+	n.once.Do(func() {
+		if n.commit.IsZero() || !n.tree.IsZero() {
+			return
+		}
+		c, err := n.r.Commit(n.commit)
+		if err != nil {
+			n.err = fmt.Errorf("reading notes commit %s: %w", n.commit.Short(), err)
+			return
+		}
+		n.tree = c.Tree
+	})
+	return n.tree, n.err
 }
 
 // ReadNotes returns a snapshot of the notes ref (for example
@@ -25,7 +46,7 @@ func (r *Repo) ReadNotes(ref string) (*Notes, error) {
 	if !ok {
 		return r.EmptyNotes(), nil
 	}
-	return r.NotesAt(h)
+	return &Notes{r: r, commit: h}, nil
 }
 
 // EmptyNotes is the snapshot of a notes ref that does not exist.
@@ -44,7 +65,7 @@ func (r *Repo) NotesAt(h Hash) (*Notes, error) {
 func (n *Notes) Commit() Hash { return n.commit }
 
 // Tree is the notes tree of the snapshot (zero when the ref is absent).
-func (n *Notes) Tree() Hash { return n.tree }
+func (n *Notes) Tree() (Hash, error) { return n.root() }
 
 // classify says what a tree entry is at a level whose notes share prefix
 // (the hex digits already consumed by the path above). Note paths are hex
@@ -92,10 +113,17 @@ func (n *Notes) BadNotes() ([]Hash, error) { return n.BadNotesSince(nil) }
 func (n *Notes) BadNotesSince(old *Notes) ([]Hash, error) {
 	var was Hash
 	if old != nil {
-		was = old.tree
+		var err error
+		if was, err = old.root(); err != nil {
+			return nil, err
+		}
+	}
+	tree, err := n.root()
+	if err != nil {
+		return nil, err
 	}
 	var out []Hash
-	err := n.badSince([]Hash{n.tree}, []Hash{was}, []string{""}, &out)
+	err = n.badSince([]Hash{tree}, []Hash{was}, []string{""}, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, err
 }
@@ -145,16 +173,24 @@ func (n *Notes) badSince(trees, olds []Hash, prefixes []string, out *[]Hash) err
 
 // HasBadNote reports whether obj's note path holds a submodule entry.
 func (n *Notes) HasBadNote(obj Hash) (bool, error) {
+	tree, err := n.root()
+	if err != nil {
+		return false, err
+	}
 	var out []Hash
-	err := n.find(n.tree, "", obj.String(), entryBadNote, &out)
+	err = n.find(tree, "", obj.String(), entryBadNote, &out)
 	return len(out) > 0, err
 }
 
 // Find returns the blobs of the notes on obj. There is normally one; a tree
 // that another tool wrote with the same object at two fanouts yields both.
 func (n *Notes) Find(obj Hash) ([]Hash, error) {
+	tree, err := n.root()
+	if err != nil {
+		return nil, err
+	}
 	var out []Hash
-	err := n.find(n.tree, "", obj.String(), entryNote, &out)
+	err = n.find(tree, "", obj.String(), entryNote, &out)
 	return out, err
 }
 
@@ -184,7 +220,11 @@ func (n *Notes) find(tree Hash, prefix, want string, of int, out *[]Hash) error 
 // fanout. An error from fn stops the walk and is returned. The subtrees of
 // each level are read in one exchange with git.
 func (n *Notes) Walk(fn func(obj, blob Hash) error) error {
-	entries, err := n.r.readTree(n.tree)
+	tree, err := n.root()
+	if err != nil {
+		return err
+	}
+	entries, err := n.r.readTree(tree)
 	if err != nil {
 		return err
 	}
@@ -260,7 +300,11 @@ func (n *Notes) walk(tree Hash, prefix string, fn func(obj, blob Hash) error) er
 // NonNote returns the blob of a non-note entry at the root of the tree (a
 // name that is not a hex note path), such as a schema marker.
 func (n *Notes) NonNote(name string) (Hash, bool, error) {
-	entries, err := n.r.readTree(n.tree)
+	tree, err := n.root()
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	entries, err := n.r.readTree(tree)
 	if err != nil {
 		return ZeroHash, false, err
 	}
@@ -284,7 +328,15 @@ type NoteChange struct {
 func (n *Notes) DiffNotes(old *Notes) ([]NoteChange, error) {
 	a := map[Hash][]Hash{}
 	b := map[Hash][]Hash{}
-	if err := n.diff(old.tree, n.tree, "", a, b); err != nil {
+	was, err := old.root()
+	if err != nil {
+		return nil, err
+	}
+	tree, err := n.root()
+	if err != nil {
+		return nil, err
+	}
+	if err := n.diff(was, tree, "", a, b); err != nil {
 		return nil, err
 	}
 	var out []NoteChange

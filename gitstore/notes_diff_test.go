@@ -112,13 +112,13 @@ func TestDiffNotes(t *testing.T) {
 	toFlat := fakeEdits(10, 266, "f%d\n")
 	toFlat[o(0)], toFlat[o(2)], toFlat[o(3)] = "", "", ""
 	flat := mustWriteNotes(t, repo, testNotesRef, s2, toFlat, nil)
-	if n := len(r.lsTree(flat.Tree().String())); n != 256 {
+	if n := len(r.lsTree(treeOf(flat).String())); n != 256 {
 		t.Fatalf("premise: %d root entries, want 256 flat notes", n)
 	}
 	split := mustWriteNotes(t, repo, testNotesRef, flat, map[Hash]string{
 		o(1000): "new a\n", o(1001): "new b\n", o(20): "changed\n", o(30): "",
 	}, nil)
-	for _, e := range r.lsTree(split.Tree().String()) {
+	for _, e := range r.lsTree(treeOf(split).String()) {
 		if e.typ != "tree" {
 			t.Fatalf("premise: the tree did not split (%s %s)", e.typ, e.path)
 		}

@@ -75,7 +75,7 @@ func TestGitNotesMergeInterop(t *testing.T) {
 
 			// gitstore writes on top of git's merge.
 			next := mustWriteNotes(t, repo, testNotesRef, merged, map[Hash]string{cs[0]: "after\n"}, nil)
-			r.checkOnePath(next.Tree())
+			r.checkOnePath(treeOf(next))
 			r.checkGitSees(mergeEdits(want, map[Hash]string{cs[0]: "after\n"}))
 		})
 	}

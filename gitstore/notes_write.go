@@ -31,7 +31,11 @@ func (n *Notes) ApplyNotes(edits []NoteEdit, extras map[string]Hash) (Hash, erro
 	for _, e := range edits {
 		byObj[e.Object.String()] = e.Blob
 	}
-	tree, _, err := n.apply(n.tree, "", byObj, extras)
+	root, err := n.root()
+	if err != nil {
+		return ZeroHash, err
+	}
+	tree, _, err := n.apply(root, "", byObj, extras)
 	return tree, err
 }
 

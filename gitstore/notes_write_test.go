@@ -29,8 +29,8 @@ func TestWriteOnEmptyLedger(t *testing.T) {
 	if got := r.hash("rev-parse", testNotesRef); got != s1.Commit() {
 		t.Fatalf("ref is at %s, CommitNotes returned %s", got, s1.Commit())
 	}
-	if got := r.hash("rev-parse", testNotesRef+"^{tree}"); got != s1.Tree() {
-		t.Errorf("ref's tree is %s, snapshot's %s", got, s1.Tree())
+	if got := r.hash("rev-parse", testNotesRef+"^{tree}"); got != treeOf(s1) {
+		t.Errorf("ref's tree is %s, snapshot's %s", got, treeOf(s1))
 	}
 	if parents := strings.Fields(r.git("rev-list", "--parents", "-n1", testNotesRef)); len(parents) != 1 {
 		t.Errorf("the first notes commit has parents %v, want none", parents[1:])
@@ -83,8 +83,8 @@ func TestWriteOnEmptyLedger(t *testing.T) {
 	}
 	// A fresh reader sees the same snapshot.
 	again := mustReadNotes(t, openDir(t, r.dir), testNotesRef)
-	if again.Commit() != s2.Commit() || again.Tree() != s2.Tree() {
-		t.Errorf("reopened snapshot %s/%s, want %s/%s", again.Commit(), again.Tree(), s2.Commit(), s2.Tree())
+	if again.Commit() != s2.Commit() || treeOf(again) != treeOf(s2) {
+		t.Errorf("reopened snapshot %s/%s, want %s/%s", again.Commit(), treeOf(again), s2.Commit(), treeOf(s2))
 	}
 	r.fsckClean()
 }
@@ -123,7 +123,7 @@ func TestWriteOnGitWrittenTree(t *testing.T) {
 
 	// The new note goes where git put its neighbours (2/38), and nothing is at
 	// two paths.
-	paths := r.checkOnePath(next.Tree())
+	paths := r.checkOnePath(treeOf(next))
 	s := cs[305].String()
 	if got := paths[cs[305]]; len(got) != 1 || got[0] != s[:2]+"/"+s[2:] {
 		t.Errorf("new note at %v, want %s/%s", got, s[:2], s[2:])
@@ -131,8 +131,8 @@ func TestWriteOnGitWrittenTree(t *testing.T) {
 
 	// Only the root and the buckets of the edited notes are new trees.
 	allowed := map[string]bool{"": true, cs[5].String()[:2]: true, cs[6].String()[:2]: true, s[:2]: true}
-	before := r.treeSet(snap.Tree())
-	for h, p := range r.treeSet(next.Tree()) {
+	before := r.treeSet(treeOf(snap))
+	for h, p := range r.treeSet(treeOf(next)) {
 		if _, old := before[h]; !old && !allowed[p] {
 			t.Errorf("the write rewrote the untouched subtree %q", p)
 		}
@@ -158,7 +158,7 @@ func TestWriteMergesDuplicatePaths(t *testing.T) {
 			snap := mustReadNotes(t, repo, testNotesRef)
 			next := mustWriteNotes(t, repo, testNotesRef, snap, map[Hash]string{x: tc.content}, nil)
 
-			paths := r.checkOnePath(next.Tree())
+			paths := r.checkOnePath(treeOf(next))
 			bs, err := next.Find(x)
 			if err != nil {
 				t.Fatal(err)
@@ -200,7 +200,7 @@ func TestWriteSplitsPast256(t *testing.T) {
 
 	flat := fakeEdits(0, 256, "n%d\n")
 	s1 := mustWriteNotes(t, repo, testNotesRef, repo.EmptyNotes(), flat, nil)
-	root := r.lsTree(s1.Tree().String())
+	root := r.lsTree(treeOf(s1).String())
 	if len(root) != 256 {
 		t.Fatalf("root has %d entries, want 256 flat notes", len(root))
 	}
@@ -220,12 +220,12 @@ func TestWriteSplitsPast256(t *testing.T) {
 
 	s2 := mustWriteNotes(t, repo, testNotesRef, s1, map[Hash]string{fakeObj(256): "n256\n"}, nil)
 	want := mergeEdits(flat, map[Hash]string{fakeObj(256): "n256\n"})
-	for _, e := range r.lsTree(s2.Tree().String()) {
+	for _, e := range r.lsTree(treeOf(s2).String()) {
 		if e.typ != "tree" || len(e.path) != 2 {
 			t.Fatalf("257 notes: root still has %s %s, want only 2-digit subtrees", e.typ, e.path)
 		}
 	}
-	paths := r.checkOnePath(s2.Tree())
+	paths := r.checkOnePath(treeOf(s2))
 	for obj, ps := range paths {
 		if !fanned238.MatchString(ps[0]) || !strings.HasPrefix(obj.String(), ps[0][:2]) {
 			t.Errorf("note %s at %s, want 2/38", obj.Short(), ps[0])
@@ -242,7 +242,7 @@ func TestWriteSplitsPast256(t *testing.T) {
 	s3 := mustWriteNotes(t, repo, testNotesRef, s2, more, nil)
 	want = mergeEdits(want, more)
 	r.checkGitSees(want)
-	for obj, ps := range r.checkOnePath(s3.Tree()) {
+	for obj, ps := range r.checkOnePath(treeOf(s3)) {
 		if !fanned238.MatchString(ps[0]) || !strings.HasPrefix(obj.String(), ps[0][:2]) {
 			t.Errorf("note %s at %s, want 2/38", obj.Short(), ps[0])
 		}
@@ -266,7 +266,7 @@ func TestWriteSplitsPast256(t *testing.T) {
 			break
 		}
 	}
-	before := r.treeSet(s3.Tree())
+	before := r.treeSet(treeOf(s3))
 	for _, tc := range []struct {
 		name    string
 		obj     Hash
@@ -311,7 +311,7 @@ func TestWriteRemovesNotes(t *testing.T) {
 		notes := map[Hash]string{cs[0]: "a\n", cs[1]: "b\n", cs[2]: "c\n"}
 		s1 := mustWriteNotes(t, repo, testNotesRef, repo.EmptyNotes(), notes, nil)
 
-		if tree := mustApply(t, repo, s1, map[Hash]string{fakeObj(1): ""}, nil); tree != s1.Tree() {
+		if tree := mustApply(t, repo, s1, map[Hash]string{fakeObj(1): ""}, nil); tree != treeOf(s1) {
 			t.Errorf("removing an absent note changed the tree")
 		}
 		s2 := mustWriteNotes(t, repo, testNotesRef, s1, map[Hash]string{cs[1]: ""}, nil)
@@ -352,7 +352,7 @@ func TestWriteRemovesNotes(t *testing.T) {
 		// An absent object in an absent and in an existing bucket.
 		for i := 5000; ; i++ {
 			if g := fakeObj(i).String()[:2]; buckets[g] == nil {
-				if tree := mustApply(t, repo, s1, map[Hash]string{fakeObj(i): ""}, nil); tree != s1.Tree() {
+				if tree := mustApply(t, repo, s1, map[Hash]string{fakeObj(i): ""}, nil); tree != treeOf(s1) {
 					t.Errorf("removing an absent note (no bucket) changed the tree")
 				}
 				break
@@ -360,7 +360,7 @@ func TestWriteRemovesNotes(t *testing.T) {
 		}
 		for i := 5000; ; i++ {
 			if g := fakeObj(i).String()[:2]; buckets[g] != nil {
-				if tree := mustApply(t, repo, s1, map[Hash]string{fakeObj(i): ""}, nil); tree != s1.Tree() {
+				if tree := mustApply(t, repo, s1, map[Hash]string{fakeObj(i): ""}, nil); tree != treeOf(s1) {
 					t.Errorf("removing an absent note (existing bucket) changed the tree")
 				}
 				break
@@ -369,11 +369,11 @@ func TestWriteRemovesNotes(t *testing.T) {
 
 		s2 := mustWriteNotes(t, repo, testNotesRef, s1, edits, nil)
 		oldRoot := map[string]Hash{}
-		for _, e := range r.lsTree(s1.Tree().String()) {
+		for _, e := range r.lsTree(treeOf(s1).String()) {
 			oldRoot[e.path] = e.hash
 		}
 		newRoot := map[string]Hash{}
-		for _, e := range r.lsTree(s2.Tree().String()) {
+		for _, e := range r.lsTree(treeOf(s2).String()) {
 			newRoot[e.path] = e.hash
 		}
 		if _, ok := newRoot[drop]; ok {
@@ -424,7 +424,7 @@ func TestWriteNonNoteEntry(t *testing.T) {
 			t.Errorf("NonNote = %s, %v, %v; want %s", h, ok, err, want)
 		}
 		var found []lsEntry
-		for _, e := range r.lsTree(snap.Tree().String()) {
+		for _, e := range r.lsTree(treeOf(snap).String()) {
 			if e.path == testMarker {
 				found = append(found, e)
 			}
@@ -503,7 +503,7 @@ func TestWriteKeepsForeignEntries(t *testing.T) {
 	repo := r.open()
 	next := mustWriteNotes(t, repo, testNotesRef, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[1]: "new\n"}, nil)
 	after := map[string]lsEntry{}
-	for _, e := range r.lsTree(next.Tree().String()) {
+	for _, e := range r.lsTree(treeOf(next).String()) {
 		after[e.path] = e
 	}
 	for _, name := range []string{"README", "docs", "tool.sh", "link"} {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -287,7 +288,9 @@ type Mention struct {
 
 // evolveIDLine is an Evolve-Id line anywhere in a message: indented, after a
 // list marker, or as a trailer.
-var evolveIDLine = regexp.MustCompile(`(?m)^[\t ]*(?:[-*][\t ]+)?Evolve-Id:[\t ]*([0-9a-f]{20})[\t ]*$`)
+var evolveIDLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[\t ]*(?:[-*][\t ]+)?Evolve-Id:[\t ]*([0-9a-f]{20})[\t ]*$`)
+})
 
 // Mentions returns the commits git log selects with revs (HEAD when empty)
 // whose message has an Evolve-Id line anywhere, newest first.
@@ -312,7 +315,7 @@ func (r *Repo) Mentions(revs ...string) ([]Mention, error) {
 		}
 		m := Mention{Hash: h}
 		seen := map[string]bool{}
-		for _, sub := range evolveIDLine.FindAllStringSubmatch(body, -1) {
+		for _, sub := range evolveIDLine().FindAllStringSubmatch(body, -1) {
 			if !seen[sub[1]] {
 				seen[sub[1]] = true
 				m.IDs = append(m.IDs, sub[1])

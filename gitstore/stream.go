@@ -39,7 +39,11 @@ func (n *Notes) ForEachLine(fn func(obj Hash, line []byte) error) error {
 // content, in path order. data is only valid during the call. An error
 // from fn stops the walk and is returned.
 func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
-	root, err := n.r.readTree(n.tree)
+	tree, err := n.root()
+	if err != nil {
+		return err
+	}
+	root, err := n.r.readTree(tree)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -149,14 +150,16 @@ func skipEscape(s string, i int) int {
 // or directory" (a script, or env's interpreter), "name: cannot execute…"
 // and "name: bad interpreter", "name: Permission denied". The name is the
 // last field before the words.
-var cannotRun = regexp.MustCompile(`(?m)(?:^|: )([^:\n]+): (?:command not found|not found|No such file or directory|Permission denied|cannot execute[^\n]*)$|([^:\s]+): bad interpreter`)
+var cannotRun = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)(?:^|: )([^:\n]+): (?:command not found|not found|No such file or directory|Permission denied|cannot execute[^\n]*)$|([^:\s]+): bad interpreter`)
+})
 
 // missingCommand names the command a check that could not run lacks, from
 // its output in the words of an English shell: the command, or, for a
 // script in dir whose #! interpreter is not there, the interpreter. "" when
 // the output does not say.
 func missingCommand(out, dir string) string {
-	ms := cannotRun.FindAllStringSubmatch(CleanText(out), -1)
+	ms := cannotRun().FindAllStringSubmatch(CleanText(out), -1)
 	if len(ms) == 0 {
 		return ""
 	}

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -143,7 +144,7 @@ func (ps Problems) Error() string {
 	return strings.Join(msgs, "\n")
 }
 
-var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var kebab = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // Load reads and checks a goals file. It returns the file and nil, or the
 // Problems found (all of them, each with its line and column), or an error
@@ -280,11 +281,11 @@ func (p *parser) add(n *yaml.Node, format string, args ...any) {
 	p.problems = append(p.problems, p.at(n, format, args...))
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func (p *parser) syntax(err error) Problem {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return Problem{Path: p.name, Line: line, Col: 1, Msg: m[2]}
 	}
@@ -403,7 +404,7 @@ func (p *parser) goal(n *yaml.Node) (Goal, *yaml.Node) {
 		switch key.Value {
 		case "id":
 			idNode = val
-			if g.ID = p.str(val, "id"); g.ID != "" && !kebab.MatchString(g.ID) {
+			if g.ID = p.str(val, "id"); g.ID != "" && !kebab().MatchString(g.ID) {
 				p.add(val, "id %q must be kebab-case (lowercase letters and digits joined by -)", g.ID)
 			}
 		case "description":

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -65,11 +66,15 @@ func IsMarkdown(name string) bool { return strings.HasSuffix(strings.ToLower(nam
 var steers = map[string]bool{"increase": true, "decrease": true, "hold": true, "explore": true, "complete": true}
 
 var (
-	mdHeading   = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$`)
-	mdDirective = regexp.MustCompile(`^(\d{1,4})[.)][ \t]+(.+)$`)
-	mdDelimiter = regexp.MustCompile(`^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$`)
-	mdField     = regexp.MustCompile(`^[ \t]*(?:[-*+][ \t]+)?\*\*([A-Za-z][A-Za-z ]*?):?\*\*:?[ \t]*(.*)$`)
-	mdBullet    = regexp.MustCompile(`^[ \t]*(?:[-*+]|\d{1,4}[.)])[ \t]+(.*)$`)
+	mdHeading   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$`) })
+	mdDirective = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{1,4})[.)][ \t]+(.+)$`) })
+	mdDelimiter = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$`)
+	})
+	mdField = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[ \t]*(?:[-*+][ \t]+)?\*\*([A-Za-z][A-Za-z ]*?):?\*\*:?[ \t]*(.*)$`)
+	})
+	mdBullet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]*(?:[-*+]|\d{1,4}[.)])[ \t]+(.*)$`) })
 )
 
 // mdLine is a line of a Markdown goals file, with its number; fenced code
@@ -128,7 +133,7 @@ func parseMarkdown(name string, data []byte, f *File) (*File, error) {
 	var intro []mdLine
 	for _, l := range lines {
 		if !l.fenced {
-			if m := mdHeading.FindStringSubmatch(l.text); m != nil && len(m[1]) <= 2 {
+			if m := mdHeading().FindStringSubmatch(l.text); m != nil && len(m[1]) <= 2 {
 				if len(m[1]) == 2 {
 					sections = append(sections, section{title: strings.ToLower(strings.TrimSpace(m[2])), line: l.n})
 				}
@@ -206,7 +211,7 @@ func firstParagraph(lines []mdLine) string {
 func bullets(lines []mdLine) any {
 	var out []any
 	for _, l := range lines {
-		if m := mdBullet.FindStringSubmatch(l.text); m != nil && !l.fenced {
+		if m := mdBullet().FindStringSubmatch(l.text); m != nil && !l.fenced {
 			out = append(out, strings.TrimSpace(m[1]))
 		}
 	}
@@ -238,12 +243,12 @@ func (p *mdParser) directives(lines []mdLine) []Directive {
 	}
 	for _, l := range lines {
 		if !l.fenced {
-			if m := mdHeading.FindStringSubmatch(l.text); m != nil {
+			if m := mdHeading().FindStringSubmatch(l.text); m != nil {
 				if len(m[1]) != 3 {
 					continue
 				}
 				flush()
-				d := mdDirective.FindStringSubmatch(m[2])
+				d := mdDirective().FindStringSubmatch(m[2])
 				if d == nil {
 					p.add(l.n, 1, "a directive's heading is \"### N. Title\", not %q", m[2])
 					continue
@@ -257,7 +262,7 @@ func (p *mdParser) directives(lines []mdLine) []Directive {
 				continue
 			}
 			if cur != nil {
-				if m := mdField.FindStringSubmatch(l.text); m != nil {
+				if m := mdField().FindStringSubmatch(l.text); m != nil {
 					switch strings.ToLower(strings.TrimSpace(m[1])) {
 					case "steer":
 						cur.Steer, cur.Metric = steer(m[2])
@@ -267,7 +272,7 @@ func (p *mdParser) directives(lines []mdLine) []Directive {
 						continue
 					case "directive id", "id":
 						id := strings.Trim(strings.TrimSpace(m[2]), "`")
-						if !kebab.MatchString(id) {
+						if !kebab().MatchString(id) {
 							p.add(l.n, strings.Index(l.text, m[2])+1, "directive id %q must be kebab-case (lowercase letters and digits joined by -)", id)
 						}
 						cur.ID = id
@@ -375,7 +380,7 @@ func (p *mdParser) gates(at int, lines []mdLine) []Goal {
 	i := 0
 	for ; i+1 < len(lines); i++ {
 		l := lines[i]
-		if !l.fenced && strings.Contains(l.text, "|") && mdDelimiter.MatchString(lines[i+1].text) && !lines[i+1].fenced {
+		if !l.fenced && strings.Contains(l.text, "|") && mdDelimiter().MatchString(lines[i+1].text) && !lines[i+1].fenced {
 			header = splitRow(l.text)
 			break
 		}
@@ -424,7 +429,7 @@ func (p *mdParser) gates(at int, lines []mdLine) []Goal {
 			switch key {
 			case "id":
 				g.ID, idCol = v, c.col
-				if !kebab.MatchString(v) {
+				if !kebab().MatchString(v) {
 					p.add(l.n, c.col, "id %q must be kebab-case (lowercase letters and digits joined by -)", v)
 				}
 			case "check":
@@ -525,7 +530,7 @@ func ruler(data []byte) []byte {
 	in := false
 	for _, l := range splitMarkdown(data) {
 		if !l.fenced {
-			if m := mdHeading.FindStringSubmatch(l.text); m != nil && len(m[1]) <= 2 {
+			if m := mdHeading().FindStringSubmatch(l.text); m != nil && len(m[1]) <= 2 {
 				in = len(m[1]) == 2 && strings.TrimSuffix(strings.ToLower(strings.TrimSpace(m[2])), ":") == "directives"
 			}
 		}

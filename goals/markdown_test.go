@@ -126,7 +126,7 @@ func FuzzParseMarkdown(f *testing.F) {
 		}
 		ids := map[string]bool{}
 		for _, g := range file.Goals {
-			if !kebab.MatchString(g.ID) || strings.TrimSpace(g.Check) == "" || g.Weight < 1 || g.Weight > 10 || ids[g.ID] {
+			if !kebab().MatchString(g.ID) || strings.TrimSpace(g.Check) == "" || g.Weight < 1 || g.Weight > 10 || ids[g.ID] {
 				t.Fatalf("a goal the YAML reader would refuse: %+v", g)
 			}
 			ids[g.ID] = true

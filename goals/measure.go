@@ -436,7 +436,7 @@ func Meets(v float64, c *Continuous) bool {
 	return v >= c.Threshold
 }
 
-var number = regexp.MustCompile(`[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?`)
+var number = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?`) })
 
 // ExtractValue finds a goal's number in a check's output: the first group
 // (or the whole match) of re, or, without re, the last number in the output.
@@ -452,7 +452,7 @@ func ExtractValue(out string, re *regexp.Regexp) (float64, bool) {
 			s = m[1]
 		}
 	} else {
-		all := number.FindAllString(out, -1)
+		all := number().FindAllString(out, -1)
 		if len(all) == 0 {
 			return 0, false
 		}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-evolve/git-evolve/queue"
@@ -32,7 +33,7 @@ const (
 )
 
 // beadID is the shape of an id taken from bd.
-var beadID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+var beadID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`) })
 
 // ReadyBeads asks bd for its ready issues (bd ready --json, in dir), the
 // highest priority (lowest number) first. Without bd on PATH there are
@@ -82,7 +83,7 @@ func ReadyBeads(ctx context.Context, dir string) ([]Bead, error) {
 		// The id becomes the cycle's target, a trailer and a line on a
 		// terminal: only the shape of an id is taken.
 		b.Title = cleanLine(b.Title)
-		if !beadID.MatchString(b.ID) {
+		if !beadID().MatchString(b.ID) {
 			continue
 		}
 		if len(b.Description) > 4096 {

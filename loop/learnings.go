@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/git-evolve/git-evolve/goals"
@@ -36,7 +37,7 @@ type Learning struct {
 }
 
 var (
-	keywordRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*`)
+	keywordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*`) })
 	// stopwords are words every failure says: they match everything.
 	stopwords = map[string]bool{}
 )
@@ -59,7 +60,7 @@ func failureKeywords(f FailureRecord) []string {
 	first := map[string]int{}
 	var add func(text string, weight int)
 	add = func(text string, weight int) {
-		for _, w := range keywordRe.FindAllString(text, -1) {
+		for _, w := range keywordRe().FindAllString(text, -1) {
 			w = strings.ToLower(strings.Trim(w, "-."))
 			if len(w) < 4 || len(w) > 60 || stopwords[w] {
 				continue

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // RoadmapStatePath is where a pinned roadmap's progress is kept, relative
@@ -40,25 +41,25 @@ type RoadmapItem struct {
 }
 
 var (
-	listItem   = regexp.MustCompile(`^\s*[0-9]+\.\s`)
-	firstID    = regexp.MustCompile("`([^`]+)`")
-	blockerRef = regexp.MustCompile("blocker:\\s*`([^`]+)`")
+	listItem   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[0-9]+\.\s`) })
+	firstID    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`]+)`") })
+	blockerRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("blocker:\\s*`([^`]+)`") })
 )
 
 // ParseRoadmap reads the items of a roadmap, in order.
 func ParseRoadmap(data []byte) []RoadmapItem {
 	var out []RoadmapItem
 	for _, l := range strings.Split(string(data), "\n") {
-		if !listItem.MatchString(l) {
+		if !listItem().MatchString(l) {
 			continue
 		}
-		rest := blockerRef.ReplaceAllString(l, "")
-		m := firstID.FindStringSubmatch(rest)
+		rest := blockerRef().ReplaceAllString(l, "")
+		m := firstID().FindStringSubmatch(rest)
 		if m == nil {
 			continue
 		}
 		it := RoadmapItem{ID: m[1], Line: strings.TrimSpace(l)}
-		if b := blockerRef.FindStringSubmatch(l); b != nil {
+		if b := blockerRef().FindStringSubmatch(l); b != nil {
 			it.Blocker = b[1]
 		}
 		out = append(out, it)

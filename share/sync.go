@@ -425,7 +425,10 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 	if err != nil {
 		return gitstore.ZeroHash, 0, err
 	}
-	tree := ours.Tree()
+	tree, err := ours.Tree()
+	if err != nil {
+		return gitstore.ZeroHash, 0, err
+	}
 	if len(edits) > 0 || len(extras) > 0 {
 		if tree, err = ours.ApplyNotes(edits, extras); err != nil {
 			return gitstore.ZeroHash, 0, err

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
@@ -84,8 +85,8 @@ func (c *hookCommitMsgCmd) Run(e *env) error {
 }
 
 var (
-	idTrailer     = regexp.MustCompile(`(?m)^Evolve-Id:\s*(\S+)`)
-	resultTrailer = regexp.MustCompile(`(?m)^Evolve-Result:`)
+	idTrailer     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Evolve-Id:\s*(\S+)`) })
+	resultTrailer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Evolve-Result:`) })
 )
 
 // worthTrailers reports whether the open cycle's trailers belong in msg:
@@ -100,10 +101,10 @@ func worthTrailers(msg, id string) bool {
 		}
 	}
 	text := strings.Join(lines, "\n")
-	if strings.TrimSpace(text) == "" || resultTrailer.MatchString(text) {
+	if strings.TrimSpace(text) == "" || resultTrailer().MatchString(text) {
 		return false
 	}
-	if m := idTrailer.FindStringSubmatch(text); m != nil && m[1] != id {
+	if m := idTrailer().FindStringSubmatch(text); m != nil && m[1] != id {
 		return false
 	}
 	return true

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -223,7 +224,9 @@ func shallowHint(repo *gitstore.Repo, err error) error {
 	return err
 }
 
-var forgeURL = regexp.MustCompile(`^(?:https://|ssh://git@|git@)(github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[:/]([A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+?)(?:\.git)?/?$`)
+var forgeURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:https://|ssh://git@|git@)(github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[:/]([A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+?)(?:\.git)?/?$`)
+})
 
 // forgeLinks returns a commit's web address on the known forge the
 // upstream's remote (else origin) is on, or nil.
@@ -236,7 +239,7 @@ func forgeLinks(repo *gitstore.Repo) func(sha string) string {
 	if err != nil || len(urls) == 0 {
 		return nil
 	}
-	m := forgeURL.FindStringSubmatch(urls[len(urls)-1])
+	m := forgeURL().FindStringSubmatch(urls[len(urls)-1])
 	if m == nil {
 		return nil
 	}
