@@ -52,8 +52,14 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 	}
 	byID := map[string][]cycle.Entry{}
 	noted := map[gitstore.Hash]map[string]bool{}
+	// delivered are the commits with a record of work (an aborted cycle's
+	// record sits on its start, which it did not deliver).
+	delivered := map[gitstore.Hash]bool{}
 	for _, e := range list.Entries {
 		byID[e.Record.ID] = append(byID[e.Record.ID], e)
+		if !e.Record.Aborted() {
+			delivered[e.Commit] = true
+		}
 		if noted[e.Commit] == nil {
 			noted[e.Commit] = map[string]bool{}
 		}
@@ -65,6 +71,7 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 			noted[commit] = map[string]bool{}
 		}
 		noted[commit][e.Record.ID] = true
+		delivered[commit] = true
 		copies[commit] = append(copies[commit], e.Record)
 		rep.Linked = append(rep.Linked, Link{Cycle: e.Record.Cycle, ID: e.Record.ID, Commit: commit, From: e.Commit, By: by})
 	}
@@ -156,7 +163,7 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 		inCycle[tc.Hash] = true
 	}
 	for _, h := range hashes {
-		if len(noted[h]) > 0 || inCycle[h] {
+		if delivered[h] || inCycle[h] {
 			continue // it has a record already, or belongs to a cycle
 		}
 		ci, err := repo.Commit(h)

@@ -246,6 +246,10 @@ func (l *Ledger) Finish(ctx context.Context, opts FinishOptions) (*FinishResult,
 	if err != nil {
 		return nil, err
 	}
+	if c.Aborting != nil {
+		return nil, &Refusal{fmt.Sprintf("cycle %d is being aborted (an abort began and did not complete): it can no longer be finished", c.Cycle),
+			"complete the abort with git evolve cycle abort"}
+	}
 	if what := l.repo.InProgress(); what != "" {
 		return nil, &Refusal{"git has " + what + " in progress in this worktree", "finish or abort it first, then run git evolve cycle finish again"}
 	}

@@ -88,8 +88,10 @@ func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) 
 			inferResult(&rec)
 			rep.Inferred++
 		}
+		shared := ledger.Productive(rec.Result) || rec.Result == ledger.Quarantined ||
+			rec.Result == ledger.Unchanged && rec.Aborted() && rec.Commit() != "" // on its start
 		switch {
-		case !ledger.Productive(rec.Result) && rec.Result != ledger.Quarantined:
+		case !shared:
 			if !ledger.ValidResult(rec.Result) && rec.Result != "idle" {
 				rep.Warnings = append(rep.Warnings, ImportProblem{n, fmt.Sprintf("result %q is not one the ledger knows (%s): kept in the local journal",
 					rec.Result, strings.Join(ledger.Results, ", "))})

@@ -59,6 +59,14 @@ type OpenCycle struct {
 	// tool's, which GIT_COMMITTER_DATE may set) as the cycle started: a
 	// file unchanged since was not written by the cycle.
 	Clock int64 `json:"clock,omitempty"`
+	// Aborting is set once an abort began (AbortCycle): a cycle whose
+	// abort was interrupted is aborted, never finished, by what comes next.
+	Aborting *Aborting `json:"aborting,omitempty"`
+}
+
+// Aborting is an abort under way: why the cycle is aborted.
+type Aborting struct {
+	Reason string `json:"reason,omitempty"`
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -306,10 +314,23 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 				"complete it with git evolve cycle finish"}
 		}
 	}
+	// From here on the cycle is being aborted: a finish refuses it and a
+	// resumed run completes the abort, so that an abort interrupted after
+	// its record never gets a second record under the cycle's id.
+	if reason == "" && c.Aborting != nil {
+		reason = c.Aborting.Reason
+	}
+	c.Aborting = &Aborting{Reason: reason}
+	if err := l.saveOpen(c); err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
 	// An abort that was interrupted after its record keeps the save that
 	// record names: saving again would leave the record pointing at a
 	// commit nothing keeps.
-	saved, resumed := l.recordedSave(c)
+	saved, resumed, err := l.recordedSave(c)
+	if err != nil {
+		return nil, gitstore.ZeroHash, err
+	}
 	if !resumed {
 		saved, _, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
 		if err != nil {
@@ -321,6 +342,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 			return nil, gitstore.ZeroHash, err
 		}
 	}
+	l.die("abort-saved")
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
@@ -341,6 +363,12 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		if _, known := rec.Extra[k]; !known && len(v) > 0 {
 			rec.Extra[k] = v
 		}
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, gitstore.ZeroHash, fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
+	}
+	if _, err := ledger.Parse(rec.Marshal()); err != nil {
+		return nil, gitstore.ZeroHash, fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
 	}
 	have, _, err := l.journal.Read()
 	if err != nil {
@@ -385,28 +413,33 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 // recordedSave returns the saved work the record of aborted cycle c
 // names, if the ledger (the note on its start) or the journal (where an
 // older git-evolve put it) has that record.
-func (l *Ledger) recordedSave(c *OpenCycle) (gitstore.Hash, bool) {
+func (l *Ledger) recordedSave(c *OpenCycle) (gitstore.Hash, bool, error) {
 	recs, _, err := l.journal.Read()
 	if err != nil {
-		return gitstore.ZeroHash, false
+		return gitstore.ZeroHash, false, err
 	}
 	if start, err := gitstore.ParseHash(c.Start); err == nil {
-		if snap, err := l.repo.ReadNotes(NotesRef); err == nil {
-			if r, ok, err := l.noteRecord(snap, start, c.ID); err == nil && ok {
-				recs = append(recs, r)
-			}
+		snap, err := l.repo.ReadNotes(NotesRef)
+		if err != nil {
+			return gitstore.ZeroHash, false, err
+		}
+		r, ok, err := l.noteRecord(snap, start, c.ID)
+		if err != nil {
+			return gitstore.ZeroHash, false, err
+		}
+		if ok {
+			recs = append(recs, r)
 		}
 	}
-	id := c.ID
 	for _, r := range recs {
 		var s string
-		if r.ID == id && json.Unmarshal(r.Extra["saved"], &s) == nil {
+		if r.ID == c.ID && json.Unmarshal(r.Extra["saved"], &s) == nil {
 			if h, err := gitstore.ParseHash(s); err == nil {
-				return h, true
+				return h, true, nil
 			}
 		}
 	}
-	return gitstore.ZeroHash, false
+	return gitstore.ZeroHash, false, nil
 }
 
 // noteRecord finds the record with id in the ledger's note on commit.

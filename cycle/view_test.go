@@ -249,4 +249,10 @@ func TestAbortJournaledBefore(t *testing.T) {
 	if out := git(t, dir, "for-each-ref", "refs/notes/evolve"); out != "" {
 		t.Errorf("the notes were written: %s", out)
 	}
+	if recs, _, _ := l.journal.Read(); len(recs) != 1 || recs[0].ID != c.ID {
+		t.Errorf("the journal has %d records, want the one of cycle %s", len(recs), c.ID)
+	}
+	if _, err := l.Current(); err != ErrNoOpenCycle {
+		t.Errorf("the cycle is still open (%v)", err)
+	}
 }

@@ -396,6 +396,30 @@ func TestRevList(t *testing.T) {
 	}
 }
 
+func TestRevListBoundary(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(4)
+	r.git("branch", "topic", cs[1].String())
+	setEnv(t)
+	repo := r.open()
+	commits, boundary, err := repo.RevListBoundary("topic..main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commits) != 2 || commits[0] != cs[3] || commits[1] != cs[2] {
+		t.Errorf("commits = %v, want %s %s", commits, cs[3], cs[2])
+	}
+	if len(boundary) != 1 || boundary[0] != cs[1] {
+		t.Errorf("boundary = %v, want %s (where the range starts)", boundary, cs[1])
+	}
+	if commits, boundary, err := repo.RevListBoundary("main..main"); err != nil || len(commits) != 0 || len(boundary) != 0 {
+		t.Errorf("an empty range: %v, %v, %v", commits, boundary, err)
+	}
+	if _, _, err := repo.RevListBoundary("--output=x"); err == nil {
+		t.Error("an option was taken as a range")
+	}
+}
+
 func TestHasRefsUnder(t *testing.T) {
 	r := newRepo(t)
 	setEnv(t)

@@ -642,6 +642,15 @@ func (r *Record) Validate() error {
 	return nil
 }
 
+// Aborted reports whether the record is of an aborted cycle (a crashed or
+// hung agent, git evolve cycle abort): unchanged, with "aborted": true, on
+// the commit the cycle started from.
+func (r *Record) Aborted() bool {
+	var aborted bool
+	_ = json.Unmarshal(r.Extra["aborted"], &aborted)
+	return aborted
+}
+
 // Less orders records for listing: by cycle, then timestamp, then id, so
 // two clones that both wrote cycle N list them the same way.
 func Less(a, b *Record) bool {

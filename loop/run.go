@@ -325,6 +325,14 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	if err != nil && !errors.Is(err, cycle.ErrNoOpenCycle) {
 		return nil, err
 	}
+	if open != nil && open.Aborting != nil {
+		// An abort that was interrupted is completed, never finished: its
+		// record may be written already.
+		if _, _, err := l.AbortCycle(open.Aborting.Reason); err != nil {
+			return nil, err
+		}
+		open = nil
+	}
 	if prior != nil && open == nil && prior.Phase != PhaseRestore {
 		// The cycle the last run was in has closed: an abort it did not
 		// get to note (it stopped between the abort and its run state)

@@ -259,6 +259,9 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		if open.Finish != nil {
 			out["finishing"] = map[string]any{"state": finishing, "result": open.Finish.Result, "commit": open.Finish.Commit, "saved": open.Finish.Saved}
 		}
+		if open.Aborting != nil {
+			out["aborting"] = map[string]any{"reason": open.Aborting.Reason}
+		}
 		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
 		return err
 	}
@@ -267,6 +270,10 @@ func (c *cycleStatusCmd) Run(e *env) error {
 	if open.Finish != nil {
 		fmt.Fprintf(e.stdout, "finishing: %s\n", finishing)
 		fmt.Fprintf(e.stdout, "  (git evolve cycle finish completes it)\n")
+	}
+	if open.Aborting != nil {
+		fmt.Fprintf(e.stdout, "aborting: an abort began and did not complete (reason: %s)\n", termLine(dash(open.Aborting.Reason)))
+		fmt.Fprintf(e.stdout, "  (git evolve cycle abort completes it)\n")
 	}
 	fmt.Fprintf(e.stdout, "changed since the start: %d file(s), %d substantive (+%d -%d lines)\n", len(changed), len(substantive), ins, del)
 	for _, p := range substantive {

@@ -182,6 +182,7 @@ var resultColor = map[string]string{
 	ledger.Harvested:   "36",
 	ledger.Unchanged:   "2",
 	ledger.Quarantined: "33",
+	"aborted":          "35",
 }
 
 func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now time.Time, color bool) error {
@@ -208,6 +209,8 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 			commit, subject = dash(shortSHA(r.Commit())), "(imported, anchored to "+en.Commit.Short()+")"
 		case en.Absent:
 			commit, subject = en.Commit.Short(), "(not fetched)"
+		case r.Aborted():
+			commit, subject = en.Commit.Short(), "(its start) "+subjects[i] // an aborted cycle delivers nothing
 		default:
 			commit, subject = en.Commit.Short(), subjects[i]
 		}
@@ -478,6 +481,8 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 			}
 		case en.Absent:
 			commit = "`" + en.Commit.Short() + "` (not fetched)"
+		case r.Aborted():
+			commit = "`" + en.Commit.Short() + "` (its start) " + truncate(subjects[i], 60)
 		default:
 			commit = "`" + en.Commit.Short() + "` " + truncate(subjects[i], 60)
 		}
@@ -493,7 +498,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 // shownResult is a record's result as listings show it: "aborted" for an
 // aborted cycle (recorded as unchanged), else its result.
 func shownResult(r *ledger.Record) string {
-	if r.Result == ledger.Unchanged && isAborted(*r) {
+	if r.Result == ledger.Unchanged && r.Aborted() {
 		return "aborted"
 	}
 	return r.Result
@@ -504,7 +509,7 @@ func shownResult(r *ledger.Record) string {
 // for an aborted cycle, why it was aborted; "" for a cycle whose gate did
 // not fail.
 func failureReason(r *ledger.Record) string {
-	if isAborted(*r) {
+	if r.Aborted() {
 		var why string
 		_ = json.Unmarshal(r.Extra["reason"], &why)
 		return truncate(why, 120)

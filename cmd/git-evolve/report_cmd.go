@@ -48,7 +48,7 @@ func (c *reportCmd) Run(e *env) error {
 		return err
 	}
 	repo := l.Repo()
-	rng, err := reportRange(repo, c.Range)
+	rng, base, err := reportRange(repo, c.Range)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,20 @@ func (c *reportCmd) Run(e *env) error {
 	if err != nil {
 		return shallowHint(repo, fmt.Errorf("the range %s: %w", rng, err))
 	}
-	recs, err := reportRows(l, commits, boundary)
+	if len(commits) == 0 && base != "" {
+		// The branch has no commit of its own yet: its cycles, all
+		// aborted, started where it stands.
+		h, err := gitstore.ParseHash(base)
+		if err != nil {
+			return err
+		}
+		boundary = []gitstore.Hash{h}
+	}
+	head, err := repo.HeadBranch()
+	if err != nil {
+		return err
+	}
+	recs, err := reportRows(l, commits, boundary, head)
 	if err != nil {
 		return err
 	}
@@ -139,10 +152,14 @@ type reportRow struct {
 // reportRows are the records of the cycles a range holds: those on its
 // commits, and the aborted cycles (a crashed or hung agent: recorded on the
 // commit they started from) that started on them or on the range's
-// boundary, where its first cycle started. Aborted cycles an older
-// git-evolve kept in this clone's journal are read from there.
-func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash) ([]reportRow, error) {
-	if len(commits) == 0 {
+// boundary, where its first cycle started. At the boundary, which other
+// lines of work share (the merge base with main), an aborted cycle is the
+// range's when it started on a branch the range's cycles name, or on head
+// (the branch HEAD names, "" when detached); when nothing names a branch,
+// every one is. Aborted cycles an older git-evolve kept in this clone's
+// journal are read from there.
+func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string) ([]reportRow, error) {
+	if len(commits) == 0 && len(boundary) == 0 {
 		return nil, nil
 	}
 	edge := map[gitstore.Hash]bool{}
@@ -153,65 +170,83 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash) ([]reportRow
 	if err != nil {
 		return nil, err
 	}
+	journal, err := l.JournalRecords()
+	if err != nil {
+		return nil, err
+	}
+	branches := map[string]bool{}
+	if head != "" {
+		branches[head] = true
+	}
+	for _, en := range list.Entries {
+		if !edge[en.Commit] {
+			if b := recordBranch(en.Record); b != "" {
+				branches[b] = true
+			}
+		}
+	}
+	ours := func(r ledger.Record) bool {
+		b := recordBranch(r)
+		return len(branches) == 0 || b == "" || branches[b]
+	}
 	var recs []reportRow
 	seen := map[string]bool{}
 	for _, en := range list.Entries {
-		aborted := isAborted(en.Record)
-		if edge[en.Commit] && !aborted {
-			continue // what the range was based on
+		aborted := en.Record.Aborted()
+		if edge[en.Commit] && (!aborted || !ours(en.Record)) {
+			continue // what the range was based on, or another line's
 		}
 		if en.Record.ID != "" {
 			seen[en.Record.ID] = true
 		}
 		recs = append(recs, reportRow{rec: en.Record, commit: en.Commit.String(), aborted: aborted})
 	}
-	starts := map[string]bool{}
-	for _, h := range append(slices.Clone(commits), boundary...) {
-		starts[h.String()] = true
+	in, at := map[string]bool{}, map[string]bool{}
+	for _, h := range commits {
+		in[h.String()] = true
 	}
-	journal, err := l.JournalRecords()
-	if err != nil {
-		return nil, err
+	for _, h := range boundary {
+		at[h.String()] = true
 	}
 	for _, r := range journal {
-		if isAborted(r) && starts[r.CycleStartSHA] && !seen[r.ID] {
+		if r.Aborted() && !seen[r.ID] && (in[r.CycleStartSHA] || at[r.CycleStartSHA] && ours(r)) {
 			recs = append(recs, reportRow{rec: r, aborted: true})
 		}
 	}
 	return recs, nil
 }
 
-func isAborted(r ledger.Record) bool {
-	var aborted bool
-	_ = json.Unmarshal(r.Extra["aborted"], &aborted)
-	return aborted
+func recordBranch(r ledger.Record) string {
+	var b string
+	_ = json.Unmarshal(r.Extra["branch"], &b)
+	return b
 }
 
 // reportRange is the range to report on: the one given, else the branch
-// against its upstream's merge base.
-func reportRange(repo *gitstore.Repo, given string) (string, error) {
+// against its upstream's merge base (base is then that commit).
+func reportRange(repo *gitstore.Repo, given string) (rng, base string, err error) {
 	if given != "" {
-		return given, nil
+		return given, "", nil
 	}
 	u, err := repo.BranchUpstream()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if u.Ref == "" {
-		return "", &usageError{msg: "the branch has no upstream to report against", hint: "name the range: git evolve report main..HEAD"}
+		return "", "", &usageError{msg: "the branch has no upstream to report against", hint: "name the range: git evolve report main..HEAD"}
 	}
 	hs, err := repo.ResolveCommits("HEAD", u.Ref)
 	if err != nil {
-		return "", shallowHint(repo, err)
+		return "", "", shallowHint(repo, err)
 	}
 	mb, ok, err := repo.MergeBase(hs[0], hs[1])
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if !ok {
-		return "", shallowHint(repo, fmt.Errorf("the branch and %s have no common commit here", u.Ref))
+		return "", "", shallowHint(repo, fmt.Errorf("the branch and %s have no common commit here", u.Ref))
 	}
-	return mb.String() + "..HEAD", nil
+	return mb.String() + "..HEAD", mb.String(), nil
 }
 
 // shallowHint says what to do when a range cannot be read in a shallow
@@ -287,11 +322,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	tally := map[string]int{}
 	for _, row := range rows {
 		r := &row.rec
-		result := r.Result
-		if row.aborted {
-			result = "aborted"
-		}
-		tally[result]++
+		tally[shownResult(r)]++
 		if !haveBefore && json.Unmarshal(r.Extra["before"], &before) == nil && before.Passing != nil {
 			haveBefore = true
 		}

@@ -80,15 +80,16 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 	// the last one's again after a cycle that changed nothing.
 	var pts []string
 	last := math.NaN()
-	if n > 0 {
+	for _, row := range rows { // where the range started: the first cycle that says
 		var before struct {
 			Score *float64 `json:"score"`
 		}
-		if json.Unmarshal(rows[0].rec.Extra["before"], &before) == nil && before.Score != nil {
+		if json.Unmarshal(row.rec.Extra["before"], &before) == nil && before.Score != nil {
 			last = *before.Score
 			py := 20 + float64(chartH-40)*(1-math.Max(0, math.Min(100, last))/100)
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(-1), py))
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#555">start</text>`, x(-1)-10, py+18)
+			break
 		}
 	}
 	ys := make([]float64, n) // each cycle's marker: on the line, or on the axis before it starts

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -88,6 +89,18 @@ goals:
 	}
 	if bytes.Contains(data, []byte("<script")) || bytes.Contains(data, []byte("http://")) && !bytes.Contains(data, []byte(`xmlns="http://www.w3.org/2000/svg"`)) {
 		t.Error("the page is not self-contained")
+	}
+	// The line starts where the range started (the score before cycle 1),
+	// then a point a cycle; each cycle's marker sits on it.
+	if m := regexp.MustCompile(`<polyline points="([^"]*)"`).FindSubmatch(data); m == nil || len(strings.Fields(string(m[1]))) != 4 {
+		t.Errorf("the score line is %q, want 4 points (the start and 3 cycles)", m)
+	} else {
+		for _, pt := range strings.Fields(string(m[1]))[1:] {
+			x, y, _ := strings.Cut(pt, ",")
+			if !bytes.Contains(data, []byte(`<circle cx="`+x+`" cy="`+y+`"`)) {
+				t.Errorf("no cycle's marker at the line's point %s", pt)
+			}
+		}
 	}
 
 	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

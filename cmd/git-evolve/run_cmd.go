@@ -87,7 +87,7 @@ func (c *runCmd) Run(e *env) error {
 	if _, _, err := (goalsFile{}).load(e); err != nil {
 		return err
 	}
-	l, err := e.Ledger()
+	l, err := e.CycleLedger()
 	if err != nil {
 		return err
 	}

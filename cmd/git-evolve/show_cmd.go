@@ -143,7 +143,7 @@ func mustJSON(v any) []byte {
 
 func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 	r := &en.Record
-	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(r.Result), termLine(dash(r.Target)))
+	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(shownResult(r)), termLine(dash(r.Target)))
 	where := "commit"
 	if anchored(r) {
 		where = "anchored to" // imported: the commit it names is not here (its sha below)
