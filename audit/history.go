@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,33 +86,107 @@ type historyCheck struct {
 	// undone caches, per notes commit, the record lines it replaced: what a
 	// repair naming it may put back.
 	undone map[gitstore.Hash]map[string]string
+	// blobs are the notes the batch under way read (batch), by name.
+	blobs map[gitstore.Hash][]byte
 }
+
+// historyBatch is how many notes commits commits reads and diffs at once:
+// their commits, their trees level by level and their notes each in one
+// exchange with git, with what they read held in memory only that long.
+const historyBatch = 256
 
 // commits checks each of commits against its parents.
 func (h *historyCheck) commits(commits []gitstore.Hash) error {
-	for _, c := range commits {
-		ci, err := h.repo.Commit(c)
-		if err != nil {
+	for len(commits) > 0 {
+		n := min(len(commits), historyBatch)
+		if err := h.batch(commits[:n]); err != nil {
 			return err
 		}
-		snap, err := h.repo.NotesAt(c)
-		if err != nil {
-			return err
+		commits = commits[n:]
+	}
+	return nil
+}
+
+// batch checks commits against their parents: the commits and parents are
+// read in one exchange, the diffs made together (gitstore.DiffNotesMany),
+// and the notes they changed read in one more.
+func (h *historyCheck) batch(commits []gitstore.Hash) error {
+	infos, errs, err := h.repo.Commits(commits)
+	if err != nil {
+		return err
+	}
+	byHash := map[gitstore.Hash]gitstore.CommitInfo{}
+	for i, ci := range infos {
+		if errs[i] != nil {
+			return errs[i]
 		}
-		var parents []*gitstore.Notes
+		byHash[ci.Hash] = ci
+	}
+	var more []gitstore.Hash
+	for _, ci := range infos {
 		for _, p := range ci.Parents {
-			parent, err := h.repo.NotesAt(p)
-			if err != nil {
-				continue // a parent this clone lacks (a shallow history): nothing to compare
+			if _, ok := byHash[p]; !ok && !slices.Contains(more, p) {
+				more = append(more, p)
 			}
-			parents = append(parents, parent)
 		}
-		restores, err := h.restores(ci)
+	}
+	if len(more) > 0 {
+		pinfos, perrs, err := h.repo.Commits(more)
 		if err != nil {
 			return err
 		}
-		for _, parent := range parents {
-			if err := h.compare(ci, parent, snap, parents, restores); err != nil {
+		for i, ci := range pinfos {
+			if perrs[i] == nil { // a parent this clone lacks (a shallow history): nothing to compare
+				byHash[ci.Hash] = ci
+			}
+		}
+	}
+	type job struct {
+		ci       gitstore.CommitInfo
+		snap     *gitstore.Notes
+		parents  []*gitstore.Notes
+		restores map[string]string
+		first    int // its first pair
+	}
+	var jobs []job
+	var pairs []gitstore.NotesPair
+	for _, ci := range infos {
+		jb := job{ci: ci, snap: h.repo.NotesOf(ci), first: len(pairs)}
+		for _, p := range ci.Parents {
+			if pi, ok := byHash[p]; ok {
+				parent := h.repo.NotesOf(pi)
+				jb.parents = append(jb.parents, parent)
+				pairs = append(pairs, gitstore.NotesPair{Old: parent, New: jb.snap})
+			}
+		}
+		if jb.restores, err = h.restores(ci); err != nil {
+			return err
+		}
+		jobs = append(jobs, jb)
+	}
+	diffs, err := gitstore.DiffNotesMany(pairs)
+	if err != nil {
+		return err
+	}
+	// The notes the diffs name, read in one exchange.
+	var want []gitstore.Hash
+	for _, changes := range diffs {
+		for _, ch := range changes {
+			want = append(append(want, ch.Old...), ch.New...)
+		}
+	}
+	data, err := h.repo.ReadBlobs(want)
+	if err != nil {
+		return err
+	}
+	h.blobs = make(map[gitstore.Hash][]byte, len(want))
+	for i, b := range want {
+		h.blobs[b] = data[i]
+	}
+	defer func() { h.blobs = nil }()
+	for _, jb := range jobs {
+		for k, parent := range jb.parents {
+			if err := h.compare(jb.ci, parent, diffs[jb.first+k], jb.parents, jb.restores); err != nil {
 				return err
 			}
 		}
@@ -180,15 +255,29 @@ func (h *historyCheck) replacedBy(x gitstore.Hash) (map[string]string, error) {
 // lines reads a note change's records on each side, by id, as canonical
 // lines.
 func (h *historyCheck) lines(ch gitstore.NoteChange) (was, is map[string]string, err error) {
-	oldData, err := blobs(h.repo, ch.Old)
+	oldData, err := h.notes(ch.Old)
 	if err != nil {
 		return nil, nil, err
 	}
-	newData, err := blobs(h.repo, ch.New)
+	newData, err := h.notes(ch.New)
 	if err != nil {
 		return nil, nil, err
 	}
 	return byID(oldData), byID(newData), nil
+}
+
+// notes is the text of the notes hs, from what the batch read when it has
+// them.
+func (h *historyCheck) notes(hs []gitstore.Hash) ([]byte, error) {
+	var out []byte
+	for _, b := range hs {
+		data, ok := h.blobs[b]
+		if !ok {
+			return blobs(h.repo, hs)
+		}
+		out = append(append(out, data...), '\n')
+	}
+	return out, nil
 }
 
 func byID(data []byte) map[string]string {
@@ -202,11 +291,7 @@ func byID(data []byte) map[string]string {
 
 // compare reports records that notes commit ci (snap) removed or changed
 // relative to one of its parents.
-func (h *historyCheck) compare(ci gitstore.CommitInfo, parent, snap *gitstore.Notes, parents []*gitstore.Notes, restores map[string]string) error {
-	changes, err := snap.DiffNotes(parent)
-	if err != nil {
-		return err
-	}
+func (h *historyCheck) compare(ci gitstore.CommitInfo, parent *gitstore.Notes, changes []gitstore.NoteChange, parents []*gitstore.Notes, restores map[string]string) error {
 	for _, ch := range changes {
 		was, is, err := h.lines(ch)
 		if err != nil {

@@ -112,19 +112,34 @@ func (ls *ledgerSums) sort() {
 // readSums reads every note of the ledger l reads, and the presence of the
 // commits they are on.
 func readSums(l *cycle.Ledger) (*ledgerSums, error) {
-	list, err := l.List(cycle.ListOptions{Presence: true, Copies: true})
+	ls := &ledgerSums{}
+	err := l.EachNote(func(obj gitstore.Hash, data []byte) error {
+		sums, fs := noteSums(obj, data)
+		ls.Sums = append(ls.Sums, sums...)
+		ls.Lines = append(ls.Lines, fs...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	ls := &ledgerSums{Sums: make([]recSum, 0, len(list.Entries))}
-	for i := range list.Entries {
-		e := &list.Entries[i]
-		s := sumOf(&e.Record, e.Commit)
-		s.Absent, s.NotCommit = e.Absent, e.NotCommit
-		ls.Sums = append(ls.Sums, s)
+	// Whether each record's commit is here, for all of them in one
+	// exchange with git.
+	at := map[gitstore.Hash]int{}
+	var objs []gitstore.Hash
+	for i := range ls.Sums {
+		if _, ok := at[ls.Sums[i].Commit]; !ok {
+			at[ls.Sums[i].Commit] = len(objs)
+			objs = append(objs, ls.Sums[i].Commit)
+		}
 	}
-	for _, e := range list.Errors {
-		ls.Lines = append(ls.Lines, lineFinding(e))
+	types, err := l.Repo().ObjectTypes(objs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ls.Sums {
+		s := &ls.Sums[i]
+		typ := types[at[s.Commit]]
+		s.Absent, s.NotCommit = typ == "", typ != "" && typ != "commit"
 	}
 	ls.sort()
 	return ls, nil
@@ -156,27 +171,28 @@ func (ls *ledgerSums) forward(repo *gitstore.Repo, from, to *gitstore.Notes) err
 		}
 	}
 	ls.Lines = lines
-	fresh := len(ls.Sums)
+	// The notes that changed, read in one exchange.
+	var want, of []gitstore.Hash
 	for _, ch := range changes {
 		for _, b := range ch.New {
-			data, err := repo.ReadBlob(b)
-			if err != nil {
-				return err
-			}
-			sums, fs := noteSums(ch.Object, data)
-			ls.Sums = append(ls.Sums, sums...)
-			ls.Lines = append(ls.Lines, fs...)
+			want, of = append(want, b), append(of, ch.Object)
 		}
+	}
+	data, err := repo.ReadBlobs(want)
+	if err != nil {
+		return err
+	}
+	var added []recSum
+	for i := range want {
+		sums, fs := noteSums(of[i], data[i])
+		added = append(added, sums...)
+		ls.Lines = append(ls.Lines, fs...)
 	}
 	// Where the new records sit, and whether the commits missing before
 	// are here now: one exchange with git.
 	at := map[gitstore.Hash]int{}
 	var objs []gitstore.Hash
-	for i := range ls.Sums {
-		s := &ls.Sums[i]
-		if i < fresh && !s.Absent {
-			continue
-		}
+	for _, s := range append(ls.absent(), added...) {
 		if _, ok := at[s.Commit]; !ok {
 			at[s.Commit] = len(objs)
 			objs = append(objs, s.Commit)
@@ -187,16 +203,23 @@ func (ls *ledgerSums) forward(repo *gitstore.Repo, from, to *gitstore.Notes) err
 		if err != nil {
 			return err
 		}
-		for i := range ls.Sums {
-			s := &ls.Sums[i]
+		set := func(s *recSum) {
 			if j, ok := at[s.Commit]; ok {
 				s.Absent, s.NotCommit = types[j] == "", types[j] != "" && types[j] != "commit"
 			}
 		}
+		for i := range ls.Sums {
+			if ls.Sums[i].Absent {
+				set(&ls.Sums[i])
+			}
+		}
+		for i := range added {
+			set(&added[i])
+		}
 	}
 	// The kept ones are in order still; the new ones are sorted and
 	// merged in.
-	ls.Sums = mergeSums(ls.Sums[:fresh], ls.Sums[fresh:])
+	ls.Sums = mergeSums(ls.Sums, added)
 	slices.SortStableFunc(ls.Lines, func(a, b Finding) int { return strings.Compare(a.Commit, b.Commit) })
 	return nil
 }
@@ -217,6 +240,17 @@ func mergeSums(a, b []recSum) []recSum {
 		}
 	}
 	return append(append(out, a...), b...)
+}
+
+// absent are the kept summaries of records on commits that were missing.
+func (ls *ledgerSums) absent() []recSum {
+	var out []recSum
+	for _, s := range ls.Sums {
+		if s.Absent {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // byKey files the summaries by what each record is known by (see key).

@@ -353,6 +353,15 @@ func (l *Ledger) eachExtra(primary *gitstore.Notes, extra []*gitstore.Notes, wan
 
 // eachNote calls fn with each note of the ledger that opts selects, and its
 // content (valid only during the call).
+// EachNote calls fn with every note the ledger is read from, as List reads
+// them (the local ledger, and the notes of the remote-tracking copies that
+// differ from it; a note on several commits once on each), without
+// building the listing: a reader that keeps less than a Record a line pays
+// for less. data is only valid during the call.
+func (l *Ledger) EachNote(fn func(obj gitstore.Hash, data []byte) error) error {
+	return l.eachNote(ListOptions{}, fn)
+}
+
 func (l *Ledger) eachNote(opts ListOptions, fn func(obj gitstore.Hash, data []byte) error) error {
 	snap, extra, err := l.snapshots()
 	if err != nil {

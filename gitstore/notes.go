@@ -49,6 +49,9 @@ func (r *Repo) ReadNotes(ref string) (*Notes, error) {
 	return &Notes{r: r, commit: h}, nil
 }
 
+// NotesOf is the snapshot of notes commit ci, read already.
+func (r *Repo) NotesOf(ci CommitInfo) *Notes { return &Notes{r: r, commit: ci.Hash, tree: ci.Tree} }
+
 // EmptyNotes is the snapshot of a notes ref that does not exist.
 func (r *Repo) EmptyNotes() *Notes { return &Notes{r: r} }
 
@@ -288,15 +291,6 @@ func (r *Repo) readTrees(hs []Hash) ([][]treeEntry, error) {
 	return out, err
 }
 
-// walk calls fn for every note under the tree at prefix.
-func (n *Notes) walk(tree Hash, prefix string, fn func(obj, blob Hash) error) error {
-	entries, err := n.r.readTree(tree)
-	if err != nil {
-		return err
-	}
-	return n.walkLevel(entries, prefix, fn)
-}
-
 // NonNote returns the blob of a non-note entry at the root of the tree (a
 // name that is not a hex note path), such as a schema marker.
 func (n *Notes) NonNote(name string) (Hash, bool, error) {
@@ -326,116 +320,197 @@ type NoteChange struct {
 // DiffNotes lists the notes that differ from old to n, reading only the
 // subtrees whose names differ. It is the ledger's change feed.
 func (n *Notes) DiffNotes(old *Notes) ([]NoteChange, error) {
-	a := map[Hash][]Hash{}
-	b := map[Hash][]Hash{}
-	was, err := old.root()
+	out, err := DiffNotesMany([]NotesPair{{Old: old, New: n}})
 	if err != nil {
 		return nil, err
 	}
-	tree, err := n.root()
-	if err != nil {
-		return nil, err
+	return out[0], nil
+}
+
+// NotesPair is a diff to make: the notes that differ from Old to New.
+type NotesPair struct{ Old, New *Notes }
+
+// DiffNotesMany is DiffNotes of several pairs at once: the trees every diff
+// needs at one level of the notes trees are read in one exchange with git,
+// so that k diffs (a ledger's history, commit by commit) cost a few
+// exchanges, not a few each. out[i] is pairs[i]'s change list.
+func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
+	type side struct{ a, b map[Hash][]Hash }
+	sides := make([]side, len(pairs))
+	// A level's work: a subtree that differs on the two sides (diff), or
+	// one that only one side has (all its notes are that side's).
+	type item struct {
+		pair     int
+		ta, tb   Hash // diff; for a one-sided walk, ta alone, onB saying whose
+		onB      bool
+		walk     bool
+		prefix   string
+		notesRep *Notes
 	}
-	if err := n.diff(was, tree, "", a, b); err != nil {
-		return nil, err
-	}
-	var out []NoteChange
-	for obj, ob := range a {
-		if nb := b[obj]; !sameHashes(ob, nb) {
-			out = append(out, NoteChange{Object: obj, Old: ob, New: nb})
+	var level []item
+	for i, p := range pairs {
+		sides[i] = side{map[Hash][]Hash{}, map[Hash][]Hash{}}
+		was, err := p.Old.root()
+		if err != nil {
+			return nil, err
+		}
+		tree, err := p.New.root()
+		if err != nil {
+			return nil, err
+		}
+		if was != tree {
+			level = append(level, item{pair: i, ta: was, tb: tree, notesRep: p.New})
 		}
 	}
-	for obj, nb := range b {
-		if _, ok := a[obj]; !ok {
-			out = append(out, NoteChange{Object: obj, New: nb})
+	for len(level) > 0 {
+		var want []Hash
+		for _, it := range level {
+			want = append(want, it.ta)
+			if !it.walk {
+				want = append(want, it.tb)
+			}
 		}
+		trees, err := readTreesOnce(level[0].notesRep.r, want)
+		if err != nil {
+			return nil, err
+		}
+		var next []item
+		for _, it := range level {
+			a, b := sides[it.pair].a, sides[it.pair].b
+			if it.walk {
+				into := a
+				if it.onB {
+					into = b
+				}
+				for _, e := range trees[it.ta] {
+					switch kind, name := classify(it.prefix, e); kind {
+					case entryNote:
+						obj, _ := ParseHash(name)
+						into[obj] = append(into[obj], e.hash)
+					case entryFanout:
+						next = append(next, item{pair: it.pair, ta: e.hash, onB: it.onB, walk: true, prefix: it.prefix + name, notesRep: it.notesRep})
+					}
+				}
+				continue
+			}
+			ea, eb := trees[it.ta], trees[it.tb]
+			// Fanout subtrees are named by two hex digits: a byte each side.
+			var fanA, fanB [256]Hash
+			var inA, inB [256]bool
+			for _, e := range eb {
+				if kind, name := classify(it.prefix, e); kind == entryFanout {
+					k := fanIndex(name)
+					fanB[k], inB[k] = e.hash, true
+				}
+			}
+			var flat []string // objects noted at this level, on either side
+			for _, e := range ea {
+				switch kind, name := classify(it.prefix, e); kind {
+				case entryNote:
+					obj, _ := ParseHash(name)
+					a[obj] = append(a[obj], e.hash)
+					flat = append(flat, name)
+				case entryFanout:
+					k := fanIndex(name)
+					fanA[k], inA[k] = e.hash, true
+					switch {
+					case !inB[k]:
+						next = append(next, item{pair: it.pair, ta: e.hash, walk: true, prefix: it.prefix + name, notesRep: it.notesRep})
+					case fanB[k] != e.hash:
+						next = append(next, item{pair: it.pair, ta: e.hash, tb: fanB[k], prefix: it.prefix + name, notesRep: it.notesRep})
+					}
+				}
+			}
+			for _, e := range eb {
+				switch kind, name := classify(it.prefix, e); kind {
+				case entryNote:
+					obj, _ := ParseHash(name)
+					b[obj] = append(b[obj], e.hash)
+					flat = append(flat, name)
+				case entryFanout:
+					if k := fanIndex(name); !inA[k] {
+						next = append(next, item{pair: it.pair, ta: e.hash, onB: true, walk: true, prefix: it.prefix + name, notesRep: it.notesRep})
+					}
+				}
+			}
+			// A tree another tool wrote may also hold a flat-noted object
+			// in a bucket that is the same on both sides (and so is not
+			// read): that copy is on both sides too.
+			seen := map[string]bool{}
+			for _, name := range flat {
+				k := fanIndex(name[len(it.prefix) : len(it.prefix)+2])
+				if !inA[k] || !inB[k] || fanA[k] != fanB[k] || seen[name] {
+					continue
+				}
+				seen[name] = true
+				var blobs []Hash
+				if err := it.notesRep.find(fanA[k], name[:len(it.prefix)+2], name, entryNote, &blobs); err != nil {
+					return nil, err
+				}
+				obj, _ := ParseHash(name)
+				a[obj] = append(a[obj], blobs...)
+				b[obj] = append(b[obj], blobs...)
+			}
+		}
+		level = next
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Object.String() < out[j].Object.String() })
+	out := make([][]NoteChange, len(pairs))
+	for i, sd := range sides {
+		var changes []NoteChange
+		for obj, ob := range sd.a {
+			if nb := sd.b[obj]; !sameHashes(ob, nb) {
+				changes = append(changes, NoteChange{Object: obj, Old: ob, New: nb})
+			}
+		}
+		for obj, nb := range sd.b {
+			if _, ok := sd.a[obj]; !ok {
+				changes = append(changes, NoteChange{Object: obj, New: nb})
+			}
+		}
+		sort.Slice(changes, func(i, j int) bool { return changes[i].Object.String() < changes[j].Object.String() })
+		out[i] = changes
+	}
 	return out, nil
 }
 
-func (n *Notes) diff(ta, tb Hash, prefix string, a, b map[Hash][]Hash) error {
-	if ta == tb {
-		return nil
-	}
-	ea, err := n.r.readTree(ta)
-	if err != nil {
-		return err
-	}
-	eb, err := n.r.readTree(tb)
-	if err != nil {
-		return err
-	}
-	fanB := map[string]Hash{}
-	for _, e := range eb {
-		if kind, name := classify(prefix, e); kind == entryFanout {
-			fanB[name] = e.hash
+// fanIndex is the byte two lower-case hex digits (a fanout subtree's name,
+// as classify gives it) stand for.
+func fanIndex(name string) int {
+	v := func(c byte) int {
+		if c <= '9' {
+			return int(c - '0')
 		}
+		return int(c-'a') + 10
 	}
-	fanA := map[string]Hash{}
-	for _, e := range ea {
-		switch kind, name := classify(prefix, e); kind {
-		case entryNote:
-			obj, _ := ParseHash(name)
-			a[obj] = append(a[obj], e.hash)
-		case entryFanout:
-			fanA[name] = e.hash
-			if hb, ok := fanB[name]; ok {
-				if err := n.diff(e.hash, hb, prefix+name, a, b); err != nil {
-					return err
-				}
-			} else if err := n.walk(e.hash, prefix+name, collect(a)); err != nil {
-				return err
-			}
-		}
-	}
-	var flat []string // objects noted at this level, on either side
-	for _, e := range ea {
-		if kind, name := classify(prefix, e); kind == entryNote {
-			flat = append(flat, name)
-		}
-	}
-	for _, e := range eb {
-		switch kind, name := classify(prefix, e); kind {
-		case entryNote:
-			obj, _ := ParseHash(name)
-			b[obj] = append(b[obj], e.hash)
-			flat = append(flat, name)
-		case entryFanout:
-			if _, ok := fanA[name]; !ok {
-				if err := n.walk(e.hash, prefix+name, collect(b)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	// A tree another tool wrote may also hold a flat-noted object in a
-	// bucket that is the same on both sides (and so was skipped): that copy
-	// is on both sides too.
-	seen := map[string]bool{}
-	for _, name := range flat {
-		g := name[len(prefix) : len(prefix)+2]
-		h, ok := fanA[g]
-		if !ok || fanB[g] != h || seen[name] {
-			continue
-		}
-		seen[name] = true
-		var blobs []Hash
-		if err := n.find(h, prefix+g, name, entryNote, &blobs); err != nil {
-			return err
-		}
-		obj, _ := ParseHash(name)
-		a[obj] = append(a[obj], blobs...)
-		b[obj] = append(b[obj], blobs...)
-	}
-	return nil
+	return v(name[0])<<4 | v(name[1])
 }
 
-func collect(m map[Hash][]Hash) func(obj, blob Hash) error {
-	return func(obj, blob Hash) error {
-		m[obj] = append(m[obj], blob)
-		return nil
+// readTreesOnce reads the distinct trees of hs, each once, the ones not
+// cached in one exchange with git.
+func readTreesOnce(r *Repo, hs []Hash) (map[Hash][]treeEntry, error) {
+	out := make(map[Hash][]treeEntry, len(hs))
+	var missing []Hash
+	r.treeMu.Lock()
+	for _, h := range hs {
+		if _, done := out[h]; done || h.IsZero() {
+			continue
+		}
+		if e, ok := r.trees[h]; ok {
+			out[h] = e
+			continue
+		}
+		out[h] = nil
+		missing = append(missing, h)
 	}
+	r.treeMu.Unlock()
+	read, err := r.readTrees(missing)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range missing {
+		out[h] = read[i]
+	}
+	return out, nil
 }
 
 func sameHashes(a, b []Hash) bool {

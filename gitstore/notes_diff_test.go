@@ -239,3 +239,47 @@ func TestDiffNotesDuplicatePaths(t *testing.T) {
 		})
 	}
 }
+
+// DiffNotesMany gives, for each pair, what DiffNotes gives alone: here the
+// whole history git notes add wrote, commit by commit (the one note each
+// added), across the commit where git fanned the tree out, and a pair with
+// nothing to diff.
+func TestDiffNotesMany(t *testing.T) {
+	setEnv(t)
+	fx := gitNotesFixture(t)
+	r := &testRepo{t: t, dir: fx.dir}
+	repo := r.open()
+	history := strings.Fields(r.git("rev-list", "--reverse", testNotesRef))
+	var pairs []NotesPair
+	for i := 1; i < len(history); i++ {
+		old, err := repo.NotesAt(mustHash(t, history[i-1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := repo.NotesAt(mustHash(t, history[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, NotesPair{Old: old, New: now})
+	}
+	pairs = append(pairs, NotesPair{Old: pairs[0].New, New: pairs[0].New})
+	got, err := DiffNotesMany(pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pairs {
+		alone, err := p.New.DiffNotes(p.Old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got[i]) != fmt.Sprint(alone) {
+			t.Errorf("pair %d: %v, alone %v", i, got[i], alone)
+		}
+		if i < len(history)-1 && (len(got[i]) != 1 || got[i][0].Object != fx.commits[i+1] || got[i][0].Old != nil) {
+			t.Errorf("pair %d: %v, want the note on %s added", i, got[i], fx.commits[i+1])
+		}
+	}
+	if last := got[len(got)-1]; len(last) != 0 {
+		t.Errorf("a snapshot against itself: %v", last)
+	}
+}

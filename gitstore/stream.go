@@ -62,7 +62,7 @@ func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
 func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch", "--buffer") // every name is sent, then stdin closed: git may buffer its answers
 	cmd.Dir = n.r.dir
 	cmd.Env = n.r.env
 	stdin, err := cmd.StdinPipe()
