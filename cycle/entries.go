@@ -41,6 +41,25 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 	return out, err
 }
 
+// Quarantines are the quarantine records of the ledger (and the journal,
+// with opts.Journal), as Entries gives them: from the saved view, only
+// their lines are read (its footer names them), so that the quarantined
+// goals of a large ledger cost what they are, not a pass over the ledger.
+func (l *Ledger) Quarantines(opts ListOptions) (*Listing, error) {
+	keep := func(s *ledger.Summary) bool { return string(s.Result) == ledger.Quarantined }
+	snap, extra, err := l.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) == 0 {
+		if v, err := readViewQuarantined(l.viewPath(), snap.Commit()); err == nil && v != nil {
+			out, _, err := l.entriesFrom(v, false, opts, keep, 0)
+			return out, err
+		}
+	}
+	return l.Entries(opts, keep, 0)
+}
+
 // maxTail is the largest limit read from the end of the view; a larger one
 // reads the whole view (and its growing reads never overflow).
 const maxTail = 1 << 20

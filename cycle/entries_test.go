@@ -163,5 +163,17 @@ func FuzzReadView(f *testing.F) {
 		if full != nil && tail != nil && !partial && len(tail.lines) != len(full.lines) {
 			t.Errorf("the whole tail has %d lines, the view %d", len(tail.lines), len(full.lines))
 		}
+		// The quarantine lines the footer names are the view's.
+		if q, _ := readViewQuarantined(path, notes); full != nil && q != nil {
+			n := 0
+			for _, ln := range full.lines {
+				if string(ln.Summary.Result) == ledger.Quarantined {
+					n++
+				}
+			}
+			if len(q.lines) != n {
+				t.Errorf("the footer names %d quarantine lines, the view has %d", len(q.lines), n)
+			}
+		}
 	})
 }

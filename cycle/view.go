@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // view is the ledger as Lines returns it (canonical lines in cycle order,
@@ -31,7 +32,7 @@ type viewLine struct {
 	commit gitstore.Hash
 }
 
-const viewMagic = "git-evolve ledger view 2\n"
+const viewMagic = "git-evolve ledger view 3\n"
 
 func (l *Ledger) viewPath() string { return filepath.Join(l.stateDir, "ledger.view") }
 
@@ -113,7 +114,15 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 // offsets let a reader take the last lines without reading the others
 // (readViewTail). Reading it copies nothing: the lines point into it.
 func (v *view) save(path string) error {
-	size := len(viewMagic) + 40 + 4*len(v.lines) + viewFooter
+	// The lines of quarantine records, by index: the few a listing of
+	// the quarantined goals reads (Quarantines), without the rest.
+	var quarantined []uint32
+	for i, ln := range v.lines {
+		if string(ln.Summary.Result) == ledger.Quarantined {
+			quarantined = append(quarantined, uint32(i))
+		}
+	}
+	size := len(viewMagic) + 40 + 4*len(v.lines) + 4*len(quarantined) + viewFooter
 	for _, ln := range v.lines {
 		size += 44 + len(ln.Text) + len(ln.Summary.ID) + len(ln.Summary.Target) +
 			len(ln.Summary.Result) + len(ln.Summary.Timestamp)
@@ -150,9 +159,13 @@ func (v *view) save(path string) error {
 	if len(b) > math.MaxUint32 {
 		return errors.New("the view is too large")
 	}
+	for _, q := range quarantined {
+		b = binary.BigEndian.AppendUint32(b, q)
+	}
 	for _, o := range offsets {
 		b = binary.BigEndian.AppendUint32(b, o)
 	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(quarantined)))
 	b = binary.BigEndian.AppendUint32(b, uint32(len(offsets)))
 	b = binary.BigEndian.AppendUint32(b, uint32(errStart))
 	b = append(b, viewEnd...)
@@ -161,28 +174,31 @@ func (v *view) save(path string) error {
 
 const (
 	viewEnd    = "VIEW-END"
-	viewFooter = 8 + len(viewEnd) // lines, errors' offset, the end mark
+	viewFooter = 12 + len(viewEnd) // quarantine lines, lines, errors' offset, the end mark
 )
 
 // viewLayout is where the parts of a view file are: the lines' offsets
-// start at table, the errors at errStart; n lines.
+// start at table, the indexes of the quarantine records' lines at qtable
+// (k of them), the errors at errStart; n lines.
 type viewLayout struct {
-	n, errStart, table int
+	n, k, errStart, table, qtable int
 }
 
 // layout checks the header and the footer of a view file of size bytes
 // (head: its start, foot: its last viewFooter bytes).
 func layout(head, foot []byte, size int) (viewLayout, bool) {
-	if size < len(viewMagic)+40+viewFooter || !bytes.HasPrefix(head, []byte(viewMagic)) || string(foot[8:]) != viewEnd {
+	if size < len(viewMagic)+40+viewFooter || !bytes.HasPrefix(head, []byte(viewMagic)) || string(foot[12:]) != viewEnd {
 		return viewLayout{}, false
 	}
-	n := int(binary.BigEndian.Uint32(foot))
-	errStart := int(binary.BigEndian.Uint32(foot[4:]))
+	k := int(binary.BigEndian.Uint32(foot))
+	n := int(binary.BigEndian.Uint32(foot[4:]))
+	errStart := int(binary.BigEndian.Uint32(foot[8:]))
 	table := size - viewFooter - 4*n
-	if n < 0 || table < len(viewMagic)+40 || errStart < len(viewMagic)+40 || errStart > table {
+	qtable := table - 4*k
+	if n < 0 || k < 0 || k > n || qtable < len(viewMagic)+40 || errStart < len(viewMagic)+40 || errStart > qtable {
 		return viewLayout{}, false
 	}
-	return viewLayout{n: n, errStart: errStart, table: table}, true
+	return viewLayout{n: n, k: k, errStart: errStart, table: table, qtable: qtable}, true
 }
 
 // parseViewLine reads one line record at the start of d.
@@ -258,7 +274,7 @@ func readView(path string) (*view, error) {
 	if len(d) != 20 || !bytes.Equal(d, gitstore.ZeroHash[:]) || len(v.lines) != lay.n {
 		return nil, bad
 	}
-	if v.errors, ok = parseViewErrors(data[lay.errStart:lay.table]); !ok {
+	if v.errors, ok = parseViewErrors(data[lay.errStart:lay.qtable]); !ok {
 		return nil, bad
 	}
 	return v, nil
@@ -304,7 +320,7 @@ func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial boo
 	if _, err := f.ReadAt(tail, int64(lay.table+4*(lay.n-m))); err != nil {
 		return nil, false, nil
 	}
-	errs := make([]byte, lay.table-lay.errStart)
+	errs := make([]byte, lay.qtable-lay.errStart)
 	if _, err := f.ReadAt(errs, int64(lay.errStart)); err != nil {
 		return nil, false, nil
 	}
@@ -334,4 +350,80 @@ func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial boo
 		return nil, false, nil
 	}
 	return v, m < lay.n, nil
+}
+
+// readViewQuarantined reads, from the view saved at path, the lines of
+// quarantine records (with all the view's errors), when it describes the
+// notes commit notes (else nil): the footer's index names them, so that
+// only they are read, whatever the ledger's size.
+func readViewQuarantined(path string, notes gitstore.Hash) (*view, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := int(fi.Size())
+	head := make([]byte, len(viewMagic)+20)
+	foot := make([]byte, viewFooter)
+	if size < len(head)+viewFooter {
+		return nil, nil
+	}
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, nil
+	}
+	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
+		return nil, nil
+	}
+	lay, ok := layout(head, foot, size)
+	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
+		return nil, nil // damaged, or of another ledger: read in full
+	}
+	idx := make([]byte, lay.table-lay.errStart) // the errors and the index
+	if _, err := f.ReadAt(idx, int64(lay.errStart)); err != nil {
+		return nil, nil
+	}
+	v := &view{notes: notes}
+	if v.errors, ok = parseViewErrors(idx[:lay.qtable-lay.errStart]); !ok {
+		return nil, nil
+	}
+	last := -1
+	for q := idx[lay.qtable-lay.errStart:]; len(q) >= 4; q = q[4:] {
+		i := int(binary.BigEndian.Uint32(q))
+		if i <= last || i >= lay.n {
+			return nil, nil
+		}
+		last = i
+		var at [8]byte // this line's offset, and the next's
+		n := 8
+		if i == lay.n-1 {
+			n = 4
+		}
+		if _, err := f.ReadAt(at[:n], int64(lay.table+4*i)); err != nil {
+			return nil, nil
+		}
+		from, to := int(binary.BigEndian.Uint32(at[:])), lay.errStart-20
+		if n == 8 {
+			to = int(binary.BigEndian.Uint32(at[4:]))
+		}
+		if from < len(viewMagic)+20 || to <= from || to > lay.errStart-20 {
+			return nil, nil
+		}
+		d := make([]byte, to-from)
+		if _, err := f.ReadAt(d, int64(from)); err != nil {
+			return nil, nil
+		}
+		ln, rest, ok := parseViewLine(d)
+		if !ok || len(rest) != 0 || string(ln.Summary.Result) != ledger.Quarantined {
+			return nil, nil
+		}
+		v.lines = append(v.lines, ln)
+	}
+	return v, nil
 }

@@ -256,3 +256,65 @@ func TestAbortJournaledBefore(t *testing.T) {
 		t.Errorf("the cycle is still open (%v)", err)
 	}
 }
+
+// Quarantines gives what Entries gives with a filter of quarantine
+// records, whether it reads the lines the saved view's footer names or,
+// with no view (or a damaged one), the whole ledger.
+func TestQuarantines(t *testing.T) {
+	dir, commits := testRepo(t, 12)
+	l := openLedger(t, dir)
+	for i, c := range commits {
+		rec := recordOn(c, 0)
+		switch i % 4 {
+		case 1:
+			rec.Result, rec.GoalsPassing, rec.GoalsTotal = ledger.Quarantined, nil, nil
+		case 2:
+			rec.Target = "quarantined" // the word, in another field
+		}
+		if _, err := l.Record(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := func(s *ledger.Summary) bool { return string(s.Result) == ledger.Quarantined }
+	want, err := l.Entries(ListOptions{}, keep, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Entries) != 3 {
+		t.Fatalf("premise: %d quarantined records, want 3", len(want.Entries))
+	}
+	export(t, l) // the saved view, current
+	same := func(what string) {
+		t.Helper()
+		got, err := l.Quarantines(ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Entries) != len(want.Entries) {
+			t.Fatalf("%s: %d entries, want %d", what, len(got.Entries), len(want.Entries))
+		}
+		for i := range got.Entries {
+			if got.Entries[i].Record.ID != want.Entries[i].Record.ID || got.Entries[i].Commit != want.Entries[i].Commit {
+				t.Errorf("%s: entry %d is %s on %s, want %s on %s", what, i, got.Entries[i].Record.ID, got.Entries[i].Commit,
+					want.Entries[i].Record.ID, want.Entries[i].Commit)
+			}
+		}
+	}
+	same("from the view")
+	path := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	notes, err := gitstore.ParseHash(strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := readViewQuarantined(path, notes); err != nil || v == nil || len(v.lines) != 3 {
+		t.Fatalf("the view's quarantine lines: %v, %v; want 3", v, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, data[:len(data)/2], 0o644)
+	same("from a damaged view")
+	os.Remove(path)
+	same("with no view")
+}

@@ -85,9 +85,7 @@ func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	quarantines, err := l.Entries(cycle.ListOptions{Journal: true}, func(s *ledger.Summary) bool {
-		return string(s.Result) == ledger.Quarantined
-	}, 0)
+	quarantines, err := l.Quarantines(cycle.ListOptions{Journal: true})
 	if err != nil {
 		return nil, err
 	}
