@@ -151,21 +151,31 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, ok, err := l.Repo().RefHash(cycle.NotesRef); err != nil || !ok {
+	tip, ok, err := l.Repo().RefHash(cycle.NotesRef)
+	if err != nil || !ok {
 		return err // no ledger here: nothing to check or deliver
 	}
-	tip, _, err := l.Repo().RefHash(cycle.NotesRef)
-	if err != nil {
-		return err
+	// What the delivery asks git (the remotes, the settings) is asked
+	// while the ledger is verified: every push pays for this hook.
+	l.Repo().PrefetchConfig()
+	type answer struct {
+		remotes []string
+		err     error
 	}
+	asked := make(chan answer, 1)
+	go func() {
+		remotes, err := l.Repo().Remotes()
+		asked <- answer{remotes, err}
+	}()
 	rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
+	got := <-asked
 	if err != nil {
 		return err
 	}
 	if err := breachRefusal(e, rep, fmt.Sprintf("the ledger fails verify (%d breach(es)): the push is stopped so that it does not spread", rep.Breaches())); err != nil {
 		return err
 	}
-	remotes, err := l.Repo().Remotes()
+	remotes, err := got.remotes, got.err
 	if err != nil {
 		return err
 	}
