@@ -282,6 +282,12 @@ func decodeString(tok []byte, escaped bool) string {
 // allowed) and returns its members in order. Later duplicates of a key win,
 // as in encoding/json.
 func topObject(data []byte) ([]member, error) {
+	return topObjectInto(make([]member, 0, 16), data)
+}
+
+// topObjectInto is topObject appending the members to dst, so that a
+// caller reading many lines reuses one slice.
+func topObjectInto(dst []member, data []byte) ([]member, error) {
 	s := scanner{data: data}
 	s.ws()
 	if s.pos >= len(data) || data[s.pos] != '{' {
@@ -292,7 +298,7 @@ func topObject(data []byte) ([]member, error) {
 		}
 		return nil, errNotObject
 	}
-	members := make([]member, 0, 16)
+	members := dst[:0]
 	if err := s.object(&members); err != nil {
 		return nil, err
 	}

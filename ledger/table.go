@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync"
 )
 
 // tableFields are the members a listing shows (git evolve log's table):
@@ -11,6 +12,10 @@ import (
 var tableFields = map[string]bool{"v": true, "id": true, "cycle": true, "target": true, "result": true, "sha": true,
 	"canonical_sha": true, "timestamp": true, "goals_passing": true, "goals_total": true, "goal_ids": true,
 	"recorded_by": true, "host": true, "anchored": true, "aborted": true}
+
+// memberBufs are the slices TableRecord scans lines into: a listing of
+// 100,000 records reads them one after another, with one slice.
+var memberBufs = sync.Pool{New: func() any { b := make([]member, 0, 32); return &b }}
 
 // TableRecord reads from a line in canonical form (as the saved view holds
 // them) the fields a listing shows: v, id, cycle, target, result, sha,
@@ -22,10 +27,13 @@ func TableRecord(line []byte) (Record, error) {
 	if _, ok := Summarize(line); !ok {
 		return Parse(line)
 	}
-	members, err := topObject(line)
+	buf := memberBufs.Get().(*[]member)
+	defer memberBufs.Put(buf)
+	members, err := topObjectInto(*buf, line)
 	if err != nil {
 		return Parse(line)
 	}
+	*buf = members[:0]
 	var r Record
 	for _, m := range members {
 		name := string(m.name(line))

@@ -7,11 +7,29 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
 func main() {
-	os.Exit(profiled(Main))
+	os.Exit(heapProfiled(func() int { return profiled(Main) }))
+}
+
+// heapProfiled runs f, then writes a profile of the memory f allocated to
+// GIT_EVOLVE_MEMPROFILE when it is set (docs/benchmarks.md): where the
+// peak of a command's memory comes from.
+func heapProfiled(f func() int) int {
+	path := os.Getenv("GIT_EVOLVE_MEMPROFILE")
+	if path == "" {
+		return f()
+	}
+	runtime.MemProfileRate = 64 << 10
+	code := f()
+	if out, err := os.Create(path); err == nil {
+		_ = pprof.Lookup("allocs").WriteTo(out, 0)
+		out.Close()
+	}
+	return code
 }
 
 // profiled runs f, writing a CPU profile to GIT_EVOLVE_CPUPROFILE when it
