@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -577,6 +578,15 @@ func appendLine(path, line string) error {
 }
 
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicWith(path, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileAtomicWith is writeFileAtomic for content written by write, as
+// it is made: a large file is never held whole in memory.
+func writeFileAtomicWith(path string, write func(w *bufio.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -584,7 +594,11 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	w := bufio.NewWriterSize(tmp, 256<<10)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -118,58 +119,69 @@ func (v *view) save(path string) error {
 	// the quarantined goals reads (Quarantines), without the rest.
 	var quarantined []uint32
 	for i, ln := range v.lines {
+		if ln.commit.IsZero() {
+			return errors.New("a ledger line without a commit")
+		}
 		if string(ln.Summary.Result) == ledger.Quarantined {
 			quarantined = append(quarantined, uint32(i))
 		}
 	}
-	size := len(viewMagic) + 40 + 4*len(v.lines) + 4*len(quarantined) + viewFooter
-	for _, ln := range v.lines {
-		size += 44 + len(ln.Text) + len(ln.Summary.ID) + len(ln.Summary.Target) +
-			len(ln.Summary.Result) + len(ln.Summary.Timestamp)
-	}
-	b := make([]byte, 0, size)
-	b = append(b, viewMagic...)
-	b = append(b, v.notes[:]...)
-	offsets := make([]uint32, 0, len(v.lines))
-	for _, ln := range v.lines {
-		if ln.commit.IsZero() {
-			return errors.New("a ledger line without a commit")
+	// Written as it is made (a view of 100,000 records is 46 MB): pos
+	// counts the bytes, for the offsets.
+	return writeFileAtomicWith(path, func(w *bufio.Writer) error {
+		pos := 0
+		put := func(b []byte) {
+			w.Write(b) // an error sticks in w: Flush returns it
+			pos += len(b)
 		}
-		if len(b) > math.MaxUint32 {
+		var num [4]byte
+		put32 := func(n int) {
+			binary.BigEndian.PutUint32(num[:], uint32(n))
+			put(num[:])
+		}
+		put([]byte(viewMagic))
+		put(v.notes[:])
+		offsets := make([]uint32, 0, len(v.lines))
+		for _, ln := range v.lines {
+			if pos > math.MaxUint32 {
+				return errors.New("the view is too large")
+			}
+			offsets = append(offsets, uint32(pos))
+			s := &ln.Summary
+			put(ln.commit[:])
+			for _, n := range [...]int{s.Cycle, len(ln.Text), len(s.ID), len(s.Target), len(s.Result), len(s.Timestamp)} {
+				put32(n)
+			}
+			for _, b := range [][]byte{ln.Text, s.ID, s.Target, s.Result, s.Timestamp} {
+				put(b)
+			}
+		}
+		put(gitstore.ZeroHash[:])
+		errStart := pos
+		for _, e := range v.errors {
+			msg := e.Err.Error()
+			put(e.Commit[:])
+			put32(e.Line)
+			put32(len(e.Text))
+			put32(len(msg))
+			put([]byte(e.Text))
+			put([]byte(msg))
+		}
+		if pos > math.MaxUint32 {
 			return errors.New("the view is too large")
 		}
-		offsets = append(offsets, uint32(len(b)))
-		s := &ln.Summary
-		b = append(b, ln.commit[:]...)
-		for _, n := range [...]int{s.Cycle, len(ln.Text), len(s.ID), len(s.Target), len(s.Result), len(s.Timestamp)} {
-			b = binary.BigEndian.AppendUint32(b, uint32(n))
+		for _, q := range quarantined {
+			put32(int(q))
 		}
-		b = append(append(append(append(append(b, ln.Text...), s.ID...), s.Target...), s.Result...), s.Timestamp...)
-	}
-	b = append(b, gitstore.ZeroHash[:]...)
-	errStart := len(b)
-	for _, e := range v.errors {
-		msg := e.Err.Error()
-		b = append(b, e.Commit[:]...)
-		b = binary.BigEndian.AppendUint32(b, uint32(e.Line))
-		b = binary.BigEndian.AppendUint32(b, uint32(len(e.Text)))
-		b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
-		b = append(append(b, e.Text...), msg...)
-	}
-	if len(b) > math.MaxUint32 {
-		return errors.New("the view is too large")
-	}
-	for _, q := range quarantined {
-		b = binary.BigEndian.AppendUint32(b, q)
-	}
-	for _, o := range offsets {
-		b = binary.BigEndian.AppendUint32(b, o)
-	}
-	b = binary.BigEndian.AppendUint32(b, uint32(len(quarantined)))
-	b = binary.BigEndian.AppendUint32(b, uint32(len(offsets)))
-	b = binary.BigEndian.AppendUint32(b, uint32(errStart))
-	b = append(b, viewEnd...)
-	return writeFileAtomic(path, b)
+		for _, o := range offsets {
+			put32(int(o))
+		}
+		put32(len(quarantined))
+		put32(len(offsets))
+		put32(errStart)
+		put([]byte(viewEnd))
+		return nil
+	})
 }
 
 const (
