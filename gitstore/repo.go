@@ -65,8 +65,8 @@ type Option func(*Repo)
 
 // ForWriting makes Open prepare a write: a ref update waiting for its
 // transaction starts beside the repository's discovery (its reflog message
-// is reason), and the identity is resolved (without git when it can be, see
-// nativeIdentity), so that neither costs time on the way to the write.
+// is reason), and git starts resolving the identity (git var, see
+// PrefetchIdentity), so that neither costs time on the way to the write.
 // Unused, they end with Close.
 func ForWriting(reason string) Option {
 	return func(r *Repo) { r.writeReason = reason }
