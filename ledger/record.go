@@ -646,8 +646,12 @@ func (r *Record) Validate() error {
 // hung agent, git evolve cycle abort): unchanged, with "aborted": true, on
 // the commit the cycle started from.
 func (r *Record) Aborted() bool {
+	raw, ok := r.Extra["aborted"]
+	if !ok {
+		return false // most records: no decoding on a listing's path
+	}
 	var aborted bool
-	_ = json.Unmarshal(r.Extra["aborted"], &aborted)
+	_ = json.Unmarshal(raw, &aborted)
 	return aborted
 }
 

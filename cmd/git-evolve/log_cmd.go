@@ -206,10 +206,7 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 	row := func(i int) [8]string {
 		en := &entries[i]
 		r := &en.Record
-		goals := "-"
-		if r.GoalsPassing != nil && r.GoalsTotal != nil {
-			goals = strconv.Itoa(*r.GoalsPassing) + "/" + strconv.Itoa(*r.GoalsTotal)
-		}
+		goals := goalsCell(r)
 		commit, subject := "-", ""
 		switch {
 		case en.Journal:

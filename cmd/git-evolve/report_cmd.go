@@ -143,10 +143,11 @@ func writeHTMLFile(e *env, path, rng string, rows []reportRow, ids []string, lin
 	return nil
 }
 
+// reportRow is a cycle of the report: its record, and the commit its
+// note is on ("" for a journal line).
 type reportRow struct {
-	rec     ledger.Record
-	commit  string
-	aborted bool
+	rec    ledger.Record
+	commit string
 }
 
 // reportRows are the records of the cycles a range holds: those on its
@@ -199,7 +200,7 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 		if en.Record.ID != "" {
 			seen[en.Record.ID] = true
 		}
-		recs = append(recs, reportRow{rec: en.Record, commit: en.Commit.String(), aborted: aborted})
+		recs = append(recs, reportRow{rec: en.Record, commit: en.Commit.String()})
 	}
 	in, at := map[string]bool{}, map[string]bool{}
 	for _, h := range commits {
@@ -210,7 +211,7 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 	}
 	for _, r := range journal {
 		if r.Aborted() && !seen[r.ID] && (in[r.CycleStartSHA] || at[r.CycleStartSHA] && ours(r)) {
-			recs = append(recs, reportRow{rec: r, aborted: true})
+			recs = append(recs, reportRow{rec: r})
 		}
 	}
 	return recs, nil
@@ -220,6 +221,15 @@ func recordBranch(r ledger.Record) string {
 	var b string
 	_ = json.Unmarshal(r.Extra["branch"], &b)
 	return b
+}
+
+// goalsCell is a record's goals passing of the total, "-" when it does not
+// say.
+func goalsCell(r *ledger.Record) string {
+	if r.GoalsPassing == nil || r.GoalsTotal == nil {
+		return "-"
+	}
+	return strconv.Itoa(*r.GoalsPassing) + "/" + strconv.Itoa(*r.GoalsTotal)
 }
 
 // reportRange is the range to report on: the one given, else the branch
@@ -326,7 +336,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		if !haveBefore && json.Unmarshal(r.Extra["before"], &before) == nil && before.Passing != nil {
 			haveBefore = true
 		}
-		if row.aborted || (r.Result != ledger.Improved && r.Result != ledger.Harvested) {
+		if row.rec.Aborted() || (r.Result != ledger.Improved && r.Result != ledger.Harvested) {
 			continue
 		}
 		if r.GoalsPassing != nil && r.GoalsTotal != nil {
@@ -382,21 +392,17 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	fmt.Fprintf(w, "| cycle | result | target | goals | commit | reason |\n|---:|---|---|---|---|---|\n")
 	for _, row := range rows {
 		r := &row.rec
-		result, reason := shownResult(r), failureReason(r)
-		goals := "-"
-		if r.GoalsPassing != nil && r.GoalsTotal != nil {
-			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
-		}
+		result, reason, goals := shownResult(r), failureReason(r), goalsCell(r)
 		commit := "-"
 		if row.commit != "" {
 			commit = "`" + row.commit[:7] + "`"
 			if link != nil {
 				commit = "[" + commit + "](" + link(row.commit) + ")"
 			}
-			if row.aborted {
+			if row.rec.Aborted() {
 				commit += " (start)" // what it began from: an aborted cycle delivers nothing
 			}
-		} else if row.aborted {
+		} else if row.rec.Aborted() {
 			commit = "(local journal)"
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", r.Cycle, mdText(result), mdText(dash(r.Target)), goals, commit, mdText(dash(reason)))

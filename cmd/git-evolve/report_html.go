@@ -101,7 +101,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 			Score *float64 `json:"score"`
 		}
 		switch {
-		case row.aborted || row.rec.Result == ledger.Unchanged:
+		case row.rec.Aborted() || row.rec.Result == ledger.Unchanged:
 		case row.rec.Result == ledger.Regressed:
 			if json.Unmarshal(row.rec.Extra["before"], &before) == nil && before.Score != nil {
 				score = *before.Score
@@ -126,7 +126,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 	for i, row := range rows {
 		color, r := "#1565c0", 4
 		switch {
-		case row.aborted:
+		case row.rec.Aborted():
 			color, r = "#757575", 6
 		case row.rec.Result == ledger.Regressed:
 			color, r = "#c62828", 7
@@ -146,7 +146,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 		fmt.Fprintf(&b, `<text x="0" y="%d" font-size="12">%s</text>`, y+15, esc(id))
 		for i, row := range rows {
 			res := ""
-			if !row.aborted {
+			if !row.rec.Aborted() {
 				res = goalResults(&row.rec, goalIDs)[id]
 			}
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#fff"><title>cycle %d, %s: %s</title></rect>`,
@@ -193,18 +193,14 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 	b.WriteString("<h2>Cycles</h2><table id=\"cycles\"><tr><th>cycle</th><th>result</th><th>target</th><th>goals</th><th>commit</th><th>reason</th></tr>\n")
 	for _, row := range rows {
 		r := &row.rec
-		result, reason := shownResult(r), failureReason(r)
-		goals := "-"
-		if r.GoalsPassing != nil && r.GoalsTotal != nil {
-			goals = fmt.Sprintf("%d/%d", *r.GoalsPassing, *r.GoalsTotal)
-		}
+		result, reason, goals := shownResult(r), failureReason(r), goalsCell(r)
 		commit := "-"
 		if row.commit != "" {
 			commit = "<code>" + row.commit[:7] + "</code>"
 			if link != nil {
 				commit = `<a href="` + esc(link(row.commit)) + `">` + commit + "</a>"
 			}
-			if row.aborted {
+			if row.rec.Aborted() {
 				commit += " (start)"
 			}
 		}
