@@ -325,14 +325,21 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	if err := l.saveOpen(c); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
-	// An abort that was interrupted after its record keeps the save that
-	// record names: saving again would leave the record pointing at a
-	// commit nothing keeps.
-	saved, resumed, err := l.recordedSave(c)
+	// An abort resumed keeps the save it made: the ref it set before its
+	// record, or the save the journal names for an abort an older
+	// git-evolve journaled. Saving again would leave the record pointing at
+	// a commit nothing keeps. Both are this clone's own: a note, which a
+	// remote's ledger may have brought, is not asked.
+	have, _, err := l.journal.Read()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
-	if !resumed {
+	journaled := hasID(have, c.ID)
+	saved := l.refOrZero(SavedRef(c.ID))
+	if s, ok := journaledSave(have, c.ID); ok {
+		saved = s
+	}
+	if saved.IsZero() {
 		saved, _, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
 		if err != nil {
 			return nil, gitstore.ZeroHash, err
@@ -371,19 +378,14 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	if _, err := ledger.Parse(rec.Marshal()); err != nil {
 		return nil, gitstore.ZeroHash, fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
 	}
-	have, _, err := l.journal.Read()
-	if err != nil {
-		return nil, gitstore.ZeroHash, err
-	}
-	if !hasID(have, c.ID) { // journaled by an older git-evolve: not recorded twice
+	if !journaled { // journaled by an older git-evolve: not recorded twice
 		start, err := gitstore.ParseHash(c.Start)
 		if err != nil {
 			return nil, gitstore.ZeroHash, fmt.Errorf("cycle %d: its start %q is no commit name", c.Cycle, c.Start)
 		}
+		// An abort interrupted after this step is not recorded twice: the
+		// write leaves a note that has the record's id as it is.
 		_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-			if _, ok, err := l.noteRecord(snap, start, c.ID); err != nil || ok {
-				return nil, nil, err // an abort interrupted after this step is not recorded twice
-			}
 			if err := l.stamp(&rec, snap, ix); err != nil {
 				return nil, nil, err
 			}
@@ -411,57 +413,18 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	return c, saved, nil
 }
 
-// recordedSave returns the saved work the record of aborted cycle c
-// names, if the ledger (the note on its start) or the journal (where an
-// older git-evolve put it) has that record.
-func (l *Ledger) recordedSave(c *OpenCycle) (gitstore.Hash, bool, error) {
-	recs, _, err := l.journal.Read()
-	if err != nil {
-		return gitstore.ZeroHash, false, err
-	}
-	if start, err := gitstore.ParseHash(c.Start); err == nil {
-		snap, err := l.repo.ReadNotes(NotesRef)
-		if err != nil {
-			return gitstore.ZeroHash, false, err
-		}
-		r, ok, err := l.noteRecord(snap, start, c.ID)
-		if err != nil {
-			return gitstore.ZeroHash, false, err
-		}
-		if ok {
-			recs = append(recs, r)
-		}
-	}
+// journaledSave is the saved work the journal's record of cycle id names,
+// if the journal has that record (an abort an older git-evolve made).
+func journaledSave(recs []ledger.Record, id string) (gitstore.Hash, bool) {
 	for _, r := range recs {
 		var s string
-		if r.ID == c.ID && json.Unmarshal(r.Extra["saved"], &s) == nil {
+		if r.ID == id && json.Unmarshal(r.Extra["saved"], &s) == nil {
 			if h, err := gitstore.ParseHash(s); err == nil {
-				return h, true, nil
+				return h, true
 			}
 		}
 	}
-	return gitstore.ZeroHash, false, nil
-}
-
-// noteRecord finds the record with id in the ledger's note on commit.
-func (l *Ledger) noteRecord(snap *gitstore.Notes, commit gitstore.Hash, id string) (ledger.Record, bool, error) {
-	blobs, err := snap.Find(commit)
-	if err != nil {
-		return ledger.Record{}, false, err
-	}
-	for _, b := range blobs {
-		data, err := l.repo.ReadBlob(b)
-		if err != nil {
-			return ledger.Record{}, false, err
-		}
-		recs, _ := ledger.ParseLines(data)
-		for _, r := range recs {
-			if r.ID == id {
-				return r, true, nil
-			}
-		}
-	}
-	return ledger.Record{}, false, nil
+	return gitstore.ZeroHash, false
 }
 
 func (l *Ledger) refOrZero(ref string) gitstore.Hash {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -317,4 +318,29 @@ func TestQuarantines(t *testing.T) {
 	same("from a damaged view")
 	os.Remove(path)
 	same("with no view")
+}
+
+// The save an abort keeps is this clone's own: a note on the cycle's start
+// that names the cycle's id and another commit (a remote's ledger can bring
+// one) does not choose it.
+func TestAbortSaveIsOwn(t *testing.T) {
+	dir, commits := testRepo(t, 2)
+	l := openLedger(t, dir)
+	c, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := `{"v":1,"id":"` + c.ID + `","cycle":` + strconv.Itoa(c.Cycle) + `,"result":"unchanged","aborted":true,"saved":"` + commits[0] + `"}`
+	git(t, dir, "notes", "--ref=evolve", "add", "-m", forged, c.Start)
+	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("mine\n"), 0o644)
+	_, saved, err := l.AbortCycle("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.String() == commits[0] {
+		t.Fatalf("the abort kept %s, which a note named, as its save", saved)
+	}
+	if got := git(t, dir, "show", saved.String()+":work.txt"); got != "mine\n" {
+		t.Errorf("the save holds %q, want the working tree's work.txt", got)
+	}
 }
