@@ -340,13 +340,16 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 	// A level's work: a subtree that differs on the two sides (diff), or
 	// one that only one side has (all its notes are that side's).
 	type item struct {
-		pair     int
-		ta, tb   Hash // diff; for a one-sided walk, ta alone, onB saying whose
-		onB      bool
-		walk     bool
-		prefix   string
-		notesRep *Notes
+		pair   int
+		ta, tb Hash // diff; for a one-sided walk, ta alone, onB saying whose
+		onB    bool
+		walk   bool
+		prefix string
 	}
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	reader := pairs[0].New // the repository's reader: every pair is of one repository
 	var level []item
 	for i, p := range pairs {
 		sides[i] = side{map[Hash][]Hash{}, map[Hash][]Hash{}}
@@ -359,7 +362,7 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 			return nil, err
 		}
 		if was != tree {
-			level = append(level, item{pair: i, ta: was, tb: tree, notesRep: p.New})
+			level = append(level, item{pair: i, ta: was, tb: tree})
 		}
 	}
 	for len(level) > 0 {
@@ -370,7 +373,7 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 				want = append(want, it.tb)
 			}
 		}
-		trees, err := readTreesOnce(level[0].notesRep.r, want)
+		trees, err := readTreesOnce(reader.r, want)
 		if err != nil {
 			return nil, err
 		}
@@ -388,7 +391,7 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 						obj, _ := ParseHash(name)
 						into[obj] = append(into[obj], e.hash)
 					case entryFanout:
-						next = append(next, item{pair: it.pair, ta: e.hash, onB: it.onB, walk: true, prefix: it.prefix + name, notesRep: it.notesRep})
+						next = append(next, item{pair: it.pair, ta: e.hash, onB: it.onB, walk: true, prefix: it.prefix + name})
 					}
 				}
 				continue
@@ -415,9 +418,9 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 					fanA[k], inA[k] = e.hash, true
 					switch {
 					case !inB[k]:
-						next = append(next, item{pair: it.pair, ta: e.hash, walk: true, prefix: it.prefix + name, notesRep: it.notesRep})
+						next = append(next, item{pair: it.pair, ta: e.hash, walk: true, prefix: it.prefix + name})
 					case fanB[k] != e.hash:
-						next = append(next, item{pair: it.pair, ta: e.hash, tb: fanB[k], prefix: it.prefix + name, notesRep: it.notesRep})
+						next = append(next, item{pair: it.pair, ta: e.hash, tb: fanB[k], prefix: it.prefix + name})
 					}
 				}
 			}
@@ -429,7 +432,7 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 					flat = append(flat, name)
 				case entryFanout:
 					if k := fanIndex(name); !inA[k] {
-						next = append(next, item{pair: it.pair, ta: e.hash, onB: true, walk: true, prefix: it.prefix + name, notesRep: it.notesRep})
+						next = append(next, item{pair: it.pair, ta: e.hash, onB: true, walk: true, prefix: it.prefix + name})
 					}
 				}
 			}
@@ -444,7 +447,7 @@ func DiffNotesMany(pairs []NotesPair) ([][]NoteChange, error) {
 				}
 				seen[name] = true
 				var blobs []Hash
-				if err := it.notesRep.find(fanA[k], name[:len(it.prefix)+2], name, entryNote, &blobs); err != nil {
+				if err := reader.find(fanA[k], name[:len(it.prefix)+2], name, entryNote, &blobs); err != nil {
 					return nil, err
 				}
 				obj, _ := ParseHash(name)
