@@ -262,11 +262,11 @@ func (r *Repo) keepBase(a, b Hash, mb mergeBase) {
 // (branch.<name>.remote), or "" when there is none (a detached HEAD, a
 // branch without upstream, or a local upstream).
 func (r *Repo) UpstreamRemote() (string, error) {
-	ref, err := r.git(context.Background(), nil, "symbolic-ref", "-q", "HEAD")
-	if err != nil {
+	head, err := r.HeadBranch()
+	if err != nil || head == "" {
 		return "", nil // detached
 	}
-	branch := strings.TrimPrefix(strings.TrimSpace(string(ref)), "refs/heads/")
+	branch := strings.TrimPrefix(head, "refs/heads/")
 	vals, err := r.ConfigGetAll("branch." + branch + ".remote")
 	if err != nil || len(vals) == 0 || vals[len(vals)-1] == "." {
 		return "", err
@@ -285,8 +285,17 @@ type Upstream struct {
 // BranchUpstream is the current branch's upstream.
 func (r *Repo) BranchUpstream() (Upstream, error) {
 	branch, err := r.HeadBranch()
-	if err != nil || branch == "" {
+	if err != nil {
 		return Upstream{}, err
+	}
+	return r.UpstreamOf(branch)
+}
+
+// UpstreamOf is branch's upstream (branch as HeadBranch gives it: "" is a
+// detached HEAD, which has none), for a caller that knows the branch.
+func (r *Repo) UpstreamOf(branch string) (Upstream, error) {
+	if branch == "" {
+		return Upstream{}, nil
 	}
 	out, err := r.git(context.Background(), nil, "for-each-ref", "--format=%(upstream)%00%(upstream:remotename)%00%(upstream:remoteref)", "--end-of-options", branch)
 	if err != nil {

@@ -48,7 +48,15 @@ func (c *reportCmd) Run(e *env) error {
 		return err
 	}
 	repo := l.Repo()
-	rng, base, err := reportRange(repo, c.Range)
+	head, err := repo.HeadBranch()
+	if err != nil {
+		return err
+	}
+	u, err := repo.UpstreamOf(head)
+	if err != nil {
+		return err
+	}
+	rng, base, err := reportRange(repo, c.Range, u)
 	if err != nil {
 		return err
 	}
@@ -65,16 +73,12 @@ func (c *reportCmd) Run(e *env) error {
 		}
 		boundary = []gitstore.Hash{h}
 	}
-	head, err := repo.HeadBranch()
-	if err != nil {
-		return err
-	}
 	recs, err := reportRows(l, commits, boundary, head)
 	if err != nil {
 		return err
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].rec.Cycle < recs[j].rec.Cycle })
-	links := forgeLinks(repo)
+	links := forgeLinks(repo, u.Remote)
 	if c.HTML != "" {
 		return writeHTMLFile(e, e.path(c.HTML), rng, recs, reportGoals(e, recs), links)
 	}
@@ -233,14 +237,10 @@ func goalsCell(r *ledger.Record) string {
 }
 
 // reportRange is the range to report on: the one given, else the branch
-// against its upstream's merge base (base is then that commit).
-func reportRange(repo *gitstore.Repo, given string) (rng, base string, err error) {
+// against its upstream u's merge base (base is then that commit).
+func reportRange(repo *gitstore.Repo, given string, u gitstore.Upstream) (rng, base string, err error) {
 	if given != "" {
 		return given, "", nil
-	}
-	u, err := repo.BranchUpstream()
-	if err != nil {
-		return "", "", err
 	}
 	if u.Ref == "" {
 		return "", "", &usageError{msg: "the branch has no upstream to report against", hint: "name the range: git evolve report main..HEAD"}
@@ -273,10 +273,9 @@ var forgeURL = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:https://|ssh://git@|git@)(github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)[:/]([A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)+?)(?:\.git)?/?$`)
 })
 
-// forgeLinks returns a commit's web address on the known forge the
-// upstream's remote (else origin) is on, or nil.
-func forgeLinks(repo *gitstore.Repo) func(sha string) string {
-	remote, _ := repo.UpstreamRemote()
+// forgeLinks returns a commit's web address on the known forge remote
+// (the upstream's; "" for origin) is on, or nil.
+func forgeLinks(repo *gitstore.Repo, remote string) func(sha string) string {
 	if remote == "" {
 		remote = "origin"
 	}
