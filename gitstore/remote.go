@@ -263,7 +263,16 @@ func (r *Repo) keepBase(a, b Hash, mb mergeBase) {
 // branch without upstream, or a local upstream).
 func (r *Repo) UpstreamRemote() (string, error) {
 	head, err := r.HeadBranch()
-	if err != nil || head == "" {
+	if err != nil {
+		return "", nil
+	}
+	return r.UpstreamRemoteOf(head)
+}
+
+// UpstreamRemoteOf is UpstreamRemote for branch (as HeadBranch gives it;
+// "" for a detached HEAD), for a caller that knows the branch.
+func (r *Repo) UpstreamRemoteOf(head string) (string, error) {
+	if head == "" {
 		return "", nil // detached
 	}
 	branch := strings.TrimPrefix(head, "refs/heads/")

@@ -173,7 +173,11 @@ func (c *statusCmd) Run(e *env) error {
 		}
 	}
 	// The ledger against the remote's copy as last fetched.
-	if remote, err := pickRemote(s.Repo, ""); err == nil {
+	upstream, _ := s.Repo.UpstreamRemoteOf(s.Branch) // the branch Load read
+	if upstream == "" {
+		upstream = "origin" // as pickRemote takes it
+	}
+	if remote, err := pickRemote(s.Repo, upstream); err == nil {
 		r.Ledger.Remote = remote
 		tracking := "refs/notes/remotes/" + remote + "/evolve"
 		if _, ok, err := s.Repo.RefHash(tracking); err == nil && ok {
