@@ -47,9 +47,7 @@ func (r *Repo) ChangedFiles(from, to Hash) ([]FileChange, error) {
 
 // treeOf returns the tree a commit names, or h itself when it is a tree.
 func (r *Repo) treeOf(h Hash) (Hash, error) {
-	r.treeMu.Lock()
-	_, cached := r.trees[h] // the cache holds trees only
-	r.treeMu.Unlock()
+	_, cached := r.cachedTree(h) // the cache holds trees only
 	if typ, _, pending := r.pendingData(h); cached || pending && typ == treeType {
 		return h, nil
 	}

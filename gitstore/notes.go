@@ -241,7 +241,7 @@ func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob 
 			hs = append(hs, e.hash)
 		}
 	}
-	subtrees, err := n.r.readTrees(hs)
+	subtrees, err := n.r.fetchTrees(hs, false)
 	if err != nil {
 		return err
 	}
@@ -263,17 +263,32 @@ func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob 
 	return nil
 }
 
-// readTrees reads several trees in one exchange with git; a zero hash
-// reads as an empty tree.
+// readTrees reads several trees, those the Repo does not keep in one
+// exchange with git, and keeps what it read (cacheTree); a zero hash reads
+// as an empty tree.
 func (r *Repo) readTrees(hs []Hash) ([][]treeEntry, error) {
+	return r.fetchTrees(hs, true)
+}
+
+// fetchTrees is readTrees; keep false neither reads from nor fills the
+// cache (a walk of a whole notes tree, whose subtrees no later read asks
+// for again).
+func (r *Repo) fetchTrees(hs []Hash, keep bool) ([][]treeEntry, error) {
 	out := make([][]treeEntry, len(hs))
 	var names []string
 	var at []int
 	for i, h := range hs {
-		if !h.IsZero() {
-			names = append(names, h.String())
-			at = append(at, i)
+		if h.IsZero() {
+			continue
 		}
+		if keep {
+			if e, ok := r.cachedTree(h); ok {
+				out[i] = e
+				continue
+			}
+		}
+		names = append(names, h.String())
+		at = append(at, i)
 	}
 	if len(names) == 0 {
 		return out, nil
@@ -286,6 +301,9 @@ func (r *Repo) readTrees(hs []Hash) ([][]treeEntry, error) {
 			return fmt.Errorf("object %s is a %s, not a tree", names[i], typ)
 		}
 		out[at[i]], err = parseTree(data)
+		if err == nil && keep {
+			r.cacheTree(hs[at[i]], out[at[i]])
+		}
 		return err
 	})
 	return out, err
@@ -492,25 +510,18 @@ func fanIndex(name string) int {
 // cached in one exchange with git.
 func readTreesOnce(r *Repo, hs []Hash) (map[Hash][]treeEntry, error) {
 	out := make(map[Hash][]treeEntry, len(hs))
-	var missing []Hash
-	r.treeMu.Lock()
+	var distinct []Hash
 	for _, h := range hs {
-		if _, done := out[h]; done || h.IsZero() {
-			continue
+		if _, done := out[h]; !done && !h.IsZero() {
+			out[h] = nil
+			distinct = append(distinct, h)
 		}
-		if e, ok := r.trees[h]; ok {
-			out[h] = e
-			continue
-		}
-		out[h] = nil
-		missing = append(missing, h)
 	}
-	r.treeMu.Unlock()
-	read, err := r.readTrees(missing)
+	read, err := r.readTrees(distinct)
 	if err != nil {
 		return nil, err
 	}
-	for i, h := range missing {
+	for i, h := range distinct {
 		out[h] = read[i]
 	}
 	return out, nil

@@ -358,9 +358,35 @@ type treeEntry struct {
 	hash Hash
 }
 
-// maxCachedTrees bounds the trees a Repo keeps (trees are immutable, so a
-// cached tree is never stale; a write reads the same root and bucket twice).
-const maxCachedTrees = 512
+// maxCachedTreeEntries bounds the entries of the trees a Repo keeps, about
+// 12 MB (trees are immutable, so a cached tree is never stale). A write
+// reads the same root and bucket twice; a verify diffs the same notes
+// trees for its summaries, for what is no note, and commit by commit for
+// the ledger's history, and each tree of a notes history is a delta that
+// git rebuilds at every read.
+const maxCachedTreeEntries = 1 << 18
+
+// cachedTree is the tree h when the Repo keeps it.
+func (r *Repo) cachedTree(h Hash) ([]treeEntry, bool) {
+	r.treeMu.Lock()
+	defer r.treeMu.Unlock()
+	e, ok := r.trees[h]
+	return e, ok
+}
+
+// cacheTree keeps the tree h while the cache has room.
+func (r *Repo) cacheTree(h Hash, entries []treeEntry) {
+	r.treeMu.Lock()
+	defer r.treeMu.Unlock()
+	if _, ok := r.trees[h]; ok || r.treeEntries+len(entries)+1 > maxCachedTreeEntries {
+		return
+	}
+	if r.trees == nil {
+		r.trees = map[Hash][]treeEntry{}
+	}
+	r.trees[h] = entries
+	r.treeEntries += len(entries) + 1
+}
 
 // readTree returns a tree's entries in git's order. The zero hash reads as
 // an empty tree.
@@ -368,10 +394,7 @@ func (r *Repo) readTree(h Hash) ([]treeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
-	r.treeMu.Lock()
-	e, ok := r.trees[h]
-	r.treeMu.Unlock()
-	if ok {
+	if e, ok := r.cachedTree(h); ok {
 		return e, nil
 	}
 	data, err := r.readObject(h, treeType)
@@ -379,14 +402,9 @@ func (r *Repo) readTree(h Hash) ([]treeEntry, error) {
 		return nil, fmt.Errorf("reading tree %s: %w", h, err)
 	}
 	entries, err := parseTree(data)
-	r.treeMu.Lock()
-	if err == nil && len(r.trees) < maxCachedTrees {
-		if r.trees == nil {
-			r.trees = map[Hash][]treeEntry{}
-		}
-		r.trees[h] = entries
+	if err == nil {
+		r.cacheTree(h, entries)
 	}
-	r.treeMu.Unlock()
 	return entries, err
 }
 
@@ -411,18 +429,9 @@ func (r *Repo) prefetchTrees(hashes []Hash) error {
 		if err != nil || typ != treeType {
 			return nil // the read that needs it reports it
 		}
-		entries, err := parseTree(data)
-		if err != nil {
-			return nil
+		if entries, err := parseTree(data); err == nil {
+			r.cacheTree(want[i], entries)
 		}
-		r.treeMu.Lock()
-		if r.trees == nil {
-			r.trees = map[Hash][]treeEntry{}
-		}
-		if len(r.trees) < maxCachedTrees {
-			r.trees[want[i]] = entries
-		}
-		r.treeMu.Unlock()
 		return nil
 	})
 }
@@ -469,14 +478,7 @@ func (r *Repo) encodeTree(entries []treeEntry) (Hash, []byte) {
 	data := buf.Bytes()
 	h := objectName(plumbing.TreeObject, data)
 	if parsed, err := parseTree(data); err == nil {
-		r.treeMu.Lock()
-		if r.trees == nil {
-			r.trees = map[Hash][]treeEntry{}
-		}
-		if len(r.trees) < maxCachedTrees {
-			r.trees[h] = parsed
-		}
-		r.treeMu.Unlock()
+		r.cacheTree(h, parsed)
 	}
 	return h, data
 }

@@ -45,6 +45,7 @@ type Repo struct {
 	env         []string            // the environment of every git this runs: GIT_DIR pinned
 	treeMu      sync.Mutex
 	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
+	treeEntries int                  // the entries of trees, for its bound
 	pendingMu   sync.Mutex
 	pending     map[Hash]pendingObject // named, not written yet (Flush)
 	flushMu     sync.Mutex
