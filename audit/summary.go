@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,7 +52,11 @@ func sumOf(r *ledger.Record, commit gitstore.Hash) recSum {
 
 // sumOrder is the order of the summaries, the same however they were
 // read: by cycle, timestamp and id (ledger.Less), then commit.
-func sumOrder(a, b recSum) int {
+func sumOrder(a, b recSum) int { return sumCmp(&a, &b) }
+
+// sumCmp is sumOrder of two summaries in place: a summary is large, and
+// sorting and merging 100,000 of them compares them a million times.
+func sumCmp(a, b *recSum) int {
 	switch {
 	case a.Cycle != b.Cycle:
 		return cmpInt(a.Cycle, b.Cycle)
@@ -60,7 +65,7 @@ func sumOrder(a, b recSum) int {
 	case a.ID != b.ID:
 		return strings.Compare(a.ID, b.ID)
 	}
-	return strings.Compare(a.Commit.String(), b.Commit.String())
+	return bytes.Compare(a.Commit[:], b.Commit[:])
 }
 
 func cmpInt(a, b int) int {
@@ -105,7 +110,7 @@ type ledgerSums struct {
 }
 
 func (ls *ledgerSums) sort() {
-	slices.SortStableFunc(ls.Sums, sumOrder)
+	sortSums(ls.Sums)
 	slices.SortStableFunc(ls.Lines, func(a, b Finding) int { return strings.Compare(a.Commit, b.Commit) })
 }
 
@@ -145,49 +150,65 @@ func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 	return ls, nil
 }
 
-// forward brings ls, the summaries of the notes tree of from, to those of
-// to: the notes that differ are read again (and their commits looked up),
-// the others kept; the commits that were absent are looked up again.
-func (ls *ledgerSums) forward(repo *gitstore.Repo, from, to *gitstore.Notes) error {
+// noteChanges are the notes that differ between two notes trees, read:
+// the summaries of the records they hold now and the findings of their
+// lines that are no records.
+type noteChanges struct {
+	changed map[gitstore.Hash]bool // the commits whose notes differ
+	added   []recSum
+	lines   []Finding
+}
+
+// readChanges reads the notes that differ from the notes tree of from to
+// that of to: the trees' diff, then the notes that changed in one
+// exchange.
+func readChanges(repo *gitstore.Repo, from, to *gitstore.Notes) (*noteChanges, error) {
 	changes, err := to.DiffNotes(from)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	changed := map[gitstore.Hash]bool{}
-	for _, ch := range changes {
-		changed[ch.Object] = true
-	}
-	keep := ls.Sums[:0]
-	for _, s := range ls.Sums {
-		if !changed[s.Commit] {
-			keep = append(keep, s)
-		}
-	}
-	ls.Sums = keep
-	lines := ls.Lines[:0]
-	for _, f := range ls.Lines {
-		if h, err := gitstore.ParseHash(f.Commit); err != nil || !changed[h] {
-			lines = append(lines, f)
-		}
-	}
-	ls.Lines = lines
-	// The notes that changed, read in one exchange.
+	ch := &noteChanges{changed: map[gitstore.Hash]bool{}}
 	var want, of []gitstore.Hash
-	for _, ch := range changes {
-		for _, b := range ch.New {
-			want, of = append(want, b), append(of, ch.Object)
+	for _, c := range changes {
+		ch.changed[c.Object] = true
+		for _, b := range c.New {
+			want, of = append(want, b), append(of, c.Object)
 		}
 	}
 	data, err := repo.ReadBlobs(want)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var added []recSum
 	for i := range want {
 		sums, fs := noteSums(of[i], data[i])
-		added = append(added, sums...)
-		ls.Lines = append(ls.Lines, fs...)
+		ch.added = append(ch.added, sums...)
+		ch.lines = append(ch.lines, fs...)
 	}
+	return ch, nil
+}
+
+// forward brings ls, the summaries of one notes tree, to those of another,
+// given the notes that differ (readChanges): those are replaced, the others
+// kept; the commits that were absent are looked up again.
+func (ls *ledgerSums) forward(repo *gitstore.Repo, ch *noteChanges) error {
+	changed, added := ch.changed, ch.added
+	if len(changed) > 0 {
+		keep := ls.Sums[:0]
+		for _, s := range ls.Sums {
+			if !changed[s.Commit] {
+				keep = append(keep, s)
+			}
+		}
+		ls.Sums = keep
+		lines := ls.Lines[:0]
+		for _, f := range ls.Lines {
+			if h, err := gitstore.ParseHash(f.Commit); err != nil || !changed[h] {
+				lines = append(lines, f)
+			}
+		}
+		ls.Lines = lines
+	}
+	ls.Lines = append(ls.Lines, ch.lines...)
 	// Where the new records sit, and whether the commits missing before
 	// are here now: one exchange with git.
 	at := map[gitstore.Hash]int{}
@@ -224,22 +245,65 @@ func (ls *ledgerSums) forward(repo *gitstore.Repo, from, to *gitstore.Notes) err
 	return nil
 }
 
-// mergeSums merges b into a, both in sumOrder (b is sorted here), into a
-// new slice.
+// mergeSums merges b into a, both in sumOrder (b is sorted here). It
+// merges in place, from the back, when a has the room (decodeState leaves
+// some), so that the kept summaries that sort before every new one (most:
+// new records take new cycle numbers) are not moved; else into a new
+// slice.
 func mergeSums(a, b []recSum) []recSum {
 	if len(b) == 0 {
 		return a
 	}
 	slices.SortStableFunc(b, sumOrder)
-	out := make([]recSum, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if sumOrder(b[0], a[0]) < 0 {
-			out, b = append(out, b[0]), b[1:]
+	n := len(a)
+	if cap(a) < n+len(b) {
+		grown := make([]recSum, n, n+len(b)+n/64)
+		copy(grown, a)
+		a = grown
+	}
+	a = a[:n+len(b)]
+	i, j := n-1, len(b)-1
+	for k := len(a) - 1; j >= 0; k-- {
+		// An equal pair keeps a's first, as a stable sort of both would.
+		if i >= 0 && sumCmp(&b[j], &a[i]) < 0 {
+			a[k] = a[i]
+			i--
 		} else {
-			out, a = append(out, a[0]), a[1:]
+			a[k] = b[j]
+			j--
 		}
 	}
-	return append(append(out, a...), b...)
+	return a
+}
+
+// sortSums sorts s stably in sumOrder. It sorts the summaries' places and
+// then moves each summary once: a summary is large, and a sort that swaps
+// them moves each many times.
+func sortSums(s []recSum) {
+	at := make([]int32, len(s))
+	for i := range at {
+		at[i] = int32(i)
+	}
+	slices.SortStableFunc(at, func(a, b int32) int { return sumCmp(&s[a], &s[b]) })
+	// s[i] is to hold what s[at[i]] holds: follow each cycle of the
+	// permutation, marking each place filled with -1.
+	for i := range s {
+		if at[i] < 0 || int(at[i]) == i {
+			continue
+		}
+		held := s[i]
+		j := i
+		for {
+			k := int(at[j])
+			at[j] = -1
+			if k == i {
+				s[j] = held
+				break
+			}
+			s[j] = s[k]
+			j = k
+		}
+	}
 }
 
 // absent are the kept summaries of records on commits that were missing.

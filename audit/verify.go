@@ -19,12 +19,15 @@ package audit
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -152,39 +155,98 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		commits, head, err := headTrailers(repo, o.Revs, kept, rd)
 		logged <- trailers{commits, head, err}
 	}()
-	ls, source, err := ledgerSumsOf(l, kept, rd)
-	if err != nil {
-		<-logged
-		return nil, err
+	// The ledger's history since this clone verified it, asked of git
+	// while the kept summaries are read.
+	type read struct {
+		*notesHistory
+		err error
 	}
-	rep.Findings = append(rep.Findings, ls.Lines...)
-	if err := checkBadNotes(l, rep, o.FullHistory); err != nil {
+	history := make(chan read, 1)
+	go func() {
+		nh, err := readHistory(repo, o.FullHistory)
+		history <- read{nh, err}
+	}()
+	nh := <-history
+	if nh.err != nil {
 		<-logged
-		return nil, err
+		return nil, nh.err
 	}
-	rep.sinceVerified += len(rep.Findings) - len(ls.Lines)
-	byID := ls.byKey()
-	rep.Records, rep.Notes = len(byID), ls.notes()
-	checkSchema(repo, rep, ls.Sums)
-	checkIDs(rep, byID)
-	checkPresence(rep, ls.Sums)
-	checkNumbers(rep, byID)
 	accepted, err := Acceptances(repo)
 	if err != nil {
 		<-logged
 		return nil, err
 	}
-	if err := checkSaves(l, rep); err != nil {
+	// The history's notes commits are read, diffed and compared while the
+	// summaries are read and checked; a line it looks up in the ledger
+	// waits for them. A verify that fails first ends it.
+	var byID map[string][]*recSum
+	indexed, quit := make(chan struct{}), make(chan struct{})
+	holds := func(_ gitstore.Hash, id, line string) (bool, error) {
+		select {
+		case <-indexed:
+		case <-quit:
+			return false, errVerifyEnded
+		}
+		digest := ledger.Digest([]byte(line))
+		for _, e := range byID[id] {
+			if e.Digest == digest {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	type checked struct {
+		rep *Report
+		tip gitstore.Hash
+		err error
+	}
+	historyChecked := make(chan checked, 1)
+	var running sync.WaitGroup
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		hrep := &Report{}
+		tip, err := checkHistory(l, hrep, holds, accepted, nh.notesHistory)
+		historyChecked <- checked{hrep, tip, err}
+	}()
+	defer func() {
+		close(quit)
+		running.Wait()
+	}()
+	// What sits at a note's path and is no note: read while the kept
+	// summaries are decoded.
+	bad := &Report{}
+	if err := checkBadNotes(l, bad, nh.notesHistory, o.FullHistory); err != nil {
 		<-logged
 		return nil, err
 	}
-	before := len(rep.Findings)
-	tip, err := checkHistory(l, rep, byID, accepted, o.FullHistory)
+	ls, source, err := ledgerSumsOf(l, kept, rd)
 	if err != nil {
 		<-logged
 		return nil, err
 	}
-	rep.sinceVerified += len(rep.Findings) - before
+	rep.Findings = append(append(rep.Findings, ls.Lines...), bad.Findings...)
+	rep.sinceVerified += len(bad.Findings)
+	byID = ls.byKey()
+	close(indexed)
+	rep.Records, rep.Notes = len(byID), ls.notes()
+	checkSchema(repo, rep, ls.Sums)
+	checkIDs(rep, byID)
+	checkPresence(rep, ls.Sums)
+	checkNumbers(rep, byID)
+	if err := checkSaves(l, rep); err != nil {
+		<-logged
+		return nil, err
+	}
+	hc := <-historyChecked
+	if hc.err != nil {
+		<-logged
+		return nil, hc.err
+	}
+	rep.Findings = append(rep.Findings, hc.rep.Findings...)
+	rep.History = hc.rep.History
+	rep.sinceVerified += len(hc.rep.Findings)
+	tip := hc.tip
 	ids, err := acceptedIDs(repo, accepted)
 	if err != nil {
 		<-logged
@@ -227,7 +289,7 @@ func breachesOnly(rep *Report) *Report {
 // is no note git evolve can read (a submodule entry): every reader passes
 // it by, so only verify says it is there. The next record on that commit
 // replaces it.
-func checkBadNotes(l *cycle.Ledger, rep *Report, full bool) error {
+func checkBadNotes(l *cycle.Ledger, rep *Report, nh *notesHistory, full bool) error {
 	repo := l.Repo()
 	snap, err := repo.ReadNotes(cycle.NotesRef)
 	if err != nil {
@@ -236,11 +298,9 @@ func checkBadNotes(l *cycle.Ledger, rep *Report, full bool) error {
 	// A tip this clone verified clean held none: only what changed since
 	// is read.
 	var since *gitstore.Notes
-	if v := verifiedTip(repo); !full && !v.IsZero() {
-		if in, err := repo.IsAncestor(v, snap.Commit()); err == nil && in {
-			if since, err = repo.NotesAt(v); err != nil {
-				since = nil
-			}
+	if v := nh.done; !full && !v.IsZero() && nh.descends && snap.Commit() == nh.tip {
+		if since, err = repo.NotesAt(v); err != nil {
+			since = nil
 		}
 	}
 	bad, err := snap.BadNotesSince(since)
@@ -549,26 +609,79 @@ func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
 	return h
 }
 
+// errVerifyEnded is what a check running beside the others gets when the
+// verify failed before it finished.
+var errVerifyEnded = errors.New("the verify ended")
+
+// notesHistory is the ledger's notes history against the tip this clone
+// verified: the commits a verify reads, and whether the ledger still
+// descends from that tip.
+type notesHistory struct {
+	tip      gitstore.Hash // the ledger's notes commit (zero: no ledger)
+	done     gitstore.Hash // where this clone verified it (zero: never)
+	present  bool          // done is in the object store
+	descends bool          // tip is done or descends from it
+	commits  []gitstore.Hash
+}
+
+// readHistory reads the ledger's notes history: the commits since the tip
+// this clone verified when the ledger descends from it (and full is not
+// asked for), else all of them. One git rev-list answers both questions:
+// done is tip's ancestor exactly when it is on the boundary of done..tip.
+func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
+	tip, ok, err := repo.RefHash(cycle.NotesRef)
+	if err != nil || !ok {
+		return &notesHistory{done: verifiedTip(repo)}, err
+	}
+	nh := &notesHistory{tip: tip, done: verifiedTip(repo)}
+	done := nh.done
+	switch {
+	case done.IsZero():
+	case done == tip:
+		nh.present, nh.descends = true, true
+		if !full {
+			return nh, nil // nothing since
+		}
+	default:
+		if nh.present, err = repo.HasObject(done); err != nil || !nh.present {
+			break
+		}
+		if full {
+			nh.descends, err = repo.IsAncestor(done, tip)
+			break
+		}
+		commits, boundary, err := repo.RevListBoundary(done.String() + ".." + tip.String())
+		if err != nil {
+			return nil, err
+		}
+		if nh.descends = slices.Contains(boundary, done); nh.descends {
+			nh.commits = commits
+			return nh, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	nh.commits, err = repo.RevList(tip.String())
+	return nh, err
+}
+
 // checkHistory reads the commits of the ledger's history not yet verified:
 // none may remove a record or change one (see historyCheck). A merge must
 // keep what its parents had, or take another parent's version. The ledger
 // must still descend from the tip this clone last verified, and be there:
 // one that does not had its history rewritten (squashed, amended, reset) or
 // was deleted. It returns the ledger's tip (zero when there is none).
-func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]*recSum, accepted map[gitstore.Hash]Acceptance, full bool) (gitstore.Hash, error) {
+func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash, id, line string) (bool, error), accepted map[gitstore.Hash]Acceptance, nh *notesHistory) (gitstore.Hash, error) {
 	repo := l.Repo()
-	tip, ok, err := repo.RefHash(cycle.NotesRef)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	done := verifiedTip(repo)
+	tip, done := nh.tip, nh.done
 	severity := func(v gitstore.Hash) (Severity, string) {
 		if a, ok := accepted[v]; ok {
 			return Notice, fmt.Sprintf("; accepted by %s on %s: %s", acceptedBy(a), shortDate(a.At), oneLine(a.Reason))
 		}
 		return Breach, ""
 	}
-	if !ok {
+	if tip.IsZero() {
 		if !done.IsZero() {
 			sev, acc := severity(done)
 			f := rep.add(sev, "gone", "the ledger is gone: %s does not exist, and this clone verified it at %s%s", cycle.NotesRef, done.Short(), acc)
@@ -576,47 +689,20 @@ func checkHistory(l *cycle.Ledger, rep *Report, byID map[string][]*recSum, accep
 		}
 		return gitstore.ZeroHash, nil
 	}
-	args := []string{tip.String()}
 	if !done.IsZero() && done != tip {
-		present, err := repo.HasObject(done)
-		if err != nil {
-			return gitstore.ZeroHash, err
-		}
-		descends := false
-		if present {
-			if descends, err = repo.IsAncestor(done, tip); err != nil {
-				return gitstore.ZeroHash, err
-			}
-		}
 		sev, acc := severity(done)
 		switch {
-		case !present:
+		case !nh.present:
 			f := rep.add(sev, "rewritten", "the ledger this clone verified at %s is no longer here: its history was rewritten and the old one pruned%s", done.Short(), acc)
 			f.NotesCommit = done.String()
-		case !descends:
+		case !nh.descends:
 			f := rep.add(sev, "rewritten", "the ledger no longer descends from %s, where this clone verified it: its history was rewritten (squashed, amended or reset)%s", done.Short(), acc)
 			f.NotesCommit = done.String()
-		case !full:
-			args = append(args, "^"+done.String())
 		}
-	} else if done == tip && !full {
-		args = append(args, "^"+done.String())
 	}
-	commits, err := repo.RevList(args...)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
+	commits := nh.commits
 	rep.History = len(commits)
-	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
-		holds: func(_ gitstore.Hash, id, line string) (bool, error) {
-			digest := ledger.Digest([]byte(line))
-			for _, e := range byID[id] {
-				if e.Digest == digest {
-					return true, nil
-				}
-			}
-			return false, nil
-		}}
+	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{}, holds: holds}
 	if err := h.commits(commits); err != nil {
 		return gitstore.ZeroHash, err
 	}

@@ -40,9 +40,14 @@ func verifyStatePath(repo *gitstore.Repo) string {
 
 // verifyState is what verify-state holds.
 type verifyState struct {
-	Binary  string        // the git-evolve that wrote it (binaryID)
-	Source  gitstore.Hash // the notes commit Sums are of (zero: no ledger)
-	Packs   string        // the object store's packs when presence was looked up (packsID)
+	Binary string        // the git-evolve that wrote it (binaryID)
+	Source gitstore.Hash // the notes commit Sums are of (zero: no ledger)
+	Packs  string        // the object store's packs when presence was looked up (packsID)
+	// decoded is closed when the fields below are read from the file
+	// (loadState reads them while verify asks git for what changed), with
+	// bodyErr saying whether they could be; nil for a state made whole.
+	decoded chan struct{}
+	bodyErr error
 	Sums    *ledgerSums
 	Head    gitstore.Hash // the commit whose history Trailers are of (zero: none kept)
 	History string        // what changes the history git log walks (historyKey)
@@ -143,11 +148,25 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 	if err != nil {
 		return nil
 	}
-	st, err := decodeState(data)
+	st, body, err := decodeHeader(data)
 	if err != nil || st.Binary != bin {
 		return nil
 	}
+	st.decoded = make(chan struct{})
+	go func() {
+		defer close(st.decoded)
+		st.bodyErr = decodeBody(st, body)
+	}()
 	return st
+}
+
+// body waits for the summaries, the findings and the trailers of a state
+// loadState read, and reports whether they could be read.
+func (st *verifyState) body() bool {
+	if st.decoded != nil {
+		<-st.decoded
+	}
+	return st.bodyErr == nil
 }
 
 // ledgerSums is the ledger's summaries: those kept, brought forward to the
@@ -166,13 +185,8 @@ func ledgerSumsOf(l *cycle.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 	if len(sources) == 1 {
 		to = sources[0]
 	}
-	if kept != nil && kept.Sums != nil {
-		if kept.Packs != rd.packs {
-			for i := range kept.Sums.Sums {
-				kept.Sums.Sums[i].Absent = true // looked up again
-			}
-		}
-		if ls, err := forwardSums(repo, kept, to); err == nil {
+	if kept != nil {
+		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs); err == nil {
 			gitstore.Tracef("verify: the ledger read from %s, brought forward from %s", verifyStatePath(repo), kept.Source.Short())
 			return ls, &to, nil
 		}
@@ -181,7 +195,11 @@ func ledgerSumsOf(l *cycle.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 	return ls, &to, err
 }
 
-func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash) (*ledgerSums, error) {
+// forwardSums brings the kept summaries forward to the notes commit to. It
+// asks git what changed before it waits for the kept ones to be decoded.
+// repacked says the object store's packs changed: every commit's presence
+// is looked up again.
+func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash, repacked bool) (*ledgerSums, error) {
 	from, err := notesAt(repo, kept.Source)
 	if err != nil {
 		return nil, err
@@ -190,8 +208,20 @@ func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash) (*led
 	if err != nil {
 		return nil, err
 	}
+	ch, err := readChanges(repo, from, next)
+	if err != nil {
+		return nil, err
+	}
+	if !kept.body() {
+		return nil, kept.bodyErr
+	}
 	ls := kept.Sums
-	if err := ls.forward(repo, from, next); err != nil {
+	if repacked {
+		for i := range ls.Sums {
+			ls.Sums[i].Absent = true // looked up again
+		}
+	}
+	if err := ls.forward(repo, ch); err != nil {
 		return nil, err
 	}
 	return ls, nil
@@ -217,7 +247,7 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState, rd *led
 	if err != nil || !ok {
 		return nil, gitstore.ZeroHash, err
 	}
-	if rd.historyOK && kept != nil && !kept.Head.IsZero() && kept.History == rd.history {
+	if rd.historyOK && kept != nil && kept.body() && !kept.Head.IsZero() && kept.History == rd.history {
 		if kept.Head == head {
 			return kept.Trailers, head, nil
 		}
@@ -421,21 +451,49 @@ func (s *stateReader) bool() bool {
 	return v
 }
 
+// decodeState reads a whole verify-state file.
 func decodeState(data []byte) (*verifyState, error) {
+	st, body, err := decodeHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeBody(st, body); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// decodeHeader reads what a verify-state file says of itself (who wrote
+// it, of what notes commit and packs) and returns the rest of the file.
+func decodeHeader(data []byte) (*verifyState, []byte, error) {
 	rest, ok := bytes.CutPrefix(data, []byte(verifyStateMagic))
 	if !ok {
-		return nil, errBadState
+		return nil, nil, errBadState
 	}
-	s := &stateReader{b: rest, strs: map[string]string{}}
+	s := &stateReader{b: rest}
 	if s.uint() != verifyStateFormat || s.err != nil {
-		return nil, errBadState
+		return nil, nil, errBadState
 	}
-	st := &verifyState{Sums: &ledgerSums{}}
+	st := &verifyState{}
 	st.Binary = s.str()
 	st.Source = s.hash()
 	st.Packs = s.str()
+	if s.err != nil {
+		return nil, nil, s.err
+	}
+	return st, s.b, nil
+}
+
+// decodeBody reads the rest of the file, body, into st: the summaries, the
+// findings and the trailers.
+func decodeBody(st *verifyState, body []byte) error {
+	s := &stateReader{b: body, strs: map[string]string{}}
+	st.Sums = &ledgerSums{}
 	n := s.count()
-	st.Sums.Sums = make([]recSum, 0, min(n, 1<<20))
+	// Room for the records the next notes add, merged in place (mergeSums):
+	// capacity that is not used is never touched.
+	c := min(n, 1<<20)
+	st.Sums.Sums = make([]recSum, 0, c+c/64+256)
 	for i := 0; i < n && s.err == nil; i++ {
 		var r recSum
 		r.Commit = s.hash()
@@ -466,10 +524,10 @@ func decodeState(data []byte) (*verifyState, error) {
 		st.Trailers = append(st.Trailers, trailerSum{Hash: s.hash(), ID: s.str(), Cycle: s.str(), Result: s.str(), Record: s.str()})
 	}
 	if s.err != nil {
-		return nil, s.err
+		return s.err
 	}
 	if len(s.b) != 0 {
-		return nil, errBadState // more than was written
+		return errBadState // more than was written
 	}
-	return st, nil
+	return nil
 }
