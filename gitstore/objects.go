@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/sha1"
 	"errors"
 	"fmt"
@@ -94,9 +95,19 @@ func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) 
 	return infos, errs, err
 }
 
+// objectTypesInBatch is the most objects ObjectTypes asks the long-lived
+// git cat-file --batch for, which sends each object whole; more are asked
+// of a git cat-file --batch-check of their own, which reads only where
+// each is and what it is (a verify of 100,000 records asks for every
+// record's commit).
+const objectTypesInBatch = 256
+
 // ObjectTypes returns the type of each object ("" when it is absent), read
 // in one exchange with git.
 func (r *Repo) ObjectTypes(hs []Hash) ([]string, error) {
+	if len(hs) > objectTypesInBatch {
+		return r.checkObjects(hs)
+	}
 	out := make([]string, len(hs))
 	names := make([]string, len(hs))
 	for i, h := range hs {
@@ -111,6 +122,49 @@ func (r *Repo) ObjectTypes(hs []Hash) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// checkObjects is ObjectTypes through git cat-file --batch-check.
+func (r *Repo) checkObjects(hs []Hash) ([]string, error) {
+	in := make([]byte, 41*len(hs))
+	for i, h := range hs {
+		hexEncode(in[41*i:41*i+40], h)
+		in[41*i+40] = '\n'
+	}
+	out, err := r.git(context.Background(), in, "cat-file", "--batch-check", "--buffer")
+	if err != nil {
+		return nil, err
+	}
+	types := make([]string, len(hs))
+	for i := range hs {
+		line, rest, ok := bytes.Cut(out, []byte("\n"))
+		if !ok {
+			return nil, fmt.Errorf("git cat-file --batch-check answered %d of %d objects", i, len(hs))
+		}
+		out = rest
+		name, info, _ := bytes.Cut(line, []byte(" "))
+		if string(name) != hs[i].String() {
+			return nil, fmt.Errorf("git cat-file --batch-check printed %q for %s", line, hs[i])
+		}
+		if string(info) == "missing" {
+			continue
+		}
+		typ, _, ok := bytes.Cut(info, []byte(" "))
+		if !ok {
+			return nil, fmt.Errorf("git cat-file --batch-check printed %q", line)
+		}
+		switch string(typ) { // one copy of each name, not one a line
+		case string(commitType):
+			types[i] = string(commitType)
+		case string(treeType):
+			types[i] = string(treeType)
+		case string(blobType):
+			types[i] = string(blobType)
+		default:
+			types[i] = string(typ)
+		}
+	}
+	return types, nil
 }
 
 // ReadBlob returns a blob's content.

@@ -1,0 +1,47 @@
+package gitstore
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestObjectTypesBothWays: the types of many objects (asked of a git
+// cat-file --batch-check of their own) are those the long-lived batch gives
+// a few at a time, absent ones too; git cat-file -t judges.
+func TestObjectTypesBothWays(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	commits := r.makeCommits(3)
+	head := commits[len(commits)-1]
+	tree := r.hash("rev-parse", head.String()+"^{tree}")
+	blob := r.hash("hash-object", "-w", "--stdin")
+	var hs []Hash
+	for len(hs) <= objectTypesInBatch {
+		hs = append(hs, commits[0], tree, blob, fakeObj(len(hs)), head)
+	}
+	repo := r.open()
+	many, err := repo.ObjectTypes(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(hs); i += objectTypesInBatch / 2 {
+		few, err := repo.ObjectTypes(hs[i:min(i+objectTypesInBatch/2, len(hs))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, typ := range few {
+			if many[i+j] != typ {
+				t.Fatalf("%s: %q asked with many, %q with few", hs[i+j], many[i+j], typ)
+			}
+		}
+	}
+	for i, h := range hs[:5] {
+		want := ""
+		if out, err := r.gitErr("cat-file", "-t", h.String()); err == nil {
+			want = strings.TrimSpace(out)
+		}
+		if many[i] != want {
+			t.Errorf("%s is a %q, git cat-file -t says %q", h, many[i], want)
+		}
+	}
+}
