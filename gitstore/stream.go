@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strconv"
 )
 
@@ -59,10 +60,31 @@ func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
 	return n.streamNotes(fn)
 }
 
+// streamChunk is a run of notes read from git, handed from the goroutine
+// that reads git's answers to the one that calls fn.
+type streamChunk struct {
+	objs []Hash
+	ends []int // note i is data[ends[i-1]:ends[i]]
+	data []byte
+}
+
+// streamChunkSize is how much note text one chunk holds: the reader can
+// be this much (times the chunks in flight) ahead of fn.
+const streamChunkSize = 256 << 10
+
+// streamInFlight is how many chunks are made: one being filled, the
+// others waiting for fn or being read by it.
+const streamInFlight = 4
+
+// streamNotes reads every note through one git cat-file --batch of its
+// own, three ways at once: one goroutine walks the notes tree (the
+// Repo's batch reads it) and sends each note's blob name to git; one reads
+// git's answers into chunks; this one calls fn with each note in turn. The
+// order is the walk's: git answers names in the order sent.
 func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch", "--buffer") // every name is sent, then stdin closed: git may buffer its answers
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch", "--buffer") // answers may wait in git's buffer until it fills or its input ends
 	cmd.Dir = n.r.dir
 	cmd.Env = n.r.env
 	stdin, err := cmd.StdinPipe()
@@ -78,52 +100,113 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("running git cat-file: %w", err)
 	}
-	// While git starts, list the notes; then one goroutine sends every name
-	// while this one reads the answers in order.
-	var objs, blobs []Hash
-	if err := n.Walk(func(obj, blob Hash) error {
-		objs = append(objs, obj)
-		blobs = append(blobs, blob)
-		return nil
-	}); err != nil {
-		stdin.Close()
-		_ = cmd.Wait()
-		return err
-	}
+	// The objects whose notes were asked for, in order, for the reader. Its
+	// room holds more answers than git can keep in its buffer, and the
+	// writer flushes its names before it waits for room: so git never waits
+	// for a name that is not sent while the reader waits for an answer git
+	// keeps.
+	objs := make(chan Hash, 1<<14)
+	walked := make(chan error, 1)
 	go func() {
-		buf := make([]byte, 0, 41*len(blobs))
+		w := bufio.NewWriterSize(stdin, 64<<10)
 		line := make([]byte, 41)
 		line[40] = '\n'
-		for _, b := range blobs {
-			hexEncode(line[:40], b)
-			buf = append(buf, line...)
-		}
-		stdin.Write(buf) // a failure shows as a short read below
-		stdin.Close()
-	}()
-	rd := bufio.NewReaderSize(stdout, 256<<10)
-	var data []byte
-	for i, obj := range objs {
-		header, err := rd.ReadSlice('\n')
-		if err != nil {
-			return n.streamFailed(cmd, &stderr, err)
-		}
-		size, err := parseBatchHeader(header)
-		if err != nil {
-			return n.streamFailed(cmd, &stderr, fmt.Errorf("note on %s: %w", objs[i].Short(), err))
-		}
-		if cap(data) < size+1 {
-			data = make([]byte, size+1)
-		}
-		data = data[:size+1]
-		if _, err := io.ReadFull(rd, data); err != nil {
-			return n.streamFailed(cmd, &stderr, err)
-		}
-		if err := fn(obj, data[:size]); err != nil {
-			cancel()
-			_ = cmd.Wait()
+		err := n.Walk(func(obj, blob Hash) error {
+			select {
+			case objs <- obj:
+			default:
+				if err := w.Flush(); err != nil {
+					return err
+				}
+				select {
+				case objs <- obj:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			hexEncode(line[:40], blob)
+			_, err := w.Write(line)
 			return err
+		})
+		if ferr := w.Flush(); err == nil {
+			err = ferr
 		}
+		stdin.Close()
+		close(objs)
+		walked <- err
+	}()
+	// The reader: git's answers, in chunks, to this goroutine.
+	free := make(chan *streamChunk, streamInFlight)
+	for range streamInFlight {
+		free <- &streamChunk{data: make([]byte, 0, streamChunkSize)}
+	}
+	full := make(chan *streamChunk, streamInFlight)
+	read := make(chan error, 1)
+	go func() {
+		defer close(full)
+		rd := bufio.NewReaderSize(stdout, 256<<10)
+		var c *streamChunk
+		for obj := range objs {
+			if c == nil {
+				select {
+				case c = <-free:
+				case <-ctx.Done():
+					read <- ctx.Err()
+					return
+				}
+				c.objs, c.ends, c.data = c.objs[:0], c.ends[:0], c.data[:0]
+			}
+			header, err := rd.ReadSlice('\n')
+			if err != nil {
+				read <- err
+				return
+			}
+			size, err := parseBatchHeader(header)
+			if err != nil {
+				read <- fmt.Errorf("note on %s: %w", obj.Short(), err)
+				return
+			}
+			at := len(c.data)
+			c.data = slices.Grow(c.data, size+1)[:at+size+1]
+			if _, err := io.ReadFull(rd, c.data[at:]); err != nil {
+				read <- err
+				return
+			}
+			c.data = c.data[:at+size] // the newline after the note is not its
+			c.objs, c.ends = append(c.objs, obj), append(c.ends, len(c.data))
+			if len(c.data) >= streamChunkSize {
+				full <- c
+				c = nil
+			}
+		}
+		if c != nil {
+			full <- c
+		}
+		read <- nil
+	}()
+	for c := range full {
+		start := 0
+		for i, obj := range c.objs {
+			if err := fn(obj, c.data[start:c.ends[i]]); err != nil {
+				cancel()
+				for range full {
+				}
+				_ = cmd.Wait()
+				<-walked
+				return err
+			}
+			start = c.ends[i]
+		}
+		free <- c
+	}
+	if err := <-read; err != nil {
+		cancel()
+		<-walked
+		return n.streamFailed(cmd, &stderr, err)
+	}
+	if err := <-walked; err != nil {
+		_ = cmd.Wait()
+		return err
 	}
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("git cat-file: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
