@@ -120,6 +120,11 @@ func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 	ls := &ledgerSums{}
 	err := l.EachNote(func(obj gitstore.Hash, data []byte) error {
 		sums, fs := noteSums(obj, data)
+		if len(ls.Sums)+len(sums) > cap(ls.Sums) {
+			// Doubled: append grows a large slice by a quarter, and each
+			// growth copies 100,000 summaries.
+			ls.Sums = slices.Grow(ls.Sums, max(len(sums), len(ls.Sums)))
+		}
 		ls.Sums = append(ls.Sums, sums...)
 		ls.Lines = append(ls.Lines, fs...)
 		return nil

@@ -100,6 +100,11 @@ func (v *view) sort() {
 // add reads a note's lines into the view.
 func (v *view) add(obj gitstore.Hash, data []byte) {
 	lines, errs := noteLines(data, obj, false, nil)
+	if len(v.lines)+len(lines) > cap(v.lines) {
+		// Doubled, not grown by a quarter as append grows a large slice: a
+		// view of 100,000 lines is 20 MB, and each growth copies it.
+		v.lines = slices.Grow(v.lines, max(len(lines), len(v.lines)))
+	}
 	for _, ln := range lines {
 		v.lines = append(v.lines, viewLine{ln, obj})
 	}
