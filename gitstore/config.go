@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,6 +81,30 @@ func (r *Repo) Remotes() ([]string, error) {
 		return nil, err
 	}
 	return strings.Fields(string(out)), nil
+}
+
+// IsRemote reports whether name is one of the repository's remotes, as
+// Remotes lists them. A remote set in the config is known from the config
+// read once (Config) with no git run for it: git remote lists every
+// remote.<name>.* subsection. For any other name (a URL, a remote of the
+// old .git/remotes files) git remote answers.
+func (r *Repo) IsRemote(name string) (bool, error) {
+	r.readConfig()
+	r.config.mu.Lock()
+	prefix := "remote." + name + "."
+	found := false
+	for k := range r.config.all {
+		if strings.HasPrefix(k, prefix) && !strings.Contains(k[len(prefix):], ".") {
+			found = true
+			break
+		}
+	}
+	r.config.mu.Unlock()
+	if found {
+		return true, nil
+	}
+	remotes, err := r.Remotes()
+	return slices.Contains(remotes, name), err
 }
 
 // GitPath resolves a path inside the git directory the way git does (git

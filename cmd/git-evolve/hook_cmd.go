@@ -155,31 +155,21 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err != nil || !ok {
 		return err // no ledger here: nothing to check or deliver
 	}
-	// What the delivery asks git (the remotes, the settings) is asked
-	// while the ledger is verified: every push pays for this hook.
+	// What the delivery asks git (the settings, and with them the remotes)
+	// is asked while the ledger is verified: every push pays for this hook.
 	l.Repo().PrefetchConfig()
-	type answer struct {
-		remotes []string
-		err     error
-	}
-	asked := make(chan answer, 1)
-	go func() {
-		remotes, err := l.Repo().Remotes()
-		asked <- answer{remotes, err}
-	}()
 	rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
-	got := <-asked
 	if err != nil {
 		return err
 	}
 	if err := breachRefusal(e, rep, fmt.Sprintf("the ledger fails verify (%d breach(es)): the push is stopped so that it does not spread", rep.Breaches())); err != nil {
 		return err
 	}
-	remotes, err := got.remotes, got.err
+	remote, err := l.Repo().IsRemote(c.Remote)
 	if err != nil {
 		return err
 	}
-	if !contains(remotes, c.Remote) {
+	if !remote {
 		fmt.Fprintf(e.stderr, "git-evolve: the ledger is not pushed to %s, which is a URL, not a remote: run git evolve sync <remote>\n", c.Remote)
 		return nil
 	}
