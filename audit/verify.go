@@ -233,7 +233,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	checkSchema(repo, rep, ls.Sums)
 	checkIDs(rep, byID)
 	checkPresence(rep, ls.Sums)
-	checkNumbers(rep, byID)
+	checkNumbers(rep, ls.Sums, byID)
 	if err := checkSaves(l, rep); err != nil {
 		<-logged
 		return nil, err
@@ -400,26 +400,35 @@ func checkPresence(rep *Report, entries []recSum) {
 
 // checkNumbers reports cycle numbers two records took (two clones that
 // numbered at once): both stay, listed in a fixed order.
-func checkNumbers(rep *Report, byID map[string][]*recSum) {
-	count := make(map[int]int, len(byID))
-	for _, es := range byID {
-		count[es[0].Cycle]++
-	}
-	byCycle := map[int][]*recSum{}
-	for _, es := range byID {
-		if count[es[0].Cycle] > 1 {
-			byCycle[es[0].Cycle] = append(byCycle[es[0].Cycle], es[0])
+func checkNumbers(rep *Report, sums []recSum, byID map[string][]*recSum) {
+	// Each record counts once, by its first summary (a copy on another
+	// commit is the same record); sums are in cycle order, so the records
+	// of one cycle are one run of them.
+	var run []*recSum
+	report := func() {
+		if len(run) < 2 {
+			return
 		}
-	}
-	for n, es := range byCycle {
-		var who []string
-		for _, e := range es {
-			who = append(who, fmt.Sprintf("%s (%s)", e.ID, provenance(e)))
+		who := make([]string, len(run))
+		for i, e := range run {
+			who[i] = fmt.Sprintf("%s (%s)", e.ID, provenance(e))
 		}
 		sort.Strings(who)
-		f := rep.add(Notice, "number-collision", "cycle %d was taken by %d records: %s; git evolve cycle start --claim reserves numbers on the remote", n, len(es), strings.Join(who, ", "))
+		n := run[0].Cycle
+		f := rep.add(Notice, "number-collision", "cycle %d was taken by %d records: %s; git evolve cycle start --claim reserves numbers on the remote", n, len(run), strings.Join(who, ", "))
 		f.Cycle = n
 	}
+	for i := range sums {
+		s := &sums[i]
+		if len(run) > 0 && run[0].Cycle != s.Cycle {
+			report()
+			run = run[:0]
+		}
+		if es := byID[s.key()]; len(es) > 0 && es[0] == s {
+			run = append(run, s)
+		}
+	}
+	report()
 }
 
 func provenance(r *recSum) string {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -35,6 +36,16 @@ func index(entries ...cycle.Entry) map[string][]*recSum {
 		m[e.Record.ID] = append(m[e.Record.ID], &s)
 	}
 	return m
+}
+
+// sums are the summaries of entries, in their order.
+func sums(entries ...cycle.Entry) *ledgerSums {
+	ls := &ledgerSums{}
+	for _, e := range entries {
+		ls.Sums = append(ls.Sums, sumOf(&e.Record, e.Commit))
+	}
+	ls.sort()
+	return ls
 }
 
 func kinds(rep *Report) string {
@@ -92,12 +103,13 @@ func TestIDsAndNumbers(t *testing.T) {
 	other.Target = "other"
 	b := rec("b", 1, &a)
 	rep := &Report{}
-	byID := index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: a, Commit: commit(5)}, cycle.Entry{Record: b, Commit: commit(2)})
+	ls := sums(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: a, Commit: commit(5)}, cycle.Entry{Record: b, Commit: commit(2)})
+	byID := ls.byKey()
 	checkIDs(rep, byID)
 	if len(rep.Findings) != 0 {
 		t.Errorf("a record copied to two commits: %s", kinds(rep))
 	}
-	checkNumbers(rep, byID)
+	checkNumbers(rep, ls.Sums, byID)
 	if got := kinds(rep); got != "notice:number-collision" {
 		t.Errorf("two records of cycle 1: %s, want notice:number-collision", got)
 	} else if m := rep.Findings[0].Message; !strings.Contains(m, "Ann on box") {
@@ -107,5 +119,35 @@ func TestIDsAndNumbers(t *testing.T) {
 	checkIDs(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: other, Commit: commit(5)}))
 	if got := kinds(rep); got != "breach:duplicate-id" {
 		t.Errorf("one id, two records: %s, want breach:duplicate-id", got)
+	}
+}
+
+// TestNumbersInOrder: collisions are reported cycle by cycle, each record
+// once however many commits it is copied to, and a cycle one record took
+// is none.
+func TestNumbersInOrder(t *testing.T) {
+	var entries []cycle.Entry
+	for _, r := range []struct {
+		id string
+		n  int
+		on []byte
+	}{{"x", 7, []byte{1}}, {"y", 7, []byte{2, 3}}, {"z", 3, []byte{4}}, {"w", 3, []byte{5}}, {"v", 3, []byte{6}}, {"u", 5, []byte{7, 8}}} {
+		for _, c := range r.on {
+			entries = append(entries, cycle.Entry{Record: rec(r.id, r.n, nil), Commit: commit(c)})
+		}
+	}
+	ls := sums(entries...)
+	rep := &Report{}
+	checkNumbers(rep, ls.Sums, ls.byKey())
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, fmt.Sprintf("%d: %s", f.Cycle, f.Message[:strings.Index(f.Message, ";")]))
+	}
+	want := []string{
+		"3: cycle 3 was taken by 3 records: v (Ann on box), w (Ann on box), z (Ann on box)",
+		"7: cycle 7 was taken by 2 records: x (Ann on box), y (Ann on box)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("collisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
