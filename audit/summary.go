@@ -322,15 +322,84 @@ func (ls *ledgerSums) absent() []recSum {
 	return out
 }
 
-// byKey files the summaries by what each record is known by (see key).
-func (ls *ledgerSums) byKey() map[string][]*recSum {
-	out := make(map[string][]*recSum, len(ls.Sums))
+// sumIndex files the summaries by what each record is known by (see key):
+// each key's summaries, in sum order. It holds places in the summaries, not
+// a list for each key: a ledger of 100,000 records has 100,000 keys, and
+// all but a few have one summary.
+type sumIndex struct {
+	sums  []recSum
+	first map[string]int32 // where each key's first summary is
+	next  []int32          // where the next summary of sums[i]'s key is; -1 when none
+	head  []bool           // sums[i] is its key's first
+}
+
+// byKey files the summaries by key.
+func (ls *ledgerSums) byKey() *sumIndex {
+	n := len(ls.Sums)
+	x := &sumIndex{sums: ls.Sums, first: make(map[string]int32, n), next: make([]int32, n), head: make([]bool, n)}
+	var last map[string]int32 // the last summary so far of each key seen twice
 	for i := range ls.Sums {
-		s := &ls.Sums[i]
-		k := s.key()
-		out[k] = append(out[k], s)
+		x.next[i] = -1
+		k := ls.Sums[i].key()
+		f, seen := x.first[k]
+		if !seen {
+			x.first[k], x.head[i] = int32(i), true
+			continue
+		}
+		if last == nil {
+			last = map[string]int32{}
+		}
+		j, ok := last[k]
+		if !ok {
+			j = f
+		}
+		x.next[j], last[k] = int32(i), int32(i)
 	}
-	return out
+	return x
+}
+
+// keys counts the keys: the records.
+func (x *sumIndex) keys() int { return len(x.first) }
+
+// firstOf is the first summary of key, if there is one.
+func (x *sumIndex) firstOf(key string) (*recSum, bool) {
+	i, ok := x.first[key]
+	if !ok {
+		return nil, false
+	}
+	return &x.sums[i], true
+}
+
+// isFirst says whether sums[i] is its key's first.
+func (x *sumIndex) isFirst(i int) bool { return x.head[i] }
+
+// of lists the summaries of key (nil when none). It reads the index
+// only, so that checks running at once may call it.
+func (x *sumIndex) of(key string) []*recSum {
+	i, ok := x.first[key]
+	if !ok {
+		return nil
+	}
+	return x.list(nil, i)
+}
+
+func (x *sumIndex) list(buf []*recSum, i int32) []*recSum {
+	for ; i >= 0; i = x.next[i] {
+		buf = append(buf, &x.sums[i])
+	}
+	return buf
+}
+
+// each calls fn with each key's summaries, keys in the order of their
+// first summaries. The list is good during the call.
+func (x *sumIndex) each(fn func(es []*recSum)) {
+	var buf []*recSum
+	for i := range x.sums {
+		if x.head[i] {
+			buf = x.list(buf[:0], int32(i))
+			fn(buf)
+		}
+	}
 }
 
 // notes counts the notes the records are on.

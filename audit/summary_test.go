@@ -64,3 +64,58 @@ func TestMergeSums(t *testing.T) {
 		}
 	}
 }
+
+// TestSumIndex: the index gives each key's summaries in sum order, its
+// first, and each key once, in the order of the first summaries; a record
+// with no id is known by its text.
+func TestSumIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ls := &ledgerSums{Sums: randomSums(r, 500)}
+	for i := range ls.Sums {
+		if i%7 == 0 {
+			ls.Sums[i].ID = "" // known by its digest
+		}
+	}
+	ls.sort()
+	x := ls.byKey()
+	want := map[string][]*recSum{}
+	var order []string
+	for i := range ls.Sums {
+		k := ls.Sums[i].key()
+		if _, ok := want[k]; !ok {
+			order = append(order, k)
+		}
+		want[k] = append(want[k], &ls.Sums[i])
+		if x.isFirst(i) != (want[k][0] == &ls.Sums[i]) {
+			t.Fatalf("isFirst(%d) = %v", i, x.isFirst(i))
+		}
+	}
+	if x.keys() != len(want) {
+		t.Fatalf("%d keys, want %d", x.keys(), len(want))
+	}
+	var got []string
+	x.each(func(es []*recSum) {
+		k := es[0].key()
+		got = append(got, k)
+		if !slices.Equal(es, want[k]) {
+			t.Errorf("each gives %d summaries of %s, want %d", len(es), k, len(want[k]))
+		}
+	})
+	if !slices.Equal(got, order) {
+		t.Errorf("each gives the keys in another order")
+	}
+	for k, es := range want {
+		if !slices.Equal(x.of(k), es) {
+			t.Errorf("of(%s) differs", k)
+		}
+		if f, ok := x.firstOf(k); !ok || f != es[0] {
+			t.Errorf("firstOf(%s) differs", k)
+		}
+	}
+	if x.of("none") != nil {
+		t.Error("of a key that is not there is not nil")
+	}
+	if _, ok := x.firstOf("none"); ok {
+		t.Error("firstOf a key that is not there")
+	}
+}

@@ -179,7 +179,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	// The history's notes commits are read, diffed and compared while the
 	// summaries are read and checked; a line it looks up in the ledger
 	// waits for them. A verify that fails first ends it.
-	var byID map[string][]*recSum
+	var byID *sumIndex
 	indexed, quit := make(chan struct{}), make(chan struct{})
 	holds := func(_ gitstore.Hash, id, line string) (bool, error) {
 		select {
@@ -188,7 +188,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 			return false, errVerifyEnded
 		}
 		digest := ledger.Digest([]byte(line))
-		for _, e := range byID[id] {
+		for _, e := range byID.of(id) {
 			if e.Digest == digest {
 				return true, nil
 			}
@@ -229,7 +229,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	rep.sinceVerified += len(bad.Findings)
 	byID = ls.byKey()
 	close(indexed)
-	rep.Records, rep.Notes = len(byID), ls.notes()
+	rep.Records, rep.Notes = byID.keys(), ls.notes()
 	checkSchema(repo, rep, ls.Sums)
 	checkIDs(rep, byID)
 	checkPresence(rep, ls.Sums)
@@ -368,8 +368,9 @@ func checkSchema(repo *gitstore.Repo, rep *Report, entries []recSum) {
 const noID = "\x00no id "
 
 // checkIDs: one id, one record (copies of it on several commits are fine).
-func checkIDs(rep *Report, byID map[string][]*recSum) {
-	for id, es := range byID {
+func checkIDs(rep *Report, byID *sumIndex) {
+	byID.each(func(es []*recSum) {
+		id := es[0].key()
 		first := es[0].Digest
 		for _, e := range es[1:] {
 			if e.Digest != first {
@@ -378,7 +379,7 @@ func checkIDs(rep *Report, byID map[string][]*recSum) {
 				break
 			}
 		}
-	}
+	})
 }
 
 func checkPresence(rep *Report, entries []recSum) {
@@ -400,7 +401,7 @@ func checkPresence(rep *Report, entries []recSum) {
 
 // checkNumbers reports cycle numbers two records took (two clones that
 // numbered at once): both stay, listed in a fixed order.
-func checkNumbers(rep *Report, sums []recSum, byID map[string][]*recSum) {
+func checkNumbers(rep *Report, sums []recSum, byID *sumIndex) {
 	// Each record counts once, by its first summary (a copy on another
 	// commit is the same record); sums are in cycle order, so the records
 	// of one cycle are one run of them.
@@ -424,7 +425,7 @@ func checkNumbers(rep *Report, sums []recSum, byID map[string][]*recSum) {
 			report()
 			run = run[:0]
 		}
-		if es := byID[s.key()]; len(es) > 0 && es[0] == s {
+		if byID.isFirst(i) {
 			run = append(run, s)
 		}
 	}
@@ -472,38 +473,38 @@ func acceptedIDs(repo *gitstore.Repo, accepted map[gitstore.Hash]Acceptance) (ma
 
 // checkChain: each record's prev names a record the ledger has, with the
 // digest it had then. A record whose change was accepted is a notice.
-func checkChain(rep *Report, byID map[string][]*recSum, accepted map[string]bool) {
+func checkChain(rep *Report, byID *sumIndex, accepted map[string]bool) {
 	unchained := 0
-	for _, es := range byID {
+	byID.each(func(es []*recSum) {
 		r := es[0]
 		link := r.Prev
 		if link == "" {
 			if !r.Chained {
 				unchained++ // written before the chain existed, or imported
 			}
-			continue
+			return
 		}
 		id, digest, ok := ledger.ParseLink(link)
 		if !ok {
 			f := rep.add(Breach, "chain", "%s has a prev that is not one (%q)", where(es[0]), link)
 			f.ID, f.Cycle, f.Commit = r.ID, r.Cycle, es[0].Commit.String()
-			continue
+			return
 		}
 		severity := Breach
 		if accepted[id] {
 			severity = Notice // the change that did it was accepted
 		}
-		prev, there := byID[id]
+		prev, there := byID.firstOf(id)
 		if !there {
 			f := rep.add(severity, "deleted", "%s was written after record %s, which the ledger no longer has: it was deleted", where(es[0]), id)
 			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
-			continue
+			return
 		}
-		if got := prev[0].Digest; got != digest {
-			f := rep.add(severity, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev[0]), where(es[0]))
-			f.ID, f.Cycle, f.Commit = id, prev[0].Cycle, prev[0].Commit.String()
+		if got := prev.Digest; got != digest {
+			f := rep.add(severity, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev), where(es[0]))
+			f.ID, f.Cycle, f.Commit = id, prev.Cycle, prev.Commit.String()
 		}
-	}
+	})
 	if unchained > 0 {
 		rep.add(Notice, "before-chain", "%d record(s) have no place in the chain: written before git-evolve chained records, or imported", unchained)
 	}
@@ -514,7 +515,7 @@ var trailerKeys = []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result", "Evolve
 
 // checkTrailers: a commit whose trailers name a cycle (commits, from git
 // log) agrees with the ledger's record of it.
-func checkTrailers(rep *Report, entries []recSum, byID map[string][]*recSum, commits []trailerSum, accepted map[string]bool) {
+func checkTrailers(rep *Report, entries []recSum, byID *sumIndex, commits []trailerSum, accepted map[string]bool) {
 	onCommit := make(map[gitstore.Hash][]string, len(commits))
 	for _, tc := range commits {
 		onCommit[tc.Hash] = nil
@@ -530,20 +531,19 @@ func checkTrailers(rep *Report, entries []recSum, byID map[string][]*recSum, com
 		if id == "" {
 			continue
 		}
-		es, known := byID[id]
+		r, known := byID.firstOf(id)
 		if !known {
 			f := rep.add(Notice, "unrecorded", "commit %s says it delivered cycle %d (id %s, %s), but the ledger has no record of it: not synced yet, or lost (git evolve relink finds copies)", tc.Hash.Short(), n, id, result)
 			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
 			continue
 		}
-		r := es[0]
 		if want := tc.Record; want != "" && r.CommitDigest != want {
 			severity := Breach
 			if accepted[id] {
 				severity = Notice
 			}
 			f := rep.add(severity, "edited", "the record of cycle %d (id %s) is not what commit %s, which delivered it, says it was: it was edited", r.Cycle, id, tc.Hash.Short())
-			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
+			f.ID, f.Cycle, f.Commit = id, r.Cycle, r.Commit.String()
 			continue
 		}
 		if r.Cycle != n || r.Result != result {
@@ -556,7 +556,7 @@ func checkTrailers(rep *Report, entries []recSum, byID map[string][]*recSum, com
 			here = here || x == id
 		}
 		if !here {
-			f := rep.add(Notice, "unlinked", "commit %s delivered cycle %d (id %s), whose record is on %s: git evolve relink attaches it here", tc.Hash.Short(), n, id, es[0].Commit.Short())
+			f := rep.add(Notice, "unlinked", "commit %s delivered cycle %d (id %s), whose record is on %s: git evolve relink attaches it here", tc.Hash.Short(), n, id, r.Commit.Short())
 			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
 		}
 	}

@@ -29,14 +29,7 @@ func rec(id string, n int, prev *ledger.Record) ledger.Record {
 	return r
 }
 
-func index(entries ...cycle.Entry) map[string][]*recSum {
-	m := map[string][]*recSum{}
-	for _, e := range entries {
-		s := sumOf(&e.Record, e.Commit)
-		m[e.Record.ID] = append(m[e.Record.ID], &s)
-	}
-	return m
-}
+func index(entries ...cycle.Entry) *sumIndex { return sums(entries...).byKey() }
 
 // sums are the summaries of entries, in their order.
 func sums(entries ...cycle.Entry) *ledgerSums {
