@@ -16,20 +16,22 @@ import (
 // verify reads them from the notes (a full read), or from the summaries an
 // earlier verify kept, brought forward by the notes that changed since.
 type recSum struct {
-	Commit    gitstore.Hash
-	ID        string
-	Digest    string // ledger.Digest of the record's line
-	Cycle     int
-	V         int
-	Result    string
-	Timestamp string
-	Prev      string // the prev link ("" when none)
-	Chained   bool   // it has recorded_by: written since records chain
-	By, Host  string // who recorded it, on what machine
+	Commit gitstore.Hash
+	// Chained: it has recorded_by (written since records chain). Absent,
+	// NotCommit: its commit is not here, is not a commit. (Beside Commit,
+	// they take no room of their own: 100,000 summaries are held at once.)
+	Chained, Absent, NotCommit bool
+	Cycle                      int
+	V                          int
+	ID                         string
+	Digest                     string // ledger.Digest of the record's line
+	Result                     string
+	Timestamp                  string
+	Prev                       string // the prev link ("" when none)
+	By, Host                   string // who recorded it, on what machine
 	// CommitDigest is what the commit that delivered it carries in its
 	// Evolve-Record trailer (ledger.CommitDigest).
-	CommitDigest      string
-	Absent, NotCommit bool
+	CommitDigest string
 }
 
 // key is what a record is known by: its id, or for a record with no id
@@ -107,6 +109,8 @@ func noteSums(commit gitstore.Hash, data []byte) ([]recSum, []Finding) {
 type ledgerSums struct {
 	Sums  []recSum
 	Lines []Finding
+	// Notes counts the notes that hold records.
+	Notes int
 }
 
 func (ls *ledgerSums) sort() {
@@ -118,8 +122,13 @@ func (ls *ledgerSums) sort() {
 // commits they are on.
 func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 	ls := &ledgerSums{}
+	noted := map[gitstore.Hash]bool{}
 	err := l.EachNote(func(obj gitstore.Hash, data []byte) error {
 		sums, fs := noteSums(obj, data)
+		if len(sums) > 0 && !noted[obj] {
+			noted[obj] = true // a tree another tool wrote may note it at two paths
+			ls.Notes++
+		}
 		if len(ls.Sums)+len(sums) > cap(ls.Sums) {
 			// Doubled: append grows a large slice by a quarter, and each
 			// growth copies 100,000 summaries.
@@ -199,12 +208,16 @@ func (ls *ledgerSums) forward(repo *gitstore.Repo, ch *noteChanges) error {
 	changed, added := ch.changed, ch.added
 	if len(changed) > 0 {
 		keep := ls.Sums[:0]
+		had := map[gitstore.Hash]bool{} // the notes with records that changed
 		for _, s := range ls.Sums {
 			if !changed[s.Commit] {
 				keep = append(keep, s)
+			} else {
+				had[s.Commit] = true
 			}
 		}
 		ls.Sums = keep
+		ls.Notes -= len(had)
 		lines := ls.Lines[:0]
 		for _, f := range ls.Lines {
 			if h, err := gitstore.ParseHash(f.Commit); err != nil || !changed[h] {
@@ -214,6 +227,11 @@ func (ls *ledgerSums) forward(repo *gitstore.Repo, ch *noteChanges) error {
 		ls.Lines = lines
 	}
 	ls.Lines = append(ls.Lines, ch.lines...)
+	now := map[gitstore.Hash]bool{}
+	for _, s := range added {
+		now[s.Commit] = true
+	}
+	ls.Notes += len(now)
 	// Where the new records sit, and whether the commits missing before
 	// are here now: one exchange with git.
 	at := map[gitstore.Hash]int{}
@@ -400,15 +418,6 @@ func (x *sumIndex) each(fn func(es []*recSum)) {
 			fn(buf)
 		}
 	}
-}
-
-// notes counts the notes the records are on.
-func (ls *ledgerSums) notes() int {
-	seen := make(map[gitstore.Hash]struct{}, len(ls.Sums))
-	for i := range ls.Sums {
-		seen[ls.Sums[i].Commit] = struct{}{}
-	}
-	return len(seen)
 }
 
 // trailerSum is a commit of HEAD's history whose trailers name a cycle.

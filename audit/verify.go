@@ -229,7 +229,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	rep.sinceVerified += len(bad.Findings)
 	byID = ls.byKey()
 	close(indexed)
-	rep.Records, rep.Notes = byID.keys(), ls.notes()
+	rep.Records, rep.Notes = byID.keys(), ls.Notes
 	checkSchema(repo, rep, ls.Sums)
 	checkIDs(rep, byID)
 	checkPresence(rep, ls.Sums)

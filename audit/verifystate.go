@@ -30,7 +30,7 @@ import (
 
 // verifyStateFormat is the layout of verify-state; a file of another
 // layout is read past.
-const verifyStateFormat = 1
+const verifyStateFormat = 2
 
 const verifyStateMagic = "git-evolve verify state\n"
 
@@ -309,6 +309,7 @@ func encodeState(w *bufio.Writer, st *verifyState) {
 	s.str(st.Binary)
 	s.hash(st.Source)
 	s.str(st.Packs)
+	s.uint(uint64(st.Sums.Notes))
 	s.uint(uint64(len(st.Sums.Sums)))
 	for _, r := range st.Sums.Sums {
 		s.hash(r.Commit)
@@ -489,6 +490,7 @@ func decodeHeader(data []byte) (*verifyState, []byte, error) {
 func decodeBody(st *verifyState, body []byte) error {
 	s := &stateReader{b: body, strs: map[string]string{}}
 	st.Sums = &ledgerSums{}
+	st.Sums.Notes = s.count()
 	n := s.count()
 	// Room for the records the next notes add, merged in place (mergeSums):
 	// capacity that is not used is never touched.

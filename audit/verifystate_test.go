@@ -21,6 +21,7 @@ func sampleState() *verifyState {
 				{Commit: commit(2), Digest: "d2", Cycle: -3, Result: "improved", Prev: "a:d1", Absent: true, NotCommit: true},
 			},
 			Lines: []Finding{{Severity: Breach, Kind: "unreadable", Message: "m", Commit: commit(3).String()}},
+			Notes: 2,
 		},
 		Head:     commit(9),
 		History:  "h",
@@ -61,7 +62,7 @@ func TestStateDamaged(t *testing.T) {
 	if _, err := decodeState(append(append([]byte{}, data...), 0)); err == nil {
 		t.Error("a state with a byte more decodes")
 	}
-	other := bytes.Replace(data, []byte("state\n\x01"), []byte("state\n\x02"), 1)
+	other := bytes.Replace(data, []byte{'\n', verifyStateFormat}, []byte{'\n', verifyStateFormat + 1}, 1)
 	if _, err := decodeState(other); err == nil {
 		t.Error("a state of another format decodes")
 	}
