@@ -213,17 +213,27 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		close(quit)
 		running.Wait()
 	}()
-	// What sits at a note's path and is no note: read while the kept
-	// summaries are decoded.
+	// What sits at a note's path and is no note: what changed since the
+	// verified tip is read while the kept summaries are decoded; a look at
+	// every tree waits for the summaries, whose read keeps the trees.
 	bad := &Report{}
-	if err := checkBadNotes(l, bad, nh.notesHistory, o.FullHistory); err != nil {
-		<-logged
-		return nil, err
+	since := !o.FullHistory && !nh.done.IsZero() && nh.descends
+	if since {
+		if err := checkBadNotes(l, bad, nh.notesHistory, o.FullHistory); err != nil {
+			<-logged
+			return nil, err
+		}
 	}
 	ls, source, err := ledgerSumsOf(l, kept, rd)
 	if err != nil {
 		<-logged
 		return nil, err
+	}
+	if !since {
+		if err := checkBadNotes(l, bad, nh.notesHistory, o.FullHistory); err != nil {
+			<-logged
+			return nil, err
+		}
 	}
 	rep.Findings = append(append(rep.Findings, ls.Lines...), bad.Findings...)
 	rep.sinceVerified += len(bad.Findings)

@@ -222,7 +222,10 @@ func (n *Notes) find(tree Hash, prefix, want string, of int, out *[]Hash) error 
 // Walk calls fn for every note in the tree, in path order, whatever its
 // fanout. An error from fn stops the walk and is returned. The subtrees of
 // each level are read in one exchange with git.
-func (n *Notes) Walk(fn func(obj, blob Hash) error) error {
+func (n *Notes) Walk(fn func(obj, blob Hash) error) error { return n.walk(fn, false) }
+
+// walk is Walk; keep says whether the trees read are kept (cacheTree).
+func (n *Notes) walk(fn func(obj, blob Hash) error, keep bool) error {
 	tree, err := n.root()
 	if err != nil {
 		return err
@@ -231,17 +234,17 @@ func (n *Notes) Walk(fn func(obj, blob Hash) error) error {
 	if err != nil {
 		return err
 	}
-	return n.walkLevel(entries, "", fn)
+	return n.walkLevel(entries, "", fn, keep)
 }
 
-func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob Hash) error) error {
+func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob Hash) error, keep bool) error {
 	var hs []Hash
 	for _, e := range entries {
 		if kind, _ := classify(prefix, e); kind == entryFanout {
 			hs = append(hs, e.hash)
 		}
 	}
-	subtrees, err := n.r.fetchTrees(hs, false)
+	subtrees, err := n.r.fetchTrees(hs, keep)
 	if err != nil {
 		return err
 	}
@@ -254,7 +257,7 @@ func (n *Notes) walkLevel(entries []treeEntry, prefix string, fn func(obj, blob 
 				return err
 			}
 		case entryFanout:
-			if err := n.walkLevel(subtrees[k], prefix+name, fn); err != nil {
+			if err := n.walkLevel(subtrees[k], prefix+name, fn, keep); err != nil {
 				return err
 			}
 			k++
@@ -270,9 +273,9 @@ func (r *Repo) readTrees(hs []Hash) ([][]treeEntry, error) {
 	return r.fetchTrees(hs, true)
 }
 
-// fetchTrees is readTrees; keep false neither reads from nor fills the
-// cache (a walk of a whole notes tree, whose subtrees no later read asks
-// for again).
+// fetchTrees is readTrees; keep false leaves the cache as it is (a walk of
+// a whole notes tree that no later read follows), though what the cache
+// holds is still read from it.
 func (r *Repo) fetchTrees(hs []Hash, keep bool) ([][]treeEntry, error) {
 	out := make([][]treeEntry, len(hs))
 	var names []string
@@ -281,11 +284,9 @@ func (r *Repo) fetchTrees(hs []Hash, keep bool) ([][]treeEntry, error) {
 		if h.IsZero() {
 			continue
 		}
-		if keep {
-			if e, ok := r.cachedTree(h); ok {
-				out[i] = e
-				continue
-			}
+		if e, ok := r.cachedTree(h); ok {
+			out[i] = e
+			continue
 		}
 		names = append(names, h.String())
 		at = append(at, i)

@@ -111,7 +111,9 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 		w := bufio.NewWriterSize(stdin, 64<<10)
 		line := make([]byte, 41)
 		line[40] = '\n'
-		err := n.Walk(func(obj, blob Hash) error {
+		// The trees are kept (as far as the cache's bound allows): a first
+		// verify looks through them again for what is no note.
+		err := n.walk(func(obj, blob Hash) error {
 			select {
 			case objs <- obj:
 			default:
@@ -127,7 +129,7 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 			hexEncode(line[:40], blob)
 			_, err := w.Write(line)
 			return err
-		})
+		}, true)
 		if ferr := w.Flush(); err == nil {
 			err = ferr
 		}
