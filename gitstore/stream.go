@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -99,6 +100,9 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("running git cat-file: %w", err)
+	}
+	if f, ok := stdout.(*os.File); ok {
+		growPipe(f, 1<<20)
 	}
 	// The objects whose notes were asked for, in order, for the reader. Its
 	// room holds more answers than git can keep in its buffer, and the
