@@ -156,20 +156,11 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		logged <- trailers{commits, head, err}
 	}()
 	// The ledger's history since this clone verified it, asked of git
-	// while the kept summaries are read.
-	type read struct {
-		*notesHistory
-		err error
-	}
-	history := make(chan read, 1)
-	go func() {
-		nh, err := readHistory(repo, o.FullHistory)
-		history <- read{nh, err}
-	}()
-	nh := <-history
-	if nh.err != nil {
+	// while the kept summaries are decoded.
+	nh, err := readHistory(repo, o.FullHistory)
+	if err != nil {
 		<-logged
-		return nil, nh.err
+		return nil, err
 	}
 	accepted, err := Acceptances(repo)
 	if err != nil {
@@ -206,7 +197,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	go func() {
 		defer running.Done()
 		hrep := &Report{}
-		tip, err := checkHistory(l, hrep, holds, accepted, nh.notesHistory)
+		tip, err := checkHistory(l, hrep, holds, accepted, nh)
 		historyChecked <- checked{hrep, tip, err}
 	}()
 	defer func() {
@@ -219,7 +210,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	bad := &Report{}
 	since := !o.FullHistory && !nh.done.IsZero() && nh.descends
 	if since {
-		if err := checkBadNotes(l, bad, nh.notesHistory, o.FullHistory); err != nil {
+		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
 			return nil, err
 		}
@@ -230,7 +221,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		return nil, err
 	}
 	if !since {
-		if err := checkBadNotes(l, bad, nh.notesHistory, o.FullHistory); err != nil {
+		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
 			return nil, err
 		}
