@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/png"
 	"os"
@@ -107,9 +108,20 @@ goals:
 		"--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir(), "--force-device-scale-factor=1", "--hide-scrollbars"}
 	shot := filepath.Join(os.TempDir(), "git-evolve-report-test.png")
 	os.Remove(shot)
-	cmd := exec.Command(browser, append(flags, "--window-size=1000,1200", "--screenshot="+shot, "file://"+page)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	// A browser killed by a signal (it crashes on a machine short of
+	// memory) is started again, twice at most; one that exits with an
+	// error fails the test at once.
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(browser, append(flags, "--window-size=1000,1200", "--screenshot="+shot, "file://"+page)...)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		var ee *exec.ExitError
+		if attempt == 3 || !errors.As(err, &ee) || ee.ExitCode() != -1 {
+			t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+		}
+		t.Logf("chromium --screenshot: %v; started again", err)
 	}
 	f, err := os.Open(shot)
 	if err != nil {
