@@ -269,7 +269,7 @@ func (ls *ledgerSums) forward(repo *gitstore.Repo, ch *noteChanges) error {
 }
 
 // mergeSums merges b into a, both in sumOrder (b is sorted here). It
-// merges in place, from the back, when a has the room (decodeState leaves
+// merges in place, from the back, when a has the room (decodeBody leaves
 // some), so that the kept summaries that sort before every new one (most:
 // new records take new cycle numbers) are not moved; else into a new
 // slice.

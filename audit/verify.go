@@ -206,7 +206,9 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	}()
 	// What sits at a note's path and is no note: what changed since the
 	// verified tip is read while the kept summaries are decoded; a look at
-	// every tree waits for the summaries, whose read keeps the trees.
+	// every tree waits for the summaries, whose read keeps the trees it
+	// walks as far as the tree cache has room (the history check, reading
+	// beside it, may fill the cache first: then trees are read twice).
 	bad := &Report{}
 	since := !o.FullHistory && !nh.done.IsZero() && nh.descends
 	if since {

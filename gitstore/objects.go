@@ -412,8 +412,9 @@ type treeEntry struct {
 	hash Hash
 }
 
-// maxCachedTreeEntries bounds the entries of the trees a Repo keeps, about
-// 12 MB (trees are immutable, so a cached tree is never stale). A write
+// maxCachedTreeEntries bounds the entries of the trees a Repo keeps, 25–30
+// MB at about 100 bytes an entry with its name (trees are immutable, so a
+// cached tree is never stale; the first kept stay, none is evicted). A write
 // reads the same root and bucket twice; a verify diffs the same notes
 // trees for its summaries, for what is no note, and commit by commit for
 // the ledger's history, and each tree of a notes history is a delta that

@@ -39,7 +39,9 @@ func (n *Notes) ForEachLine(fn func(obj Hash, line []byte) error) error {
 
 // ForEachNote calls fn with every note in the snapshot (any fanout) and its
 // content, in path order. data is only valid during the call. An error
-// from fn stops the walk and is returned.
+// from fn stops the walk and is returned. An error reading the tree is
+// returned too, possibly after fn had some of the notes: a caller keeps
+// nothing of a walk that failed.
 func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
 	tree, err := n.root()
 	if err != nil {
@@ -193,7 +195,7 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	for c := range full {
 		start := 0
 		for i, obj := range c.objs {
-			if err := fn(obj, c.data[start:c.ends[i]]); err != nil {
+			if err := fn(obj, c.data[start:c.ends[i]:c.ends[i]]); err != nil { // capped: an append cannot reach the next note
 				cancel()
 				for range full {
 				}
