@@ -237,11 +237,15 @@ func pickRemote(repo *gitstore.Repo, name string) (string, error) {
 	if remote == "" {
 		remote = "origin"
 	}
-	remotes, err := repo.Remotes()
+	known, err := repo.IsRemote(remote)
 	if err != nil {
 		return "", err
 	}
-	if !contains(remotes, remote) {
+	if !known {
+		remotes, err := repo.Remotes()
+		if err != nil {
+			return "", err
+		}
 		hint := "add one with git remote add"
 		if len(remotes) > 0 {
 			hint = "name one of: " + strings.Join(remotes, ", ") + " (git remote -v lists them)"
@@ -259,15 +263,6 @@ func hashOrEmpty(h interface {
 		return ""
 	}
 	return h.String()
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ensureRefspec gives remote the ledger's fetch refspec when it lacks it (a
