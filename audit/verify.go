@@ -210,7 +210,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	// walks as far as the tree cache has room (the history check, reading
 	// beside it, may fill the cache first: then trees are read twice).
 	bad := &Report{}
-	since := !o.FullHistory && !nh.done.IsZero() && nh.descends
+	since := nh.incremental(o.FullHistory)
 	if since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
@@ -301,8 +301,8 @@ func checkBadNotes(l *cycle.Ledger, rep *Report, nh *notesHistory, full bool) er
 	// A tip this clone verified clean held none: only what changed since
 	// is read.
 	var since *gitstore.Notes
-	if v := nh.done; !full && !v.IsZero() && nh.descends && snap.Commit() == nh.tip {
-		if since, err = repo.NotesAt(v); err != nil {
+	if nh.incremental(full) && snap.Commit() == nh.tip {
+		if since, err = repo.NotesAt(nh.done); err != nil {
 			since = nil
 		}
 	}
@@ -634,6 +634,13 @@ type notesHistory struct {
 	present  bool          // done is in the object store
 	descends bool          // tip is done or descends from it
 	commits  []gitstore.Hash
+}
+
+// incremental says whether a verify reads only what changed since the
+// verified tip: there is one, the ledger descends from it, and full is not
+// asked for.
+func (nh *notesHistory) incremental(full bool) bool {
+	return !full && !nh.done.IsZero() && nh.descends
 }
 
 // readHistory reads the ledger's notes history: the commits since the tip
