@@ -294,14 +294,14 @@ func breachesOnly(rep *Report) *Report {
 // replaces it.
 func checkBadNotes(l *cycle.Ledger, rep *Report, nh *notesHistory, full bool) error {
 	repo := l.Repo()
-	snap, err := repo.ReadNotes(cycle.NotesRef)
+	snap, err := notesAt(repo, nh.tip) // the tip the history was read at: one reading of the ref
 	if err != nil {
 		return err
 	}
 	// A tip this clone verified clean held none: only what changed since
 	// is read.
 	var since *gitstore.Notes
-	if nh.incremental(full) && snap.Commit() == nh.tip {
+	if nh.incremental(full) {
 		if since, err = repo.NotesAt(nh.done); err != nil {
 			since = nil
 		}
