@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -46,9 +47,12 @@ type Repo struct {
 	treeMu      sync.Mutex
 	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
 	treeEntries int                  // the entries of trees, for its bound
+	packWrites  atomic.Bool          // objects wait for Flush, which packs many (PackWrites)
 	pendingMu   sync.Mutex
 	pending     map[Hash]pendingObject // named, not written yet (Flush)
 	flushMu     sync.Mutex
+	looseOnce   sync.Once
+	loose       int // the zlib level of loose objects, as git's config gives it (looseLevel)
 	sharedOnce  sync.Once
 	sharedDir   os.FileMode // core.sharedRepository's bits for new object directories (0: the umask's)
 	basesMu     sync.Mutex

@@ -1,0 +1,141 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// looseFile reads the loose object h of repository dir as stored.
+func looseFile(t *testing.T, dir string, h string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".git", "objects", h[:2], h[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// Loose objects are compressed at the level git writes them at
+// (core.looseCompression, else core.compression, else 1): the zlib header
+// of what we write is the one git writes under the same config.
+func TestLooseCompressionAsGit(t *testing.T) {
+	setEnv(t)
+	data := strings.Repeat("a line of a note that compresses well\n", 200)
+	for _, cfg := range [][]string{
+		nil,
+		{"core.compression", "9"},
+		{"core.compression", "0"},
+		{"core.looseCompression", "6"},
+		{"core.compression", "9", "core.looseCompression", "1"},
+		{"core.compression", "-1"},
+	} {
+		t.Run(strings.Join(cfg, "="), func(t *testing.T) {
+			ours, theirs := newRepo(t), newRepo(t)
+			for i := 0; i+1 < len(cfg); i += 2 {
+				ours.git("config", cfg[i], cfg[i+1])
+				theirs.git("config", cfg[i], cfg[i+1])
+			}
+			h, err := ours.open().WriteBlob([]byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimSpace(theirs.gitIn(data, "hash-object", "-w", "--stdin"))
+			a, b := looseFile(t, ours.dir, h.String()), looseFile(t, theirs.dir, want)
+			if !bytes.Equal(a[:2], b[:2]) {
+				t.Errorf("zlib header %x, git writes %x", a[:2], b[:2])
+			}
+			if got := ours.git("cat-file", "blob", h.String()); got != data {
+				t.Errorf("git reads back %d bytes, want %d", len(got), len(data))
+			}
+		})
+	}
+}
+
+// With PackWrites on, blobs and trees wait for Flush, which writes many as
+// one pack git reads and fsck accepts, and few as loose objects; reads see
+// them before; commits are written at once.
+func TestPackWrites(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	repo.PackWrites(true)
+	defer repo.PackWrites(false)
+	var entries []treeEntry
+	var want []string
+	for i := 0; i < packMin+10; i++ {
+		data := []byte(fmt.Sprintf("note %d\n%s", i, strings.Repeat("x", i*37)))
+		h, err := repo.WriteBlob(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := repo.ReadBlob(h); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("ReadBlob before Flush: %q, %v", got, err)
+		}
+		entries = append(entries, treeEntry{name: fmt.Sprintf("f%03d", i), hash: h})
+		want = append(want, h.String())
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<14) // a size of several bytes in the header
+	hb, err := repo.WriteBlob(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries = append(entries, treeEntry{name: "big", hash: hb})
+	tree, err := repo.writeTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := r.gitErr("cat-file", "-e", tree.String()); out != "" || r.hasObject(tree) {
+		t.Fatalf("the tree was written before Flush")
+	}
+	before := r.git("count-objects", "-v")
+	who := Signature{Name: "A", Email: "a@example.com", When: time.Unix(1700000000, 0)}
+	c, err := repo.WriteCommit(tree, nil, "packed\n", who, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := r.git("count-objects", "-v")
+	if !strings.Contains(after, "packs: 1\n") || !strings.Contains(before, "packs: 0\n") {
+		t.Errorf("objects before the commit:\n%s\nafter:\n%s\nwant one pack more", before, after)
+	}
+	if got := strings.TrimSpace(r.git("rev-parse", c.String()+"^{tree}")); got != tree.String() {
+		t.Errorf("git reads the commit's tree as %s, want %s", got, tree)
+	}
+	if got := r.git("cat-file", "blob", hb.String()); got != string(big) {
+		t.Errorf("git reads the large blob back as %d bytes", len(got))
+	}
+	for i, h := range want {
+		if got := r.git("cat-file", "-p", tree.String()+":"+fmt.Sprintf("f%03d", i)); !strings.HasPrefix(got, fmt.Sprintf("note %d\n", i)) {
+			t.Errorf("blob %s reads %q", h, got)
+		}
+	}
+	r.git("update-ref", "refs/heads/main", c.String())
+	r.fsckClean()
+
+	// Few objects: loose, as before.
+	h, err := repo.WriteBlob([]byte("one alone\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(looseFile(t, r.dir, h.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(zr); string(got) != "blob 10\x00one alone\n" {
+		t.Errorf("loose object reads %q", got)
+	}
+}
+
+func (r *testRepo) hasObject(h Hash) bool {
+	_, err := r.gitErr("cat-file", "-e", h.String())
+	return err == nil
+}
