@@ -57,29 +57,13 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 	if err != nil {
 		return nil, err
 	}
-	want := map[gitstore.Hash]bool{}
-	for _, obj := range holders {
-		want[obj] = true
-	}
-	// The notes that hold cycle n: looked up one by one when they are few,
-	// else found in one walk (a ledger that copied one record to many
-	// commits must not make each lookup scan the tree again).
-	var blobs []gitstore.Hash
-	if len(want) <= 8 {
-		for obj := range want {
-			found, err := snap.Find(obj)
-			if err != nil {
-				return nil, err
-			}
-			blobs = append(blobs, found...)
-		}
-	} else if err := snap.Walk(func(obj, blob gitstore.Hash) error {
-		if want[obj] {
-			blobs = append(blobs, blob)
-		}
-		return nil
-	}); err != nil {
+	notes, err := notesOf(snap, holders)
+	if err != nil {
 		return nil, err
+	}
+	var blobs []gitstore.Hash
+	for _, obj := range holders {
+		blobs = append(blobs, notes[obj]...)
 	}
 	var best *ledger.Record
 	read := map[gitstore.Hash]bool{} // copies share one blob: read it once
@@ -100,4 +84,40 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 		}
 	}
 	return best, nil
+}
+
+// findOneByOne is how many commits' notes notesOf looks up one by one
+// before it walks the notes tree once instead.
+const findOneByOne = 8
+
+// notesOf finds the notes of commits in snap: looked up one by one when
+// they are few, else found in one walk (a ledger that copied one record to
+// many commits, or an import's batch, must not make each lookup read the
+// trees again).
+func notesOf(snap *gitstore.Notes, commits []gitstore.Hash) (map[gitstore.Hash][]gitstore.Hash, error) {
+	out := make(map[gitstore.Hash][]gitstore.Hash, len(commits))
+	if len(commits) <= findOneByOne {
+		for _, obj := range commits {
+			if _, done := out[obj]; done {
+				continue
+			}
+			found, err := snap.Find(obj)
+			if err != nil {
+				return nil, err
+			}
+			out[obj] = found
+		}
+		return out, nil
+	}
+	want := make(map[gitstore.Hash]bool, len(commits))
+	for _, obj := range commits {
+		want[obj] = true
+	}
+	err := snap.Walk(func(obj, blob gitstore.Hash) error {
+		if want[obj] {
+			out[obj] = append(out[obj], blob)
+		}
+		return nil
+	})
+	return out, err
 }

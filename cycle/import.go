@@ -1,10 +1,12 @@
 package cycle
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -50,39 +52,157 @@ const Anchored = "anchored"
 // (from the AgentOps shape: date, commit, fitness_before, fitness_after).
 const Inferred = "inferred"
 
+// importBatch is how many lines of the file Import holds at once, and
+// importBatchBytes how much of their text: each batch is parsed, stored in
+// one notes commit and let go before the next is read, so that memory is
+// bounded by the batch, not the file. importLineMax bounds one line: a
+// longer one is skipped (read past, not held).
+var (
+	importBatch      = 10000
+	importBatchBytes = 16 << 20
+	importLineMax    = 16 << 20
+)
+
+// importer is the state of one Import that outlives a batch.
+type importer struct {
+	l    *Ledger
+	opts ImportOptions
+	rep  *ImportReport
+	// existing holds every record's id once an anchored record needs it
+	// (it may be on another anchor); journal the journal's ids once a
+	// record goes there.
+	existing map[string]bool
+	journal  map[string]bool
+}
+
+// ImportReadError is a file Import could not read to its end: the lines
+// before Line were imported.
+type ImportReadError struct {
+	Line int
+	Err  error
+}
+
+func (e *ImportReadError) Error() string {
+	return fmt.Sprintf("line %d: %v (the lines before it were imported; importing the file again adds only the rest)", e.Line, e.Err)
+}
+
+func (e *ImportReadError) Unwrap() error { return e.Err }
+
+// importLine is one line of the file: its number and text.
+type importLine struct {
+	n    int
+	text []byte
+}
+
 // Import stores the records of a cycle-history.jsonl file (the script
 // shape with target/sha/goals_*, the second writer's mode/commit/started_at
 // shape, their legacy names, and the AgentOps shape with date, run, type,
 // commit, fitness_before, fitness_after, goals_flipped and notes but no
 // result), routed as record routes them: improved, regressed, harvested and
-// quarantined records become part of the note on the commit they name (all
-// in one notes commit); every other result (unchanged, idle, or one this
-// schema does not know) goes to the local journal, never to the shared
-// notes. A record that names no commit, or one this repository does not
-// have (squashed away, never fetched), is stored on the anchor instead,
-// marked anchored, its sha fields as written. A record with no result has
-// one inferred (see inferResult) and is marked so. Records the ledger or
-// the journal already holds (same id; a record without an id gets one
-// derived from its content) are not added again, so importing a file twice
-// adds nothing. Lines that do not parse, or have a cycle number below 1,
-// are skipped and reported; the rest are still stored.
-func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) {
-	rep := &ImportReport{}
+// quarantined records become part of the note on the commit they name;
+// every other result (unchanged, idle, or one this schema does not know)
+// goes to the local journal, never to the shared notes. A record that names
+// no commit, or one this repository does not have (squashed away, never
+// fetched), is stored on the anchor instead, marked anchored, its sha
+// fields as written. A record with no result has one inferred (see
+// inferResult) and is marked so. Records the ledger or the journal already
+// holds (same id; a record without an id gets one derived from its
+// content) are not added again, so importing a file twice adds nothing, and
+// an import that stopped part way can be run again. Lines that do not
+// parse, have a cycle number below 1 or are longer than 16 MiB are skipped
+// and reported; the rest are still stored.
+//
+// The file is read in batches (importBatch lines, importBatchBytes of
+// text), each stored in one notes commit before the next is read.
+func (l *Ledger) Import(r io.Reader, opts ImportOptions) (*ImportReport, error) {
+	im := &importer{l: l, opts: opts, rep: &ImportReport{}}
+	// A batch's blobs and trees are written as one pack.
+	l.repo.PackWrites(true)
+	defer l.repo.PackWrites(false)
+	br := bufio.NewReaderSize(r, 64<<10)
+	n := 0
+	var readErr error
+	for done := false; !done; {
+		var batch []importLine
+		size := 0
+		for len(batch) < importBatch && size < importBatchBytes {
+			line, long, err := readImportLine(br)
+			if err != nil && err != io.EOF {
+				// What was read is still stored: a run again adds the rest.
+				readErr = &ImportReadError{Line: n + 1, Err: err}
+				done = true
+				break
+			}
+			if len(line) > 0 || long || err == nil {
+				n++
+			}
+			switch line = bytes.Trim(line, " \t\r"); {
+			case long:
+				im.rep.Skipped = append(im.rep.Skipped, ImportProblem{n, fmt.Sprintf("the line is longer than %d MiB", importLineMax>>20)})
+			case len(line) > 0:
+				batch = append(batch, importLine{n, line})
+				size += len(line)
+			}
+			if err == io.EOF {
+				done = true
+				break
+			}
+		}
+		if err := im.batch(batch); err != nil {
+			return nil, err
+		}
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	sort.SliceStable(im.rep.Skipped, func(i, j int) bool { return im.rep.Skipped[i].Line < im.rep.Skipped[j].Line })
+	sort.SliceStable(im.rep.Warnings, func(i, j int) bool { return im.rep.Warnings[i].Line < im.rep.Warnings[j].Line })
+	return im.rep, nil
+}
+
+// readImportLine reads one line without its newline. A line longer than
+// importLineMax is read past and reported as long, its text not kept. At
+// the end of the input it returns io.EOF with the last line (if any).
+func readImportLine(br *bufio.Reader) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > importLineMax+1 {
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil:
+			return bytes.TrimSuffix(line, []byte("\n")), long, nil
+		default:
+			return line, long, err
+		}
+	}
+}
+
+// batch stores the records of one batch of lines: those for the notes in
+// one notes commit, then the others in the journal.
+func (im *importer) batch(lines []importLine) error {
+	l, rep := im.l, im.rep
 	type pending struct {
 		line int
 		rec  ledger.Record
 	}
 	var withCommit, withoutCommit []pending
 	var revs []string
-	ledger.EachLine(data, func(n int, line []byte) {
-		rec, err := ledger.Parse(line)
+	for _, ln := range lines {
+		rec, err := ledger.Parse(ln.text)
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, ImportProblem{n, err.Error()})
-			return
+			rep.Skipped = append(rep.Skipped, ImportProblem{ln.n, err.Error()})
+			continue
 		}
 		if rec.Cycle < 1 {
-			rep.Skipped = append(rep.Skipped, ImportProblem{n, fmt.Sprintf("cycle %d: cycle numbers start at 1", rec.Cycle)})
-			return
+			rep.Skipped = append(rep.Skipped, ImportProblem{ln.n, fmt.Sprintf("cycle %d: cycle numbers start at 1", rec.Cycle)})
+			continue
 		}
 		if rec.Result == "" {
 			inferResult(&rec)
@@ -93,23 +213,22 @@ func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) 
 		switch {
 		case !shared:
 			if !ledger.ValidResult(rec.Result) && rec.Result != "idle" {
-				rep.Warnings = append(rep.Warnings, ImportProblem{n, fmt.Sprintf("result %q is not one the ledger knows (%s): kept in the local journal",
+				rep.Warnings = append(rep.Warnings, ImportProblem{ln.n, fmt.Sprintf("result %q is not one the ledger knows (%s): kept in the local journal",
 					rec.Result, strings.Join(ledger.Results, ", "))})
 			}
-			withoutCommit = append(withoutCommit, pending{line: n, rec: rec})
+			withoutCommit = append(withoutCommit, pending{line: ln.n, rec: rec})
 		default:
-			withCommit = append(withCommit, pending{line: n, rec: rec})
+			withCommit = append(withCommit, pending{line: ln.n, rec: rec})
 			revs = append(revs, rec.Commit())
 		}
-	})
+	}
 	hashes, errs, err := l.repo.LookupCommits(revs...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var anchor gitstore.Hash
 	anchorFor := func(line int, why string) bool {
-		if anchor.IsZero() {
-			rev := opts.Anchor
+		if rep.Anchor.IsZero() {
+			rev := im.opts.Anchor
 			if rev == "" {
 				rev = "HEAD"
 			}
@@ -121,13 +240,12 @@ func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) 
 				rep.Skipped = append(rep.Skipped, ImportProblem{line, fmt.Sprintf("%s, and there is no commit to anchor it to (%v): give one with --anchor REV", why, err)})
 				return false
 			}
-			anchor = hs[0]
+			rep.Anchor = hs[0]
 		}
 		return true
 	}
-	existing := map[string]bool{} // every record's id, for anchored records: they may be on another anchor
 	add := map[gitstore.Hash][]ledger.Record{}
-	lineOf := map[string]int{}
+	var order []stored
 	for k, p := range withCommit {
 		target := hashes[k]
 		if errs[k] != nil {
@@ -144,36 +262,80 @@ func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) 
 			if !anchorFor(p.line, why) {
 				continue
 			}
-			if len(existing) == 0 {
-				if existing, err = l.allIDs(); err != nil {
-					return nil, err
+			if im.existing == nil {
+				if im.existing, err = l.allIDs(); err != nil {
+					return err
 				}
 			}
 			if p.rec.ID == "" {
 				p.rec.ID = p.rec.DeriveID(p.rec.Commit()) // not the anchor's: the same record on any anchor is one
 			}
-			if existing[p.rec.ID] {
+			if im.existing[p.rec.ID] {
 				rep.Present++
 				continue
 			}
-			existing[p.rec.ID] = true
+			im.existing[p.rec.ID] = true
 			if p.rec.Extra == nil {
 				p.rec.Extra = map[string]json.RawMessage{}
 			}
 			p.rec.Extra[Anchored] = json.RawMessage("true")
-			target = anchor
+			target = rep.Anchor
 			rep.Anchored++
 		} else if p.rec.ID == "" {
 			p.rec.ID = p.rec.DeriveID(target.String())
 		}
-		lineOf[p.rec.ID] = p.line
+		order = append(order, stored{p.line, p.rec.Cycle, target})
 		add[target] = append(add[target], p.rec)
 	}
-	rep.Anchor = anchor
+	if len(add) > 0 {
+		if err := im.store(add, order); err != nil {
+			return err
+		}
+	}
 
+	var fresh []ledger.Record
+	for _, p := range withoutCommit {
+		if im.journal == nil {
+			have, _, err := l.journal.Read()
+			if err != nil {
+				return err
+			}
+			im.journal = map[string]bool{}
+			for _, r := range have {
+				im.journal[r.ID] = true
+			}
+		}
+		if p.rec.ID == "" {
+			p.rec.ID = p.rec.DeriveID("")
+		}
+		if im.journal[p.rec.ID] {
+			rep.Present++
+			continue
+		}
+		im.journal[p.rec.ID] = true
+		fresh = append(fresh, p.rec)
+	}
+	if err := l.journal.Append(fresh...); err != nil {
+		return err
+	}
+	rep.Journaled += len(fresh)
+	return nil
+}
+
+// stored is where a line's record is stored: its cycle and commit.
+type stored struct {
+	line, cycle int
+	commit      gitstore.Hash
+}
+
+// store adds one batch's records to the notes, in one notes commit, and
+// warns about each cycle number the ledger (or an earlier line) already has
+// on another commit.
+func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored) error {
+	l, rep := im.l, im.rep
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
 	n := 0
@@ -182,55 +344,32 @@ func (l *Ledger) Import(data []byte, opts ImportOptions) (*ImportReport, error) 
 	}
 	warned := len(rep.Warnings)
 	next, err := l.update(func(_ *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-		// Warn about cycle numbers the ledger already has on other commits
-		// (anew on a retry).
-		rep.Warnings = rep.Warnings[:warned]
-		for commit, rs := range add {
-			for _, r := range rs {
-				obj, ok, err := ix.find(r.Cycle)
-				if err != nil {
-					return nil, nil, err
-				}
-				if ok && obj != commit {
-					rep.Warnings = append(rep.Warnings, ImportProblem{lineOf[r.ID],
-						fmt.Sprintf("cycle %d is also recorded on commit %s; both records are kept", r.Cycle, obj.Short())})
-				}
+		rep.Warnings = rep.Warnings[:warned] // anew on a retry
+		earlier := map[int]gitstore.Hash{}
+		for _, s := range order {
+			obj, ok, err := ix.find(s.cycle)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				obj, ok = earlier[s.cycle]
+			}
+			if ok && obj != s.commit {
+				rep.Warnings = append(rep.Warnings, ImportProblem{s.line,
+					fmt.Sprintf("cycle %d is also recorded on commit %s; both records are kept", s.cycle, obj.Short())})
+			}
+			if _, seen := earlier[s.cycle]; !seen {
+				earlier[s.cycle] = s.commit
 			}
 		}
 		return add, func(added int) string { return fmt.Sprintf("git evolve: import %d records", added) }, nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rep.Stored = next.added
+	rep.Stored += next.added
 	rep.Present += n - next.added
-
-	have, _, err := l.journal.Read()
-	if err != nil {
-		return nil, err
-	}
-	ids := map[string]bool{}
-	for _, r := range have {
-		ids[r.ID] = true
-	}
-	var fresh []ledger.Record
-	for _, p := range withoutCommit {
-		if p.rec.ID == "" {
-			p.rec.ID = p.rec.DeriveID("")
-		}
-		if ids[p.rec.ID] {
-			rep.Present++
-			continue
-		}
-		ids[p.rec.ID] = true
-		fresh = append(fresh, p.rec)
-	}
-	if err := l.journal.Append(fresh...); err != nil {
-		return nil, err
-	}
-	rep.Journaled = len(fresh)
-	sort.SliceStable(rep.Warnings, func(i, j int) bool { return rep.Warnings[i].Line < rep.Warnings[j].Line })
-	return rep, nil
+	return nil
 }
 
 // allIDs are the ids of every record of the ledger, in every copy it reads.

@@ -2,7 +2,11 @@ package cycle
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/ledger"
@@ -82,4 +86,126 @@ func FuzzFitnessOf(f *testing.F) {
 			t.Fatalf("fitnessOf(%q): goal counts %v/%v", data, v.passing, v.total)
 		}
 	})
+}
+
+// importInto imports text into a new repository of n commits (the same
+// commits every time) with the given batch size, and returns the ledger,
+// its directory and the report.
+func importInto(t *testing.T, text string, batch int) (*Ledger, string, *ImportReport) {
+	t.Helper()
+	dir, _ := testRepo(t, 6)
+	l := openLedger(t, dir)
+	defer func(b, bb int) { importBatch, importBatchBytes = b, bb }(importBatch, importBatchBytes)
+	importBatch, importBatchBytes = batch, 1<<20
+	rep, err := l.Import(strings.NewReader(text), ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, dir, rep
+}
+
+// An import read in batches stores what one batch stores: the same notes
+// (one notes commit a batch), the same journal, the same report, the same
+// line numbers; and a line over the bound is skipped, not held.
+func TestImportInBatches(t *testing.T) {
+	_, commits := testRepo(t, 6)
+	defer func(m int) { importLineMax = m }(importLineMax)
+	importLineMax = 400
+	rec := func(cycle int, commit, result string) string {
+		return fmt.Sprintf(`{"cycle":%d,"target":"t","result":%q,"sha":%q,"goals_passing":1,"goals_total":2}`, cycle, result, commit)
+	}
+	lines := []string{
+		rec(1, commits[0], "improved"),
+		"",
+		rec(2, commits[1], "harvested"),
+		"not json",
+		rec(3, commits[0], "improved"), // a second record on commit 0, in another batch
+		rec(0, commits[2], "improved"),
+		rec(4, "", "unchanged"), // the journal
+		rec(5, strings.Repeat("f", 40), "improved"), // anchored
+		`{"cycle":6,"target":"` + strings.Repeat("x", 500) + `","result":"improved"}`,
+		rec(2, commits[1], "harvested"), // the same record again
+		rec(3, commits[3], "improved"),  // cycle 3 again, on another commit
+		rec(7, commits[4], "regressed") + "\r",
+		rec(8, "", "idle"),
+		rec(9, commits[5], "quarantined"),
+	}
+	text := strings.Join(lines, "\n")
+	one, dirOne, repOne := importInto(t, text, 10000)
+	for _, batch := range []int{1, 2, 3} {
+		l, dir, rep := importInto(t, text, batch)
+		if got, want := fmt.Sprintf("%+v", *rep), fmt.Sprintf("%+v", *repOne); got != want {
+			t.Errorf("batches of %d: report\n%s\nwant\n%s", batch, got, want)
+		}
+		if got, want := export(t, l), export(t, one); got != want {
+			t.Errorf("batches of %d: ledger\n%s\nwant\n%s", batch, got, want)
+		}
+		tree := func(dir string) string { return git(t, dir, "rev-parse", "refs/notes/evolve^{tree}") }
+		if tree(dir) != tree(dirOne) {
+			t.Errorf("batches of %d: notes tree %s, want %s", batch, tree(dir), tree(dirOne))
+		}
+		journal := func(l *Ledger) string {
+			rs, _, err := l.journal.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, r := range rs {
+				b.Write(r.Marshal())
+				b.WriteByte('\n')
+			}
+			return b.String()
+		}
+		if got, want := journal(l), journal(one); got != want || strings.Count(want, "\n") != 2 {
+			t.Errorf("batches of %d: journal\n%s\nwant the 2 records of\n%s", batch, got, want)
+		}
+		if n := strings.Count(git(t, dir, "log", "--format=%s", "refs/notes/evolve"), "\n"); batch == 1 && n < 6 {
+			t.Errorf("batches of 1: %d notes commits, want one for each line with a record for the notes", n)
+		}
+	}
+	want := "{Stored:7 Anchored:1 Inferred:0 Journaled:2 Present:1 Anchor:"
+	if got := fmt.Sprintf("%+v", *repOne); !strings.HasPrefix(got, want) {
+		t.Errorf("report %s, want it to begin %s", got, want)
+	}
+	skipped := fmt.Sprint(repOne.Skipped)
+	for _, line := range []string{"4 ", "6 cycle 0", "9 the line is longer than"} {
+		if !strings.Contains(skipped, "{"+line) {
+			t.Errorf("skipped %s: line %s missing", skipped, line)
+		}
+	}
+	if w := fmt.Sprint(repOne.Warnings); !strings.Contains(w, "{11 cycle 3 is also recorded on commit "+commits[0][:7]) {
+		t.Errorf("warnings %s: want line 11's cycle 3, also on %s", w, commits[0][:7])
+	}
+}
+
+// errAfter reads text, then fails.
+type errAfter struct{ r io.Reader }
+
+func (e *errAfter) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("disk gone")
+	}
+	return n, err
+}
+
+// A file that cannot be read to its end: what was read is stored, the
+// error names the line, and importing again adds only the rest.
+func TestImportReadError(t *testing.T) {
+	dir, commits := testRepo(t, 3)
+	l := openLedger(t, dir)
+	first := fmt.Sprintf(`{"cycle":1,"target":"t","result":"improved","sha":%q}`+"\n", commits[0])
+	second := fmt.Sprintf(`{"cycle":2,"target":"t","result":"improved","sha":%q}`+"\n", commits[1])
+	_, err := l.Import(&errAfter{strings.NewReader(first)}, ImportOptions{})
+	var re *ImportReadError
+	if !errors.As(err, &re) || re.Line != 2 || !strings.Contains(err.Error(), "disk gone") {
+		t.Fatalf("error %v, want a read error at line 2", err)
+	}
+	if got := export(t, l); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"cycle":1`) {
+		t.Fatalf("after the error the ledger holds\n%s\nwant the first line's record", got)
+	}
+	rep, err := l.Import(strings.NewReader(first+second), ImportOptions{})
+	if err != nil || rep.Stored != 1 || rep.Present != 1 {
+		t.Fatalf("import again: %+v, %v; want 1 stored, 1 present", rep, err)
+	}
 }

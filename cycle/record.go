@@ -273,11 +273,16 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	}
 	out := &written{cycles: map[gitstore.Hash][]int{}, fresh: map[gitstore.Hash]bool{}}
 	var edits []gitstore.NoteEdit
+	commits := make([]gitstore.Hash, 0, len(add))
+	for commit := range add {
+		commits = append(commits, commit)
+	}
+	notes, err := notesOf(snap, commits)
+	if err != nil {
+		return nil, err
+	}
 	for commit, recs := range add {
-		blobs, err := snap.Find(commit)
-		if err != nil {
-			return nil, err
-		}
+		blobs := notes[commit]
 		var have []ledger.Record
 		var original []byte // the note as it is, when it holds text that is not a record
 		foreign := false

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/git-evolve/git-evolve/cycle"
@@ -21,9 +21,9 @@ canonical_sha, goals_passing, goals_total, timestamp, …), the second writer's
 legacy names goal_id and commit_sha, and AgentOps' (cycle, date, run, type,
 commit, fitness_before, fitness_after, goals_flipped, notes, and no result).
 
-Each record is stored on the commit it names, all in one notes commit
-(improved, regressed, harvested, quarantined); every other result goes to the
-local journal, never to the shared notes. A record that names no commit, or a
+Each record is stored on the commit it names (improved, regressed, harvested,
+quarantined), in one notes commit for every 10,000 lines of the file; every
+other result goes to the local journal, never to the shared notes. A record that names no commit, or a
 commit this repository does not have (squashed away, rewritten), is stored on
 the --anchor commit instead, marked "anchored": true, its sha fields as
 written; log lists it with that sha. A record with no result gets one
@@ -31,7 +31,8 @@ inferred, and "inferred" lists what was: its type when that is a result; else
 improved when it has a commit (regressed when fitness_after is below
 fitness_before), unchanged when it has none; timestamp from date.
 
-Importing the same file again adds nothing. The summary counts the records
+Importing the same file again adds nothing, and an import that stopped part
+way (a full disk, an interrupt) adds the rest when it is run again. The summary counts the records
 imported (and anchored), journaled, already present and skipped. Lines that do
 not parse or have a cycle below 1 are listed with their line numbers and
 skipped; the rest is still stored, and the exit code is 10. With nothing
@@ -39,21 +40,24 @@ skipped it is 0.`
 }
 
 func (c *importCmd) Run(e *env) error {
-	var data []byte
-	var err error
-	if c.File == "-" {
-		data, err = io.ReadAll(e.stdin)
-	} else {
-		data, err = os.ReadFile(e.path(c.File))
-	}
-	if err != nil {
-		return usagef("cannot read %s: %v", c.File, err)
+	in := e.stdin
+	if c.File != "-" {
+		f, err := os.Open(e.path(c.File))
+		if err != nil {
+			return usagef("cannot read %s: %v", c.File, err)
+		}
+		defer f.Close()
+		in = f
 	}
 	l, err := e.WritableLedger("git evolve import")
 	if err != nil {
 		return err
 	}
-	rep, err := l.Import(data, cycle.ImportOptions{Anchor: c.Anchor})
+	rep, err := l.Import(in, cycle.ImportOptions{Anchor: c.Anchor})
+	var rerr *cycle.ImportReadError
+	if errors.As(err, &rerr) {
+		return fmt.Errorf("cannot read %s: %w", c.File, err)
+	}
 	if err != nil {
 		return err
 	}
