@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -51,6 +53,22 @@ type index struct {
 	top     int
 	topOK   bool
 	asked   int
+	// whole reads every note, for an index made from the ledger's history
+	// (indexFromHistory), which holds only the entries of the largest
+	// cycle: any question but the largest cycle and its commits makes it
+	// whole first, and so does a change that could lower the largest
+	// cycle. nil for a whole index.
+	whole func() (*index, error)
+	// changed is what add and set did to an index made from the history,
+	// done again on the whole one.
+	changed []indexChange
+}
+
+// indexChange is one add (or set, when replace) to an index.
+type indexChange struct {
+	obj     gitstore.Hash
+	cycles  []int
+	replace bool
 }
 
 // indexFile is an index file whose entries are read as they are needed.
@@ -92,9 +110,12 @@ var unsortedMin = 4096 // the tests make it small
 func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.idx") }
 
 // loadIndex returns the index for snap, updating the cached one or, when
-// there is none usable, building it from the whole ledger.
+// there is none usable, building it from the saved view, from the ledger's
+// history (indexFromHistory: when there is no index file), or from the
+// whole ledger.
 func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	ix, err := readIndex(l.indexPath())
+	missing := err == nil && ix == nil
 	if err != nil || ix == nil {
 		ix = &index{saved: -1}
 	}
@@ -121,13 +142,16 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 			_ = ix.save(l.indexPath())
 			return ix, nil
 		}
-		err := snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
-			for _, c := range ledger.Cycles(data) {
-				ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
+		// No cache of either (and no damaged index file to write
+		// anew): the ledger's history names the largest cycle, and
+		// reading the notes changed since it was recorded answers a
+		// record; the whole ledger is read when more is asked.
+		if missing {
+			if hx, ok := l.indexFromHistory(snap); ok {
+				return hx, nil
 			}
-			return nil
-		})
-		if err != nil {
+		}
+		if ix, err = l.wholeIndex(snap); err != nil {
 			return nil, err
 		}
 	}
@@ -146,6 +170,155 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	// The index only saves time: failing to write it is not an error.
 	_ = ix.save(l.indexPath())
 	return ix, nil
+}
+
+// wholeIndex builds the index of snap from every note, in one stream.
+func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*index, error) {
+	ix := &index{saved: -1, notes: snap.Commit()}
+	err := snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+		for _, c := range ledger.Cycles(data) {
+			ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// historyWalk is how many notes commits indexFromHistory looks at, newest
+// first, for the one a record wrote.
+const historyWalk = 64
+
+// recordSubject is the subject of the notes commit a record writes.
+const recordSubject = "git evolve: record cycle %d (%s)"
+
+// indexFromHistory makes an index for snap without reading every note,
+// for a clone with no index and no saved view (a fresh clone, a state
+// directory removed): it knows the largest cycle and the commits that hold
+// it, which is what a record and a cycle start ask. The newest notes commit
+// (among the first historyWalk, by first parents) that record wrote names
+// the cycle it recorded, the largest the ledger then had; the notes that
+// commit changed must hold that number, and the notes changed from it to
+// snap are read too. ok is false, and the caller reads every note, when
+// there is no such commit, the notes it changed do not hold its number, or
+// a note was changed or removed since (only added notes are read here).
+//
+// The subject is only as true as the ledger it is in: a history edited to
+// name a smaller cycle than the notes hold can make two records share a
+// number, which verify reports; nothing is lost.
+func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
+	h := snap.Commit()
+	var named int
+	var at gitstore.CommitInfo
+	for i := 0; ; i++ {
+		if h.IsZero() || i == historyWalk {
+			return nil, false
+		}
+		ci, err := l.repo.Commit(h)
+		if err != nil {
+			return nil, false
+		}
+		if n, ok := recordedCycle(ci.Subject()); ok {
+			named, at = n, ci
+			break
+		}
+		if len(ci.Parents) == 0 {
+			return nil, false
+		}
+		h = ci.Parents[0]
+	}
+	ix := &index{saved: -1, notes: snap.Commit()}
+	// What the recording commit changed: the note that took cycle named.
+	then := l.repo.NotesOf(at)
+	before := l.repo.EmptyNotes()
+	if len(at.Parents) > 0 {
+		var err error
+		if before, err = l.repo.NotesAt(at.Parents[0]); err != nil {
+			return nil, false
+		}
+	}
+	recorded, err := then.DiffNotes(before)
+	if err != nil {
+		return nil, false
+	}
+	if !l.indexChanges(ix, recorded) || !slices.ContainsFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) == named }) {
+		return nil, false
+	}
+	// What changed since: added notes only.
+	since, err := snap.DiffNotes(then)
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range since {
+		if len(c.Old) > 0 {
+			return nil, false
+		}
+	}
+	if !l.indexChanges(ix, since) {
+		return nil, false
+	}
+	// Only the entries of the largest cycle are kept: the others answer
+	// nothing this index is asked without becoming whole.
+	top := ix.max()
+	ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) != top })
+	ix.whole = func() (*index, error) {
+		whole, err := l.wholeIndex(snap)
+		if err == nil {
+			_ = whole.save(l.indexPath()) // only saves time
+		}
+		return whole, err
+	}
+	return ix, true
+}
+
+// recordedCycle is the cycle a notes commit's subject says record wrote
+// (recordSubject), if it says so.
+func recordedCycle(subject string) (int, bool) {
+	rest, ok := strings.CutPrefix(subject, recordSubject[:strings.Index(recordSubject, "%")])
+	digits, result, ok2 := strings.Cut(rest, " (")
+	if !ok || !ok2 || len(digits) == 0 || len(digits) > 9 || strings.Trim(digits, "0123456789") != "" ||
+		digits[0] == '0' || !strings.HasSuffix(result, ")") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil && subject == fmt.Sprintf(recordSubject, n, strings.TrimSuffix(result, ")"))
+}
+
+// indexChanges adds the cycles of the notes in changes to ix; false when
+// a note cannot be read.
+func (l *Ledger) indexChanges(ix *index, changes []gitstore.NoteChange) bool {
+	for _, c := range changes {
+		cycles, err := l.cyclesIn(c.New)
+		if err != nil {
+			return false
+		}
+		ix.add(c.Object, cycles)
+	}
+	return true
+}
+
+// complete makes an index from the ledger's history whole.
+func (ix *index) complete() error {
+	if ix.whole == nil {
+		return nil
+	}
+	whole, err := ix.whole()
+	if err != nil {
+		return err
+	}
+	// What changed since it was made (a record) is not in snap's notes.
+	for _, c := range ix.changed {
+		if !c.replace {
+			whole.add(c.obj, c.cycles)
+		} else if err := whole.set(c.obj, c.cycles); err != nil {
+			return err
+		}
+	}
+	whole.notes = ix.notes
+	*ix = *whole
+	return nil
 }
 
 func (l *Ledger) changesSince(old gitstore.Hash, snap *gitstore.Notes) ([]gitstore.NoteChange, error) {
@@ -208,6 +381,9 @@ func entryAt(b []byte) indexEntry {
 
 // add records the cycles on obj, a commit the index has no entry for.
 func (ix *index) add(obj gitstore.Hash, cycles []int) {
+	if ix.whole != nil {
+		ix.changed = append(ix.changed, indexChange{obj, cycles, false})
+	}
 	for _, c := range cycles {
 		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
 		if ix.perObj != nil {
@@ -226,6 +402,22 @@ func (ix *index) add(obj gitstore.Hash, cycles []int) {
 
 // set replaces the cycles recorded on obj.
 func (ix *index) set(obj gitstore.Hash, cycles []int) error {
+	if ix.whole != nil {
+		// Made from the history, it holds the entries of the largest
+		// cycle only: it stays so unless obj held that and no longer does.
+		top := ix.max()
+		if !slices.Contains(cycles, top) && slices.ContainsFunc(ix.entries, func(e indexEntry) bool { return e.obj == obj }) {
+			if err := ix.complete(); err != nil {
+				return err
+			}
+		} else {
+			ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return e.obj == obj })
+			ix.topOK = false
+			ix.add(obj, cycles)
+			ix.changed[len(ix.changed)-1].replace = true
+			return nil
+		}
+	}
 	if err := ix.load(); err != nil {
 		return err
 	}
@@ -281,6 +473,9 @@ func (ix *index) ask() {
 
 // find returns a commit holding cycle n.
 func (ix *index) find(n int) (gitstore.Hash, bool, error) {
+	if err := ix.complete(); err != nil {
+		return gitstore.ZeroHash, false, err
+	}
 	ix.ask()
 	if ix.byCycle != nil {
 		obj, ok := ix.byCycle[int32(n)]
@@ -297,6 +492,11 @@ func (ix *index) find(n int) (gitstore.Hash, bool, error) {
 // by a binary search of its sorted entries and a pass over the unsorted
 // tail, and from the entries added since it was read.
 func (ix *index) holders(n int) ([]gitstore.Hash, error) {
+	if ix.whole != nil && n != ix.max() {
+		if err := ix.complete(); err != nil {
+			return nil, err
+		}
+	}
 	var out []gitstore.Hash
 	keep := func(e indexEntry) {
 		if int(e.cycle) == n && !slices.Contains(out, e.obj) {
@@ -407,6 +607,9 @@ func readIndexHeader(f *os.File) (*index, error) {
 // unreadable and so rebuilt. Otherwise, or once the unsorted tail is long,
 // the file is written anew, sorted, atomically.
 func (ix *index) save(path string) error {
+	if ix.whole != nil {
+		return nil // not every note's: the next reader starts again
+	}
 	if f := ix.file; f != nil {
 		if f.count-f.sorted+len(ix.entries) <= unsortedMax(f.count) {
 			return ix.appendTo(f.f, f.count, f.sorted)

@@ -110,5 +110,10 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	os.Remove(path)
 	record(t, l, commits[6], 0)
 	want[16] = commits[6]
+	// The number came from the ledger's history (TestIndexFromHistory),
+	// which writes no index; a question only every note answers does.
+	if _, err := l.Record(recordOn(commits[1], 16)); err == nil || !strings.Contains(err.Error(), "cycle 16 is already in the ledger") {
+		t.Errorf("with the index from the history, a taken number is not refused: %v", err)
+	}
 	check("after a rebuild with a stale view", want)
 }

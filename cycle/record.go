@@ -144,7 +144,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		rec.ID = rec.DeriveID(commit.String())
 		res.Entry = Entry{Record: rec, Commit: commit}
 		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
-			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) }, nil
+			func(int) string { return fmt.Sprintf(recordSubject, rec.Cycle, rec.Result) }, nil
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,255 @@
+package cycle
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
+)
+
+// fromHistory is the index loadIndex gives with no index file and no saved
+// view, and whether it was made from the ledger's history (not every note).
+func fromHistory(t *testing.T, l *Ledger, dir string) (*index, bool) {
+	t.Helper()
+	os.Remove(filepath.Join(dir, ".git", "evolve", "cycles.idx"))
+	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := l.loadIndex(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix, ix.whole != nil
+}
+
+// largestOf is the largest cycle of an index and the commits that hold it.
+func largestOf(t *testing.T, ix *index) string {
+	t.Helper()
+	n := ix.max()
+	hs, err := ix.holders(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range hs {
+		names = append(names, h.String())
+	}
+	slices.Sort(names)
+	return fmt.Sprint(n, names)
+}
+
+// With no index and no view, the largest cycle and its commits come from
+// the ledger's history when it gives them, and always agree with a read of
+// every note: after records, C git adding a note, an import, a note edited
+// or removed by C git, and a subject that names a cycle its notes do not
+// hold.
+func TestIndexFromHistory(t *testing.T) {
+	dir, commits := testRepo(t, 8)
+	l := openLedger(t, dir)
+	check := func(when string, fromHist bool) {
+		t.Helper()
+		ix, got := fromHistory(t, l, dir)
+		snap, err := l.repo.ReadNotes(NotesRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := l.wholeIndex(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := largestOf(t, ix), largestOf(t, whole); a != b {
+			t.Errorf("%s: largest cycle and commits %s, every note gives %s", when, a, b)
+		}
+		if got != fromHist {
+			t.Errorf("%s: made from the history: %v, want %v", when, got, fromHist)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git", "evolve", "cycles.idx")); got && err == nil {
+			t.Errorf("%s: an index made from the history was saved as a whole one", when)
+		}
+	}
+	check("an empty ledger", false)
+	for i := 0; i < 3; i++ {
+		record(t, l, commits[i], 0)
+	}
+	check("after records", true)
+	record(t, l, commits[0], 0) // a second record on a commit with a note
+	check("after a second record on one commit", true)
+	git(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"cycle":9,"result":"improved"}`, commits[5])
+	check("after C git added a note with a larger cycle", true)
+	git(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"cycle":2,"result":"improved"}`, commits[6])
+	check("after C git added a note with a smaller cycle", true)
+
+	// A record in an index made from the history takes the next number,
+	// and links to the last record.
+	os.Remove(filepath.Join(dir, ".git", "evolve", "cycles.idx"))
+	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
+	res, err := l.Record(recordOn(commits[7], 0))
+	if err != nil || res.Entry.Record.Cycle != 10 {
+		t.Fatalf("record with no index: %+v, %v; want cycle 10", res, err)
+	}
+	check("after a record made from the history", true)
+
+	// An import writes no record subject: the notes it added are read.
+	text := fmt.Sprintf(`{"cycle":40,"target":"t","result":"improved","sha":%q}`+"\n", commits[4])
+	if _, err := l.Import(strings.NewReader(text), ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("after an import", true)
+
+	// A note changed or removed since the record: every note is read.
+	git(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"cycle":41,"result":"improved"}`, commits[5])
+	check("after C git appended to a note", false)
+	record(t, l, commits[3], 0)
+	check("after a record past the append", true)
+	git(t, dir, "notes", "--ref=evolve", "remove", commits[3])
+	check("after C git removed the largest cycle's note", false)
+
+	// A subject naming a cycle the notes it changed do not hold.
+	record(t, l, commits[3], 0)
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := l.repo.Commit(snap.Commit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(recordSubject, 7, "improved")))
+	git(t, dir, "update-ref", "refs/notes/evolve", lie)
+	check("after a subject its notes do not bear out", false)
+
+	// No record subject among the newest historyWalk notes commits.
+	head := lie
+	for i := 0; i < historyWalk; i++ {
+		head = strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", head, "-m", "Notes added by 'git notes add'"))
+	}
+	git(t, dir, "update-ref", "refs/notes/evolve", head)
+	check("after a long history of other writers", false)
+}
+
+// A clone with no state at all records the next number, as the clone it
+// came from would, without writing a whole index.
+func TestIndexFromHistoryInAClone(t *testing.T) {
+	dir, commits := testRepo(t, 4)
+	l := openLedger(t, dir)
+	for i := 0; i < 4; i++ {
+		record(t, l, commits[i], 0)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(t, "", "clone", "-q", dir, clone)
+	git(t, clone, "fetch", "-q", "origin", "refs/notes/evolve:refs/notes/evolve")
+	lc := openLedger(t, clone)
+	res, err := lc.Record(recordOn(commits[1], 0))
+	if err != nil || res.Entry.Record.Cycle != 5 {
+		t.Fatalf("first record in a clone: %+v, %v; want cycle 5", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(clone, ".git", "evolve", "cycles.idx")); err == nil {
+		t.Errorf("the first record in a clone read every note into an index")
+	}
+	// It links to the last record, as a record in the first clone would.
+	lines, _, err := l.Lines(ListOptions{}, nil)
+	if err != nil || len(lines) != 4 {
+		t.Fatalf("the first clone: %d lines, %v", len(lines), err)
+	}
+	last, err := ledger.Parse(lines[3].Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(res.Entry.Record.Extra["prev"]), string(mustJSON(ledger.Link(&last))); got != want {
+		t.Errorf("prev %s, want %s", got, want)
+	}
+}
+
+func TestRecordedCycle(t *testing.T) {
+	for _, c := range []struct {
+		s  string
+		n  int
+		ok bool
+	}{
+		{"git evolve: record cycle 12 (improved)", 12, true},
+		{"git evolve: record cycle 1 (a result (odd))", 1, true},
+		{"git evolve: record cycle 0 (improved)", 0, false},
+		{"git evolve: record cycle 012 (improved)", 0, false},
+		{"git evolve: record cycle -1 (improved)", 0, false},
+		{"git evolve: record cycle 1234567890 (improved)", 0, false},
+		{"git evolve: record cycle 12 (improved", 0, false},
+		{"git evolve: record cycle 12(improved)", 0, false},
+		{"git evolve: import 3 records", 0, false},
+		{"Notes added by 'git notes add'", 0, false},
+	} {
+		if n, ok := recordedCycle(c.s); n != c.n && ok || ok != c.ok {
+			t.Errorf("recordedCycle(%q) = %d, %v; want %d, %v", c.s, n, ok, c.n, c.ok)
+		}
+	}
+}
+
+// FuzzRecordedCycle: a subject read as a record's is one record writes.
+func FuzzRecordedCycle(f *testing.F) {
+	f.Add("git evolve: record cycle 12 (improved)")
+	f.Add("git evolve: record cycle 9 ()")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := recordedCycle(s)
+		if !ok {
+			return
+		}
+		if n < 1 || !strings.HasPrefix(s, fmt.Sprintf("git evolve: record cycle %d (", n)) || !strings.HasSuffix(s, ")") {
+			t.Fatalf("recordedCycle(%q) = %d", s, n)
+		}
+	})
+}
+
+// An index made from the history takes adds and sets as a whole one does,
+// becomes whole when a set could lower its largest cycle, and then holds
+// what a whole index with the same changes holds.
+func TestIndexFromHistoryMadeWhole(t *testing.T) {
+	dir, commits := testRepo(t, 4)
+	l := openLedger(t, dir)
+	for i := 0; i < 3; i++ {
+		record(t, l, commits[i], 0)
+	}
+	ix, ok := fromHistory(t, l, dir)
+	if !ok {
+		t.Fatal("not made from the history")
+	}
+	hash := func(s string) gitstore.Hash {
+		h, err := gitstore.ParseHash(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if err := ix.set(hash(commits[0]), []int{1, 4}); err != nil {
+		t.Fatal(err)
+	}
+	ix.add(hash(commits[3]), []int{5})
+	if ix.whole == nil || ix.max() != 5 {
+		t.Fatalf("after a set and an add: whole %v, largest %d; want still from the history, 5", ix.whole == nil, ix.max())
+	}
+	if err := ix.set(hash(commits[3]), []int{2}); err != nil {
+		t.Fatal(err)
+	}
+	if ix.whole != nil {
+		t.Fatal("a set that drops the largest cycle left the index made from the history")
+	}
+	got := map[string]bool{}
+	for _, e := range ix.entries {
+		got[fmt.Sprint(e.cycle, " ", e.obj.String()[:7])] = true
+	}
+	want := map[string]bool{}
+	for _, w := range []struct {
+		cycle  int
+		commit string
+	}{{1, commits[0]}, {4, commits[0]}, {2, commits[1]}, {3, commits[2]}, {2, commits[3]}} {
+		want[fmt.Sprint(w.cycle, " ", w.commit[:7])] = true
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(ix.entries) != len(want) {
+		t.Errorf("made whole: %v (%d entries), want %v", got, len(ix.entries), want)
+	}
+}
