@@ -187,6 +187,9 @@ func readImportLine(br *bufio.Reader) (line []byte, long bool, err error) {
 // batch stores the records of one batch of lines: those for the notes in
 // one notes commit, then the others in the journal.
 func (im *importer) batch(lines []importLine) error {
+	if len(lines) == 0 {
+		return nil
+	}
 	l, rep := im.l, im.rep
 	type pending struct {
 		line int

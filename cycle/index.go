@@ -110,9 +110,8 @@ var unsortedMin = 4096 // the tests make it small
 func (l *Ledger) indexPath() string { return filepath.Join(l.stateDir, "cycles.idx") }
 
 // loadIndex returns the index for snap, updating the cached one or, when
-// there is none usable, building it from the saved view, from the ledger's
-// history (indexFromHistory: when there is no index file), or from the
-// whole ledger.
+// there is none usable, making one: from the ledger's history when there
+// is no index file (indexFromHistory), else anew (rebuildIndex).
 func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	ix, err := readIndex(l.indexPath())
 	missing := err == nil && ix == nil
@@ -127,33 +126,18 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 		changes, err = l.changesSince(ix.notes, snap)
 	}
 	if ix.notes.IsZero() || err != nil {
-		// No usable index (none yet, or its commit is gone): read the
-		// whole ledger in one stream.
+		// No usable index (none yet, damaged, or its commit is gone).
 		ix.close()
-		ix = &index{saved: -1}
-		changes = nil
-		// The saved view of this ledger holds every record's cycle and
-		// commit: one file read instead of every note.
-		if v, err := readView(l.viewPath()); err == nil && v != nil && v.notes == snap.Commit() && !v.notes.IsZero() {
-			for _, ln := range v.lines {
-				ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})
-			}
-			ix.notes = snap.Commit()
-			_ = ix.save(l.indexPath())
-			return ix, nil
-		}
-		// No cache of either (and no damaged index file to write
-		// anew): the ledger's history names the largest cycle, and
-		// reading the notes changed since it was recorded answers a
-		// record; the whole ledger is read when more is asked.
+		// No index file at all (a fresh clone, a removed state
+		// directory): the ledger's history names the largest cycle,
+		// and reading the notes changed since it was recorded answers a
+		// record; the rest is read when more is asked.
 		if missing {
 			if hx, ok := l.indexFromHistory(snap); ok {
 				return hx, nil
 			}
 		}
-		if ix, err = l.wholeIndex(snap); err != nil {
-			return nil, err
-		}
+		return l.rebuildIndex(snap)
 	}
 	for _, c := range changes {
 		cycles, err := l.cyclesIn(c.New)
@@ -168,6 +152,28 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	}
 	ix.notes = snap.Commit()
 	// The index only saves time: failing to write it is not an error.
+	_ = ix.save(l.indexPath())
+	return ix, nil
+}
+
+// rebuildIndex builds the index of snap anew and saves it: from the saved
+// view when it is of snap (it holds every record's cycle and commit: one
+// file read instead of every note), else from every note.
+func (l *Ledger) rebuildIndex(snap *gitstore.Notes) (*index, error) {
+	if h, ok := viewNotes(l.viewPath()); ok && h == snap.Commit() && !h.IsZero() {
+		if v, err := readView(l.viewPath()); err == nil && v != nil && v.notes == snap.Commit() {
+			ix := &index{saved: -1, notes: snap.Commit(), entries: make([]indexEntry, 0, len(v.lines))}
+			for _, ln := range v.lines {
+				ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})
+			}
+			_ = ix.save(l.indexPath()) // only saves time
+			return ix, nil
+		}
+	}
+	ix, err := l.wholeIndex(snap)
+	if err != nil {
+		return nil, err
+	}
 	_ = ix.save(l.indexPath())
 	return ix, nil
 }
@@ -263,13 +269,7 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 	// nothing this index is asked without becoming whole.
 	top := ix.max()
 	ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) != top })
-	ix.whole = func() (*index, error) {
-		whole, err := l.wholeIndex(snap)
-		if err == nil {
-			_ = whole.save(l.indexPath()) // only saves time
-		}
-		return whole, err
-	}
+	ix.whole = func() (*index, error) { return l.rebuildIndex(snap) }
 	return ix, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -260,6 +261,23 @@ func parseViewErrors(d []byte) ([]*NoteError, bool) {
 		out = append(out, e)
 	}
 	return out, true
+}
+
+// viewNotes is the notes commit the saved view at path says it is of,
+// read from its first bytes only; ok is false when there is no view or it
+// does not begin as one. readView checks the rest.
+func viewNotes(path string) (h gitstore.Hash, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return h, false
+	}
+	defer f.Close()
+	var head [len(viewMagic) + 20]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil || string(head[:len(viewMagic)]) != viewMagic {
+		return h, false
+	}
+	copy(h[:], head[len(viewMagic):])
+	return h, true
 }
 
 func readView(path string) (*view, error) {
