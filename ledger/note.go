@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // LineError is a line of a note or file that could not be read as a record.
@@ -84,7 +82,15 @@ const MarkerName = "evolve-ledger.json"
 
 // Version is the ledger schema version this git-evolve writes. A ledger whose
 // marker names a newer version is never written by this binary.
-var Version = semver.MustParse("1.1.0")
+var Version = mustSchemaVersion("1.1.0")
+
+func mustSchemaVersion(s string) SchemaVersion {
+	v, ok := ParseSchemaVersion(s)
+	if !ok {
+		panic("not a schema version: " + s)
+	}
+	return v
+}
 
 // Marker is the content of MarkerName.
 type Marker struct {
@@ -108,11 +114,11 @@ func CheckWritable(marker []byte) error {
 	if err := json.Unmarshal(marker, &m); err != nil {
 		return fmt.Errorf("the ledger's %s does not parse (%v); refusing to write to a ledger this git-evolve does not understand", MarkerName, err)
 	}
-	v, err := semver.StrictNewVersion(m.Schema)
-	if err != nil {
+	v, ok := ParseSchemaVersion(m.Schema)
+	if !ok {
 		return fmt.Errorf("the ledger's schema version %q is not a version; refusing to write to a ledger this git-evolve does not understand", m.Schema)
 	}
-	if v.GreaterThan(Version) {
+	if v.Compare(Version) > 0 {
 		return fmt.Errorf("the ledger uses schema %s, newer than the %s this git-evolve writes; upgrade git-evolve to write to it", v, Version)
 	}
 	return nil

@@ -206,11 +206,12 @@ func TestFormatNoteCatSortUniq(t *testing.T) {
 
 func TestCheckWritable(t *testing.T) {
 	older, err := semver.StrictNewVersion("0.9.0")
-	if err != nil || !older.LessThan(Version) {
+	version := semver.MustParse(Version.String())
+	if err != nil || !older.LessThan(version) {
 		t.Fatalf("test assumes Version (%s) is above 0.9.0", Version)
 	}
 	marker := func(schema string) []byte { return []byte(fmt.Sprintf(`{"schema":%q}`, schema)) }
-	next := Version.IncPatch()
+	next := version.IncPatch()
 	tests := []struct {
 		name    string
 		marker  []byte
@@ -225,9 +226,9 @@ func TestCheckWritable(t *testing.T) {
 		{"older", marker(older.String()), false, ""},
 		{"pre-release of this version", marker(Version.String() + "-rc.1"), false, ""},
 		{"newer patch", marker(next.String()), true, "upgrade"},
-		{"newer minor", marker(Version.IncMinor().String()), true, "upgrade"},
-		{"newer major", marker(Version.IncMajor().String()), true, "upgrade"},
-		{"pre-release of the next minor", marker(Version.IncMinor().String() + "-rc.1"), true, "upgrade"},
+		{"newer minor", marker(version.IncMinor().String()), true, "upgrade"},
+		{"newer major", marker(version.IncMajor().String()), true, "upgrade"},
+		{"pre-release of the next minor", marker(version.IncMinor().String() + "-rc.1"), true, "upgrade"},
 		{"garbage", []byte("not json"), true, MarkerName},
 		{"empty file", []byte{}, true, MarkerName},
 		{"JSON array", []byte(`["1.0.0"]`), true, MarkerName},
@@ -255,7 +256,7 @@ func TestCheckWritable(t *testing.T) {
 		}
 	}
 	// The newer-version message names both versions.
-	newer := Version.IncMajor().String()
+	newer := version.IncMajor().String()
 	if err := CheckWritable(marker(newer)); err == nil || !strings.Contains(err.Error(), newer) || !strings.Contains(err.Error(), Version.String()) {
 		t.Errorf("CheckWritable(%s) = %v, want it to name %s and %s", newer, err, newer, Version)
 	}
@@ -271,7 +272,7 @@ func TestMarkerBytes(t *testing.T) {
 		t.Fatalf("MarkerBytes %q does not parse: %v", b, err)
 	}
 	v, err := semver.StrictNewVersion(m.Schema)
-	if err != nil || !v.Equal(Version) {
+	if err != nil || !v.Equal(semver.MustParse(Version.String())) {
 		t.Errorf("MarkerBytes schema = %q, want %s", m.Schema, Version)
 	}
 	if err := CheckWritable(b); err != nil {
