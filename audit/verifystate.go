@@ -140,12 +140,8 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 	if !ok {
 		return nil
 	}
-	path := verifyStatePath(l.Repo())
-	if fi, err := os.Stat(path); err != nil || fi.Size() > maxStateFile {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, ok := readStateFile(verifyStatePath(l.Repo()), maxStateFile)
+	if !ok {
 		return nil
 	}
 	st, body, err := decodeHeader(data)
