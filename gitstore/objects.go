@@ -244,8 +244,9 @@ func (r *Repo) pendingData(h Hash) (objectType, []byte, bool) {
 }
 
 // Flush writes the objects named but not written yet, so that git sees
-// them: WriteCommit flushes first, and a caller flushes before it hands one
-// of their names to git or keeps it anywhere that outlives the process.
+// them (loose, or as one pack: PackWrites): WriteCommit flushes first, and
+// a caller flushes before it hands one of their names to git or keeps it
+// anywhere that outlives the process.
 func (r *Repo) Flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
@@ -258,22 +259,30 @@ func (r *Repo) Flush() error {
 	if len(todo) == 0 {
 		return nil
 	}
+	var err error
 	if len(todo) >= packMin && r.packWrites.Load() {
-		if err := r.writePack(todo); err != nil {
-			return err
-		}
-		r.pendingMu.Lock()
-		for h := range todo {
-			delete(r.pending, h)
-		}
-		r.pendingMu.Unlock()
-		return nil
+		err = r.writePack(todo)
+	} else {
+		err = r.writeAllLoose(todo)
 	}
-	// A loose object is a file created: several at once on slow disks.
+	if err != nil {
+		return err
+	}
+	r.pendingMu.Lock()
+	for h := range todo {
+		delete(r.pending, h)
+	}
+	r.pendingMu.Unlock()
+	return nil
+}
+
+// writeAllLoose writes objs as loose objects. A loose object is a file
+// created: several at once on slow disks.
+func (r *Repo) writeAllLoose(objs map[Hash]pendingObject) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, len(todo))
+	errs := make(chan error, len(objs))
 	sem := make(chan struct{}, 4)
-	for _, o := range todo {
+	for _, o := range objs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(o pendingObject) {
@@ -286,15 +295,7 @@ func (r *Repo) Flush() error {
 	}
 	wg.Wait()
 	close(errs)
-	if err := <-errs; err != nil {
-		return err
-	}
-	r.pendingMu.Lock()
-	for h := range todo {
-		delete(r.pending, h)
-	}
-	r.pendingMu.Unlock()
-	return nil
+	return <-errs
 }
 
 // PackWrites makes the blobs and trees this Repo writes wait for the next
