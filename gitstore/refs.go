@@ -123,7 +123,14 @@ func (r *Repo) ResolveCommits(revs ...string) ([]Hash, error) {
 func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
 	hashes := make([]Hash, len(revs))
 	errs := make([]error, len(revs))
+	done, err := r.lookupFullNames(revs, hashes)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i, rev := range revs {
+		if done[i] {
+			continue
+		}
 		if rev == "" || strings.ContainsAny(rev, "\n\x00") || strings.HasPrefix(rev, "-") {
 			errs[i] = &RevisionError{Rev: rev, Reason: "is not a revision"}
 			continue
@@ -180,6 +187,43 @@ func (r *Repo) RevList(args ...string) ([]Hash, error) {
 	}
 	return hashes, nil
 }
+
+// lookupFullNames answers, when there are many revisions (an import's
+// batch), those that are full names of commits, from their types in one
+// exchange with git; done says which. The others (abbreviations, tags,
+// names of nothing here, revisions) are for LookupCommits to ask one by
+// one.
+func (r *Repo) lookupFullNames(revs []string, hashes []Hash) (done []bool, err error) {
+	done = make([]bool, len(revs))
+	if len(revs) < lookupInOne {
+		return done, nil
+	}
+	var at []int
+	var hs []Hash
+	for i, rev := range revs {
+		if h, err := ParseHash(rev); err == nil && h.String() == rev {
+			at = append(at, i)
+			hs = append(hs, h)
+		}
+	}
+	if len(hs) == 0 {
+		return done, nil
+	}
+	types, err := r.ObjectTypes(hs)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range at {
+		if types[k] == "commit" {
+			hashes[i], done[i] = hs[k], true
+		}
+	}
+	return done, nil
+}
+
+// lookupInOne is how many revisions LookupCommits takes before it asks
+// for the types of the full names among them in one exchange.
+const lookupInOne = 16
 
 // RevListBoundary is RevList of one range that also returns its boundary:
 // the commits the range excludes whose children it holds (git rev-list

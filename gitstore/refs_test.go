@@ -192,6 +192,7 @@ func TestLookupCommits(t *testing.T) {
 
 	short := cs[1].String()[:7]
 	missing := fakeObj(1).String()
+	tagObj := strings.TrimSpace(r.git("rev-parse", "v1"))
 	rows := []struct {
 		rev     string
 		ok      bool
@@ -217,6 +218,11 @@ func TestLookupCommits(t *testing.T) {
 		{"-h", false, "not a revision"},
 		{"--all", false, "not a revision"},
 		{"HEAD\nmain", false, "not a revision"},
+		// full names that are not commits: all at once, they are more
+		// than lookupInOne, and their types are asked in one exchange
+		{tagObj, true, ""},
+		{treeTag, false, "names a tree, not a commit"},
+		{strings.ToUpper(cs[2].String()), true, ""},
 	}
 	// The independent answer: git rev-parse, one rev at a time.
 	want := make([]Hash, len(rows))
@@ -252,6 +258,9 @@ func TestLookupCommits(t *testing.T) {
 		}
 	}
 
+	if len(rows) < lookupInOne {
+		t.Fatalf("premise: %d rows, fewer than lookupInOne (%d)", len(rows), lookupInOne)
+	}
 	t.Run("all at once", func(t *testing.T) {
 		revs := make([]string, len(rows))
 		for i, row := range rows {
