@@ -390,16 +390,15 @@ func (r *Repo) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(header) + len(data)/2 + 64)
-	level := r.looseLevel()
-	zw, _ := zlibWriters[level+1].Get().(*zlib.Writer)
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
 	if zw == nil {
-		zw, _ = zlib.NewWriterLevel(nil, level)
+		zw, _ = zlib.NewWriterLevel(nil, looseLevel)
 	}
 	zw.Reset(&buf)
 	zw.Write([]byte(header))
 	zw.Write(data)
 	err := zw.Close()
-	zlibWriters[level+1].Put(zw)
+	zlibWriters.Put(zw)
 	if err != nil {
 		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
 	}
@@ -468,27 +467,16 @@ func objectName(t plumbing.ObjectType, data []byte) Hash {
 	return h
 }
 
-// zlibWriters keeps compressors between writes, one pool for each level
-// (-1 to 9) at index level+1: making one costs more than compressing a
-// small object.
-var zlibWriters [11]sync.Pool
+// zlibWriters keeps compressors between writes: making one costs more than
+// compressing a small object.
+var zlibWriters sync.Pool
 
-// looseLevel is the zlib level git writes loose objects at:
-// core.looseCompression, else core.compression, else 1 (best speed).
-// A value git would refuse is read as unset.
-func (r *Repo) looseLevel() int {
-	r.looseOnce.Do(func() {
-		r.loose = zlib.BestSpeed
-		for _, key := range []string{"core.loosecompression", "core.compression"} {
-			v, ok, _ := r.Config(key)
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); ok && err == nil && n >= -1 && n <= 9 {
-				r.loose = n
-				break
-			}
-		}
-	})
-	return r.loose
-}
+// looseLevel is the zlib level loose objects are written at: git's own
+// default for them (core.looseCompression unset: 1, the fastest). The
+// setting is not read: that would cost a git process where a record
+// otherwise needs none, git reads an object of any level, and a repack
+// compresses them again at the pack's level.
+const looseLevel = zlib.BestSpeed
 
 // objectsDir is where objects are written: GIT_OBJECT_DIRECTORY when it is
 // set, as git reads it, else the common git directory's objects.

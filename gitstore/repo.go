@@ -51,8 +51,6 @@ type Repo struct {
 	pendingMu   sync.Mutex
 	pending     map[Hash]pendingObject // named, not written yet (Flush)
 	flushMu     sync.Mutex
-	looseOnce   sync.Once
-	loose       int // the zlib level of loose objects, as git's config gives it (looseLevel)
 	sharedOnce  sync.Once
 	sharedDir   os.FileMode // core.sharedRepository's bits for new object directories (0: the umask's)
 	basesMu     sync.Mutex
