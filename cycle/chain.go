@@ -86,38 +86,14 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 	return best, nil
 }
 
-// findOneByOne is how many commits' notes notesOf looks up one by one
-// before it walks the notes tree once instead.
-const findOneByOne = 8
-
-// notesOf finds the notes of commits in snap: looked up one by one when
-// they are few, else found in one walk (a ledger that copied one record to
-// many commits, or an import's batch, must not make each lookup read the
-// trees again).
+// notesOf finds the notes of commits in snap: one lookup when they are
+// few, else one descent of the notes tree that reads each tree on the way
+// to them once (a ledger that copied one record to many commits, or an
+// import's batch, must not make each lookup read the trees again).
 func notesOf(snap *gitstore.Notes, commits []gitstore.Hash) (map[gitstore.Hash][]gitstore.Hash, error) {
-	out := make(map[gitstore.Hash][]gitstore.Hash, len(commits))
-	if len(commits) <= findOneByOne {
-		for _, obj := range commits {
-			if _, done := out[obj]; done {
-				continue
-			}
-			found, err := snap.Find(obj)
-			if err != nil {
-				return nil, err
-			}
-			out[obj] = found
-		}
-		return out, nil
+	if len(commits) != 1 {
+		return snap.FindMany(commits)
 	}
-	want := make(map[gitstore.Hash]bool, len(commits))
-	for _, obj := range commits {
-		want[obj] = true
-	}
-	err := snap.Walk(func(obj, blob gitstore.Hash) error {
-		if want[obj] {
-			out[obj] = append(out[obj], blob)
-		}
-		return nil
-	})
-	return out, err
+	found, err := snap.Find(commits[0])
+	return map[gitstore.Hash][]gitstore.Hash{commits[0]: found}, err
 }

@@ -134,10 +134,17 @@ func TestReadNotesFanoutsFromFastImport(t *testing.T) {
 			if !sameMap(got, want) {
 				t.Fatalf("Walk differs from git notes list: %s", mapDiff(got, want))
 			}
+			many, err := snap.FindMany(append(cs[:len(cs):len(cs)], fakeObj(3)))
+			if err != nil || len(many) != len(cs) {
+				t.Fatalf("FindMany = %v, %v; want the %d notes", many, err, len(cs))
+			}
 			for i, c := range cs {
 				bs, err := snap.Find(c)
 				if err != nil || len(bs) != 1 || bs[0] != want[c] {
 					t.Fatalf("Find(commit %d) = %v, %v; want [%s]", i, bs, err, want[c])
+				}
+				if fmt.Sprint(many[c]) != fmt.Sprint(bs) {
+					t.Errorf("FindMany(commit %d) = %v, Find gives %v", i, many[c], bs)
 				}
 				if got := blobText(t, repo, bs[0]); got != content(name, i) {
 					t.Errorf("note %d reads %q, want %q", i, got, content(name, i))
@@ -176,6 +183,24 @@ func TestReadMixedFanoutDuplicate(t *testing.T) {
 	if len(all[y]) != 1 || all[y][0] != yBlob {
 		t.Errorf("Walk yields %v for y, want [%s]", all[y], yBlob)
 	}
+	// FindMany gives what Find gives, in Find's order.
+	many, err := snap.FindMany([]Hash{y, x, x, fakeObj(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(many[x]) != fmt.Sprint(bs0(t, snap, x)) || fmt.Sprint(many[y]) != fmt.Sprint([]Hash{yBlob}) || len(many[fakeObj(9)]) != 0 {
+		t.Errorf("FindMany = %v; Find gives %v for x, [%s] for y", many, bs0(t, snap, x), yBlob)
+	}
+}
+
+// bs0 is Find, failing the test on an error.
+func bs0(t *testing.T, snap *Notes, obj Hash) []Hash {
+	t.Helper()
+	bs, err := snap.Find(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
 }
 
 // A missing ref reads as an empty ledger.
