@@ -194,24 +194,35 @@ func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*index, error) {
 }
 
 // historyWalk is how many notes commits indexFromHistory looks at, newest
-// first, for the one a record wrote.
+// first, for one that names the ledger's largest cycle.
 const historyWalk = 64
+
+// historyNotes is the most notes added since that commit indexFromHistory
+// reads.
+const historyNotes = 4096
 
 // recordSubject is the subject of the notes commit a record writes.
 const recordSubject = "git evolve: record cycle %d (%s)"
 
+// largestTrailer names, in the message of every notes commit this package
+// writes (update), the largest cycle number the ledger holds once it is
+// written.
+const largestTrailer = "Evolve-Largest-Cycle"
+
 // indexFromHistory makes an index for snap without reading every note,
-// for a clone with no index and no saved view (a fresh clone, a state
-// directory removed): it knows the largest cycle and the commits that hold
-// it, which is what a record and a cycle start ask. The newest notes commit
-// (among the first historyWalk, by first parents) that record wrote names
-// the cycle it recorded, the largest the ledger then had; the notes that
-// commit changed must hold that number, and the notes changed from it to
-// snap are read too. ok is false, and the caller reads every note, when
-// there is no such commit, the notes it changed do not hold its number, or
-// a note was changed or removed since (only added notes are read here).
+// for a clone with no index file (a fresh clone, a state directory
+// removed): it knows the largest cycle and the commits that hold it, which
+// is what a record and a cycle start ask. The newest notes commit (among
+// the first historyWalk, by first parents) with a largestTrailer names the
+// largest cycle then; the notes that commit changed are read (none may
+// hold a larger one, and they give the commits that hold it), and so are
+// the notes changed from it to snap. ok is false, and the caller reads
+// every note, when there is no such commit, the notes it changed hold a
+// larger cycle, the largest is on a note that commit did not change, or a
+// note was changed or removed since (only added notes are read here, at
+// most historyNotes of them).
 //
-// The subject is only as true as the ledger it is in: a history edited to
+// The trailer is only as true as the ledger it is in: a history edited to
 // name a smaller cycle than the notes hold can make two records share a
 // number, which verify reports; nothing is lost.
 func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
@@ -226,7 +237,7 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 		if err != nil {
 			return nil, false
 		}
-		if n, ok := recordedCycle(ci.Subject()); ok {
+		if n, ok := largestCycle(ci.Message); ok {
 			named, at = n, ci
 			break
 		}
@@ -236,7 +247,7 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 		h = ci.Parents[0]
 	}
 	ix := &index{saved: -1, notes: snap.Commit()}
-	// What the recording commit changed: the note that took cycle named.
+	// What that commit changed, which must hold no larger cycle.
 	then := l.repo.NotesOf(at)
 	before := l.repo.EmptyNotes()
 	if len(at.Parents) > 0 {
@@ -245,11 +256,8 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 			return nil, false
 		}
 	}
-	recorded, err := then.DiffNotes(before)
-	if err != nil {
-		return nil, false
-	}
-	if !l.indexChanges(ix, recorded) || !slices.ContainsFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) == named }) {
+	changed, err := then.DiffNotes(before)
+	if err != nil || !l.indexChanges(ix, changed) || ix.max() > named {
 		return nil, false
 	}
 	// What changed since: added notes only.
@@ -262,28 +270,41 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 			return nil, false
 		}
 	}
-	if !l.indexChanges(ix, since) {
+	// Notes are read here one at a time: past a few thousand (another
+	// clone's import), the stream of every note is the faster read.
+	if len(since) > historyNotes || !l.indexChanges(ix, since) {
 		return nil, false
 	}
 	// Only the entries of the largest cycle are kept: the others answer
-	// nothing this index is asked without becoming whole.
-	top := ix.max()
+	// nothing this index is asked without becoming whole. When that is
+	// the named cycle, a note read here must hold it.
+	top := max(ix.max(), named)
 	ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) != top })
+	if len(ix.entries) == 0 {
+		return nil, false
+	}
+	ix.topOK = false
 	ix.whole = func() (*index, error) { return l.rebuildIndex(snap) }
 	return ix, true
 }
 
-// recordedCycle is the cycle a notes commit's subject says record wrote
-// (recordSubject), if it says so.
-func recordedCycle(subject string) (int, bool) {
-	rest, ok := strings.CutPrefix(subject, recordSubject[:strings.Index(recordSubject, "%")])
-	digits, result, ok2 := strings.Cut(rest, " (")
-	if !ok || !ok2 || len(digits) == 0 || len(digits) > 9 || strings.Trim(digits, "0123456789") != "" ||
-		digits[0] == '0' || !strings.HasSuffix(result, ")") {
-		return 0, false
+// largestCycle is the cycle a notes commit's message names in its
+// largestTrailer, if it names one: the last such line.
+func largestCycle(message string) (int, bool) {
+	n, ok := 0, false
+	for _, line := range strings.Split(message, "\n") {
+		digits, found := strings.CutPrefix(line, largestTrailer+": ")
+		if !found {
+			continue
+		}
+		v, err := strconv.Atoi(digits)
+		if err != nil || len(digits) > 9 || strings.Trim(digits, "0123456789") != "" || digits[0] == '0' || v < 1 {
+			n, ok = 0, false
+			continue
+		}
+		n, ok = v, true
 	}
-	n, err := strconv.Atoi(digits)
-	return n, err == nil && subject == fmt.Sprintf(recordSubject, n, strings.TrimSuffix(result, ")"))
+	return n, ok
 }
 
 // indexChanges adds the cycles of the notes in changes to ix; false when

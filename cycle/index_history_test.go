@@ -96,7 +96,19 @@ func TestIndexFromHistory(t *testing.T) {
 	}
 	check("after a record made from the history", true)
 
-	// An import writes no record subject: the notes it added are read.
+	// A cycle recorded by number below the largest (a finish of a number
+	// reserved before others finished, an abort, a gap filled): the
+	// largest is still the one named, on a note that commit did not
+	// change, and every note is read.
+	record(t, l, commits[1], 7)
+	check("after a record of a smaller number", false)
+	res, err = l.Record(recordOn(commits[2], 0))
+	if err != nil || res.Entry.Record.Cycle != 11 {
+		t.Fatalf("record after a smaller number: %+v, %v; want cycle 11", res, err)
+	}
+	check("after the next number", true)
+
+	// An import names the largest too.
 	text := fmt.Sprintf(`{"cycle":40,"target":"t","result":"improved","sha":%q}`+"\n", commits[4])
 	if _, err := l.Import(strings.NewReader(text), ImportOptions{}); err != nil {
 		t.Fatal(err)
@@ -111,7 +123,7 @@ func TestIndexFromHistory(t *testing.T) {
 	git(t, dir, "notes", "--ref=evolve", "remove", commits[3])
 	check("after C git removed the largest cycle's note", false)
 
-	// A subject naming a cycle the notes it changed do not hold.
+	// A trailer naming a cycle no note the commit changed holds.
 	record(t, l, commits[3], 0)
 	snap, err := l.repo.ReadNotes(NotesRef)
 	if err != nil {
@@ -121,11 +133,11 @@ func TestIndexFromHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(recordSubject, 7, "improved")))
+	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(recordSubject, 7, "improved")+"\n\n"+largestTrailer+": 7"))
 	git(t, dir, "update-ref", "refs/notes/evolve", lie)
-	check("after a subject its notes do not bear out", false)
+	check("after a trailer its notes do not bear out", false)
 
-	// No record subject among the newest historyWalk notes commits.
+	// No trailer among the newest historyWalk notes commits.
 	head := lie
 	for i := 0; i < historyWalk; i++ {
 		head = strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", head, "-m", "Notes added by 'git notes add'"))
@@ -167,40 +179,41 @@ func TestIndexFromHistoryInAClone(t *testing.T) {
 	}
 }
 
-func TestRecordedCycle(t *testing.T) {
+func TestLargestCycle(t *testing.T) {
 	for _, c := range []struct {
 		s  string
 		n  int
 		ok bool
 	}{
-		{"git evolve: record cycle 12 (improved)", 12, true},
-		{"git evolve: record cycle 1 (a result (odd))", 1, true},
-		{"git evolve: record cycle 0 (improved)", 0, false},
-		{"git evolve: record cycle 012 (improved)", 0, false},
-		{"git evolve: record cycle -1 (improved)", 0, false},
-		{"git evolve: record cycle 1234567890 (improved)", 0, false},
-		{"git evolve: record cycle 12 (improved", 0, false},
-		{"git evolve: record cycle 12(improved)", 0, false},
-		{"git evolve: import 3 records", 0, false},
-		{"Notes added by 'git notes add'", 0, false},
+		{"git evolve: record cycle 12 (improved)\n\nEvolve-Largest-Cycle: 40\n", 40, true},
+		{"x\n\nEvolve-Largest-Cycle: 1", 1, true},
+		{"x\n\nEvolve-Largest-Cycle: 3\nEvolve-Largest-Cycle: 5\n", 5, true},
+		{"x\n\nEvolve-Largest-Cycle: 0\n", 0, false},
+		{"x\n\nEvolve-Largest-Cycle: 012\n", 0, false},
+		{"x\n\nEvolve-Largest-Cycle: +12\n", 0, false},
+		{"x\n\nEvolve-Largest-Cycle: 1234567890\n", 0, false},
+		{"x\n\nEvolve-Largest-Cycle:12\n", 0, false},
+		{"x\n\nEvolve-Largest-Cycle: 12 \n", 0, false},
+		{"git evolve: record cycle 12 (improved)\n", 0, false},
+		{"Notes added by 'git notes add'\n", 0, false},
 	} {
-		if n, ok := recordedCycle(c.s); n != c.n && ok || ok != c.ok {
-			t.Errorf("recordedCycle(%q) = %d, %v; want %d, %v", c.s, n, ok, c.n, c.ok)
+		if n, ok := largestCycle(c.s); n != c.n || ok != c.ok {
+			t.Errorf("largestCycle(%q) = %d, %v; want %d, %v", c.s, n, ok, c.n, c.ok)
 		}
 	}
 }
 
-// FuzzRecordedCycle: a subject read as a record's is one record writes.
-func FuzzRecordedCycle(f *testing.F) {
-	f.Add("git evolve: record cycle 12 (improved)")
-	f.Add("git evolve: record cycle 9 ()")
+// FuzzLargestCycle: a cycle read from a message is one the message names.
+func FuzzLargestCycle(f *testing.F) {
+	f.Add("git evolve: record cycle 12 (improved)\n\nEvolve-Largest-Cycle: 40\n")
+	f.Add("Evolve-Largest-Cycle: 9")
 	f.Fuzz(func(t *testing.T, s string) {
-		n, ok := recordedCycle(s)
+		n, ok := largestCycle(s)
 		if !ok {
 			return
 		}
-		if n < 1 || !strings.HasPrefix(s, fmt.Sprintf("git evolve: record cycle %d (", n)) || !strings.HasSuffix(s, ")") {
-			t.Fatalf("recordedCycle(%q) = %d", s, n)
+		if n < 1 || !strings.Contains(s, fmt.Sprintf("%s: %d", largestTrailer, n)) {
+			t.Fatalf("largestCycle(%q) = %d", s, n)
 		}
 	})
 }

@@ -171,7 +171,16 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		if err != nil || add == nil {
 			return nil, err
 		}
-		next, err := l.writeNotes(snap, add, message)
+		// The largest cycle once written, for a clone with no index
+		// (indexFromHistory).
+		top := ix.max()
+		for _, rs := range add {
+			for _, r := range rs {
+				top = max(top, r.Cycle)
+			}
+		}
+		withTop := func(added int) string { return fmt.Sprintf("%s\n\n%s: %d", message(added), largestTrailer, top) }
+		next, err := l.writeNotes(snap, add, withTop)
 		if retry(err, attempt) {
 			continue
 		}
