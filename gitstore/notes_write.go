@@ -173,6 +173,7 @@ func (n *Notes) CommitNotesMerge(ref string, tree Hash, message string, author, 
 	if err := n.r.UpdateRef(ref, c, n.commit, message); err != nil {
 		return nil, err
 	}
+	n.r.releasePacks() // the ref names what they hold
 	return &Notes{r: n.r, commit: c, tree: tree}, nil
 }
 

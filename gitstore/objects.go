@@ -303,7 +303,15 @@ func (r *Repo) writeAllLoose(objs map[Hash]pendingObject) error {
 // true; a Flush of at least packMin objects writes them as one pack. For a
 // writer of many objects at once (an import's batch): a loose object is a
 // file created, a pack one file for all, as git fast-import writes.
-func (r *Repo) PackWrites(on bool) { r.packWrites.Store(on) }
+//
+// The setting is the Repo's: a writer that turns it on writes alone. Turned
+// off, the packs written are no longer kept from a repack (see writePack).
+func (r *Repo) PackWrites(on bool) {
+	r.packWrites.Store(on)
+	if !on {
+		r.releasePacks()
+	}
+}
 
 // packMin is the fewest objects a Flush writes as a pack (PackWrites).
 const packMin = 64
@@ -341,10 +349,30 @@ func (r *Repo) writePack(objs map[Hash]pendingObject) error {
 	}
 	sum := sha1.Sum(buf.Bytes())
 	buf.Write(sum[:])
-	if _, err := r.git(context.Background(), buf.Bytes(), "index-pack", "--stdin"); err != nil {
+	// Kept (a .keep file) until a ref names what it holds: a repack in
+	// between would drop its objects as unreachable.
+	out, err := r.git(context.Background(), buf.Bytes(), "index-pack", "--stdin", "--keep=git evolve: not yet named by a ref")
+	if err != nil {
 		return fmt.Errorf("writing a pack of %d objects: %w", len(names), err)
 	}
+	if kind, name, ok := strings.Cut(strings.TrimSpace(string(out)), "\t"); ok && kind == "keep" && isHex(name) {
+		r.keepMu.Lock()
+		r.keeps = append(r.keeps, filepath.Join(r.objectsDir(), "pack", "pack-"+name+".keep"))
+		r.keepMu.Unlock()
+	}
 	return nil
+}
+
+// releasePacks removes the .keep files of the packs this Repo wrote, once
+// a ref names what they hold (or the writer is done).
+func (r *Repo) releasePacks() {
+	r.keepMu.Lock()
+	keeps := r.keeps
+	r.keeps = nil
+	r.keepMu.Unlock()
+	for _, k := range keeps {
+		_ = os.Remove(k)
+	}
 }
 
 // packLevel is the zlib level git packs objects at: pack.compression, else

@@ -88,6 +88,13 @@ func TestPackWrites(t *testing.T) {
 	if !strings.Contains(after, "packs: 1\n") || !strings.Contains(before, "packs: 0\n") {
 		t.Errorf("objects before the commit:\n%s\nafter:\n%s\nwant one pack more", before, after)
 	}
+	keeps := func() []string {
+		m, _ := filepath.Glob(filepath.Join(r.dir, ".git", "objects", "pack", "*.keep"))
+		return m
+	}
+	if len(keeps()) != 1 {
+		t.Errorf("the pack is not kept from a repack before a ref names it: %v", keeps())
+	}
 	if got := strings.TrimSpace(r.git("rev-parse", c.String()+"^{tree}")); got != tree.String() {
 		t.Errorf("git reads the commit's tree as %s, want %s", got, tree)
 	}
@@ -101,6 +108,11 @@ func TestPackWrites(t *testing.T) {
 	}
 	r.git("update-ref", "refs/heads/main", c.String())
 	r.fsckClean()
+	repo.PackWrites(false)
+	if len(keeps()) != 0 {
+		t.Errorf("the pack is still kept when the writer is done: %v", keeps())
+	}
+	repo.PackWrites(true)
 
 	// Few objects: loose, as before.
 	h, err := repo.WriteBlob([]byte("one alone\n"))

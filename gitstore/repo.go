@@ -48,6 +48,8 @@ type Repo struct {
 	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
 	treeEntries int                  // the entries of trees, for its bound
 	packWrites  atomic.Bool          // objects wait for Flush, which packs many (PackWrites)
+	keepMu      sync.Mutex
+	keeps       []string // .keep files of packs no ref names yet (releasePacks)
 	pendingMu   sync.Mutex
 	pending     map[Hash]pendingObject // named, not written yet (Flush)
 	flushMu     sync.Mutex
