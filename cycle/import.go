@@ -76,7 +76,7 @@ type importer struct {
 }
 
 // ImportReadError is a file Import could not read to its end: the lines
-// before Line were imported.
+// before Line were imported, and Import's report says how.
 type ImportReadError struct {
 	Line int
 	Err  error
@@ -152,12 +152,9 @@ func (l *Ledger) Import(r io.Reader, opts ImportOptions) (*ImportReport, error) 
 			return nil, err
 		}
 	}
-	if readErr != nil {
-		return nil, readErr
-	}
 	sort.SliceStable(im.rep.Skipped, func(i, j int) bool { return im.rep.Skipped[i].Line < im.rep.Skipped[j].Line })
 	sort.SliceStable(im.rep.Warnings, func(i, j int) bool { return im.rep.Warnings[i].Line < im.rep.Warnings[j].Line })
-	return im.rep, nil
+	return im.rep, readErr // with a read error, the report of what was read
 }
 
 // readImportLine reads one line without its newline. A line longer than
@@ -179,6 +176,9 @@ func readImportLine(br *bufio.Reader) (line []byte, long bool, err error) {
 		case nil:
 			return bytes.TrimSuffix(line, []byte("\n")), long, nil
 		default:
+			if len(line) > importLineMax { // a last line, with no newline
+				line, long = nil, true
+			}
 			return line, long, err
 		}
 	}
@@ -296,6 +296,15 @@ func (im *importer) batch(lines []importLine) error {
 		}
 	}
 
+	if len(withoutCommit) == 0 {
+		return nil
+	}
+	// The journal is appended to under the ledger lock, as record does.
+	unlock, err := filelock.Lock(l.ledgerLock())
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var fresh []ledger.Record
 	for _, p := range withoutCommit {
 		if im.journal == nil {

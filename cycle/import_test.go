@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -196,16 +198,65 @@ func TestImportReadError(t *testing.T) {
 	l := openLedger(t, dir)
 	first := fmt.Sprintf(`{"cycle":1,"target":"t","result":"improved","sha":%q}`+"\n", commits[0])
 	second := fmt.Sprintf(`{"cycle":2,"target":"t","result":"improved","sha":%q}`+"\n", commits[1])
-	_, err := l.Import(&errAfter{strings.NewReader(first)}, ImportOptions{})
+	rep, err := l.Import(&errAfter{strings.NewReader(first)}, ImportOptions{})
 	var re *ImportReadError
 	if !errors.As(err, &re) || re.Line != 2 || !strings.Contains(err.Error(), "disk gone") {
 		t.Fatalf("error %v, want a read error at line 2", err)
 	}
+	if rep == nil || rep.Stored != 1 {
+		t.Fatalf("report with the read error: %+v, want the line read stored", rep)
+	}
 	if got := export(t, l); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"cycle":1`) {
 		t.Fatalf("after the error the ledger holds\n%s\nwant the first line's record", got)
 	}
-	rep, err := l.Import(strings.NewReader(first+second), ImportOptions{})
+	rep, err = l.Import(strings.NewReader(first+second), ImportOptions{})
 	if err != nil || rep.Stored != 1 || rep.Present != 1 {
 		t.Fatalf("import again: %+v, %v; want 1 stored, 1 present", rep, err)
+	}
+}
+
+// An import whose batch writes more objects than a pack's least is written
+// as a pack git accepts, no longer kept from a repack once the notes ref
+// names it, and reads back whole.
+func TestImportWritesAPack(t *testing.T) {
+	dir, _ := testRepo(t, 1)
+	var stream strings.Builder
+	const n = 80
+	for i := 1; i <= n; i++ {
+		msg := fmt.Sprintf("c%d", i)
+		fmt.Fprintf(&stream, "commit refs/heads/main\nmark :%d\ncommitter C <c@example.com> %d +0000\ndata %d\n%s\n", i, 1700000000+i, len(msg), msg)
+		if i > 1 {
+			fmt.Fprintf(&stream, "from :%d\n", i-1)
+		}
+		stream.WriteString("\n")
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet", "--force")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(stream.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	git(t, dir, "repack", "-adq") // the commits in one pack: a new one is the import's
+	commits := strings.Fields(git(t, dir, "rev-list", "--reverse", "main"))
+	var text strings.Builder
+	for i, c := range commits {
+		fmt.Fprintf(&text, `{"cycle":%d,"target":"t","result":"improved","sha":%q}`+"\n", i+1, c)
+	}
+	l := openLedger(t, dir)
+	rep, err := l.Import(strings.NewReader(text.String()), ImportOptions{})
+	if err != nil || rep.Stored != len(commits) {
+		t.Fatalf("import: %+v, %v; want %d stored", rep, err, len(commits))
+	}
+	if out := git(t, dir, "count-objects", "-v"); !strings.Contains(out, "packs: 2\n") {
+		t.Errorf("after the import:\n%s\nwant the import's pack beside the commits'", out)
+	}
+	if keeps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.keep")); len(keeps) != 0 {
+		t.Errorf("packs still kept after the import: %v", keeps)
+	}
+	git(t, dir, "fsck", "--strict", "--no-dangling")
+	if got := strings.Count(export(t, l), "\n"); got != len(commits) {
+		t.Errorf("the ledger holds %d lines, want %d", got, len(commits))
+	}
+	if got := strings.Count(git(t, dir, "notes", "--ref=evolve", "list"), "\n"); got != len(commits) {
+		t.Errorf("git notes list gives %d notes, want %d", got, len(commits))
 	}
 }

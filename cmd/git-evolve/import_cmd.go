@@ -56,11 +56,18 @@ func (c *importCmd) Run(e *env) error {
 	rep, err := l.Import(in, cycle.ImportOptions{Anchor: c.Anchor})
 	var rerr *cycle.ImportReadError
 	if errors.As(err, &rerr) {
+		// What was read is stored: say so before the error.
+		_ = c.report(e, rep)
 		return fmt.Errorf("cannot read %s: %w", c.File, err)
 	}
 	if err != nil {
 		return err
 	}
+	return c.report(e, rep)
+}
+
+// report prints what Import did, and exits 10 when it skipped lines.
+func (c *importCmd) report(e *env, rep *cycle.ImportReport) error {
 	for _, p := range rep.Skipped {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: %s:%d: skipped: %s\n", c.File, p.Line, p.Reason)
 	}
