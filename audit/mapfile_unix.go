@@ -11,9 +11,11 @@ import (
 // read-only rather than read: the summaries' strings point into them, and
 // a mapped page of a file in the page cache costs the process a fraction
 // of a page read into new memory (the kernel maps its neighbours with it).
-// The mapping is never undone: it lives as long as the strings. A state is
-// only ever replaced by a rename, which leaves a mapping of the old file
-// whole.
+// The mapping is never undone: it lives as long as the strings, and a
+// verify reads one state a process (a long-lived process reading many
+// would keep each). A state is only ever replaced by a rename, which leaves
+// a mapping of the old file whole; a file cut short in place while mapped
+// (by hand) would fault the process, as it would git's own mapped packs.
 func readStateFile(path string, max int64) ([]byte, bool) {
 	f, err := os.Open(path)
 	if err != nil {
