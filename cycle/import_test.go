@@ -108,7 +108,7 @@ func importInto(t *testing.T, text string, batch int) (*Ledger, string, *ImportR
 
 // An import read in batches stores what one batch stores: the same notes
 // (one notes commit a batch), the same journal, the same report, the same
-// line numbers; and a line over the bound is skipped, not held.
+// line numbers; and a line over the bound is skipped and named.
 func TestImportInBatches(t *testing.T) {
 	_, commits := testRepo(t, 6)
 	defer func(m int) { importLineMax = m }(importLineMax)
