@@ -266,3 +266,30 @@ func TestIndexFromHistoryMadeWhole(t *testing.T) {
 		t.Errorf("made whole: %v (%d entries), want %v", got, len(ix.entries), want)
 	}
 }
+
+// A clone that fetched the ledger only into its remote-tracking copy (a
+// plain git fetch, no local ledger yet) takes the next number from the
+// copy's history, and so does a cycle start.
+func TestCopyFromHistoryInAClone(t *testing.T) {
+	dir, commits := testRepo(t, 4)
+	l := openLedger(t, dir)
+	for i := 0; i < 4; i++ {
+		record(t, l, commits[i], 0)
+	}
+	record(t, l, commits[0], 9) // a number past a gap
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(t, "", "clone", "-q", dir, clone)
+	git(t, clone, "fetch", "-q", "origin", "refs/notes/evolve:refs/notes/remotes/origin/evolve")
+	lc := openLedger(t, clone)
+	snap, err := lc.repo.ReadNotes("refs/notes/remotes/origin/evolve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hx, ok := lc.indexFromHistory(snap); !ok || hx.max() != 9 {
+		t.Fatalf("the copy's history gives %v, %v; want 9", hx, ok)
+	}
+	res, err := lc.Record(recordOn(commits[1], 0))
+	if err != nil || res.Entry.Record.Cycle != 10 {
+		t.Fatalf("first record in a clone with only the copy: %+v, %v; want cycle 10", res, err)
+	}
+}

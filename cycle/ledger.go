@@ -262,9 +262,14 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 	return primary, extra, nil
 }
 
-// copiesMax is the highest cycle number the remote-tracking copies hold
-// that the local ledger does not: numbers are taken past it, so that a
-// clone that fetched the team's ledger does not take a number again.
+// copiesMax is at least the highest cycle number the remote-tracking
+// copies hold that the local ledger does not, and at most the highest they
+// hold: numbers are taken past it (and past the local ledger's), so that a
+// clone that fetched the team's ledger does not take a number again. A
+// copy's largest cycle comes from its history when that gives it (a fresh
+// clone, where every note of the copy differs from an empty local ledger),
+// else from the notes that differ, or from every note of the copy when
+// many differ.
 func (l *Ledger) copiesMax() (int, error) {
 	if l.local {
 		return 0, nil
@@ -282,9 +287,22 @@ func (l *Ledger) copiesMax() (int, error) {
 		if s.Commit() == local.Commit() {
 			continue
 		}
+		if hx, ok := l.indexFromHistory(s); ok {
+			n = max(n, hx.max())
+			continue
+		}
 		changes, err := s.DiffNotes(local)
 		if err != nil {
 			return 0, err
+		}
+		if len(changes) > historyNotes {
+			// Read one at a time below: the stream of every note is faster.
+			whole, err := l.wholeIndex(s)
+			if err != nil {
+				return 0, err
+			}
+			n = max(n, whole.max())
+			continue
 		}
 		for _, ch := range changes {
 			cycles, err := l.cyclesIn(ch.New)
