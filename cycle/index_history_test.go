@@ -18,15 +18,21 @@ func fromHistory(t *testing.T, l *Ledger, dir string) (*index, bool) {
 	t.Helper()
 	os.Remove(filepath.Join(dir, ".git", "evolve", "cycles.idx"))
 	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
-	snap, err := l.repo.ReadNotes(NotesRef)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := l.loadIndex(snap)
+	ix, err := l.loadIndex(ledgerNow(t, l))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ix, ix.whole != nil
+}
+
+// ledgerNow is the local ledger's notes as they are.
+func ledgerNow(t *testing.T, l *Ledger) *gitstore.Notes {
+	t.Helper()
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
 }
 
 // largestOf is the largest cycle of an index and the commits that hold it.
@@ -56,11 +62,7 @@ func TestIndexFromHistory(t *testing.T) {
 	check := func(when string, fromHist bool) {
 		t.Helper()
 		ix, got := fromHistory(t, l, dir)
-		snap, err := l.repo.ReadNotes(NotesRef)
-		if err != nil {
-			t.Fatal(err)
-		}
-		whole, err := l.wholeIndex(snap)
+		whole, err := l.wholeIndex(ledgerNow(t, l))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,10 +127,7 @@ func TestIndexFromHistory(t *testing.T) {
 
 	// A trailer naming a cycle no note the commit changed holds.
 	record(t, l, commits[3], 0)
-	snap, err := l.repo.ReadNotes(NotesRef)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := ledgerNow(t, l)
 	ci, err := l.repo.Commit(snap.Commit())
 	if err != nil {
 		t.Fatal(err)
