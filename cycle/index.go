@@ -139,14 +139,14 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 		}
 		return l.rebuildIndex(snap)
 	}
-	for _, c := range changes {
-		cycles, err := l.cyclesIn(c.New)
-		if err != nil {
-			return nil, err
-		}
+	cycles, err := l.changedCycles(changes)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range changes {
 		if len(c.Old) == 0 {
-			ix.add(c.Object, cycles) // a note that was not there: no entries to drop
-		} else if err := ix.set(c.Object, cycles); err != nil {
+			ix.add(c.Object, cycles[i]) // a note that was not there: no entries to drop
+		} else if err := ix.set(c.Object, cycles[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -198,8 +198,8 @@ func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*index, error) {
 const historyWalk = 64
 
 // historyNotes is the most notes added since that commit indexFromHistory
-// reads.
-const historyNotes = 4096
+// reads, and how many changedCycles reads in one exchange.
+var historyNotes = 4096 // the tests make it small
 
 // recordSubject is the subject of the notes commit a record writes.
 const recordSubject = "git evolve: record cycle %d (%s)"
@@ -310,12 +310,12 @@ func largestCycle(message string) (int, bool) {
 // indexChanges adds the cycles of the notes in changes to ix; false when
 // a note cannot be read.
 func (l *Ledger) indexChanges(ix *index, changes []gitstore.NoteChange) bool {
-	for _, c := range changes {
-		cycles, err := l.cyclesIn(c.New)
-		if err != nil {
-			return false
-		}
-		ix.add(c.Object, cycles)
+	cycles, err := l.changedCycles(changes)
+	if err != nil {
+		return false
+	}
+	for i, c := range changes {
+		ix.add(c.Object, cycles[i])
 	}
 	return true
 }
@@ -353,14 +353,29 @@ func (l *Ledger) changesSince(old gitstore.Hash, snap *gitstore.Notes) ([]gitsto
 	return snap.DiffNotes(base)
 }
 
-func (l *Ledger) cyclesIn(blobs []gitstore.Hash) ([]int, error) {
-	var out []int
-	for _, b := range blobs {
-		data, err := l.repo.ReadBlob(b)
+// changedCycles is the cycles each changed note now holds, their blobs
+// read a few thousand to an exchange with git (not one round trip a note,
+// nor every note in memory at once).
+func (l *Ledger) changedCycles(changes []gitstore.NoteChange) ([][]int, error) {
+	out := make([][]int, len(changes))
+	for start := 0; start < len(changes); {
+		end, n := start, 0
+		var blobs []gitstore.Hash
+		for ; end < len(changes) && (n == 0 || n+len(changes[end].New) <= historyNotes); end++ {
+			blobs = append(blobs, changes[end].New...)
+			n += len(changes[end].New)
+		}
+		data, err := l.repo.ReadBlobs(blobs)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ledger.Cycles(data)...)
+		for i := start; i < end; i++ {
+			for range changes[i].New {
+				out[i] = append(out[i], ledger.Cycles(data[0])...)
+				data = data[1:]
+			}
+		}
+		start = end
 	}
 	return out, nil
 }

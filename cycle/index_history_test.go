@@ -292,3 +292,37 @@ func TestCopyFromHistoryInAClone(t *testing.T) {
 		t.Fatalf("first record in a clone with only the copy: %+v, %v; want cycle 10", res, err)
 	}
 }
+
+// The cycles of changed notes read in exchanges of a few blobs each are
+// those each note holds, note by note.
+func TestChangedCycles(t *testing.T) {
+	dir, commits := testRepo(t, 7)
+	l := openLedger(t, dir)
+	for i, c := range commits {
+		record(t, l, c, 0)
+		if i%3 == 0 {
+			record(t, l, c, 0) // two records on one note
+		}
+	}
+	changes, err := ledgerNow(t, l).DiffNotes(l.repo.EmptyNotes())
+	if err != nil || len(changes) != len(commits) {
+		t.Fatalf("diff: %d changes, %v", len(changes), err)
+	}
+	defer func(n int) { historyNotes = n }(historyNotes)
+	for _, per := range []int{1, 2, 3, 100} {
+		historyNotes = per
+		got, err := l.changedCycles(changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range changes {
+			data, err := l.repo.ReadBlob(c.New[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := ledger.Cycles(data); fmt.Sprint(got[i]) != fmt.Sprint(want) {
+				t.Errorf("%d an exchange: note %d holds %v, read %v", per, i, want, got[i])
+			}
+		}
+	}
+}

@@ -304,12 +304,12 @@ func (l *Ledger) copiesMax() (int, error) {
 			n = max(n, whole.max())
 			continue
 		}
-		for _, ch := range changes {
-			cycles, err := l.cyclesIn(ch.New)
-			if err != nil {
-				return 0, err
-			}
-			for _, c := range cycles {
+		cycles, err := l.changedCycles(changes)
+		if err != nil {
+			return 0, err
+		}
+		for _, cs := range cycles {
+			for _, c := range cs {
 				n = max(n, c)
 			}
 		}
