@@ -143,12 +143,17 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
+	var edited []gitstore.Hash
+	var editedCycles [][]int
 	for i, c := range changes {
 		if len(c.Old) == 0 {
 			ix.add(c.Object, cycles[i]) // a note that was not there: no entries to drop
-		} else if err := ix.set(c.Object, cycles[i]); err != nil {
-			return nil, err
+		} else {
+			edited, editedCycles = append(edited, c.Object), append(editedCycles, cycles[i])
 		}
+	}
+	if err := ix.setMany(edited, editedCycles); err != nil {
+		return nil, err
 	}
 	ix.notes = snap.Commit()
 	// The index only saves time: failing to write it is not an error.
@@ -483,6 +488,43 @@ func (ix *index) set(obj gitstore.Hash, cycles []int) error {
 		}
 	}
 	ix.add(obj, cycles)
+	return nil
+}
+
+// setMany replaces the cycles recorded on each of objs (set for many) in
+// one pass over the entries: set passes over them all for each commit, and
+// a fetch can edit thousands of notes.
+func (ix *index) setMany(objs []gitstore.Hash, cycles [][]int) error {
+	if len(objs) <= 1 {
+		for i, obj := range objs {
+			return ix.set(obj, cycles[i])
+		}
+		return nil
+	}
+	if err := ix.complete(); err != nil {
+		return err
+	}
+	if err := ix.load(); err != nil {
+		return err
+	}
+	drop := make(map[gitstore.Hash]bool, len(objs))
+	for _, obj := range objs {
+		drop[obj] = true
+	}
+	kept := ix.entries[:0]
+	for _, e := range ix.entries {
+		if !drop[e.obj] {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) != len(ix.entries) {
+		ix.saved = -1 // entries were removed: the file is written anew
+	}
+	ix.entries = kept
+	ix.perObj, ix.byCycle, ix.topOK = nil, nil, false // rebuilt when next asked
+	for i, obj := range objs {
+		ix.add(obj, cycles[i])
+	}
 	return nil
 }
 

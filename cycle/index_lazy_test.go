@@ -152,3 +152,46 @@ func TestIndexDamagedHeaderAndTakingTurns(t *testing.T) {
 		t.Error("the index changed while another process held it")
 	}
 }
+
+// setMany leaves the entries, the largest cycle and the lookups that set,
+// once per commit, leaves.
+func TestSetManyAsSet(t *testing.T) {
+	build := func() *index {
+		ix := &index{saved: -1}
+		for i := 0; i < 40; i++ {
+			ix.add(objN(i%13), []int{i + 1})
+		}
+		return ix
+	}
+	objs := []gitstore.Hash{objN(2), objN(5), objN(12), objN(99)}
+	cycles := [][]int{{7, 100}, nil, {3}, {41}}
+	one, many := build(), build()
+	for i, obj := range objs {
+		if err := one.set(obj, cycles[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := many.setMany(objs, cycles); err != nil {
+		t.Fatal(err)
+	}
+	count := func(ix *index) map[indexEntry]int {
+		m := map[indexEntry]int{}
+		for _, e := range ix.entries {
+			m[e]++
+		}
+		return m
+	}
+	if a, b := count(many), count(one); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("setMany leaves %v, set leaves %v", a, b)
+	}
+	if many.max() != one.max() || many.max() != 100 {
+		t.Errorf("largest cycle %d, set gives %d", many.max(), one.max())
+	}
+	for _, c := range []int{3, 7, 41, 100, 6} {
+		a, okA, _ := many.find(c)
+		b, okB, _ := one.find(c)
+		if a != b || okA != okB {
+			t.Errorf("find(%d): %s %v, set gives %s %v", c, a, okA, b, okB)
+		}
+	}
+}
