@@ -3,14 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type mcpCmd struct {
@@ -202,21 +198,8 @@ func (c *mcpCmd) Run(e *env) error {
 	if _, err := e.Repo(); err != nil {
 		return err
 	}
-	server := newMCPServer(inProcess(e.dir, e.getenv))
-	in, ok := e.stdin.(io.ReadCloser)
-	if !ok {
-		in = io.NopCloser(e.stdin)
-	}
-	out, ok := e.stdout.(io.WriteCloser)
-	if !ok {
-		out = nopWriteCloser{e.stdout}
-	}
-	return server.Run(e.ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	return newMCPServer(inProcess(e.dir, e.getenv)).serve(e.ctx, e.stdin, e.stdout)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // inProcess runs git evolve commands in this process, in dir, one at a
 // time.
@@ -233,75 +216,4 @@ func inProcess(dir string, getenv func(string) string) mcpRunner {
 
 // newMCPServer is the server, its tools and resources running commands
 // with runner.
-func newMCPServer(runner mcpRunner) *mcp.Server {
-	server := mcp.NewServer(&mcp.Implementation{Name: "git-evolve", Version: currentVersion().Version}, &mcp.ServerOptions{
-		Instructions: "git-evolve's evolve loop: measure the goals, take the next work, open a cycle, change the working tree, finish the cycle (the gate judges it). Every tool returns the JSON of the git evolve command of the same name.",
-	})
-	for _, t := range mcpTools {
-		t := t
-		server.AddTool(&mcp.Tool{Name: t.name, Description: t.description, InputSchema: t.schema},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				in := map[string]any{}
-				if len(req.Params.Arguments) > 0 {
-					if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-						return toolError("the arguments are not a JSON object: " + err.Error()), nil
-					}
-				}
-				args, err := t.args(in)
-				if err != nil {
-					return toolError(err.Error()), nil
-				}
-				stdout, stderr, code := runner(ctx, args)
-				return toolResult(stdout, stderr, code), nil
-			})
-	}
-	server.AddResource(&mcp.Resource{URI: "evolve://ledger", Name: "ledger", MIMEType: "application/jsonl",
-		Description: "Every record of the ledger, one canonical JSON line each (git evolve export)."},
-		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			stdout, stderr, code := runner(ctx, []string{"export"})
-			if code != 0 {
-				return nil, fmt.Errorf("git evolve export: %s", strings.TrimSpace(string(stderr)))
-			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/jsonl", Text: string(stdout)}}}, nil
-		})
-	server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "evolve://cycle/{n}", Name: "cycle", MIMEType: "application/json",
-		Description: "The record of cycle n (git evolve show --json n)."},
-		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			n, ok := strings.CutPrefix(req.Params.URI, "evolve://cycle/")
-			if _, err := strconv.Atoi(n); !ok || err != nil {
-				return nil, mcp.ResourceNotFoundError(req.Params.URI)
-			}
-			stdout, _, code := runner(ctx, []string{"show", "--json", "--", n})
-			if code != 0 {
-				return nil, mcp.ResourceNotFoundError(req.Params.URI)
-			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(stdout)}}}, nil
-		})
-	return server
-}
-
-// toolResult is a command's output as a tool's: its JSON (structured when
-// it is one object), its messages, and an error when it did not exit 0.
-func toolResult(stdout, stderr []byte, code int) *mcp.CallToolResult {
-	text := strings.TrimSpace(string(stdout))
-	res := &mcp.CallToolResult{IsError: code != 0}
-	var obj map[string]any
-	if json.Unmarshal(stdout, &obj) == nil {
-		res.StructuredContent = obj
-	}
-	if msg := strings.TrimSpace(string(stderr)); msg != "" {
-		if text != "" {
-			text += "\n"
-		}
-		text += msg
-	}
-	if code != 0 {
-		text += fmt.Sprintf("\n(exit %d)", code)
-	}
-	res.Content = []mcp.Content{&mcp.TextContent{Text: strings.TrimSpace(text)}}
-	return res
-}
-
-func toolError(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
+func newMCPServer(runner mcpRunner) *mcpServer { return &mcpServer{runner: runner} }

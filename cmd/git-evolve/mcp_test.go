@@ -55,7 +55,7 @@ func TestMCPServer(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- newMCPServer(runner).Run(ctx, &mcp.IOTransport{Reader: serverIn, Writer: serverOut})
+		done <- newMCPServer(runner).serve(ctx, serverIn, serverOut)
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil)
 	session, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
