@@ -1,7 +1,8 @@
 // Package gitstore is git-evolve's only door to git: it opens repositories the
-// way git does, reads and writes objects through go-git plumbing, reads and
-// writes notes trees of any fanout, and moves refs with compare-and-swap
-// through git's own locking (git update-ref), never through go-git's.
+// way git does, reads objects through git cat-file and writes them in git's
+// formats (go-git's plumbing names them), reads refs as git's files backend
+// stores them, reads and writes notes trees of any fanout, and moves refs
+// with compare-and-swap through git's own locking (git update-ref).
 //
 // Invariants:
 //   - go-git types never cross this package's API; errors are translated into

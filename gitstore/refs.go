@@ -11,38 +11,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrRefChanged is returned by UpdateRef when the ref no longer holds the
 // value the caller read: someone else moved it first. Read again and retry.
 var ErrRefChanged = errors.New("ref changed since it was read")
-
-// RefHash returns the object a ref points at, following symbolic refs. ok is
-// false when the ref does not exist.
-func (r *Repo) RefHash(name string) (h Hash, ok bool, err error) {
-	ref, err := r.st.Reference(plumbing.ReferenceName(name))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return ZeroHash, false, nil
-	}
-	if err != nil {
-		return ZeroHash, false, fmt.Errorf("reading %s: %w", name, err)
-	}
-	for i := 0; ref.Type() == plumbing.SymbolicReference; i++ {
-		if i > 5 {
-			return ZeroHash, false, fmt.Errorf("reading %s: symbolic ref loop", name)
-		}
-		ref, err = r.st.Reference(ref.Target())
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return ZeroHash, false, nil
-		}
-		if err != nil {
-			return ZeroHash, false, fmt.Errorf("reading %s: %w", name, err)
-		}
-	}
-	return toHash(ref.Hash()), true, nil
-}
 
 // UpdateRef moves ref from old to new atomically with git's own lock
 // protocol, so it is safe against other git-evolve processes and against C

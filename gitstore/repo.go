@@ -10,11 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // ErrNotRepository is returned by Open when the directory is not inside a git
@@ -37,13 +32,12 @@ type Repo struct {
 	commonDir   string // shared git directory (objects, refs, config)
 	workTree    string // top of the working tree; "" when bare or unknown
 	bare        bool
-	st          *filesystem.Storage // writes loose objects; reads refs
-	objects     *batch              // reads objects (batch.go)
-	ident       identCache          // author and committer, fetched once (ident.go)
-	config      configCache         // git's config, read once (config.go)
-	refUpdate   *proc               // a git update-ref started for ForWriting
-	writeReason string              // ForWriting's reflog message ("": not for writing)
-	env         []string            // the environment of every git this runs: GIT_DIR pinned
+	objects     *batch      // reads objects (batch.go)
+	ident       identCache  // author and committer, fetched once (ident.go)
+	config      configCache // git's config, read once (config.go)
+	refUpdate   *proc       // a git update-ref started for ForWriting
+	writeReason string      // ForWriting's reflog message ("": not for writing)
+	env         []string    // the environment of every git this runs: GIT_DIR pinned
 	treeMu      sync.Mutex
 	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
 	treeEntries int                  // the entries of trees, for its bound
@@ -60,10 +54,6 @@ type Repo struct {
 	logsMu      sync.Mutex
 	logs        map[string][]TrailerCommit // HEAD's trailer logs read, by HEAD's commit and format (refs.go)
 }
-
-// objectCacheBytes bounds go-git's object cache: the ledger is read once per
-// process, so a large cache only costs memory.
-const objectCacheBytes = 4 << 20
 
 // Option changes what Open prepares.
 type Option func(*Repo)
@@ -103,7 +93,7 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(r.commonDir, "reftable")); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%w: the repository stores its refs in reftable format (extensions.refStorage), which go-git cannot read; convert it with 'git refs migrate --ref-format=files'", ErrUnsupported)
+		return nil, fmt.Errorf("%w: the repository stores its refs in reftable format (extensions.refStorage), which git-evolve does not read; convert it with 'git refs migrate --ref-format=files'", ErrUnsupported)
 	}
 	// Every git this runs works on the repository found here, whatever it
 	// would find on its own from the directory (GIT_DIR pins it). Lazy
@@ -115,8 +105,6 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 		r.refUpdate = startGit(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
 		r.PrefetchIdentity() // git var starts now
 	}
-	fs := dotgit.NewRepositoryFilesystem(osfs.New(r.gitDir), osfs.New(r.commonDir))
-	r.st = filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(objectCacheBytes), filesystem.Options{KeepDescriptors: true})
 	return r, nil
 }
 
@@ -129,7 +117,7 @@ func (r *Repo) Close() error {
 	}
 	r.config.proc.abandon()
 	r.refUpdate.abandon()
-	return r.st.Close()
+	return nil
 }
 
 // GitDir is the per-worktree git directory.

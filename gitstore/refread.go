@@ -1,0 +1,171 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Refs are read here as git's files backend stores them (a reftable
+// repository is refused at Open): a ref's loose file, else its line in
+// packed-refs. This was go-git's storer; reading refs was all it did for
+// us, and its packages (their configuration parser, encoding/gob, URL
+// patterns compiled at start) cost every process about 2 ms before it
+// read anything (docs/benchmarks.md). TestReadRefAsGit holds it to git's
+// answers.
+
+// maxSymrefDepth is how many symbolic refs are followed, as git does
+// (refs.c: SYMREF_MAXDEPTH).
+const maxSymrefDepth = 5
+
+// RefHash returns the object a ref points at, following symbolic refs. ok is
+// false when the ref does not exist.
+func (r *Repo) RefHash(name string) (h Hash, ok bool, err error) {
+	for i := 0; ; i++ {
+		if i > maxSymrefDepth {
+			return ZeroHash, false, fmt.Errorf("reading %s: symbolic ref loop", name)
+		}
+		h, target, found, err := r.readRef(name)
+		if err != nil || !found {
+			return ZeroHash, false, err
+		}
+		if target == "" {
+			return h, true, nil
+		}
+		name = target
+	}
+}
+
+// readRef reads one ref without following it: its object, or the ref it
+// names (target) when it is symbolic. Names git could not store (see
+// storableRef) are not there.
+func (r *Repo) readRef(name string) (h Hash, target string, ok bool, err error) {
+	worktree, storable := storableRef(name)
+	if !storable {
+		return ZeroHash, "", false, nil
+	}
+	dir := r.commonDir
+	if worktree {
+		dir = r.gitDir
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		return parseLooseRef(name, data)
+	case !absentRef(err):
+		return ZeroHash, "", false, fmt.Errorf("reading %s: %w", name, err)
+	case worktree:
+		return ZeroHash, "", false, nil // never packed
+	}
+	h, ok, err = r.packedRef(name)
+	return h, "", ok, err
+}
+
+// absentRef says whether err, from reading a loose ref's file, means there
+// is none: no file, a directory there (refs/notes when refs/notes/evolve
+// is asked for the other way round), or a file where a directory would be.
+func absentRef(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
+}
+
+// storableRef says whether git's files backend could hold name, and
+// whether in the worktree's own git dir (HEAD and the other all-capital
+// root refs; refs/bisect/, refs/worktree/ and refs/rewritten/) rather than
+// the common one. It refuses what git check-ref-format refuses, and the
+// names of another worktree's refs (main-worktree/, worktrees/), which
+// nothing here reads.
+func storableRef(name string) (worktree, ok bool) {
+	if !strings.Contains(name, "/") {
+		if name == "" {
+			return false, false
+		}
+		for i := 0; i < len(name); i++ {
+			if c := name[i]; !(c >= 'A' && c <= 'Z' || c == '_') {
+				return false, false
+			}
+		}
+		return true, true
+	}
+	if !strings.HasPrefix(name, "refs/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") ||
+		strings.Contains(name, "..") || strings.Contains(name, "@{") || strings.Contains(name, "//") {
+		return false, false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false, false
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false, false
+		}
+	}
+	for _, p := range []string{"refs/bisect/", "refs/worktree/", "refs/rewritten/"} {
+		if strings.HasPrefix(name, p) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// parseLooseRef reads a loose ref's file as git does: "ref: <name>" for a
+// symbolic ref, else a full object name followed by nothing or by space.
+func parseLooseRef(name string, data []byte) (Hash, string, bool, error) {
+	if rest, ok := bytes.CutPrefix(data, []byte("ref:")); ok {
+		target := string(bytes.TrimSpace(rest))
+		if target == "" {
+			return ZeroHash, "", false, fmt.Errorf("reading %s: a symbolic ref that names nothing", name)
+		}
+		return ZeroHash, target, true, nil
+	}
+	var h Hash
+	if len(data) < 40 || (len(data) > 40 && !isSpace(data[40])) {
+		return ZeroHash, "", false, fmt.Errorf("reading %s: not a ref: %q", name, bytes.TrimSpace(data[:min(len(data), 60)]))
+	}
+	if _, err := hex.Decode(h[:], data[:40]); err != nil {
+		return ZeroHash, "", false, fmt.Errorf("reading %s: not a ref: %q", name, bytes.TrimSpace(data[:min(len(data), 60)]))
+	}
+	return h, "", true, nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// packedRef finds name's line in packed-refs: "<name of the object>
+// <ref>", the peeled lines ("^…") and the header ("# …") aside.
+func (r *Repo) packedRef(name string) (Hash, bool, error) {
+	data, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ZeroHash, false, nil
+	}
+	if err != nil {
+		return ZeroHash, false, fmt.Errorf("reading packed-refs: %w", err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	key := []byte(" " + name + "\n")
+	for at := 0; ; {
+		i := bytes.Index(data[at:], key)
+		if i < 0 {
+			return ZeroHash, false, nil
+		}
+		i += at
+		at = i + 1
+		if i < 40 || (i > 40 && data[i-41] != '\n') {
+			continue
+		}
+		var h Hash
+		if _, err := hex.Decode(h[:], data[i-40:i]); err != nil {
+			return ZeroHash, false, fmt.Errorf("reading packed-refs: a damaged line for %s", name)
+		}
+		return h, true, nil
+	}
+}

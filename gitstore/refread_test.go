@@ -1,0 +1,76 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadRefAsGit reads refs of every kind the files backend stores (loose,
+// packed with peeled lines, loose over packed, symbolic chains, dangling,
+// root refs, a linked worktree's own refs, a file in uppercase hex) and
+// compares each with what git rev-parse answers; names git cannot store
+// and paths that are directories are not refs.
+func TestReadRefAsGit(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	r.git("update-ref", "refs/heads/over", cs[0].String())
+	r.git("tag", "-a", "-m", "v1", "v1", cs[1].String())
+	r.git("update-ref", "refs/notes/packed", cs[2].String())
+	r.git("pack-refs", "--all")
+	r.git("update-ref", "refs/heads/over", cs[2].String()) // loose over packed
+	r.git("update-ref", testNotesRef, cs[0].String())
+	r.git("symbolic-ref", "refs/notes/alias2", testNotesRef)
+	r.git("symbolic-ref", "refs/notes/alias", "refs/notes/alias2")
+	r.git("symbolic-ref", "refs/notes/dangling", "refs/notes/nowhere")
+	r.git("update-ref", "ORIG_HEAD", cs[1].String())
+	upper := strings.ToUpper(cs[1].String()) + "\n"
+	if err := os.WriteFile(filepath.Join(r.dir, ".git", "refs", "heads", "upper"), []byte(upper), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", "-b", "wtbranch", wt, cs[0].String())
+	if _, err := runGitCmd(wt, "", nil, "update-ref", "refs/bisect/bad", cs[1].String()); err != nil {
+		t.Fatal(err)
+	}
+	setEnv(t)
+
+	names := []string{"HEAD", "ORIG_HEAD", "FETCH_HEAD", "refs/heads/main", "refs/heads/over", "refs/tags/v1", "refs/notes/packed",
+		testNotesRef, "refs/notes/alias", "refs/notes/alias2", "refs/notes/dangling", "refs/heads/upper", "refs/heads/wtbranch",
+		"refs/bisect/bad", "refs/notes/none", "refs/notes", "refs/notes/evolve/below"}
+	for _, dir := range []string{r.dir, wt} {
+		repo := openDir(t, dir)
+		for _, name := range names {
+			out, gitErr := runGitCmd(dir, "", nil, "rev-parse", "--verify", "-q", name)
+			h, ok, err := repo.RefHash(name)
+			if err != nil {
+				t.Errorf("%s: RefHash(%s): %v", filepath.Base(dir), name, err)
+				continue
+			}
+			if ok != (gitErr == nil) || (ok && h.String() != strings.TrimSpace(out)) {
+				t.Errorf("%s: RefHash(%s) = %s, %v; git says %q, %v", filepath.Base(dir), name, h, ok, strings.TrimSpace(out), gitErr)
+			}
+		}
+	}
+	repo := r.open()
+	for _, name := range []string{"refs/heads/../heads/main", "refs/heads/main.lock", "refs/heads/.hidden", "refs/heads/main/", "refs/heads//main",
+		"refs/heads/ma in", "refs/heads/m@{1}", "head", "Main/x", "main-worktree/HEAD", "", "../../etc/passwd"} {
+		if h, ok, err := repo.RefHash(name); ok || err != nil {
+			t.Errorf("RefHash(%q) = %s, %v, %v; want no ref", name, h, ok, err)
+		}
+	}
+	// A loose file that holds no ref is an error, as git reports it.
+	if err := os.WriteFile(filepath.Join(r.dir, ".git", "refs", "heads", "broken"), []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := repo.RefHash("refs/heads/broken"); err == nil {
+		t.Error("a broken loose ref read without an error")
+	}
+	// A loop of symbolic refs ends.
+	r.git("symbolic-ref", "refs/notes/loop1", "refs/notes/loop2")
+	r.git("symbolic-ref", "refs/notes/loop2", "refs/notes/loop1")
+	if _, _, err := repo.RefHash("refs/notes/loop1"); err == nil {
+		t.Error("a loop of symbolic refs read without an error")
+	}
+}
