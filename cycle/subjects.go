@@ -22,18 +22,25 @@ import (
 //
 // The file: a magic line, then one entry per commit: its name, the length
 // of the subject (big-endian uint16), the subject (at most subjectMax bytes,
-// cut at a character's end) and a CRC-32 of the three. Entries are
-// appended; a reader stops at the first entry whose CRC does not match (a
-// torn append), and the next writer writes the file anew.
-const subjectsMagic = "git-evolve subjects 1\n"
+// cut at a character's end), the length again and a CRC-32 of all that. Entries are
+// appended; a reader from the start stops at the first entry whose CRC does
+// not match (a torn append), and the next writer writes the file anew. The
+// length at the end lets a reader walk back from the file's end: a
+// question about a few commits (log -n 20, the newest cycles) reads only
+// the last subjectTail bytes, where what was last asked is.
+const subjectsMagic = "git-evolve subjects 2\n"
 
 // subjectMax is the longest subject kept: the table shows 60 characters,
 // each at most 4 bytes.
 const subjectMax = 240
 
-// subjectsCacheFrom is the fewest commits asked for at once that go through
-// the file: for fewer, git answers faster than the file is read.
+// subjectsCacheFrom is the fewest commits asked for at once for which the
+// whole file is read; fewer are looked for in its last subjectTail bytes.
 const subjectsCacheFrom = 64
+
+// subjectTail is how much of the file's end a question about fewer than
+// subjectsCacheFrom commits reads: about a thousand subjects.
+const subjectTail = 64 << 10
 
 func (l *Ledger) subjectsPath() string { return filepath.Join(l.stateDir, "subjects") }
 
@@ -42,18 +49,20 @@ func (l *Ledger) subjectsPath() string { return filepath.Join(l.stateDir, "subje
 // gitstore.ErrWrongType), as Repo.Commits does.
 func (l *Ledger) Subjects(hs []gitstore.Hash) (subjects []string, errs []error, err error) {
 	subjects, errs = make([]string, len(hs)), make([]error, len(hs))
+	// git answers with the replacement of a commit git replace names: no
+	// file then
+	replaced, err := l.repo.HasRefsUnder("refs/replace/")
+	if err != nil {
+		return nil, nil, err
+	}
 	var kept map[gitstore.Hash]string
-	intact := false
-	if len(hs) >= subjectsCacheFrom {
-		// git answers with the replacement of a commit git replace
-		// names: no file then
-		replaced, err := l.repo.HasRefsUnder("refs/replace/")
-		if err != nil {
-			return nil, nil, err
-		}
-		if !replaced {
-			kept, intact = readSubjects(l.subjectsPath())
-		}
+	intact, whole := false, len(hs) >= subjectsCacheFrom
+	switch {
+	case replaced:
+	case whole:
+		kept, intact = readSubjects(l.subjectsPath())
+	default:
+		kept, intact = readSubjectsTail(l.subjectsPath(), hs)
 	}
 	var ask []gitstore.Hash
 	var at []int
@@ -79,14 +88,18 @@ func (l *Ledger) Subjects(hs []gitstore.Hash) (subjects []string, errs []error, 
 			continue
 		}
 		subjects[i] = cutSubject(infos[j].Subject())
-		if kept != nil && !seen[ask[j]] {
+		if !replaced && !seen[ask[j]] {
 			seen[ask[j]] = true
 			add = appendSubject(add, ask[j], subjects[i])
 		}
 	}
-	if kept != nil && len(add) > 0 {
+	if len(add) > 0 {
 		// The file only saves time: failing to write it is not an error.
-		_ = saveSubjects(l.subjectsPath(), kept, add, intact)
+		if whole || !intact {
+			_ = saveSubjects(l.subjectsPath(), kept, add, intact)
+		} else {
+			_ = appendSubjects(l.subjectsPath(), add)
+		}
 	}
 	return subjects, errs, nil
 }
@@ -107,6 +120,7 @@ func appendSubject(buf []byte, h gitstore.Hash, s string) []byte {
 	buf = append(buf, h[:]...)
 	buf = binary.BigEndian.AppendUint16(buf, uint16(len(s)))
 	buf = append(buf, s...)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(s)))
 	return binary.BigEndian.AppendUint32(buf, crc32.ChecksumIEEE(buf[start:]))
 }
 
@@ -120,23 +134,91 @@ func readSubjects(path string) (map[gitstore.Hash]string, bool) {
 	}
 	out := make(map[gitstore.Hash]string, len(body)/64)
 	for len(body) > 0 {
-		if len(body) < 26 {
+		if len(body) < 28 {
 			return out, false
 		}
 		n := int(binary.BigEndian.Uint16(body[20:22]))
-		if n > subjectMax || len(body) < 26+n {
-			return out, false
-		}
-		entry := body[:22+n]
-		if crc32.ChecksumIEEE(entry) != binary.BigEndian.Uint32(body[22+n:]) {
+		if n > subjectMax || len(body) < 28+n || !subjectEntryOK(body[:28+n]) {
 			return out, false
 		}
 		var h gitstore.Hash
-		copy(h[:], entry)
-		out[h] = string(entry[22:])
-		body = body[26+n:]
+		copy(h[:], body)
+		out[h] = string(body[22 : 22+n])
+		body = body[28+n:]
 	}
 	return out, true
+}
+
+// subjectEntryOK checks an entry: both lengths and its CRC.
+func subjectEntryOK(e []byte) bool {
+	n := len(e) - 28
+	return n >= 0 && int(binary.BigEndian.Uint16(e[20:22])) == n && int(binary.BigEndian.Uint16(e[22+n:])) == n &&
+		crc32.ChecksumIEEE(e[:24+n]) == binary.BigEndian.Uint32(e[24+n:])
+}
+
+// readSubjectsTail looks for the subjects of hs in the last subjectTail
+// bytes of the file, walking back from its end until every one is found
+// or an entry does not check. ok is false when the file is not one this
+// reads (another format): the next writer writes it anew.
+func readSubjectsTail(path string, hs []gitstore.Hash) (found map[gitstore.Hash]string, ok bool) {
+	found = map[gitstore.Hash]string{}
+	f, err := os.Open(path)
+	if err != nil {
+		return found, errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return found, false
+	}
+	size := fi.Size() - int64(len(subjectsMagic))
+	magic := make([]byte, len(subjectsMagic))
+	if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != subjectsMagic {
+		return found, false
+	}
+	buf := make([]byte, min(size, subjectTail))
+	if _, err := f.ReadAt(buf, fi.Size()-int64(len(buf))); err != nil {
+		return found, true
+	}
+	want := make(map[gitstore.Hash]bool, len(hs))
+	for _, h := range hs {
+		want[h] = true
+	}
+	for end := len(buf); end >= 28 && len(found) < len(want); {
+		n := int(binary.BigEndian.Uint16(buf[end-6:]))
+		start := end - 28 - n
+		if n > subjectMax || start < 0 || !subjectEntryOK(buf[start:end]) {
+			break
+		}
+		var h gitstore.Hash
+		copy(h[:], buf[start:])
+		if _, seen := found[h]; want[h] && !seen {
+			found[h] = string(buf[start+22 : start+22+n])
+		}
+		end = start
+	}
+	return found, true
+}
+
+// appendSubjects appends the entries add to the file, which is of this
+// format or missing; writers take turns on a lock of the file, and one
+// that finds it taken leaves it.
+func appendSubjects(path string, add []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return writeFileAtomic(path, append([]byte(subjectsMagic), add...))
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	unlock, ok, err := filelock.TryLock(path)
+	if err != nil || !ok {
+		return err
+	}
+	defer unlock()
+	_, err = f.Write(add)
+	return err
 }
 
 // saveSubjects appends the entries add to the file, or, when the file was

@@ -76,3 +76,70 @@ func TestSubjectsAreGitsOnce(t *testing.T) {
 	git(t, dir, "replace", "--graft", commits[1])
 	check("with a replace ref", nil)
 }
+
+// A question about a few commits (log -n 20) reads the file's end only:
+// what git answered once is read back from there, a torn or foreign file
+// is not believed, and a replace ref still means git answers.
+func TestSubjectsFromTheTail(t *testing.T) {
+	dir, commits := testRepo(t, 4)
+	l := openLedger(t, dir)
+	var hs []gitstore.Hash
+	want := map[gitstore.Hash]string{}
+	for _, c := range commits {
+		h, _ := gitstore.ParseHash(c)
+		hs = append(hs, h)
+		want[h] = strings.TrimSpace(git(t, dir, "log", "-1", "--format=%s", c))
+	}
+	check := func(when string, lie map[gitstore.Hash]string) {
+		t.Helper()
+		got, errs, err := l.Subjects(hs[:2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range hs[:2] {
+			w := want[h]
+			if s, ok := lie[h]; ok {
+				w = s
+			}
+			if errs[i] != nil || got[i] != w {
+				t.Errorf("%s: %s has subject %q (%v), want %q", when, h.Short(), got[i], errs[i], w)
+			}
+		}
+	}
+	check("first", nil) // from git, then appended
+	if kept, intact := readSubjects(l.subjectsPath()); !intact || len(kept) != 2 {
+		t.Fatalf("the file keeps %d subjects (intact %v), want 2", len(kept), intact)
+	}
+	// What the file says is believed: it was read, not git.
+	data, _ := os.ReadFile(l.subjectsPath())
+	lied := appendSubject(data, hs[0], "kept, not read")
+	os.WriteFile(l.subjectsPath(), lied, 0o600)
+	check("from the tail", map[gitstore.Hash]string{hs[0]: "kept, not read"})
+	// Far from the end (more than subjectTail bytes of other entries
+	// since), an entry is not looked for: git answers.
+	far := lied
+	for i := 0; len(far) < len(lied)+subjectTail; i++ {
+		far = appendSubject(far, fakeHash(i), strings.Repeat("x", 200))
+	}
+	os.WriteFile(l.subjectsPath(), far, 0o600)
+	check("far from the end", nil)
+	// A torn last entry stops the walk back: git answers.
+	os.WriteFile(l.subjectsPath(), append(lied, appendSubject(nil, hs[1], "torn")[:30]...), 0o600)
+	check("after a torn append", nil)
+	// A file of another format is not read, and is written anew.
+	os.WriteFile(l.subjectsPath(), append([]byte("git-evolve subjects 1\n"), lied[len(subjectsMagic):]...), 0o600)
+	check("another format", nil)
+	if kept, intact := readSubjects(l.subjectsPath()); !intact || len(kept) != 2 {
+		t.Errorf("another format: rewritten with %d subjects (intact %v), want 2", len(kept), intact)
+	}
+	// A replace ref: git's answer.
+	os.WriteFile(l.subjectsPath(), lied, 0o600)
+	git(t, dir, "replace", "--graft", commits[1])
+	check("with a replace ref", nil)
+}
+
+func fakeHash(i int) gitstore.Hash {
+	var h gitstore.Hash
+	h[0], h[1], h[2], h[19] = byte(i>>16), byte(i>>8), byte(i), 0xee
+	return h
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -54,7 +55,14 @@ func startBatch(dir string, env []string) *batch {
 	return b
 }
 
-func (r *Repo) batch() (*batch, error) { return r.objects, r.objects.err }
+// batch is the repository's git cat-file, started by the first call.
+func (r *Repo) batch() (*batch, error) {
+	r.objectsOnce.Do(func() { r.objects = startBatch(r.dir, r.env) })
+	if r.objects == nil {
+		return nil, errors.New("the repository is closed")
+	}
+	return r.objects, r.objects.err
+}
 
 func (b *batch) close() {
 	if b == nil || b.cmd == nil || b.cmd.Process == nil || b.stdin == nil {

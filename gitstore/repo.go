@@ -32,7 +32,8 @@ type Repo struct {
 	commonDir   string // shared git directory (objects, refs, config)
 	workTree    string // top of the working tree; "" when bare or unknown
 	bare        bool
-	objects     *batch      // reads objects (batch.go)
+	objects     *batch      // reads objects (batch.go), from the first read on
+	objectsOnce sync.Once   // starts objects
 	ident       identCache  // author and committer, fetched once (ident.go)
 	config      configCache // git's config, read once (config.go)
 	refUpdate   *proc       // a git update-ref started for ForWriting
@@ -80,7 +81,8 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	}
 	// The common case is found without running git (discover.go); anything
 	// else is left to git rev-parse. The git processes the repository keeps
-	// (cat-file; update-ref for a write) start once it is found.
+	// start when they are needed: cat-file at the first object read, and
+	// for a write, update-ref and git var once the repository is found.
 	r := &Repo{dir: abs}
 	for _, o := range opts {
 		o(r)
@@ -100,7 +102,9 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	// fetches of a partial clone are not wanted either: a commit this clone
 	// has not fetched is reported as such.
 	r.env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_NO_LAZY_FETCH=1")
-	r.objects = startBatch(abs, r.env)
+	// git cat-file starts at the first object read: a reader answered by
+	// the saved view, the cycle index and the verify state reads none, and
+	// starting one costs a process about 5 ms (docs/benchmarks.md).
 	if r.writeReason != "" {
 		r.refUpdate = startGit(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
 		r.PrefetchIdentity() // git var starts now
@@ -111,7 +115,10 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 // Close ends the repository's git cat-file process and releases the file
 // descriptors it keeps open.
 func (r *Repo) Close() error {
-	r.objects.close()
+	r.objectsOnce.Do(func() {}) // none starts after this
+	if r.objects != nil {
+		r.objects.close()
+	}
 	for _, p := range r.ident.procs {
 		p.abandon()
 	}
