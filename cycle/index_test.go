@@ -49,10 +49,17 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 		want[i+1] = commits[i]
 		check("after a record", want)
 	}
-	// A second record on a commit that has one: the file is written anew.
+	// A second record on a commit that has one (a reverted cycle on the
+	// commit it started from): appended to, as a record on a new commit
+	// is, not read whole and written anew (which would sort it).
 	record(t, l, commits[0], 0)
 	want[4] = commits[0]
 	check("after a second record on one commit", want)
+	if ix, err := readIndex(path); err != nil || ix.file.count != 4 || ix.file.sorted != 1 {
+		t.Errorf("after a second record on one commit: %d entries, %d sorted (%v); want 4 and 1 (appended after the first)", ix.file.count, ix.file.sorted, err)
+	} else {
+		ix.close()
+	}
 
 	// Another writer (C git) moves the ledger: the next record catches up.
 	git(t, dir, "notes", "--ref=evolve", "add", "-f", "-m", `{"v":1,"cycle":9,"result":"improved"}`, commits[5])

@@ -191,6 +191,11 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		for obj, cycles := range next.cycles {
 			if next.fresh[obj] {
 				ix.add(obj, cycles) // no note before: no entries to drop
+			} else if more, ok := cyclesAdded(next.before[obj], cycles); ok {
+				// records appended to a note (a reverted cycle on the
+				// commit it started from): its entries stay, the new ones
+				// follow, without reading every entry to replace them
+				ix.add(obj, more)
 			} else if ix.set(obj, cycles) != nil {
 				ix.close() // unreadable: rebuilt by the next reader
 				return next, nil
@@ -199,6 +204,29 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		_ = ix.save(l.indexPath())
 		return next, nil
 	}
+}
+
+// cyclesAdded is what now holds beyond before, when it holds every one
+// of before (as many times): the cycles of the records appended to a note.
+func cyclesAdded(before, now []int) ([]int, bool) {
+	left := map[int]int{}
+	for _, c := range before {
+		left[c]++
+	}
+	var more []int
+	for _, c := range now {
+		if left[c] > 0 {
+			left[c]--
+		} else {
+			more = append(more, c)
+		}
+	}
+	for _, n := range left {
+		if n > 0 {
+			return nil, false
+		}
+	}
+	return more, true
 }
 
 // retry reports whether a write that failed with err is worth redoing, and
@@ -264,6 +292,7 @@ func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool, error) {
 type written struct {
 	snap   *gitstore.Notes
 	cycles map[gitstore.Hash][]int // cycles now on each edited commit
+	before map[gitstore.Hash][]int // the cycles its note held before
 	fresh  map[gitstore.Hash]bool  // the commits of cycles that had no note
 	added  int                     // records that were not there yet
 }
@@ -280,7 +309,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	if err != nil {
 		return nil, err
 	}
-	out := &written{cycles: map[gitstore.Hash][]int{}, fresh: map[gitstore.Hash]bool{}}
+	out := &written{cycles: map[gitstore.Hash][]int{}, before: map[gitstore.Hash][]int{}, fresh: map[gitstore.Hash]bool{}}
 	var edits []gitstore.NoteEdit
 	commits := make([]gitstore.Hash, 0, len(add))
 	for commit := range add {
@@ -295,11 +324,13 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 		var have []ledger.Record
 		var original []byte // the note as it is, when it holds text that is not a record
 		foreign := false
+		var before []int
 		for _, b := range blobs {
 			data, err := l.repo.ReadBlob(b)
 			if err != nil {
 				return nil, err
 			}
+			before = append(before, ledger.Cycles(data)...) // as the index read it
 			rs, bad := ledger.ParseLines(data)
 			have = append(have, rs...)
 			foreign = foreign || len(bad) > 0
@@ -335,6 +366,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 		}
 		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
 		out.fresh[commit] = len(blobs) == 0
+		out.before[commit] = before
 		for _, r := range have {
 			out.cycles[commit] = append(out.cycles[commit], r.Cycle)
 		}

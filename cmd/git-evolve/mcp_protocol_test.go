@@ -126,9 +126,13 @@ func TestMCPProtocol(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"stop"}}`, 7.0, rpcInvalidParams, nil},
 		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":"x"}`, 8.0, rpcInvalidParams, nil},
 		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"show","arguments":[1]}}`, 10.0, 0,
-			func(r map[string]any) bool { return r["isError"] == true && strings.Contains(text(r), "not a JSON object") }},
+			func(r map[string]any) bool {
+				return r["isError"] == true && strings.Contains(text(r), "not a JSON object")
+			}},
 		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"show","arguments":{}}}`, 11.0, 0,
-			func(r map[string]any) bool { return r["isError"] == true && strings.Contains(text(r), "a cycle number or a commit is needed") }},
+			func(r map[string]any) bool {
+				return r["isError"] == true && strings.Contains(text(r), "a cycle number or a commit is needed")
+			}},
 		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"log","arguments":{"limit":2}}}`, 12.0, 0,
 			func(r map[string]any) bool {
 				sc, _ := r["structuredContent"].(map[string]any)
