@@ -28,7 +28,7 @@ func (r *Repo) PrefetchIdentity() {
 		return
 	}
 	for i, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
-		r.ident.procs[i] = startGit(r.dir, r.env, false, "var", v)
+		r.ident.procs[i] = startGitAsync(r.dir, r.env, false, "var", v)
 	}
 }
 

@@ -22,6 +22,22 @@ type proc struct {
 	t0             time.Time
 	err            error // starting failed
 	done           bool  // finished: abandon has nothing to do
+	// started is closed once the process started (or failed to), for one
+	// started in the background (startGitAsync); nil otherwise.
+	started chan struct{}
+}
+
+// startGitAsync is startGit in the background: starting a process waits
+// for its exec, about 2 ms here, which the caller need not wait for until
+// it finishes the process (a writer starts three at Open).
+func startGitAsync(dir string, env []string, input bool, args ...string) *proc {
+	p := newGitProc(dir, env, input, true, args...)
+	p.started = make(chan struct{})
+	go func() {
+		defer close(p.started)
+		p.start()
+	}()
+	return p
 }
 
 // startGit starts git with args in dir, with env (nil: this process's).
@@ -36,6 +52,13 @@ func startGit(dir string, env []string, input bool, args ...string) *proc {
 // are passed on to the user and whose outcome is read from the exit code
 // and porcelain output alone (fetch, push, ls-remote).
 func startGitIn(dir string, env []string, input, machine bool, args ...string) *proc {
+	p := newGitProc(dir, env, input, machine, args...)
+	p.start()
+	return p
+}
+
+// newGitProc prepares the process startGitIn starts.
+func newGitProc(dir string, env []string, input, machine bool, args ...string) *proc {
 	p := &proc{args: args, t0: time.Now()}
 	p.cmd = exec.CommandContext(context.Background(), "git", args...)
 	p.cmd.Dir = dir
@@ -49,19 +72,31 @@ func startGitIn(dir string, env []string, input, machine bool, args ...string) *
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr
 	if input {
-		if p.stdin, p.err = p.cmd.StdinPipe(); p.err != nil {
-			return p
-		}
+		p.stdin, p.err = p.cmd.StdinPipe()
+	}
+	return p
+}
+
+func (p *proc) start() {
+	if p.err != nil {
+		return
 	}
 	if err := p.cmd.Start(); err != nil {
 		p.err = fmt.Errorf("running git: %w", err)
 	}
-	return p
+}
+
+// wait waits for a process started in the background to have started.
+func (p *proc) wait() {
+	if p.started != nil {
+		<-p.started
+	}
 }
 
 // finish writes input (when the process takes input), waits for git and
 // returns what it printed, or a *GitError.
 func (p *proc) finish(input []byte) ([]byte, error) {
+	p.wait()
 	p.done = true
 	defer func() {
 		trace("git %s (%.3fms)", strings.Join(p.args, " "), float64(time.Since(p.t0).Microseconds())/1000)
@@ -91,7 +126,11 @@ func (p *proc) finish(input []byte) ([]byte, error) {
 // (a ref update with no transaction does nothing) and is reaped in the
 // background.
 func (p *proc) abandon() {
-	if p == nil || p.err != nil || p.done {
+	if p == nil {
+		return
+	}
+	p.wait()
+	if p.err != nil || p.done {
 		return
 	}
 	p.done = true

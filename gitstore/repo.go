@@ -106,7 +106,10 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	// the saved view, the cycle index and the verify state reads none, and
 	// starting one costs a process about 5 ms (docs/benchmarks.md).
 	if r.writeReason != "" {
-		r.refUpdate = startGit(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
+		// A write reads the notes first: cat-file starts now too. All
+		// four start in the background, each waiting for its exec.
+		go r.batch() // a failure to start is the first read's to report
+		r.refUpdate = startGitAsync(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
 		r.PrefetchIdentity() // git var starts now
 	}
 	return r, nil
