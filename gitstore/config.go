@@ -12,56 +12,64 @@ import (
 )
 
 // ConfigGetAll returns every value of a multi-valued config key as git
-// resolves it (all config files, includes followed). A missing key has no
-// values.
+// resolves it (all config files, includes followed), from the config read
+// once a process (Config). The key is as git config takes it: section and
+// name in any case, a subsection as it is. A missing key has no values.
 func (r *Repo) ConfigGetAll(key string) ([]string, error) {
-	out, err := r.git(context.Background(), nil, "config", "--get-all", key)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
-		return nil, nil // the key is not set
+	if !validKey(key) {
+		return nil, fmt.Errorf("invalid config key %q: a section and a name are needed, the name a letter then letters, digits and -", key)
 	}
-	if err != nil {
-		return nil, err
+	return r.ConfigValues(canonicalKey(key))
+}
+
+// validKey says whether git config takes key: a section, an optional
+// subsection and a name that starts with a letter and holds only letters,
+// digits and '-'.
+func validKey(key string) bool {
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first <= 0 || last == len(key)-1 {
+		return false
 	}
-	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"), nil
+	for _, c := range key[:first] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	for i, c := range key[last+1:] {
+		alpha := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '-')) {
+			return false
+		}
+	}
+	return !strings.ContainsRune(key[first:last], '\n')
+}
+
+// canonicalKey is key as git config --list prints it: the section and the
+// name lower case, a subsection as it is.
+func canonicalKey(key string) string {
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first < 0 {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
 }
 
 // ConfigSection returns every key under section (as "evolve" gives
-// evolve.*, subsections too) with its values, as git resolves them, in one
-// git config call. Keys are as git prints them: section and name lower
-// case.
+// evolve.*, subsections too) with its values, as git resolves them, from
+// the config read once a process (Config). Keys are as git prints them:
+// section and name lower case.
 func (r *Repo) ConfigSection(section string) (map[string][]string, error) {
-	out, err := r.git(context.Background(), nil, "config", "-z", "--get-regexp", `^`+regexpQuote(strings.ToLower(section))+`\.`)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
-		return map[string][]string{}, nil // nothing is set
-	}
-	if err != nil {
-		return nil, err
-	}
+	r.readConfig()
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	prefix := strings.ToLower(section) + "."
 	vals := map[string][]string{}
-	for _, kv := range strings.Split(string(out), "\x00") {
-		if kv == "" {
-			continue
+	for k, vs := range r.config.all {
+		if strings.HasPrefix(k, prefix) {
+			vals[k] = slices.Clone(vs)
 		}
-		k, v, ok := strings.Cut(kv, "\n")
-		if !ok {
-			v = "true" // a key without a value
-		}
-		vals[k] = append(vals[k], v)
 	}
-	return vals, nil
-}
-
-func regexpQuote(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return vals, r.config.err
 }
 
 // ConfigAdd adds a value to a multi-valued key in the repository's config

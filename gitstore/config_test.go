@@ -69,14 +69,19 @@ func TestConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.git("config", "include.path", inc)
-		vals, err := repo.ConfigGetAll("evolve.inc")
+		vals, err := r.open().ConfigGetAll("evolve.inc") // the config is read once a process
 		if want := []string{"one", "two"}; err != nil || !same(vals, want) {
 			t.Errorf("ConfigGetAll of an included key = %q, %v; want %q", vals, err, want)
 		}
 	})
 	t.Run("invalid key", func(t *testing.T) {
-		if vals, err := repo.ConfigGetAll("nosection"); err == nil {
-			t.Errorf("ConfigGetAll of an invalid key = %q, nil; want an error", vals)
+		for _, key := range []string{"nosection", ".name", "section.", "section.1name", "section.na_me"} {
+			if vals, err := repo.ConfigGetAll(key); err == nil {
+				t.Errorf("ConfigGetAll of an invalid key %q = %q, nil; want an error", key, vals)
+			}
+			if _, err := r.gitErr("config", "--get-all", key); err == nil {
+				t.Errorf("git config --get-all %q took the key", key)
+			}
 		}
 	})
 	t.Run("remotes", func(t *testing.T) {
@@ -122,6 +127,7 @@ func TestConfigSection(t *testing.T) {
 	}
 	fmt.Fprintf(f, "[evolve]\n\tbare\n")
 	f.Close()
+	repo = r.open() // the config is read once a process
 	got, err = repo.ConfigSection("Evolve")
 	if err != nil {
 		t.Fatal(err)
@@ -133,5 +139,46 @@ func TestConfigSection(t *testing.T) {
 	}
 	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 		t.Errorf("ConfigSection = %q, want %q", got, want)
+	}
+}
+
+// ConfigGetAll answers as git config --get-all does: section and name in
+// any case, a subsection as it is, includes followed, -c settings too.
+func TestConfigGetAllAsGit(t *testing.T) {
+	r := newRepo(t)
+	inc := filepath.Join(t.TempDir(), "inc")
+	if err := os.WriteFile(inc, []byte("[remote \"origin\"]\n\turl = from-include\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.git("config", "remote.origin.url", "first")
+	r.git("config", "include.path", inc)
+	r.git("config", "--add", "remote.origin.url", "last")
+	r.git("config", "branch.Main.remote", "upper")
+	r.git("config", "branch.main.remote", "lower")
+	r.git("config", "evolve.multi.line", "a\nb")
+	setEnv(t)
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "Evolve.Agentpreset")
+	t.Setenv("GIT_CONFIG_VALUE_0", "from-env")
+	repo := r.open()
+	for _, key := range []string{"remote.origin.url", "Remote.origin.URL", "remote.Origin.url", "branch.Main.remote", "branch.main.remote",
+		"BRANCH.main.REMOTE", "evolve.multi.line", "evolve.agentPreset", "evolve.none", "user.name", "core.bare"} {
+		var want []string
+		out, err := runGitCmd(r.dir, "", gitEnv("GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=Evolve.Agentpreset", "GIT_CONFIG_VALUE_0=from-env"),
+			"config", "-z", "--get-all", key)
+		if err == nil {
+			want = strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+		}
+		got, gerr := repo.ConfigGetAll(key)
+		if gerr != nil || fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+			t.Errorf("ConfigGetAll(%s) = %q, %v; git says %q", key, got, gerr, want)
+		}
+	}
+	// What ConfigAdd writes is read back.
+	if err := repo.ConfigAdd("remote.origin.fetch", "+refs/x:refs/y"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := repo.ConfigGetAll("remote.origin.fetch"); err != nil || len(got) != 1 || got[0] != "+refs/x:refs/y" {
+		t.Errorf("after ConfigAdd: %q, %v", got, err)
 	}
 }

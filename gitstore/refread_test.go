@@ -74,3 +74,27 @@ func TestReadRefAsGit(t *testing.T) {
 		t.Error("a loop of symbolic refs read without an error")
 	}
 }
+
+// HeadBranch is what git symbolic-ref -q HEAD prints: a branch, an unborn
+// one, nothing when detached, a linked worktree's own.
+func TestHeadBranchAsGit(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", "-b", "side", wt, cs[0].String())
+	setEnv(t)
+	check := func(when, dir string) {
+		t.Helper()
+		out, _ := runGitCmd(dir, "", nil, "symbolic-ref", "-q", "HEAD")
+		got, err := openDir(t, dir).HeadBranch()
+		if err != nil || got != strings.TrimSpace(out) {
+			t.Errorf("%s: HeadBranch = %q, %v; git says %q", when, got, err, strings.TrimSpace(out))
+		}
+	}
+	check("a branch", r.dir)
+	check("a linked worktree", wt)
+	r.git("checkout", "-q", "--detach")
+	check("detached", r.dir)
+	r.git("checkout", "-q", "--orphan", "unborn")
+	check("unborn", r.dir)
+}

@@ -345,18 +345,15 @@ func (r *Repo) Mentions(revs ...string) ([]Mention, error) {
 	return ms, nil
 }
 
-// HeadBranch is the ref HEAD names (refs/heads/main), or "" when HEAD is
-// detached.
+// HeadBranch is the ref HEAD names (refs/heads/main, born or not), or ""
+// when HEAD is detached: what git symbolic-ref -q HEAD prints, read from
+// the worktree's HEAD.
 func (r *Repo) HeadBranch() (string, error) {
-	out, err := startGit(r.dir, r.env, false, "symbolic-ref", "-q", "HEAD").finish(nil)
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return "", nil // detached
-	}
-	if err != nil {
+	_, target, ok, err := r.readRef("HEAD")
+	if err != nil || !ok {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return target, nil
 }
 
 // TrackingNotes lists the remote-tracking copies of a notes ref that this
