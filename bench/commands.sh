@@ -17,6 +17,7 @@
 #   verify +100  git evolve verify, 100 records since the last  the same
 #   verify 1st   git evolve verify (nothing verified or kept before)  the same
 #   hook         the pre-push hook, nothing new to deliver  sh -c true (the figure is the hook's own)
+#   hook +100    the pre-push hook delivering 100 new records to a remote on this disk  the same
 #   json cold    git evolve log --json, no saved view         the same
 #   record       git evolve record (index warm)    git notes --ref=evolve add
 #   record cold  git evolve record, no cycle index the same
@@ -90,20 +91,23 @@ for n in "${sizes[@]}"; do
   keep=$work/kept$n
   mkdir -p "$keep"
   cp "$state/verified" "$state/verify-state" "$keep/"
+  # (the bench's own refs are kept outside refs/notes/evolve*, which the
+  # hook delivers)
+  git update-ref refs/bench/base refs/notes/evolve
   for ((i = 1; i <= 100; i++)); do
     git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "main~$((n / 3 + i))" >/dev/null
     if [ "$i" = 1 ]; then
       mkdir -p "$keep/one"
       git evolve verify >/dev/null
       cp "$state/verified" "$state/verify-state" "$keep/one/"
-      git update-ref refs/notes/evolve-one refs/notes/evolve
+      git update-ref refs/bench/one refs/notes/evolve
     fi
   done
-  git update-ref refs/notes/evolve-all refs/notes/evolve
+  git update-ref refs/bench/all refs/notes/evolve
   # +1: the ledger one record past what was kept
-  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/notes/evolve-one; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/bench/one; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
     "git evolve verify" "git log --notes=evolve --format='%H %N'"
-  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/notes/evolve-all; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
     "git evolve verify" "git log --notes=evolve --format='%H %N'"
   git evolve verify >/dev/null
   # the pre-push hook of a push with nothing new for the remote (as last
@@ -115,6 +119,21 @@ for n in "${sizes[@]}"; do
   head=$(git rev-parse HEAD)
   printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$head" >"$work/push.in"
   row hook "$runs" : "sh -c 'git evolve hook pre-push origin $work/nowhere.git <$work/push.in'" "sh -c true"
+  # the hook of a push whose ledger is 100 records ahead of the remote's (a
+  # bare repository on this disk that borrows this one's objects, so that
+  # the figure is the hook's work and not the copying of objects): it
+  # verifies them (from the state kept before them) and delivers them
+  remote=$work/remote$n.git
+  git init -q --bare "$remote"
+  echo "$(cd "$(git rev-parse --git-common-dir)" && pwd)/objects" >"$remote/objects/info/alternates"
+  git --git-dir="$remote" update-ref refs/heads/main "$head"
+  git config remote.origin.url "$remote"
+  baseh=$(git rev-parse refs/bench/base)
+  row "hook +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; git --git-dir='$remote' update-ref refs/notes/evolve $baseh; git update-ref refs/notes/remotes/origin/evolve $baseh; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+    "sh -c 'git evolve hook pre-push origin $remote <$work/push.in'" "sh -c true"
+  git update-ref refs/notes/evolve refs/bench/all
+  git update-ref refs/notes/remotes/origin/evolve refs/bench/all
+  git evolve verify >/dev/null
   row "verify 1st" "$big" "rm -f '$state/verified' '$state/verify-state' '$state/verify-report'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
   row "json cold" "$big" "rm -f '$state/ledger.view'" "git evolve log --json" "git log --notes=evolve --format='%H %N'"
   git evolve log -n 1 >/dev/null
