@@ -419,6 +419,12 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 		}
 		unrelated, base = !ok, b
 	}
+	if base == to {
+		// to is behind from: it brings nothing. (Asked of git rev-list
+		// instead, a notes commit dated after its children, a clock set
+		// wrong, could be listed as to's own, and the whole ledger read.)
+		return nil, nil
+	}
 	if unrelated {
 		if err := incomingBadNotes(repo, rep, from, gitstore.ZeroHash, to, []gitstore.Hash{to}); err != nil {
 			return nil, err

@@ -33,7 +33,10 @@ awk -v n="$n" 'BEGIN {
 awk -v n="$n" '
   { sub(/^:/, "", $1); sha[$1] = $2 }
   END {
-    printf "commit refs/notes/evolve\ncommitter Bench <bench@example.com> 1900000000 +0000\ndata 13\nbench ledger\n"
+    # dated after the commits it notes and before any record made later
+    # (a notes commit dated after its children, as a wrong clock makes,
+    # changes what git rev-list lists)
+    printf "commit refs/notes/evolve\ncommitter Bench <bench@example.com> %d +0000\ndata 13\nbench ledger\n", 1700000000 + n + 100
     for (i = 1; i <= n; i++) {
       s = sha[i]
       rec = sprintf("{\"v\":1,\"id\":\"%020x\",\"cycle\":%d,\"target\":\"goal-%d\",\"result\":\"improved\",\"sha\":\"%s\",\"canonical_sha\":\"%s\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"goals_passing\":%d,\"goals_total\":40,\"trace\":{\"goal_hypothesis\":\"raising goal-%d lifts fitness\",\"green_evidence\":\"go test ./... ok\"}}", i, i, i % 40, s, s, i % 41, i % 40)
