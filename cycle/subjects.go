@@ -62,7 +62,12 @@ func (l *Ledger) Subjects(hs []gitstore.Hash) (subjects []string, errs []error, 
 	case whole:
 		kept, intact = readSubjects(l.subjectsPath())
 	default:
-		kept, intact = readSubjectsTail(l.subjectsPath(), hs)
+		var torn bool
+		if kept, intact, torn = readSubjectsTail(l.subjectsPath(), hs); torn {
+			// an append that did not end: read it all, and write it anew
+			whole = true
+			kept, intact = readSubjects(l.subjectsPath())
+		}
 	}
 	var ask []gitstore.Hash
 	var at []int
@@ -75,6 +80,9 @@ func (l *Ledger) Subjects(hs []gitstore.Hash) (subjects []string, errs []error, 
 		at = append(at, i)
 	}
 	if len(ask) == 0 {
+		if whole && !intact && !replaced {
+			_ = saveSubjects(l.subjectsPath(), kept, nil, false) // past a torn append, for the next reader
+		}
 		return subjects, errs, nil
 	}
 	infos, found, err := l.repo.Commits(ask)
@@ -159,36 +167,44 @@ func subjectEntryOK(e []byte) bool {
 // readSubjectsTail looks for the subjects of hs in the last subjectTail
 // bytes of the file, walking back from its end until every one is found
 // or an entry does not check. ok is false when the file is not one this
-// reads (another format): the next writer writes it anew.
-func readSubjectsTail(path string, hs []gitstore.Hash) (found map[gitstore.Hash]string, ok bool) {
+// reads (another format): the next writer writes it anew. torn is true
+// when its last entry does not check (an append that did not end), which
+// only a read from the start gets past.
+func readSubjectsTail(path string, hs []gitstore.Hash) (found map[gitstore.Hash]string, ok, torn bool) {
 	found = map[gitstore.Hash]string{}
 	f, err := os.Open(path)
 	if err != nil {
-		return found, errors.Is(err, fs.ErrNotExist)
+		return found, errors.Is(err, fs.ErrNotExist), false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return found, false
+		return found, false, false
 	}
 	size := fi.Size() - int64(len(subjectsMagic))
 	magic := make([]byte, len(subjectsMagic))
 	if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != subjectsMagic {
-		return found, false
+		return found, false, false
 	}
 	buf := make([]byte, min(size, subjectTail))
 	if _, err := f.ReadAt(buf, fi.Size()-int64(len(buf))); err != nil {
-		return found, true
+		return found, true, false
 	}
 	want := make(map[gitstore.Hash]bool, len(hs))
 	for _, h := range hs {
 		want[h] = true
 	}
-	for end := len(buf); end >= 28 && len(found) < len(want); {
+	for end := len(buf); len(found) < len(want); {
+		if end == 0 && int64(len(buf)) == size {
+			break // the first entry read: the whole file was
+		}
+		if end < 28 {
+			return found, true, end == len(buf) // a last entry too short to be one
+		}
 		n := int(binary.BigEndian.Uint16(buf[end-6:]))
 		start := end - 28 - n
 		if n > subjectMax || start < 0 || !subjectEntryOK(buf[start:end]) {
-			break
+			return found, true, end == len(buf) // torn when it is the last entry
 		}
 		var h gitstore.Hash
 		copy(h[:], buf[start:])
@@ -197,7 +213,7 @@ func readSubjectsTail(path string, hs []gitstore.Hash) (found map[gitstore.Hash]
 		}
 		end = start
 	}
-	return found, true
+	return found, true, false
 }
 
 // appendSubjects appends the entries add to the file, which is of this

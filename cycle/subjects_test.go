@@ -123,9 +123,18 @@ func TestSubjectsFromTheTail(t *testing.T) {
 	}
 	os.WriteFile(l.subjectsPath(), far, 0o600)
 	check("far from the end", nil)
-	// A torn last entry stops the walk back: git answers.
+	// A torn last entry: the file is read from the start instead (the lie
+	// before the tear is believed) and written anew without the tear.
 	os.WriteFile(l.subjectsPath(), append(lied, appendSubject(nil, hs[1], "torn")[:30]...), 0o600)
-	check("after a torn append", nil)
+	check("after a torn append", map[gitstore.Hash]string{hs[0]: "kept, not read"})
+	if _, intact := readSubjects(l.subjectsPath()); !intact {
+		t.Error("after a torn append the file is not written anew")
+	}
+	os.WriteFile(l.subjectsPath(), append(lied, 1, 2, 3), 0o600) // shorter than an entry
+	check("after a short torn append", map[gitstore.Hash]string{hs[0]: "kept, not read"})
+	if _, intact := readSubjects(l.subjectsPath()); !intact {
+		t.Error("after a short torn append the file is not written anew")
+	}
 	// A file of another format is not read, and is written anew.
 	os.WriteFile(l.subjectsPath(), append([]byte("git-evolve subjects 1\n"), lied[len(subjectsMagic):]...), 0o600)
 	check("another format", nil)

@@ -19,7 +19,17 @@ func (r *Repo) ConfigGetAll(key string) ([]string, error) {
 	if !validKey(key) {
 		return nil, fmt.Errorf("invalid config key %q: a section and a name are needed, the name a letter then letters, digits and -", key)
 	}
-	return r.ConfigValues(canonicalKey(key))
+	r.readConfig()
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	var out []string
+	for _, v := range r.config.raw[canonicalKey(key)] {
+		if v == valueless {
+			v = "" // as git config --get-all prints a key without a value
+		}
+		out = append(out, v)
+	}
+	return out, r.config.err
 }
 
 // validKey says whether git config takes key: a section, an optional
@@ -154,7 +164,8 @@ type configCache struct {
 	proc *proc
 	done bool
 	vals map[string]string   // the last value of each key, by its name as git prints it
-	all  map[string][]string // every value of each key, in order
+	all  map[string][]string // every value of each key, in order ("true" for a key without one)
+	raw  map[string][]string // the same, "" for a key without a value (git config --get-all)
 	err  error
 }
 
@@ -199,7 +210,16 @@ func (r *Repo) readConfig() {
 		if errors.As(err, &ge) && ge.ExitCode == 1 && len(out) == 0 {
 			err = nil // no config at all
 		}
-		r.config.all, r.config.err = parseConfigList(out), err
+		r.config.raw, r.config.err = parseConfigList(out), err
+		r.config.all = map[string][]string{}
+		for k, vs := range r.config.raw {
+			for _, v := range vs {
+				if v == valueless {
+					v = "true"
+				}
+				r.config.all[k] = append(r.config.all[k], v)
+			}
+		}
 		r.config.vals = map[string]string{}
 		for k, vs := range r.config.all {
 			r.config.vals[k] = vs[len(vs)-1]
@@ -208,8 +228,8 @@ func (r *Repo) readConfig() {
 }
 
 // parseConfigList reads git config -z --list: "key\nvalue" or "key" (no
-// value) entries, each ended by NUL. The last value of a key wins, as it
-// does for git's single-valued settings.
+// value: given as valueless) entries, each ended by NUL, every value of a
+// key in order.
 func parseConfigList(out []byte) map[string][]string {
 	vals := map[string][]string{}
 	for _, e := range bytes.Split(out, []byte{0}) {
@@ -217,13 +237,18 @@ func parseConfigList(out []byte) map[string][]string {
 			continue
 		}
 		k, v, hasVal := bytes.Cut(e, []byte{'\n'})
+		val := string(v)
 		if !hasVal {
-			v = []byte("true")
+			val = valueless
 		}
-		vals[string(k)] = append(vals[string(k)], string(v))
+		vals[string(k)] = append(vals[string(k)], val)
 	}
 	return vals
 }
+
+// valueless stands for the value of a key given without "=" in
+// parseConfigList's answer: a NUL, which no value can hold.
+const valueless = "\x00"
 
 // configBool reads a config boolean as git does: ok is false for a value
 // that is neither a boolean word nor an integer (git refuses it).

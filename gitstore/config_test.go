@@ -156,13 +156,20 @@ func TestConfigGetAllAsGit(t *testing.T) {
 	r.git("config", "branch.Main.remote", "upper")
 	r.git("config", "branch.main.remote", "lower")
 	r.git("config", "evolve.multi.line", "a\nb")
+	// a key without a value, as a hand-written config file can hold
+	f, err := os.OpenFile(filepath.Join(r.dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[evolve]\n\tbare\n")
+	f.Close()
 	setEnv(t)
 	t.Setenv("GIT_CONFIG_COUNT", "1")
 	t.Setenv("GIT_CONFIG_KEY_0", "Evolve.Agentpreset")
 	t.Setenv("GIT_CONFIG_VALUE_0", "from-env")
 	repo := r.open()
 	for _, key := range []string{"remote.origin.url", "Remote.origin.URL", "remote.Origin.url", "branch.Main.remote", "branch.main.remote",
-		"BRANCH.main.REMOTE", "evolve.multi.line", "evolve.agentPreset", "evolve.none", "user.name", "core.bare"} {
+		"BRANCH.main.REMOTE", "evolve.multi.line", "evolve.bare", "evolve.agentPreset", "evolve.none", "user.name", "core.bare"} {
 		var want []string
 		out, err := runGitCmd(r.dir, "", gitEnv("GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=Evolve.Agentpreset", "GIT_CONFIG_VALUE_0=from-env"),
 			"config", "-z", "--get-all", key)

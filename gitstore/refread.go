@@ -20,26 +20,25 @@ import (
 // read anything (docs/benchmarks.md). TestReadRefAsGit holds it to git's
 // answers.
 
-// maxSymrefDepth is how many symbolic refs are followed, as git does
-// (refs.c: SYMREF_MAXDEPTH).
+// maxSymrefDepth is how many refs are read to resolve one, as git does
+// (refs.c: SYMREF_MAXDEPTH): at most four symbolic refs in a row.
 const maxSymrefDepth = 5
 
 // RefHash returns the object a ref points at, following symbolic refs. ok is
 // false when the ref does not exist.
 func (r *Repo) RefHash(name string) (h Hash, ok bool, err error) {
-	for i := 0; ; i++ {
-		if i > maxSymrefDepth {
-			return ZeroHash, false, fmt.Errorf("reading %s: symbolic ref loop", name)
-		}
-		h, target, found, err := r.readRef(name)
+	at := name
+	for i := 0; i < maxSymrefDepth; i++ {
+		h, target, found, err := r.readRef(at)
 		if err != nil || !found {
 			return ZeroHash, false, err
 		}
 		if target == "" {
 			return h, true, nil
 		}
-		name = target
+		at = target
 	}
+	return ZeroHash, false, fmt.Errorf("reading %s: more than %d symbolic refs in a row (a loop?)", name, maxSymrefDepth-1)
 }
 
 // readRef reads one ref without following it: its object, or the ref it
@@ -54,7 +53,17 @@ func (r *Repo) readRef(name string) (h Hash, target string, ok bool, err error) 
 	if worktree {
 		dir = r.gitDir
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A symbolic ref git wrote as a symbolic link (core.preferSymlinkRefs)
+		// names its target; any other link is read through.
+		if link, err := os.Readlink(path); err == nil && strings.HasPrefix(link, "refs/") {
+			if _, ok := storableRef(link); ok {
+				return ZeroHash, link, true, nil
+			}
+		}
+	}
+	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
 		return parseLooseRef(name, data)

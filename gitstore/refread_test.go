@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,14 @@ func TestReadRefAsGit(t *testing.T) {
 	r.git("symbolic-ref", "refs/notes/alias2", testNotesRef)
 	r.git("symbolic-ref", "refs/notes/alias", "refs/notes/alias2")
 	r.git("symbolic-ref", "refs/notes/dangling", "refs/notes/nowhere")
+	// chains of four and five symbolic refs: git follows four
+	for i, to := range []string{testNotesRef, "refs/notes/c1", "refs/notes/c2", "refs/notes/c3", "refs/notes/c4"} {
+		r.git("symbolic-ref", fmt.Sprintf("refs/notes/c%d", i+1), to)
+	}
+	// a symbolic ref written as a link, as core.preferSymlinkRefs did
+	if err := os.Symlink("refs/heads/main", filepath.Join(r.dir, ".git", "LINKED_HEAD")); err != nil {
+		t.Fatal(err)
+	}
 	r.git("update-ref", "ORIG_HEAD", cs[1].String())
 	upper := strings.ToUpper(cs[1].String()) + "\n"
 	if err := os.WriteFile(filepath.Join(r.dir, ".git", "refs", "heads", "upper"), []byte(upper), 0o644); err != nil {
@@ -38,7 +47,7 @@ func TestReadRefAsGit(t *testing.T) {
 
 	names := []string{"HEAD", "ORIG_HEAD", "FETCH_HEAD", "refs/heads/main", "refs/heads/over", "refs/tags/v1", "refs/notes/packed",
 		testNotesRef, "refs/notes/alias", "refs/notes/alias2", "refs/notes/dangling", "refs/heads/upper", "refs/heads/wtbranch",
-		"refs/bisect/bad", "refs/notes/none", "refs/notes", "refs/notes/evolve/below"}
+		"refs/bisect/bad", "refs/notes/none", "refs/notes", "refs/notes/evolve/below", "refs/notes/c4", "LINKED_HEAD"}
 	for _, dir := range []string{r.dir, wt} {
 		repo := openDir(t, dir)
 		for _, name := range names {
@@ -66,6 +75,14 @@ func TestReadRefAsGit(t *testing.T) {
 	}
 	if _, _, err := repo.RefHash("refs/heads/broken"); err == nil {
 		t.Error("a broken loose ref read without an error")
+	}
+	// Past four symbolic refs in a row, git stops; so does this, saying
+	// which ref was asked for.
+	if _, _, err := repo.RefHash("refs/notes/c5"); err == nil || !strings.Contains(err.Error(), "refs/notes/c5") {
+		t.Errorf("a chain of five symbolic refs: %v", err)
+	}
+	if _, err := r.gitErr("rev-parse", "--verify", "-q", "refs/notes/c5"); err == nil {
+		t.Error("git resolves a chain of five symbolic refs: the test's premise is wrong")
 	}
 	// A loop of symbolic refs ends.
 	r.git("symbolic-ref", "refs/notes/loop1", "refs/notes/loop2")

@@ -208,6 +208,10 @@ func inProcess(dir string, getenv func(string) string) mcpRunner {
 	return func(ctx context.Context, args []string) ([]byte, []byte, int) {
 		mu.Lock()
 		defer mu.Unlock()
+		if ctx.Err() != nil {
+			// cancelled while it waited for the one before it: not run
+			return nil, []byte("git-evolve: error: cancelled before it ran"), exitRuntime
+		}
 		var stdout, stderr bytes.Buffer
 		code := runContext(ctx, append([]string{"-C", dir, "--color=never"}, args...), strings.NewReader(""), &stdout, &stderr, getenv)
 		return stdout.Bytes(), stderr.Bytes(), code

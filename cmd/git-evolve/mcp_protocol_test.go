@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -15,7 +16,8 @@ import (
 type fakeRunner struct {
 	ran   chan []string
 	out   string
-	block bool // cycle finish waits to be cancelled
+	block bool          // cycle finish waits to be cancelled
+	ended chan struct{} // closed by a cycle finish cancelled
 }
 
 func (f *fakeRunner) run(ctx context.Context, args []string) ([]byte, []byte, int) {
@@ -25,7 +27,8 @@ func (f *fakeRunner) run(ctx context.Context, args []string) ([]byte, []byte, in
 	}
 	if f.block && args[0] == "cycle" && args[1] == "finish" {
 		<-ctx.Done()
-		return nil, []byte("interrupted"), 130
+		close(f.ended)
+		return nil, []byte("interrupted"), 1
 	}
 	return []byte(f.out), nil, 0
 }
@@ -54,8 +57,17 @@ func newMCPSession(t *testing.T, runner mcpRunner) *mcpSession {
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
-				t.Errorf("not a JSON-RPC 2.0 line: %q (%v)", sc.Text(), err)
+			var batch []map[string]any
+			if json.Unmarshal(sc.Bytes(), &batch) == nil && len(batch) > 0 {
+				m = map[string]any{"jsonrpc": "2.0", "batch": []any{}}
+				for _, r := range batch {
+					if r["jsonrpc"] != "2.0" {
+						m["not JSON-RPC 2.0"] = sc.Text()
+					}
+					m["batch"] = append(m["batch"].([]any), r)
+				}
+			} else if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
+				m = map[string]any{"not JSON-RPC 2.0": sc.Text()} // next fails on it
 			}
 			s.out <- m
 		}
@@ -75,6 +87,9 @@ func (s *mcpSession) next() map[string]any {
 	s.t.Helper()
 	select {
 	case m := <-s.out:
+		if bad, ok := m["not JSON-RPC 2.0"]; ok {
+			s.t.Fatalf("not a JSON-RPC 2.0 line: %q", bad)
+		}
 		return m
 	case <-time.After(time.Minute):
 		s.t.Fatal("no response")
@@ -117,7 +132,8 @@ func TestMCPProtocol(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"a","method":"ping"}`, "a", 0, func(r map[string]any) bool { return len(r) == 0 }},
 		{`{"jsonrpc":"2.0","id":5,"result":{}}`, "none", 0, nil}, // a response to nothing asked
 		{`not json`, nil, rpcParseError, nil},
-		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, nil, rpcInvalidRequest, nil},
+		{`[]`, nil, rpcInvalidRequest, nil},
+		{`[{"jsonrpc":"2.0","id":9,"method":"ping"`, nil, rpcParseError, nil},
 		{`"a string"`, nil, rpcInvalidRequest, nil},
 		{`{"jsonrpc":"1.0","id":3,"method":"ping"}`, 3.0, rpcInvalidRequest, nil},
 		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, nil, rpcInvalidRequest, nil},
@@ -136,13 +152,20 @@ func TestMCPProtocol(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"log","arguments":{"limit":2}}}`, 12.0, 0,
 			func(r map[string]any) bool {
 				sc, _ := r["structuredContent"].(map[string]any)
-				return r["isError"] == nil && sc["cycle"] == 7.0 && text(r) == `{"cycle":7}` &&
-					slices.Equal(<-runner.ran, []string{"log", "--json", "-n", "2"})
+				var ran []string
+				select {
+				case ran = <-runner.ran:
+				default:
+				}
+				return r["isError"] == nil && sc["cycle"] == 7.0 && text(r) == `{"cycle":7}` && slices.Equal(ran, []string{"log", "--json", "-n", "2"})
 			}},
 		{`{"jsonrpc":"2.0","id":13,"method":"tools/list"}`, 13.0, 0,
 			func(r map[string]any) bool { tools, _ := r["tools"].([]any); return len(tools) == len(mcpTools) }},
 		{`{"jsonrpc":"2.0","id":14,"method":"resources/read","params":{"uri":"evolve://cycle/x"}}`, 14.0, rpcInvalidParams,
-			func(r map[string]any) bool { return true }},
+			func(e map[string]any) bool {
+				data, _ := e["data"].(map[string]any)
+				return e["message"] == "Resource not found" && data["uri"] == "evolve://cycle/x"
+			}},
 		{`{"jsonrpc":"2.0","id":15,"method":"resources/templates/list"}`, 15.0, 0,
 			func(r map[string]any) bool { l, _ := r["resourceTemplates"].([]any); return len(l) == 1 }},
 		{`{"jsonrpc":"2.0","id":16,"method":"ping","params":` + strings.Repeat(" ", mcpMaxMessage) + `{}}`, nil, rpcParseError, nil},
@@ -157,8 +180,11 @@ func TestMCPProtocol(t *testing.T) {
 		if m["id"] != st.id || errCode(m) != st.code {
 			t.Fatalf("%.80s: got %v", st.send, m)
 		}
-		if st.want != nil && st.code == 0 {
+		if st.want != nil {
 			res, _ := m["result"].(map[string]any)
+			if st.code != 0 {
+				res, _ = m["error"].(map[string]any)
+			}
 			if !st.want(res) {
 				t.Fatalf("%.80s: got %v", st.send, m)
 			}
@@ -191,18 +217,25 @@ func text(r map[string]any) string {
 // it names, which is answered; so is a request still running when the
 // client closes its end.
 func TestMCPCancel(t *testing.T) {
-	runner := &fakeRunner{ran: make(chan []string, 16), out: `{}`, block: true}
+	runner := &fakeRunner{ran: make(chan []string, 16), out: `{}`, block: true, ended: make(chan struct{})}
 	s := newMCPSession(t, runner.run)
 	s.send(`{"jsonrpc":"2.0","id":"f","method":"tools/call","params":{"name":"cycle_finish"}}`)
 	<-runner.ran // running, until cancelled
 	s.send(`{"jsonrpc":"2.0","id":"f","method":"ping"}`)
-	if m := s.next(); m["id"] != "f" || errCode(m) != rpcInvalidRequest {
-		t.Fatalf("a second request with the id of one running: %v", m)
+	if m := s.next(); m["id"] != nil || errCode(m) != rpcInvalidRequest {
+		t.Fatalf("a second request with the id of one running: %v (want an error with no id)", m)
 	}
+	// Cancelled, the command ends and the request is not answered: the
+	// next line is the ping's.
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"f","reason":"enough"}}`)
-	m := s.next()
-	if res, _ := m["result"].(map[string]any); m["id"] != "f" || res["isError"] != true || !strings.Contains(text(res), "interrupted") {
-		t.Fatalf("the cancelled request: %v", m)
+	select {
+	case <-runner.ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the cancelled command did not end")
+	}
+	s.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := s.next(); m["id"] != "p" {
+		t.Fatalf("after a cancellation: %v (want the ping's answer only)", m)
 	}
 
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status"}}`)
@@ -236,13 +269,48 @@ func FuzzMCPMessage(f *testing.F) {
 			t.Fatalf("%d lines for %d messages: %q", len(lines), strings.Count(line, "\n")+1, out.String())
 		}
 		for _, l := range lines {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
-				t.Fatalf("not JSON-RPC 2.0: %q", l)
+			var ms []map[string]any
+			if json.Unmarshal([]byte(l), &ms) != nil || len(ms) == 0 { // not a batch's answers
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("not JSON: %q", l)
+				}
+				ms = []map[string]any{m}
 			}
-			if _, ok := m["id"]; !ok {
-				t.Fatalf("no id: %q", l)
+			for _, m := range ms {
+				if _, ok := m["id"]; !ok || m["jsonrpc"] != "2.0" {
+					t.Fatalf("not JSON-RPC 2.0: %q", l)
+				}
 			}
 		}
 	})
+}
+
+// A batch (an array of messages, as clients of the 2025-03-26 version send)
+// is answered with one array: an answer for each request, none for the
+// notifications, in order; a batch of notifications alone gets no line.
+func TestMCPBatch(t *testing.T) {
+	runner := &fakeRunner{ran: make(chan []string, 16), out: `{"cycle":3}`}
+	s := newMCPSession(t, runner.run)
+	s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status"}},{"jsonrpc":"2.0","id":3,"method":"nope"},7]`)
+	s.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	// Two lines, in either order: the batch's array and the ping's answer.
+	var got, single []string
+	for i := 0; i < 2; i++ {
+		m := s.next()
+		if batch, ok := m["batch"].([]any); ok {
+			for _, e := range batch {
+				r := e.(map[string]any)
+				got = append(got, fmt.Sprintf("%v:%d", r["id"], errCode(r)))
+			}
+			continue
+		}
+		single = append(single, fmt.Sprintf("%v:%d", m["id"], errCode(m)))
+	}
+	want := fmt.Sprintf("1:0 2:0 3:%d <nil>:%d", rpcMethodNotFound, rpcInvalidRequest)
+	if strings.Join(got, " ") != want || strings.Join(single, " ") != "4:0" {
+		t.Errorf("the batch answered %q and the lines after it %q; want %q and \"4:0\"", strings.Join(got, " "), strings.Join(single, " "), want)
+	}
 }

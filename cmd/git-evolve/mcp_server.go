@@ -16,9 +16,10 @@ import (
 
 // mcpServer is the protocol side of git evolve mcp: JSON-RPC 2.0 messages,
 // one a line, on standard input and output (the Model Context Protocol's
-// stdio transport), answering the lifecycle, tools and resources requests
-// with the tools and resources of mcp_cmd.go. It offers nothing else: no
-// prompts, no logging, no subscriptions, no requests of its own.
+// stdio transport; a line may also hold a batch, an array of them),
+// answering the lifecycle, tools and resources requests with the tools and
+// resources of mcp_cmd.go. It offers nothing else: no prompts, no logging,
+// no subscriptions, no requests of its own.
 //
 // It is ours rather than the protocol's Go SDK because of what the SDK costs
 // every git-evolve process, not only this one: its packages and what they
@@ -31,7 +32,7 @@ type mcpServer struct {
 	mu  sync.Mutex // out, inFlight
 	out io.Writer
 	// inFlight cancels a request being answered, by its id as sent.
-	inFlight map[string]context.CancelFunc
+	inFlight map[string]context.CancelCauseFunc
 }
 
 // mcpVersions are the protocol versions the server speaks, newest first:
@@ -86,7 +87,7 @@ type rpcResponse struct {
 // for them.
 func (s *mcpServer) serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.out = out
-	s.inFlight = map[string]context.CancelFunc{}
+	s.inFlight = map[string]context.CancelCauseFunc{}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -152,28 +153,80 @@ func readMessage(br *bufio.Reader, max int) (data []byte, tooLong bool, err erro
 	}
 }
 
-// handle answers one message: at once when it is malformed or a
-// notification, else in a goroutine of its own.
+// handle answers one line: a message, or a batch of them (an array, which
+// the 2025-03-26 version of the protocol has clients send). What is
+// malformed and notifications are dealt with at once; a request is answered
+// in a goroutine of its own, so that a cancellation can reach it, and a
+// batch in one goroutine, whose answers are written as one array.
 func (s *mcpServer) handle(ctx context.Context, wg *sync.WaitGroup, data []byte, tooLong bool) {
 	data = bytes.TrimSpace(data)
 	switch {
 	case tooLong:
-		s.reply(nil, nil, &rpcError{Code: rpcParseError, Message: fmt.Sprintf("the message is longer than %d bytes", mcpMaxMessage)})
+		s.write(errorResponse(nil, rpcParseError, fmt.Sprintf("the message is longer than %d bytes", mcpMaxMessage)))
 		return
 	case len(data) == 0:
 		return
 	case data[0] == '[':
-		s.reply(nil, nil, &rpcError{Code: rpcInvalidRequest, Message: "batches of messages are not supported"})
+		var elems []json.RawMessage
+		if err := json.Unmarshal(data, &elems); err != nil {
+			code := rpcParseError
+			if json.Valid(data) {
+				code = rpcInvalidRequest
+			}
+			s.write(errorResponse(nil, code, "not a batch of JSON-RPC messages: "+err.Error()))
+			return
+		}
+		if len(elems) == 0 {
+			s.write(errorResponse(nil, rpcInvalidRequest, "an empty batch"))
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out []*rpcResponse
+			for _, e := range elems {
+				resp, run := s.prepare(ctx, e)
+				if run != nil {
+					resp = run()
+				}
+				if resp != nil {
+					out = append(out, resp)
+				}
+			}
+			if len(out) > 0 {
+				s.write(out)
+			}
+		}()
 		return
 	}
+	resp, run := s.prepare(ctx, data)
+	if run == nil {
+		if resp != nil {
+			s.write(resp)
+		}
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if resp := run(); resp != nil {
+			s.write(resp)
+		}
+	}()
+}
+
+// prepare reads one message. It returns the answer when there is one at
+// once (an error), or run, which answers the request (nil when the client
+// cancelled it: a cancelled request is not answered); both nil for a
+// notification or a response.
+func (s *mcpServer) prepare(ctx context.Context, data []byte) (*rpcResponse, func() *rpcResponse) {
 	var m rpcMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		code := rpcParseError
 		if json.Valid(data) {
 			code = rpcInvalidRequest
 		}
-		s.reply(nil, nil, &rpcError{Code: code, Message: "not a JSON-RPC message: " + err.Error()})
-		return
+		return errorResponse(nil, code, "not a JSON-RPC message: "+err.Error()), nil
 	}
 	id := m.ID
 	if !validID(id) {
@@ -181,41 +234,44 @@ func (s *mcpServer) handle(ctx context.Context, wg *sync.WaitGroup, data []byte,
 	}
 	switch {
 	case m.JSONRPC != "2.0":
-		s.reply(id, nil, &rpcError{Code: rpcInvalidRequest, Message: `not a JSON-RPC 2.0 message ("jsonrpc": "2.0")`})
-		return
+		return errorResponse(id, rpcInvalidRequest, `not a JSON-RPC 2.0 message ("jsonrpc": "2.0")`), nil
 	case m.Method == "" && (m.Result != nil || m.Error != nil):
-		return // a response: this server sends no requests
+		return nil, nil // a response: this server sends no requests
 	case m.Method == "":
-		s.reply(id, nil, &rpcError{Code: rpcInvalidRequest, Message: "a request needs a method"})
-		return
+		return errorResponse(id, rpcInvalidRequest, "a request needs a method"), nil
 	case m.ID == nil:
 		s.notified(m.Method, m.Params)
-		return
+		return nil, nil
 	case id == nil:
-		s.reply(nil, nil, &rpcError{Code: rpcInvalidRequest, Message: "a request's id is a string or an integer"})
-		return
+		return errorResponse(nil, rpcInvalidRequest, "a request's id is a string or an integer"), nil
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	if _, dup := s.inFlight[string(id)]; dup {
 		s.mu.Unlock()
-		cancel()
-		s.reply(id, nil, &rpcError{Code: rpcInvalidRequest, Message: "a request with this id is being answered"})
-		return
+		cancel(nil)
+		// Answered with no id: with the id, the client would take it for
+		// the answer to the request of that id still running.
+		return errorResponse(nil, rpcInvalidRequest, "a request with id "+string(id)+" is being answered already"), nil
 	}
 	s.inFlight[string(id)] = cancel
 	s.mu.Unlock()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return nil, func() *rpcResponse {
 		result, err := s.call(rctx, m.Method, m.Params)
 		s.mu.Lock()
 		delete(s.inFlight, string(id))
 		s.mu.Unlock()
-		cancel()
-		s.reply(id, result, err)
-	}()
+		cancelled := errors.Is(context.Cause(rctx), errCancelledByClient)
+		cancel(nil)
+		if cancelled {
+			return nil
+		}
+		return response(id, result, err)
+	}
 }
+
+// errCancelledByClient is why a request the client cancelled ended.
+var errCancelledByClient = errors.New("cancelled by the client")
 
 // validID says whether id is one JSON-RPC allows: a string or an integer.
 func validID(id json.RawMessage) bool {
@@ -238,7 +294,8 @@ func validID(id json.RawMessage) bool {
 }
 
 // notified acts on a notification: a cancellation ends the request it
-// names; the others (initialized, progress, roots) need nothing.
+// names, which is then not answered; the others (initialized, progress,
+// roots) need nothing.
 func (s *mcpServer) notified(method string, params json.RawMessage) {
 	if method != "notifications/cancelled" {
 		return
@@ -253,17 +310,21 @@ func (s *mcpServer) notified(method string, params json.RawMessage) {
 	cancel := s.inFlight[string(p.RequestID)]
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(errCancelledByClient)
 	}
 }
 
-// reply writes the response to the request id (null when it could not be
+func errorResponse(id json.RawMessage, code int, msg string) *rpcResponse {
+	return response(id, nil, &rpcError{Code: code, Message: msg})
+}
+
+// response is the answer to the request id (null when it could not be
 // read): result, or err when not nil.
-func (s *mcpServer) reply(id json.RawMessage, result any, err error) {
+func response(id json.RawMessage, result any, err error) *rpcResponse {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	resp := rpcResponse{JSONRPC: "2.0", ID: id}
+	resp := &rpcResponse{JSONRPC: "2.0", ID: id}
 	var re *rpcError
 	switch {
 	case errors.As(err, &re):
@@ -275,12 +336,17 @@ func (s *mcpServer) reply(id json.RawMessage, result any, err error) {
 	default:
 		resp.Result = result
 	}
+	return resp
+}
+
+// write writes one line: a response, or a batch's.
+func (s *mcpServer) write(v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(resp); err != nil {
+	if err := enc.Encode(v); err != nil {
 		buf.Reset()
-		_ = enc.Encode(rpcResponse{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: rpcInternalError, Message: err.Error()}})
+		_ = enc.Encode(errorResponse(nil, rpcInternalError, err.Error()))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
