@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -396,5 +397,30 @@ func TestRunGate(t *testing.T) {
 	}
 	if res := RunGate(context.Background(), Gate{Timeout: time.Second}, dir); len(res) != 0 {
 		t.Errorf("no commands: %+v", res)
+	}
+}
+
+// OnCheck is called one at a time, though the checks run at once: callers
+// print from it to writers not made for concurrent use. The first call
+// stays until a second comes in or 200 ms pass; when calls could overlap,
+// one comes in.
+func TestMeasureOnCheckOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	f := &File{Era: "goals-x", Goals: []Goal{goal("a", "true", 1), goal("b", "true", 1), goal("c", "true", 1), goal("d", "true", 1)}}
+	var inside, most atomic.Int32
+	var first atomic.Bool
+	Measure(context.Background(), f, Options{Dir: dir, Parallel: 4, OnCheck: func(string) {
+		n := inside.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if first.CompareAndSwap(false, true) {
+			for deadline := time.Now().Add(200 * time.Millisecond); inside.Load() < 2 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		inside.Add(-1)
+	}})
+	if most.Load() != 1 {
+		t.Errorf("%d OnCheck calls ran at once", most.Load())
 	}
 }

@@ -99,8 +99,8 @@ type Options struct {
 	Parallel int
 	// Now is the clock of the snapshot's timestamp.
 	Now func() time.Time
-	// OnCheck, when set, is told each goal's id as its check starts (from
-	// the goroutines that run them: it must be safe for concurrent use).
+	// OnCheck, when set, is told each goal's id as its check starts: from
+	// the goroutines that run them, one call at a time.
 	OnCheck func(id string)
 }
 
@@ -115,6 +115,16 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 	par := opts.Parallel
 	if par <= 0 {
 		par = runtime.NumCPU()
+	}
+	if onCheck := opts.OnCheck; onCheck != nil {
+		// Callers print from it, to writers that are not all safe for
+		// concurrent use (a buffer, for git evolve mcp's commands).
+		var mu sync.Mutex
+		opts.OnCheck = func(id string) {
+			mu.Lock()
+			defer mu.Unlock()
+			onCheck(id)
+		}
 	}
 	var goals []Goal
 	for _, g := range f.Goals {
