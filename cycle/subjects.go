@@ -103,11 +103,7 @@ func (l *Ledger) Subjects(hs []gitstore.Hash) (subjects []string, errs []error, 
 	}
 	if len(add) > 0 {
 		// The file only saves time: failing to write it is not an error.
-		if whole || !intact {
-			_ = saveSubjects(l.subjectsPath(), kept, add, intact)
-		} else {
-			_ = appendSubjects(l.subjectsPath(), add)
-		}
+		_ = saveSubjects(l.subjectsPath(), kept, add, intact)
 	}
 	return subjects, errs, nil
 }
@@ -214,27 +210,6 @@ func readSubjectsTail(path string, hs []gitstore.Hash) (found map[gitstore.Hash]
 		end = start
 	}
 	return found, true, false
-}
-
-// appendSubjects appends the entries add to the file, which is of this
-// format or missing; writers take turns on a lock of the file, and one
-// that finds it taken leaves it.
-func appendSubjects(path string, add []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return writeFileAtomic(path, append([]byte(subjectsMagic), add...))
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	unlock, ok, err := filelock.TryLock(path)
-	if err != nil || !ok {
-		return err
-	}
-	defer unlock()
-	_, err = f.Write(add)
-	return err
 }
 
 // saveSubjects appends the entries add to the file, or, when the file was

@@ -13,15 +13,7 @@ import (
 // file, which a torn append, a damaged file or a replace ref cannot make
 // say anything git would not.
 func TestSubjectsAreGitsOnce(t *testing.T) {
-	dir, commits := testRepo(t, subjectsCacheFrom+2)
-	l := openLedger(t, dir)
-	var hs []gitstore.Hash
-	want := map[gitstore.Hash]string{}
-	for _, c := range commits {
-		h, _ := gitstore.ParseHash(c)
-		hs = append(hs, h)
-		want[h] = strings.TrimSpace(git(t, dir, "log", "-1", "--format=%s", c))
-	}
+	dir, commits, l, hs, want := subjectsRepo(t, subjectsCacheFrom+2)
 	missing, _ := gitstore.ParseHash(strings.Repeat("ab", 20))
 	hs = append(hs, missing)
 	check := func(when string, lie map[gitstore.Hash]string) {
@@ -81,15 +73,7 @@ func TestSubjectsAreGitsOnce(t *testing.T) {
 // what git answered once is read back from there, a torn or foreign file
 // is not believed, and a replace ref still means git answers.
 func TestSubjectsFromTheTail(t *testing.T) {
-	dir, commits := testRepo(t, 4)
-	l := openLedger(t, dir)
-	var hs []gitstore.Hash
-	want := map[gitstore.Hash]string{}
-	for _, c := range commits {
-		h, _ := gitstore.ParseHash(c)
-		hs = append(hs, h)
-		want[h] = strings.TrimSpace(git(t, dir, "log", "-1", "--format=%s", c))
-	}
+	dir, commits, l, hs, want := subjectsRepo(t, 4)
 	check := func(when string, lie map[gitstore.Hash]string) {
 		t.Helper()
 		got, errs, err := l.Subjects(hs[:2])
@@ -151,4 +135,20 @@ func fakeHash(i int) gitstore.Hash {
 	var h gitstore.Hash
 	h[0], h[1], h[2], h[19] = byte(i>>16), byte(i>>8), byte(i), 0xee
 	return h
+}
+
+// subjectsRepo is a repository of n commits, its ledger, the commits' names
+// and their subjects as git gives them.
+func subjectsRepo(t *testing.T, n int) (string, []string, *Ledger, []gitstore.Hash, map[gitstore.Hash]string) {
+	t.Helper()
+	dir, commits := testRepo(t, n)
+	l := openLedger(t, dir)
+	var hs []gitstore.Hash
+	want := map[gitstore.Hash]string{}
+	for _, c := range commits {
+		h, _ := gitstore.ParseHash(c)
+		hs = append(hs, h)
+		want[h] = strings.TrimSpace(git(t, dir, "log", "-1", "--format=%s", c))
+	}
+	return dir, commits, l, hs, want
 }
