@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -150,15 +151,9 @@ func isSpace(c byte) bool {
 // packedRef finds name's line in packed-refs: "<name of the object>
 // <ref>", the peeled lines ("^…") and the header ("# …") aside.
 func (r *Repo) packedRef(name string) (Hash, bool, error) {
-	data, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return ZeroHash, false, nil
-	}
+	data, err := r.packedRefs()
 	if err != nil {
-		return ZeroHash, false, fmt.Errorf("reading packed-refs: %w", err)
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data, '\n')
+		return ZeroHash, false, err
 	}
 	key := []byte(" " + name + "\n")
 	for at := 0; ; {
@@ -177,4 +172,45 @@ func (r *Repo) packedRef(name string) (Hash, bool, error) {
 		}
 		return h, true, nil
 	}
+}
+
+// packedCache is packed-refs as last read, with what the file was then.
+type packedCache struct {
+	mu   sync.Mutex
+	fi   fs.FileInfo // nil: not read, or not there
+	data []byte
+}
+
+// packedRefs is the packed-refs file, every line ended by a newline (nil
+// when there is none). It is read again only when the file is another or
+// has changed (its identity, size or time), as git keeps a snapshot of it:
+// a command looks refs up there tens of times, and the file of a
+// repository with many tags is megabytes.
+func (r *Repo) packedRefs() ([]byte, error) {
+	path := filepath.Join(r.commonDir, "packed-refs")
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading packed-refs: %w", err)
+	}
+	c := &r.packed
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fi != nil && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
+		return c.data, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading packed-refs: %w", err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	c.fi, c.data = fi, data
+	return data, nil
 }

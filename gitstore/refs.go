@@ -370,7 +370,11 @@ func (r *Repo) TrackingNotes(leaf string) (map[string]Hash, error) {
 			names["refs/notes/remotes/"+filepath.Base(filepath.Dir(p))+"/"+leaf] = true
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs")); err == nil {
+	data, err := r.packedRefs()
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			_, name, ok := strings.Cut(line, " ")
 			if !ok || !strings.HasPrefix(name, "refs/notes/remotes/") || !strings.HasSuffix(name, "/"+leaf) {
@@ -415,12 +419,6 @@ func (r *Repo) HasRefsUnder(prefix string) (bool, error) {
 	if err != nil || found {
 		return found, err
 	}
-	data, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return bytes.Contains(data, []byte(" "+prefix)), nil
+	data, err := r.packedRefs()
+	return bytes.Contains(data, []byte(" "+prefix)), err
 }

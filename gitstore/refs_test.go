@@ -177,6 +177,16 @@ func TestRefHash(t *testing.T) {
 	if h, ok, err := repo2.RefHash(testNotesRef); err != nil || !ok || h != cs[0] {
 		t.Errorf("RefHash of a packed ref = %s, %v, %v; want %s", h, ok, err, cs[0])
 	}
+	// packed-refs is read once, and again when another git rewrites it.
+	r.git("update-ref", testNotesRef, cs[1].String())
+	r.git("pack-refs", "--all")
+	if h, ok, err := repo2.RefHash(testNotesRef); err != nil || !ok || h != cs[1] {
+		t.Errorf("RefHash of a ref packed again = %s, %v, %v; want %s", h, ok, err, cs[1])
+	}
+	r.git("update-ref", "-d", testNotesRef)
+	if h, ok, err := repo2.RefHash(testNotesRef); err != nil || ok {
+		t.Errorf("RefHash of a packed ref deleted = %s, %v, %v; want none", h, ok, err)
+	}
 }
 
 func TestLookupCommits(t *testing.T) {

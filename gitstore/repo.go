@@ -36,6 +36,7 @@ type Repo struct {
 	objectsOnce sync.Once   // starts objects
 	ident       identCache  // author and committer, fetched once (ident.go)
 	config      configCache // git's config, read once (config.go)
+	packed      packedCache // packed-refs, read again when it changes (refread.go)
 	refUpdate   *proc       // a git update-ref started for ForWriting
 	writeReason string      // ForWriting's reflog message ("": not for writing)
 	env         []string    // the environment of every git this runs: GIT_DIR pinned
