@@ -169,11 +169,7 @@ func (s *mcpServer) handle(ctx context.Context, wg *sync.WaitGroup, data []byte,
 	case data[0] == '[':
 		var elems []json.RawMessage
 		if err := json.Unmarshal(data, &elems); err != nil {
-			code := rpcParseError
-			if json.Valid(data) {
-				code = rpcInvalidRequest
-			}
-			s.write(errorResponse(nil, code, "not a batch of JSON-RPC messages: "+err.Error()))
+			s.write(unreadMessage(data, "not a batch of JSON-RPC messages: ", err))
 			return
 		}
 		if len(elems) == 0 {
@@ -222,11 +218,7 @@ func (s *mcpServer) handle(ctx context.Context, wg *sync.WaitGroup, data []byte,
 func (s *mcpServer) prepare(ctx context.Context, data []byte) (*rpcResponse, func() *rpcResponse) {
 	var m rpcMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		code := rpcParseError
-		if json.Valid(data) {
-			code = rpcInvalidRequest
-		}
-		return errorResponse(nil, code, "not a JSON-RPC message: "+err.Error()), nil
+		return unreadMessage(data, "not a JSON-RPC message: ", err), nil
 	}
 	id := m.ID
 	if !validID(id) {
@@ -312,6 +304,16 @@ func (s *mcpServer) notified(method string, params json.RawMessage) {
 	if cancel != nil {
 		cancel(errCancelledByClient)
 	}
+}
+
+// unreadMessage is the answer to data, which did not decode (err): a parse
+// error when it is not JSON, else an invalid request.
+func unreadMessage(data []byte, what string, err error) *rpcResponse {
+	code := rpcParseError
+	if json.Valid(data) {
+		code = rpcInvalidRequest
+	}
+	return errorResponse(nil, code, what+err.Error())
 }
 
 func errorResponse(id json.RawMessage, code int, msg string) *rpcResponse {
