@@ -221,16 +221,27 @@ func (r *Repo) readObject(h Hash, want objectType) ([]byte, error) {
 	return data, nil
 }
 
+// fanoutNames are the names of a notes tree's fanout directories (two hex
+// digits), one copy of each: a diff of notes trees reads thousands of
+// them.
+var fanoutNames = func() (out [256]string) {
+	for i := range out {
+		out[i] = fmt.Sprintf("%02x", i)
+	}
+	return out
+}()
+
 // parseTree reads the entries of a tree object in git's binary format.
 func parseTree(data []byte) ([]treeEntry, error) {
 	var out []treeEntry
+	whole := len(data)
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		if sp < 0 {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
-		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-		if err != nil {
+		mode, ok := parseMode(data[:sp])
+		if !ok {
 			return nil, fmt.Errorf("malformed tree entry mode %q", data[:sp])
 		}
 		data = data[sp+1:]
@@ -238,10 +249,61 @@ func parseTree(data []byte) ([]treeEntry, error) {
 		if nul < 0 || len(data) < nul+21 {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
-		e := treeEntry{name: string(data[:nul]), mode: uint32(mode), dir: mode == 0o40000}
+		e := treeEntry{mode: mode, dir: mode == 0o40000}
+		if i, ok := fanoutIndex(data[:nul]); ok {
+			e.name = fanoutNames[i]
+		} else {
+			e.name = string(data[:nul])
+		}
 		copy(e.hash[:], data[nul+1:nul+21])
+		if out == nil {
+			// The entries of a tree are much alike (a notes tree's are all
+			// fanout directories or all notes): room for as many as the
+			// first one's size fits, and an eighth more.
+			n := whole / (sp + 1 + nul + 21)
+			out = make([]treeEntry, 0, n+n/8+1)
+		}
 		out = append(out, e)
 		data = data[nul+21:]
 	}
 	return out, nil
+}
+
+// parseMode reads a tree entry's mode: octal digits, as strconv.ParseUint
+// with base 8 and 32 bits reads them.
+func parseMode(b []byte) (uint32, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		n = n<<3 | uint64(c-'0')
+		if n > 1<<32-1 {
+			return 0, false
+		}
+	}
+	return uint32(n), true
+}
+
+// fanoutIndex reports whether name is two lowercase hex digits, and which.
+func fanoutIndex(name []byte) (int, bool) {
+	if len(name) != 2 {
+		return 0, false
+	}
+	hi, ok1 := hexDigit(name[0])
+	lo, ok2 := hexDigit(name[1])
+	return hi<<4 | lo, ok1 && ok2
+}
+
+func hexDigit(c byte) (int, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0'), true
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10, true
+	}
+	return 0, false
 }
