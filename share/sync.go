@@ -125,6 +125,14 @@ type Options struct {
 	// first (0 is DefaultPatience); when it is up, Sync returns a
 	// *GaveUpError.
 	Patience time.Duration
+	// AsLastSeen starts with a round that does not fetch: the remote's
+	// refs are taken to be what the remote-tracking refs say (as the last
+	// fetch or push left them), and the push's lease holds the remote to
+	// that. When the remote moved since, the lease refuses the push and a
+	// round that fetches follows at once (not counted as a lost race).
+	// What the remote brings is then asked of it as in any round: a push
+	// of what the remote already has in part saves a fetch.
+	AsLastSeen bool
 	// Transcripts carries the agents' transcripts too: the remote's are
 	// fetched to TranscriptsTracking, and the local ones the remote lacks
 	// are pushed (created there, never overwritten).
@@ -144,13 +152,19 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	}
 	start := time.Now()
 	defer func() { rep.Elapsed = time.Since(start) }()
+	lastSeen := o.AsLastSeen
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
 		began := time.Now()
-		refs, transcripts, err := syncOnce(repo, remote, attempt > 1, o)
+		refs, transcripts, err := syncOnce(repo, remote, attempt > 1, lastSeen, o)
 		rep.Refs, rep.Transcripts = refs, transcripts
 		if !errors.Is(err, gitstore.ErrPushRejected) {
 			return rep, err
+		}
+		if lastSeen {
+			// The remote moved since it was last seen: no race lost yet.
+			lastSeen = false
+			continue
 		}
 		rep.LeaseLosses++
 		wait := backoff(attempt+1, time.Since(began))
@@ -162,18 +176,36 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 }
 
 // syncOnce is one fetch-merge-push round; again is true for a round after
-// a lost race.
-func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefReport, int, error) {
+// the first, lastSeen for a round that does not fetch (Options.AsLastSeen).
+func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Options) ([]RefReport, int, error) {
 	refspecs := []string{"+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"}
 	if o.Transcripts {
 		refspecs = append(refspecs, "+"+TranscriptsPrefix+"*:"+TranscriptsTracking(remote)+"*")
 	}
-	if err := repo.Fetch(remote, again, refspecs...); err != nil {
-		return nil, 0, err
+	if !lastSeen {
+		if err := repo.Fetch(remote, again, refspecs...); err != nil {
+			return nil, 0, err
+		}
 	}
 	local, fetched, err := notesRefs(repo, remote)
 	if err != nil {
 		return nil, 0, err
+	}
+	if lastSeen {
+		// Not fetching is for a push of local refs that are ahead of the
+		// remote's as last seen; anything else fetches.
+		ahead, err := aheadOfLastSeen(repo, remote, local, fetched)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !ahead {
+			if err := repo.Fetch(remote, again, refspecs...); err != nil {
+				return nil, 0, err
+			}
+			if local, fetched, err = notesRefs(repo, remote); err != nil {
+				return nil, 0, err
+			}
+		}
 	}
 	names := map[string]bool{}
 	for ref := range local {
@@ -237,6 +269,26 @@ func syncOnce(repo *gitstore.Repo, remote string, again bool, o Options) ([]RefR
 		}
 	}
 	return out, transcripts, refused
+}
+
+// aheadOfLastSeen reports whether every evolve notes ref of remote, as
+// last seen (its remote-tracking copy), is the local ref of that name or
+// one of its ancestors: the remote brings nothing, as far as this clone
+// knows.
+func aheadOfLastSeen(repo *gitstore.Repo, remote string, local, tracking map[string]gitstore.Hash) (bool, error) {
+	for t, seen := range tracking {
+		mine, ok := local[NotesPrefix+strings.TrimPrefix(t, TrackingRef(remote, NotesPrefix))]
+		if !ok {
+			return false, nil
+		}
+		if mine == seen {
+			continue
+		}
+		if in, err := repo.IsAncestor(seen, mine); err != nil || !in {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // missingTranscripts are the pushes of the local transcripts remote lacks

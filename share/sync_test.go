@@ -190,3 +190,92 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncAsLastSeen: a sync that starts from the remote as last seen
+// pushes what the remote lacks without fetching when the remote did not
+// move; when another clone pushed since, the lease refuses that push and a
+// round that fetches merges both, not counted as a lost race; and a local
+// ref behind its last-seen copy fetches first.
+func TestSyncAsLastSeen(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", bare)
+	dir := filepath.Join(root, "a")
+	git(t, root, "clone", "-q", bare, dir)
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	git(t, dir, "push", "-q", "origin", "HEAD")
+	other := filepath.Join(root, "b")
+	git(t, root, "clone", "-q", bare, other)
+	fetchRefs := "+refs/notes/evolve*:refs/notes/remotes/origin/evolve*"
+	git(t, dir, "config", "--add", "remote.origin.fetch", fetchRefs)
+	git(t, other, "config", "--add", "remote.origin.fetch", fetchRefs)
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "first", "HEAD")
+	git(t, dir, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	sync := func() *Report {
+		t.Helper()
+		rep, err := Sync(repo, "origin", Options{AsLastSeen: true})
+		if err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		return rep
+	}
+	tracking := func(ref string) string {
+		t.Helper()
+		out, _ := exec.Command("git", "-C", dir, "rev-parse", "-q", "--verify", ref).Output()
+		return strings.TrimSpace(string(out))
+	}
+
+	// Not moved: one round, and a ref only the remote has is not fetched.
+	git(t, other, "fetch", "-q", "origin")
+	git(t, other, "notes", "--ref=evolve-other", "add", "-m", "theirs", "HEAD")
+	git(t, other, "push", "-q", "origin", "refs/notes/evolve-other")
+	setNote(t, dir, "HEAD", "first\nsecond\n")
+	rep := sync()
+	if rep.Attempts != 1 || rep.LeaseLosses != 0 {
+		t.Errorf("not moved: %d attempts, %d lease losses; want 1, 0", rep.Attempts, rep.LeaseLosses)
+	}
+	if got := git(t, bare, "notes", "--ref=evolve-fitness", "show", "HEAD"); got != "first\nsecond" {
+		t.Errorf("not moved: the remote's note %q", got)
+	}
+	if got := tracking("refs/notes/remotes/origin/evolve-other"); got != "" {
+		t.Errorf("not moved: the remote was fetched (its evolve-other is %s here)", got)
+	}
+
+	// Moved: the other clone pushed a line since; both lines arrive.
+	git(t, other, "fetch", "-q", "origin", "+refs/notes/evolve-fitness:refs/notes/evolve-fitness")
+	git(t, other, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "first\nsecond\ntheirs", "HEAD")
+	git(t, other, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	setNote(t, dir, "HEAD", "first\nsecond\nthird\n")
+	rep = sync()
+	if rep.Attempts != 2 || rep.LeaseLosses != 0 {
+		t.Errorf("moved: %d attempts, %d lease losses; want 2, 0", rep.Attempts, rep.LeaseLosses)
+	}
+	if got := git(t, bare, "notes", "--ref=evolve-fitness", "show", "HEAD"); got != "first\nsecond\ntheirs\nthird" {
+		t.Errorf("moved: the remote's note %q", got)
+	}
+	if got := tracking("refs/notes/remotes/origin/evolve-other"); got == "" {
+		t.Errorf("moved: the round after the refused lease did not fetch")
+	}
+
+	// Behind what was last seen (and the remote moved on since): fetched
+	// and fast-forwarded to what the remote has now, nothing pushed.
+	git(t, dir, "update-ref", "refs/notes/evolve-fitness", "refs/notes/evolve-fitness~1")
+	git(t, other, "fetch", "-q", "origin", "+refs/notes/evolve-fitness:refs/notes/evolve-fitness")
+	git(t, other, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "first\nsecond\ntheirs\nthird\nfourth", "HEAD")
+	git(t, other, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	ahead := git(t, bare, "rev-parse", "refs/notes/evolve-fitness")
+	rep = sync()
+	if got := git(t, dir, "rev-parse", "refs/notes/evolve-fitness"); got != ahead {
+		t.Errorf("behind: the local ref is %s, want %s", got, ahead)
+	}
+	for _, r := range rep.Refs {
+		if r.Pushed {
+			t.Errorf("behind: %s was pushed", r.Ref)
+		}
+	}
+}

@@ -124,8 +124,11 @@ and stops the push when it fails, saying why and how to push anyway (git push
 same remote, merged with what the remote has (never forced), as git evolve
 sync does, unless the remote had all of them when this clone last fetched
 from or pushed to it (its remote-tracking notes refs say so: nothing is
-asked of the remote then). A remote given by URL alone (no remote of that name) gets no
-ledger: name the remote, or run git evolve sync.`
+asked of the remote then). When the ledger is ahead of the remote's as last
+seen, it is pushed without a fetch first, with a lease on what was last seen: a
+remote that moved since refuses it, and is then fetched and merged. A remote
+given by URL alone (no remote of that name) gets no ledger: name the remote, or
+run git evolve sync.`
 }
 
 func (c *hookPrePushCmd) Run(e *env) error {
@@ -185,6 +188,9 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	}
 	opts := ledgerGuards(e, l, c.Remote, false, "", tip)
 	opts.Transcripts = transcripts
+	// What the remote lacks as last seen is pushed without a fetch first;
+	// a remote that moved since refuses the lease, and is fetched then.
+	opts.AsLastSeen = true
 	rep2, err := share.Sync(l.Repo(), c.Remote, opts)
 	if errors.As(err, new(*integrityError)) {
 		fmt.Fprintf(e.stderr, "git-evolve: the ledger was not delivered to %s: %v (the push goes on)\n", c.Remote, err)
