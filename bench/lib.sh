@@ -4,8 +4,9 @@
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Build first, with the user's Go caches; then give git a home of its own.
-(cd "$here/.." && go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
+# Build first, with the user's Go caches, as the README installs it (a
+# static binary); then give git a home of its own.
+(cd "$here/.." && CGO_ENABLED=0 go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
 export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
 git config --global user.name Bench
 git config --global user.email bench@example.com
