@@ -107,6 +107,10 @@ type VerifyOptions struct {
 	// FullHistory reads the ledger's whole history, not only what was not
 	// verified before.
 	FullHistory bool
+	// SaveLater writes what the verify read for the next one (the
+	// verify-state file) in the background: the caller goes on with its
+	// work and calls WaitSaved before it exits.
+	SaveLater bool
 	// BreachesOnly leaves out of the report the findings of the checks
 	// that can only give notices (the commits not fetched, cycle numbers
 	// two records took): what a push guard needs to know. Every check still
@@ -267,13 +271,29 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) { w.WriteString(tip.String() + "\n") })
 	}
 	if source != nil {
-		saveState(l, rd, *source, ls, tl.head, tl.commits)
+		if o.SaveLater {
+			saving.Add(1)
+			go func() {
+				defer saving.Done()
+				saveState(l, rd, *source, ls, tl.head, tl.commits)
+			}()
+		} else {
+			saveState(l, rd, *source, ls, tl.head, tl.commits)
+		}
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
 	})
 	return rep, nil
 }
+
+// saving counts the verify-state files being written in the background
+// (VerifyOptions.SaveLater).
+var saving sync.WaitGroup
+
+// WaitSaved waits for the verify-state files being written in the
+// background to be written.
+func WaitSaved() { saving.Wait() }
 
 // breachesOnly is rep without the findings only a verify of every check
 // makes.

@@ -161,7 +161,10 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	// What the delivery asks git (the settings, and with them the remotes)
 	// is asked while the ledger is verified: every push pays for this hook.
 	l.Repo().PrefetchConfig()
-	rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
+	// What the verify keeps for the next is written while the ledger is
+	// delivered.
+	defer audit.WaitSaved()
+	rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true, SaveLater: true})
 	if err != nil {
 		return err
 	}
