@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"unsafe"
@@ -151,6 +152,11 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 	st.decoded = make(chan struct{})
 	go func() {
 		defer close(st.decoded)
+		// The summaries' array is made at once, tens of megabytes at
+		// 100,000 records: the collection that starts then would mark it
+		// while it is filled, each string written through a write barrier
+		// (a third of the decode). It waits for the decode instead.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		st.bodyErr = decodeBody(st, body)
 	}()
 	return st
