@@ -110,23 +110,50 @@ func noteLines(note []byte, commit gitstore.Hash, journal bool, keep func(*ledge
 	var errs []*NoteError
 	note = append([]byte(nil), note...) // the summaries point into it
 	ledger.EachLine(note, func(n int, line []byte) {
-		if sum, ok := ledger.Summarize(line); ok {
-			if keep == nil || keep(&sum) {
-				out = append(out, Line{Summary: sum, Text: line})
-			}
-			return
-		}
-		r, err := ledger.Parse(line)
+		ln, err := noteLine(line)
 		if err != nil {
 			errs = append(errs, &NoteError{Commit: commit, Journal: journal, Line: n, Text: string(line), Err: err})
 			return
 		}
-		sum := ledger.SummaryOf(&r)
-		if keep == nil || keep(&sum) {
-			out = append(out, Line{Summary: sum, Text: r.Marshal()})
+		if keep == nil || keep(&ln.Summary) {
+			out = append(out, ln)
 		}
 	})
 	return out, errs
+}
+
+// noteLine reads one line of a note as a canonical line (its summary
+// points into line), or says why it is no record.
+func noteLine(line []byte) (Line, error) {
+	if sum, ok := ledger.Summarize(line); ok {
+		return Line{Summary: sum, Text: line}, nil
+	}
+	r, err := ledger.Parse(line)
+	if err != nil {
+		return Line{}, err
+	}
+	return Line{Summary: ledger.SummaryOf(&r), Text: r.Marshal()}, nil
+}
+
+// textArena keeps copies of note text in large blocks: a view of 100,000
+// notes is then a few dozen allocations, not 100,000 (each small one
+// costs the allocator and the collector more than its copy).
+type textArena struct{ block []byte }
+
+const arenaBlock = 1 << 20
+
+// copy returns a copy of b, capped so that an append to it cannot reach
+// the next copy.
+func (a *textArena) copy(b []byte) []byte {
+	if len(b) > cap(a.block)-len(a.block) {
+		if len(b) >= arenaBlock/4 {
+			return append([]byte(nil), b...) // large: a block of its own
+		}
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	at := len(a.block)
+	a.block = append(a.block, b...)
+	return a.block[at:len(a.block):len(a.block)]
 }
 
 func sortLines(ls []Line) {

@@ -27,6 +27,7 @@ type view struct {
 	notes  gitstore.Hash
 	lines  []viewLine
 	errors []*NoteError
+	text   textArena // the notes read by add
 }
 
 type viewLine struct {
@@ -100,16 +101,21 @@ func (v *view) sort() {
 
 // add reads a note's lines into the view.
 func (v *view) add(obj gitstore.Hash, data []byte) {
-	lines, errs := noteLines(data, obj, false, nil)
-	if len(v.lines)+len(lines) > cap(v.lines) {
-		// Doubled, not grown by a quarter as append grows a large slice: a
-		// view of 100,000 lines is 20 MB, and each growth copies it.
-		v.lines = slices.Grow(v.lines, max(len(lines), len(v.lines)))
-	}
-	for _, ln := range lines {
+	data = v.text.copy(data) // the lines point into it
+	ledger.EachLine(data, func(n int, line []byte) {
+		ln, err := noteLine(line)
+		if err != nil {
+			v.errors = append(v.errors, &NoteError{Commit: obj, Line: n, Text: string(line), Err: err})
+			return
+		}
+		if len(v.lines) == cap(v.lines) {
+			// Doubled, not grown by a quarter as append grows a large
+			// slice: a view of 100,000 lines is 20 MB, and each growth
+			// copies it.
+			v.lines = slices.Grow(v.lines, max(1, len(v.lines)))
+		}
 		v.lines = append(v.lines, viewLine{ln, obj})
-	}
-	v.errors = append(v.errors, errs...)
+	})
 }
 
 // The file: the magic line and the notes commit, then each line in order
