@@ -265,6 +265,22 @@ func (r *Repo) EditTree(base Hash, entries []CapturedPath) (Hash, error) {
 // less than the process, and covers a push of a few hundred records.
 const ancestorWalk = 256
 
+// graftedHistory reports whether git reads some commits' parents from
+// elsewhere than their objects: a shallow clone's boundary, grafts.
+func (r *Repo) graftedHistory() bool {
+	for _, env := range []string{"GIT_SHALLOW_FILE", "GIT_GRAFT_FILE"} {
+		if os.Getenv(env) != "" {
+			return true
+		}
+	}
+	for _, name := range []string{"shallow", filepath.Join("info", "grafts")} {
+		if _, err := os.Lstat(filepath.Join(r.commonDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // IsAncestor reports whether commit a is an ancestor of commit b, or b
 // itself.
 func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
@@ -274,31 +290,37 @@ func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 	if mb, ok := r.knownBase(a, b); ok {
 		return mb.ok && mb.base == a, nil
 	}
-	// The common case is a handful of commits from b back to a.
-	seen := map[Hash]bool{b: true}
-	queue := []Hash{b}
-	for len(queue) > 0 && len(seen) <= ancestorWalk {
-		h := queue[0]
-		queue = queue[1:]
-		if h == a {
-			// a is then the merge base of the two, as git merge-base says:
-			// kept for the questions a merge of them asks.
-			r.keepBase(a, b, mergeBase{base: a, ok: true})
-			return true, nil
-		}
-		ci, err := r.Commit(h)
-		if err != nil {
-			return false, err
-		}
-		for _, p := range ci.Parents {
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
+	// The common case is a handful of commits from b back to a. Not in a
+	// history git cuts or grafts (shallow, info/grafts), where a commit's
+	// parents are not what its object says: git is asked.
+	if !r.graftedHistory() {
+		seen := map[Hash]bool{b: true}
+		queue := []Hash{b}
+		walked := true
+		for len(queue) > 0 && len(seen) <= ancestorWalk {
+			h := queue[0]
+			queue = queue[1:]
+			if h == a {
+				// a is then the merge base of the two, as git merge-base
+				// says: kept for the questions a merge of them asks.
+				r.keepBase(a, b, mergeBase{base: a, ok: true})
+				return true, nil
+			}
+			ci, err := r.Commit(h)
+			if err != nil {
+				walked = false // a commit this clone lacks: git knows more
+				break
+			}
+			for _, p := range ci.Parents {
+				if !seen[p] {
+					seen[p] = true
+					queue = append(queue, p)
+				}
 			}
 		}
-	}
-	if len(queue) == 0 {
-		return false, nil // every ancestor of b was read
+		if walked && len(queue) == 0 {
+			return false, nil // every ancestor of b was read
+		}
 	}
 	// a is b's ancestor exactly when it is their merge base; asking for the
 	// base (kept) answers the other questions a merge of the two asks.

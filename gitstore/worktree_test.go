@@ -626,3 +626,33 @@ func TestSwitchWorktreeThroughSymlink(t *testing.T) {
 		t.Errorf("the file the link led to = %q", data)
 	}
 }
+
+// In a shallow clone a commit's parents stop at the boundary: IsAncestor
+// answers as git merge-base does there (false for a commit not in the
+// clone's history), not with an error from a parent it lacks, and a true
+// answer within the walk is kept as the pair's merge base.
+func TestIsAncestorShallow(t *testing.T) {
+	setEnv(t)
+	src := newRepo(t)
+	cs := src.makeCommits(20)
+	dir := filepath.Join(t.TempDir(), "shallow")
+	if _, err := runGitCmd(t.TempDir(), "", nil, "clone", "-q", "--depth", "5", "file://"+src.dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	r := &testRepo{t: t, dir: dir}
+	r.git("commit", "-q", "--allow-empty", "-m", "orphan-to-be")
+	r.git("checkout", "-q", "--orphan", "other")
+	r.git("commit", "-q", "--allow-empty", "-m", "orphan")
+	orphan := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	tip := cs[len(cs)-1]
+	if in, err := repo.IsAncestor(orphan, tip); err != nil || in {
+		t.Errorf("IsAncestor(orphan, tip) in a shallow clone = %v, %v; want false, nil", in, err)
+	}
+	if in, err := repo.IsAncestor(cs[len(cs)-3], tip); err != nil || !in {
+		t.Errorf("IsAncestor(tip~2, tip) in a shallow clone = %v, %v; want true, nil", in, err)
+	}
+	if base, ok, err := repo.MergeBase(cs[len(cs)-3], tip); err != nil || !ok || base != cs[len(cs)-3] {
+		t.Errorf("MergeBase(tip~2, tip) = %s, %v, %v", base.Short(), ok, err)
+	}
+}
