@@ -148,6 +148,9 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
 	kept := loadState(l, o)
+	if kept != nil {
+		defer kept.body() // its decode does not outlive this verify
+	}
 	// git reads the trailers of HEAD's history while the ledger is read.
 	type trailers struct {
 		commits []trailerSum

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/git-evolve/git-evolve/cycle"
@@ -137,6 +138,10 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 	if o.FullHistory {
 		return nil
 	}
+	// A state an earlier verify of this process is writing is read once
+	// written: it is the latest, and this verify's own save is not then
+	// renamed over by the older one.
+	saving.Wait()
 	bin, ok := binaryID()
 	if !ok {
 		return nil
@@ -156,10 +161,36 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 		// 100,000 records: the collection that starts then would mark it
 		// while it is filled, each string written through a write barrier
 		// (a third of the decode). It waits for the decode instead.
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer pauseGC()()
 		st.bodyErr = decodeBody(st, body)
 	}()
 	return st
+}
+
+// gcPause counts the decodes that have the collector paused (pauseGC).
+var gcPause struct {
+	sync.Mutex
+	n   int
+	was int // the collector's setting before the first
+}
+
+// pauseGC pauses the garbage collector until the function it returns is
+// called; pauses that overlap nest, and the last one to end puts back the
+// setting the first one found.
+func pauseGC() (resume func()) {
+	gcPause.Lock()
+	if gcPause.n == 0 {
+		gcPause.was = debug.SetGCPercent(-1)
+	}
+	gcPause.n++
+	gcPause.Unlock()
+	return func() {
+		gcPause.Lock()
+		defer gcPause.Unlock()
+		if gcPause.n--; gcPause.n == 0 {
+			debug.SetGCPercent(gcPause.was)
+		}
+	}
 }
 
 // body waits for the summaries, the findings and the trailers of a state

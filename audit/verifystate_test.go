@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -122,5 +123,25 @@ func TestReadStateFile(t *testing.T) {
 	}
 	if got, ok := readStateFile(path, 1<<20); !ok || len(got) != 0 {
 		t.Errorf("an empty file: %q, %v", got, ok)
+	}
+}
+
+// Pauses of the collector that overlap, ended in any order, put back the
+// setting found before the first.
+func TestPauseGCNests(t *testing.T) {
+	was := debug.SetGCPercent(137)
+	defer debug.SetGCPercent(was)
+	a := pauseGC()
+	b := pauseGC()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("paused: the setting is %d, want -1", got)
+	}
+	a()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("one pause still on: the setting is %d, want -1", got)
+	}
+	b()
+	if got := debug.SetGCPercent(137); got != 137 {
+		t.Errorf("after both: the setting is %d, want 137", got)
 	}
 }
