@@ -103,7 +103,8 @@ type RefReport struct {
 	Local, Remote, Result gitstore.Hash
 	// Merged counts the notes the merge changed locally.
 	Merged int
-	// Pushed is true when the remote's ref was moved to Result.
+	// Pushed is true when the sync moved the remote's ref: to Result, or,
+	// when a later round's push of it was refused, to an earlier round's.
 	Pushed bool
 	// Refused is true when Options.Admit kept the remote's ref out: the
 	// local ref was not merged with it, nor pushed.
@@ -152,20 +153,29 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	}
 	start := time.Now()
 	defer func() { rep.Elapsed = time.Since(start) }()
-	lastSeen := o.AsLastSeen
+	lastSeen, fetchedBefore := o.AsLastSeen, false
+	pushed := map[string]bool{} // the refs a round's push moved
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
 		began := time.Now()
-		refs, transcripts, err := syncOnce(repo, remote, attempt > 1, lastSeen, o)
+		refs, transcripts, fetched, err := syncOnce(repo, remote, fetchedBefore, lastSeen, o)
+		fetchedBefore = fetchedBefore || fetched
+		for i := range refs {
+			if refs[i].Pushed {
+				pushed[refs[i].Ref] = true
+			}
+			refs[i].Pushed = pushed[refs[i].Ref]
+		}
 		rep.Refs, rep.Transcripts = refs, transcripts
 		if !errors.Is(err, gitstore.ErrPushRejected) {
 			return rep, err
 		}
-		if lastSeen {
+		if lastSeen && !fetched {
 			// The remote moved since it was last seen: no race lost yet.
 			lastSeen = false
 			continue
 		}
+		lastSeen = false
 		rep.LeaseLosses++
 		wait := backoff(attempt+1, time.Since(began))
 		if time.Since(start)+wait > patience {
@@ -175,35 +185,40 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	}
 }
 
-// syncOnce is one fetch-merge-push round; again is true for a round after
-// the first, lastSeen for a round that does not fetch (Options.AsLastSeen).
-func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Options) ([]RefReport, int, error) {
+// syncOnce is one fetch-merge-push round; again is true when a round
+// before fetched, lastSeen for a round that fetches only when the local
+// refs are not ahead of the remote as last seen (Options.AsLastSeen).
+// didFetch says whether it fetched. A ref its push moved is Pushed, also
+// when the push of another was refused.
+func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Options) (out []RefReport, transcripts int, didFetch bool, err error) {
 	refspecs := []string{"+" + NotesPrefix + "*:" + TrackingRef(remote, NotesPrefix) + "*"}
 	if o.Transcripts {
 		refspecs = append(refspecs, "+"+TranscriptsPrefix+"*:"+TranscriptsTracking(remote)+"*")
 	}
 	if !lastSeen {
 		if err := repo.Fetch(remote, again, refspecs...); err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
+		didFetch = true
 	}
 	local, fetched, err := notesRefs(repo, remote)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, didFetch, err
 	}
 	if lastSeen {
 		// Not fetching is for a push of local refs that are ahead of the
 		// remote's as last seen; anything else fetches.
 		ahead, err := aheadOfLastSeen(repo, remote, local, fetched)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
 		if !ahead {
 			if err := repo.Fetch(remote, again, refspecs...); err != nil {
-				return nil, 0, err
+				return nil, 0, false, err
 			}
+			didFetch = true
 			if local, fetched, err = notesRefs(repo, remote); err != nil {
-				return nil, 0, err
+				return nil, 0, didFetch, err
 			}
 		}
 	}
@@ -214,7 +229,6 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 	for tracking := range fetched {
 		names[NotesPrefix+strings.TrimPrefix(tracking, TrackingRef(remote, NotesPrefix))] = true
 	}
-	var out []RefReport
 	var updates []gitstore.PushUpdate
 	var pushed []int
 	var refused error
@@ -230,7 +244,7 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 		}
 		result, merged, err := Merge(repo, ref, rr.Remote)
 		if err != nil {
-			return out, 0, fmt.Errorf("merging %s of %s: %w", ref, remote, err)
+			return out, 0, didFetch, fmt.Errorf("merging %s of %s: %w", ref, remote, err)
 		}
 		rr.Result, rr.Merged = result, merged
 		if !result.IsZero() && result != rr.Remote {
@@ -242,21 +256,29 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 	if o.BeforePush != nil {
 		for _, u := range updates {
 			if err := o.BeforePush(u.Remote, u.Local); err != nil {
-				return out, 0, errors.Join(refused, err)
+				return out, 0, didFetch, errors.Join(refused, err)
 			}
 		}
 	}
-	transcripts := 0
 	if o.Transcripts {
 		missing, err := missingTranscripts(repo, remote)
 		if err != nil {
-			return out, 0, err
+			return out, 0, didFetch, err
 		}
 		updates = append(updates, missing...)
 		transcripts = len(missing)
 	}
-	if _, err := repo.Push(remote, updates); err != nil {
-		return out, 0, err
+	results, err := repo.Push(remote, updates)
+	if err != nil {
+		// Those the remote took are moved, whatever it refused.
+		took := map[string]bool{}
+		for _, r := range results {
+			took[r.Ref] = r.Status == "ok" || r.Status == "new"
+		}
+		for _, i := range pushed {
+			out[i].Pushed = took[out[i].Ref]
+		}
+		return out, 0, didFetch, err
 	}
 	for _, i := range pushed {
 		out[i].Pushed = true
@@ -268,7 +290,7 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 			_ = repo.UpdateRef(TranscriptsTracking(remote)+id, u.Local, gitstore.ZeroHash, "git evolve sync: pushed")
 		}
 	}
-	return out, transcripts, refused
+	return out, transcripts, didFetch, refused
 }
 
 // aheadOfLastSeen reports whether every evolve notes ref of remote, as

@@ -262,6 +262,27 @@ func TestSyncAsLastSeen(t *testing.T) {
 		t.Errorf("moved: the round after the refused lease did not fetch")
 	}
 
+	// Two refs ahead as last seen, one of them moved on the remote since:
+	// the push moves the first and is refused the second; the round that
+	// fetches merges and pushes that one. Both are reported pushed.
+	git(t, other, "fetch", "-q", "origin", "+refs/notes/evolve-other:refs/notes/evolve-other")
+	git(t, other, "notes", "--ref=evolve-other", "add", "-f", "-m", "theirs\nagain", "HEAD")
+	git(t, other, "push", "-q", "origin", "refs/notes/evolve-other")
+	setNote(t, dir, "HEAD", "first\nsecond\ntheirs\nthird\nfifth\n")
+	git(t, dir, "notes", "--ref=evolve-other", "add", "-f", "-m", "theirs\nmine", "HEAD")
+	rep = sync()
+	if rep.Attempts != 2 || rep.LeaseLosses != 0 {
+		t.Errorf("one of two moved: %d attempts, %d lease losses; want 2, 0", rep.Attempts, rep.LeaseLosses)
+	}
+	for _, r := range rep.Refs {
+		if !r.Pushed {
+			t.Errorf("one of two moved: %s not reported pushed", r.Ref)
+		}
+	}
+	if got := git(t, bare, "notes", "--ref=evolve-other", "show", "HEAD"); got != "again\nmine\ntheirs" { // (other refs merge as sorted unique lines)
+		t.Errorf("one of two moved: the remote's evolve-other %q", got)
+	}
+
 	// Behind what was last seen (and the remote moved on since): fetched
 	// and fast-forwarded to what the remote has now, nothing pushed.
 	git(t, dir, "update-ref", "refs/notes/evolve-fitness", "refs/notes/evolve-fitness~1")
