@@ -126,6 +126,15 @@ func (n *Notes) BadNotesSince(old *Notes) ([]Hash, error) {
 		return nil, err
 	}
 	var out []Hash
+	if was.IsZero() && !tree.IsZero() {
+		// Everything: a large tree is listed by git (walkListed), as the
+		// notes stream lists it.
+		if root, err := n.r.readTree(tree); err == nil && len(root) > streamThreshold {
+			out, err = n.badListed()
+			sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+			return out, err
+		}
+	}
 	err = n.badSince([]Hash{tree}, []Hash{was}, []string{""}, &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, err

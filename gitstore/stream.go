@@ -14,10 +14,11 @@ import (
 )
 
 // streamThreshold is the number of root entries above which ForEachNote
-// reads note contents through one `git cat-file --batch` process instead
-// of go-git: a tree that large has been fanned out and holds hundreds of
-// notes or more, and C git inflates packed blobs faster than go-git, on
-// another core, while this process parses.
+// lists the notes with git ls-tree and reads their text through a
+// `git cat-file --batch` process of its own, instead of walking the tree
+// and reading each note through the Repo's: a tree that large has been
+// fanned out and holds hundreds of notes or more, and git reads its trees
+// and inflates the notes on other cores while this process parses.
 const streamThreshold = 64
 
 // ForEachLine calls fn with every line of every note in the snapshot that
@@ -80,10 +81,10 @@ const streamChunkSize = 256 << 10
 const streamInFlight = 4
 
 // streamNotes reads every note through one git cat-file --batch of its
-// own, three ways at once: one goroutine walks the notes tree (the
-// Repo's batch reads it) and sends each note's blob name to git; one reads
-// git's answers into chunks; this one calls fn with each note in turn. The
-// order is the walk's: git answers names in the order sent.
+// own, three ways at once: one goroutine reads the notes from git ls-tree
+// (walkListed) and sends each note's blob name to git; one reads git's
+// answers into chunks; this one calls fn with each note in turn. The order
+// is the tree's: git answers names in the order sent.
 func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -117,9 +118,7 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 		w := bufio.NewWriterSize(stdin, 64<<10)
 		line := make([]byte, 41)
 		line[40] = '\n'
-		// The trees are kept (as far as the cache's bound allows): a first
-		// verify looks through them again for what is no note.
-		err := n.walk(func(obj, blob Hash) error {
+		err := n.walkListed(ctx, func(obj, blob Hash) error {
 			select {
 			case objs <- obj:
 			default:
@@ -135,7 +134,7 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 			hexEncode(line[:40], blob)
 			_, err := w.Write(line)
 			return err
-		}, true)
+		})
 		if ferr := w.Flush(); err == nil {
 			err = ferr
 		}

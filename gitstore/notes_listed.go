@@ -1,0 +1,137 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// walkListed calls fn with each note of the snapshot and its blob, in path
+// order, as walk does, from one git ls-tree -r of the notes tree: git reads
+// the tens of thousands of fanout trees of a large ledger itself, where
+// walk has each sent through the cat-file pipe and parsed here. A path is
+// a note exactly when walk would take it for one: each directory on it a
+// fanout level, and the entry at its end a note (classify).
+func (n *Notes) walkListed(ctx context.Context, fn func(obj, blob Hash) error) error {
+	return n.eachListed(ctx, func(kind int, obj, blob Hash) error {
+		if kind != entryNote {
+			return nil
+		}
+		return fn(obj, blob)
+	})
+}
+
+// badListed is BadNotes from one git ls-tree -r (see walkListed).
+func (n *Notes) badListed() ([]Hash, error) {
+	var out []Hash
+	err := n.eachListed(context.Background(), func(kind int, obj, _ Hash) error {
+		if kind == entryBadNote {
+			out = append(out, obj)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachListed calls fn with each entry of the notes tree at a note's path
+// (what classify makes of it: a note or a bad note), in path order, from
+// git ls-tree -r.
+func (n *Notes) eachListed(ctx context.Context, fn func(kind int, obj, blob Hash) error) error {
+	tree, err := n.root()
+	if err != nil || tree.IsZero() {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "git", "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
+	cmd.Dir = n.r.dir
+	cmd.Env = append(n.r.env[:len(n.r.env):len(n.r.env)], "LC_ALL=C")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running git ls-tree: %w", err)
+	}
+	ferr := eachListedEntry(bufio.NewReaderSize(stdout, 256<<10), fn)
+	if ferr != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+		}
+		_ = cmd.Wait()
+		return ferr
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git ls-tree %s: %v: %s", tree.Short(), err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return nil
+}
+
+// eachListedEntry reads git ls-tree -r -z output ("<mode> <type>
+// <object>\t<path>" records ended by NUL) and calls fn with each entry at a
+// note's path.
+func eachListedEntry(rd *bufio.Reader, fn func(kind int, obj, blob Hash) error) error {
+	for {
+		rec, err := rd.ReadSlice(0)
+		if err == bufio.ErrBufferFull {
+			return fmt.Errorf("git ls-tree printed a record longer than %d bytes", rd.Size())
+		}
+		if len(rec) == 0 && err != nil {
+			return nil // the end
+		}
+		if err != nil {
+			return fmt.Errorf("git ls-tree ended in the middle of a record")
+		}
+		kind, obj, blob, perr := listedEntry(rec[:len(rec)-1])
+		if perr != nil {
+			return perr
+		}
+		if kind == entryNote || kind == entryBadNote {
+			if err := fn(kind, obj, blob); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// listedEntry reads one record of git ls-tree -r: what classify makes of
+// the entry at its path, each directory on the way a level of the tree.
+func listedEntry(rec []byte) (kind int, obj, blob Hash, err error) {
+	meta, path, found := bytes.Cut(rec, []byte{'\t'})
+	f := bytes.Fields(meta)
+	if !found || len(f) != 3 {
+		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree output %q", rec)
+	}
+	mode, ok := parseMode(f[0])
+	if !ok {
+		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree mode %q", f[0])
+	}
+	if blob, err = ParseHash(string(f[2])); err != nil {
+		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree object %q", f[2])
+	}
+	prefix := ""
+	rest := string(path)
+	for {
+		dir, after, more := strings.Cut(rest, "/")
+		if !more {
+			break
+		}
+		if k, name := classify(prefix, treeEntry{name: dir, dir: true, mode: 0o40000}); k != entryFanout {
+			return entryOther, obj, blob, nil
+		} else {
+			prefix += strings.ToLower(name)
+		}
+		rest = after
+	}
+	kind, name := classify(prefix, treeEntry{name: rest, mode: mode})
+	if kind != entryNote && kind != entryBadNote {
+		return entryOther, obj, blob, nil
+	}
+	if obj, err = ParseHash(name); err != nil {
+		return entryOther, obj, blob, nil
+	}
+	return kind, obj, blob, nil
+}

@@ -1,0 +1,138 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// oddNotesTree writes, with git fast-import, a notes commit whose tree has
+// more than streamThreshold root entries (so that the listed reading is
+// used) and every shape a notes tree can take: notes at each fanout depth,
+// hex in upper case, files and directories that are no notes, a submodule,
+// a link and a directory at a note's path, a name too long or too short.
+func oddNotesTree(t *testing.T, r *testRepo) Hash {
+	t.Helper()
+	r.git("commit", "-q", "--allow-empty", "-m", "base")
+	sub := r.hash("rev-parse", "HEAD")
+	hex := func(i int) string { return fmt.Sprintf("%040x", 0xabc000+i) }
+	var b strings.Builder
+	b.WriteString("commit refs/notes/odd\ncommitter C <c@example.com> 1700000000 +0000\ndata 4\nodd\n")
+	put := func(path, text string) {
+		fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", path, len(text), text)
+	}
+	for i := range 80 { // 80 fanout directories at the root
+		h := fmt.Sprintf("%02x", i) + hex(i)[2:]
+		put(h[:2]+"/"+h[2:], "note "+h)
+	}
+	h := hex(1000)
+	put(h, "a note at the root, no fanout")
+	h = hex(1001)
+	put(h[:2]+"/"+h[2:4]+"/"+h[4:], "two levels")
+	h = hex(1002)
+	put(h[:2]+"/"+h[2:4]+"/"+h[4:6]+"/"+h[6:], "three levels")
+	h = "ABCDEF" + hex(1003)[6:]
+	put(h[:2]+"/"+h[2:], "upper case")
+	h = hex(1004)
+	put(strings.ToUpper(h), "upper case at the root")
+	put("README", "no note")
+	put("foo/"+hex(1005), "below a directory that is no fanout")
+	put("a/"+hex(1006)[1:], "below a one-digit directory")
+	put(hex(1007)+"/inside", "below a directory at a note's path")
+	put(hex(1008)[:39], "a name one digit short")
+	put(hex(1009)+"0", "a name one digit long")
+	put("zz/"+hex(1010)[2:], "below a directory that is not hex")
+	h = hex(1011)
+	fmt.Fprintf(&b, "M 160000 %s %s\n", sub, h[:2]+"/"+h[2:])
+	h = hex(1012)
+	fmt.Fprintf(&b, "M 120000 inline %s\ndata 6\ntarget\n", h[:2]+"/"+h[2:])
+	h = hex(1013)
+	fmt.Fprintf(&b, "M 160000 %s %s\n", sub, h)
+	b.WriteString("\n")
+	r.gitIn(b.String(), "fast-import", "--quiet")
+	return r.hash("rev-parse", "refs/notes/odd")
+}
+
+// The notes and bad notes git ls-tree lists are those the tree walk finds,
+// in the same order, with the same text.
+func TestListedAsWalked(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	commit := oddNotesTree(t, r)
+	repo := r.open()
+	snap, err := repo.NotesAt(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := repo.readTree(snap.tree)
+	if err != nil || len(root) <= streamThreshold {
+		t.Fatalf("the root has %d entries (%v): the test needs more than %d", len(root), err, streamThreshold)
+	}
+	var walked, listed []string
+	if err := snap.walk(func(obj, blob Hash) error {
+		walked = append(walked, obj.String()+" "+blob.String())
+		return nil
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.walkListed(context.Background(), func(obj, blob Hash) error {
+		listed = append(listed, obj.String()+" "+blob.String())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(walked, listed) {
+		t.Errorf("listed notes differ from the walk's:\n walked %q\n listed %q", walked, listed)
+	}
+	if len(walked) != 80+6 { // (the link is read as a note too)
+		t.Errorf("the walk found %d notes, want 86", len(walked))
+	}
+	// ForEachNote (the stream, listed) gives each note's text.
+	var texts []string
+	if err := snap.ForEachNote(func(obj Hash, data []byte) error {
+		texts = append(texts, obj.String()+" "+string(data))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != len(walked) {
+		t.Fatalf("ForEachNote gave %d notes, want %d", len(texts), len(walked))
+	}
+	for i, w := range walked {
+		obj, blob, _ := strings.Cut(w, " ")
+		h, _ := ParseHash(blob)
+		data, err := repo.ReadBlob(h)
+		if err != nil || texts[i] != obj+" "+string(data) {
+			t.Errorf("note %d: ForEachNote gave %q, the blob is %q (%v)", i, texts[i], data, err)
+		}
+	}
+	var bad []Hash
+	if err := snap.badSince([]Hash{snap.tree}, []Hash{ZeroHash}, []string{""}, &bad); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(bad, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	listedBad, err := snap.BadNotes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(bad, listedBad) || len(bad) != 2 {
+		t.Errorf("bad notes: walked %v, listed %v; want the two submodules", bad, listedBad)
+	}
+}
+
+// What git ls-tree prints that is not a record it can print is an error,
+// not a note.
+func TestListedEntryMalformed(t *testing.T) {
+	for _, rec := range []string{
+		"100644 blob " + strings.Repeat("1", 40),
+		"100644 blob\t" + strings.Repeat("a", 40),
+		"1x0644 blob " + strings.Repeat("1", 40) + "\t" + strings.Repeat("a", 40),
+		"100644 blob " + strings.Repeat("g", 40) + "\t" + strings.Repeat("a", 40),
+	} {
+		if _, _, _, err := listedEntry([]byte(rec)); err == nil {
+			t.Errorf("listedEntry(%q) gave no error", rec)
+		}
+	}
+}
