@@ -24,6 +24,7 @@ type batch struct {
 	out    *bufio.Reader
 	stderr bytes.Buffer
 	err    error // the process failed: every later read fails too
+	closed sync.Once
 }
 
 // startBatch starts git cat-file --batch in dir. A failure to start is kept
@@ -64,12 +65,15 @@ func (r *Repo) batch() (*batch, error) {
 	return r.objects, r.objects.err
 }
 
+// close ends git cat-file; closing it again does nothing (one Wait).
 func (b *batch) close() {
 	if b == nil || b.cmd == nil || b.cmd.Process == nil || b.stdin == nil {
 		return
 	}
-	b.stdin.Close() // git cat-file ends at end of input
-	go b.cmd.Wait()
+	b.closed.Do(func() {
+		b.stdin.Close() // git cat-file ends at end of input
+		go b.cmd.Wait()
+	})
 }
 
 // objectType is an object's type as git names it.
