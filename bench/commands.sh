@@ -17,8 +17,8 @@
 #   verify +1    git evolve verify, one record since the last  the same
 #   verify +100  git evolve verify, 100 records since the last  the same
 #   verify 1st   git evolve verify (nothing verified or kept before)  the same
-#   hook         the pre-push hook, nothing new to deliver  sh -c true (the figure is the hook's own)
-#   hook +100    the pre-push hook delivering 100 new records to a remote on this disk  git push of the same notes commits (after an update-ref that takes them off the remote)
+#   hook         the pre-push hook (git-evolve hook pre-push, as the shim runs it), nothing new to deliver  sh -c true (the figure is the hook's own)
+#   hook +100    the same, delivering 100 new records to a remote on this disk  git push of the same notes commits (after an update-ref that takes them off the remote)
 #   json cold    git evolve log --json, no saved view         the same
 #   record       git evolve record (index warm)    git notes --ref=evolve add
 #   record cold  git evolve record, no cycle index the same
@@ -120,7 +120,7 @@ for n in "${sizes[@]}"; do
   done
   head=$(git rev-parse HEAD)
   printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$head" >"$work/push.in"
-  row hook "$runs" : "sh -c 'git evolve hook pre-push origin $work/nowhere.git <$work/push.in'" "sh -c true"
+  row hook "$runs" : "sh -c 'git-evolve hook pre-push origin $work/nowhere.git <$work/push.in'" "sh -c true"
   # the hook of a push whose ledger is 100 records ahead of the remote's (a
   # bare repository on this disk that borrows this one's objects, so that
   # the figure is the hook's work and not the copying of objects): it
@@ -132,7 +132,7 @@ for n in "${sizes[@]}"; do
   git config remote.origin.url "$remote"
   baseh=$(git rev-parse refs/bench/base)
   row "hook +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; git --git-dir='$remote' update-ref refs/notes/evolve $baseh; git update-ref refs/notes/remotes/origin/evolve $baseh; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
-    "sh -c 'git evolve hook pre-push origin $remote <$work/push.in'" \
+    "sh -c 'git-evolve hook pre-push origin $remote <$work/push.in'" \
     "sh -c 'git --git-dir=$remote update-ref refs/notes/evolve $baseh; git push -q --no-verify origin refs/bench/all:refs/notes/evolve'"
   git update-ref refs/notes/evolve refs/bench/all
   git update-ref refs/notes/remotes/origin/evolve refs/bench/all
