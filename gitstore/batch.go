@@ -253,7 +253,7 @@ func parseTree(data []byte) ([]treeEntry, error) {
 		if nul < 0 || len(data) < nul+21 {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
-		e := treeEntry{mode: mode, dir: mode == 0o40000}
+		e := treeEntry{mode: mode, dir: mode&0o170000 == 0o040000} // as git reads it (S_ISDIR)
 		if i, ok := fanoutIndex(data[:nul]); ok {
 			e.name = fanoutNames[i]
 		} else {

@@ -82,7 +82,7 @@ func classify(prefix string, e treeEntry) (kind int, name string) {
 		}
 	}
 	switch {
-	case !e.dir && len(prefix)+len(n) == 40 && e.mode == modeGitlink:
+	case !e.dir && len(prefix)+len(n) == 40 && isGitlink(e.mode):
 		// A submodule entry at a note's path: git reads a commit there,
 		// not a note's text. Readers pass it by; writers drop it when they
 		// write that object's note; verify reports it (BadNotes).
@@ -102,8 +102,17 @@ const (
 	entryBadNote
 )
 
-// modeGitlink is the tree mode of a submodule (a commit) entry.
-const modeGitlink = 0o160000
+// isGitlink reports whether git takes a tree entry of mode for a
+// submodule: git reads an entry whose mode is no file, link or directory
+// as one (canon_mode), whatever its bits. 0 is the mode of the entries
+// this package writes, files.
+func isGitlink(mode uint32) bool {
+	switch mode & 0o170000 {
+	case 0o100000, 0o120000, 0o040000:
+		return false
+	}
+	return mode != 0
+}
 
 // BadNotes returns the objects whose note path holds something no reader
 // can take as a note's text (a submodule entry), in path order. Nothing

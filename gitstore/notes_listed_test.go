@@ -136,3 +136,91 @@ func TestListedEntryMalformed(t *testing.T) {
 		}
 	}
 }
+
+// Entries whose modes git reads other than as written (a directory of
+// mode 40755, a note path of mode 160644 or 644, which git takes for a
+// submodule), and a name too long for one read of the listing, are read
+// by the listing as by the walk.
+func TestListedOddModes(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	commit := oddNotesTree(t, r)
+	root := r.hash("rev-parse", commit.String()+"^{tree}")
+	blob, _ := ParseHash(strings.TrimSpace(r.gitIn("a note\n", "hash-object", "-w", "--stdin")))
+	type ent struct {
+		mode, name string
+		h          Hash
+	}
+	var ents []ent
+	for _, line := range strings.Split(strings.TrimSpace(r.git("ls-tree", root.String())), "\n") {
+		meta, name, _ := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		h, _ := ParseHash(f[2])
+		mode := f[0]
+		if mode == "040000" {
+			mode = "40000"
+		}
+		ents = append(ents, ent{mode, name, h})
+	}
+	note := func(i int) string { return fmt.Sprintf("%040x", 0xdd0000+i) }
+	subH, _ := ParseHash(strings.TrimSpace(r.gitIn(fmt.Sprintf("100644 blob %s\t%s\n", blob, note(1)[2:]), "mktree")))
+	ents = append(ents,
+		ent{"40755", note(1)[:2], subH},                   // a fanout directory, as git reads it
+		ent{"160644", note(2), blob},                      // a submodule, as git reads it
+		ent{"644", note(3), blob},                         // the same
+		ent{"100755", note(4), blob},                      // a note
+		ent{"100644", strings.Repeat("x", 300<<10), blob}, // no note, and longer than a read
+	)
+	sortKey := func(e ent) string {
+		if e.mode == "40000" || e.mode == "40755" {
+			return e.name + "/"
+		}
+		return e.name
+	}
+	slices.SortFunc(ents, func(a, b ent) int { return strings.Compare(sortKey(a), sortKey(b)) })
+	var raw []byte
+	for _, e := range ents {
+		raw = append(raw, e.mode+" "+e.name+"\x00"...)
+		raw = append(raw, e.h[:]...)
+	}
+	treeH, _ := ParseHash(strings.TrimSpace(r.gitIn(string(raw), "hash-object", "-t", "tree", "-w", "--literally", "--stdin")))
+	odd := r.hash("commit-tree", treeH.String(), "-m", "odd modes")
+	repo := r.open()
+	snap, err := repo.NotesAt(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walked, listed []string
+	if err := snap.walk(func(obj, blob Hash) error {
+		walked = append(walked, obj.String())
+		return nil
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.walkListed(context.Background(), func(obj, blob Hash) error {
+		listed = append(listed, obj.String())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(walked, listed) {
+		t.Errorf("listed notes differ from the walk's:\n walked %q\n listed %q", walked, listed)
+	}
+	for _, want := range []string{note(1), note(4)} {
+		if !slices.Contains(walked, want) {
+			t.Errorf("the walk did not find the note %s", want)
+		}
+	}
+	var bad []Hash
+	if err := snap.badSince([]Hash{snap.tree}, []Hash{ZeroHash}, []string{""}, &bad); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(bad, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	listedBad, err := snap.BadNotes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(bad, listedBad) || len(bad) != 4 {
+		t.Errorf("bad notes: walked %v, listed %v; want the two submodules and the two read as ones", bad, listedBad)
+	}
+}

@@ -539,9 +539,9 @@ type treeEntry struct {
 // MB at about 100 bytes an entry with its name (trees are immutable, so a
 // cached tree is never stale; the first kept stay, none is evicted). A write
 // reads the same root and bucket twice; a verify diffs the same notes
-// trees for its summaries, for what is no note, and commit by commit for
-// the ledger's history, and each tree of a notes history is a delta that
-// git rebuilds at every read.
+// trees for its summaries and for what is no note since, and commit by
+// commit for the ledger's history, and each tree of a notes history is a
+// delta that git rebuilds at every read.
 const maxCachedTreeEntries = 1 << 18
 
 // cachedTree is the tree h when the Repo keeps it.

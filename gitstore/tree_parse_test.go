@@ -26,7 +26,7 @@ func plainParseTree(data []byte) ([]treeEntry, error) {
 		if nul < 0 || len(data) < nul+21 {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
-		e := treeEntry{name: string(data[:nul]), mode: uint32(mode), dir: mode == 0o40000}
+		e := treeEntry{name: string(data[:nul]), mode: uint32(mode), dir: mode&0o170000 == 0o040000}
 		copy(e.hash[:], data[nul+1:nul+21])
 		out = append(out, e)
 		data = data[nul+21:]
