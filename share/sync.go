@@ -91,7 +91,8 @@ type Report struct {
 	LeaseLosses int
 	// Elapsed is how long the sync took.
 	Elapsed time.Duration
-	// Transcripts counts the transcripts pushed (Options.Transcripts).
+	// Transcripts counts the transcripts pushed (Options.Transcripts), in
+	// every round.
 	Transcripts int
 }
 
@@ -166,7 +167,10 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 			}
 			refs[i].Pushed = pushed[refs[i].Ref]
 		}
-		rep.Refs, rep.Transcripts = refs, transcripts
+		if refs != nil || rep.Refs == nil {
+			rep.Refs = refs // (a round that failed before it merged keeps the last one's)
+		}
+		rep.Transcripts += transcripts
 		if !errors.Is(err, gitstore.ErrPushRejected) {
 			return rep, err
 		}
@@ -278,7 +282,14 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 		for _, i := range pushed {
 			out[i].Pushed = took[out[i].Ref]
 		}
-		return out, 0, didFetch, err
+		created := 0
+		for _, u := range updates {
+			if id, ok := strings.CutPrefix(u.Remote, TranscriptsPrefix); ok && took[u.Remote] {
+				created++
+				_ = repo.UpdateRef(TranscriptsTracking(remote)+id, u.Local, gitstore.ZeroHash, "git evolve sync: pushed")
+			}
+		}
+		return out, created, didFetch, err
 	}
 	for _, i := range pushed {
 		out[i].Pushed = true

@@ -300,3 +300,47 @@ func TestSyncAsLastSeen(t *testing.T) {
 		}
 	}
 }
+
+// A transcript the refused push of a no-fetch round created is counted,
+// and the remote's copy of it is known here.
+func TestSyncAsLastSeenTranscripts(t *testing.T) {
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", bare)
+	dir := filepath.Join(root, "a")
+	git(t, root, "clone", "-q", bare, dir)
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	git(t, dir, "push", "-q", "origin", "HEAD")
+	fetchRefs := "+refs/notes/evolve*:refs/notes/remotes/origin/evolve*"
+	git(t, dir, "config", "--add", "remote.origin.fetch", fetchRefs)
+	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "first", "HEAD")
+	git(t, dir, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	git(t, dir, "fetch", "-q", "origin")
+	// The remote moves on behind this clone's back.
+	other := filepath.Join(root, "b")
+	git(t, root, "clone", "-q", bare, other)
+	git(t, other, "fetch", "-q", "origin", "+refs/notes/evolve-fitness:refs/notes/evolve-fitness")
+	git(t, other, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "first\ntheirs", "HEAD")
+	git(t, other, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	// Here: a line more, and a transcript.
+	setNote(t, dir, "HEAD", "first\nmine\n")
+	git(t, dir, "update-ref", TranscriptsPrefix+"t1", git(t, dir, "rev-parse", "HEAD"))
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	rep, err := Sync(repo, "origin", Options{AsLastSeen: true, Transcripts: true})
+	if err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if rep.Attempts != 2 || rep.Transcripts != 1 {
+		t.Errorf("%d attempts, %d transcripts; want 2, 1", rep.Attempts, rep.Transcripts)
+	}
+	if got := git(t, bare, "rev-parse", TranscriptsPrefix+"t1"); got == "" {
+		t.Error("the transcript is not on the remote")
+	}
+	if got := git(t, bare, "notes", "--ref=evolve-fitness", "show", "HEAD"); got != "first\nmine\ntheirs" {
+		t.Errorf("the remote's note %q", got)
+	}
+}
