@@ -628,9 +628,8 @@ func TestSwitchWorktreeThroughSymlink(t *testing.T) {
 }
 
 // In a shallow clone a commit's parents stop at the boundary: IsAncestor
-// answers as git merge-base does there (false for a commit not in the
-// clone's history), not with an error from a parent it lacks, and a true
-// answer within the walk is kept as the pair's merge base.
+// asks git there, and answers as git merge-base does (false for a commit
+// not in the clone's history), not with an error from a parent it lacks.
 func TestIsAncestorShallow(t *testing.T) {
 	setEnv(t)
 	src := newRepo(t)
