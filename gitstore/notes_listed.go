@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -15,17 +16,41 @@ import (
 // walk has each sent through the cat-file pipe and parsed here. A path is
 // a note exactly when walk would take it for one: each directory on it a
 // fanout level, and the entry at its end a note (classify).
+// What it finds at a note's path that is no note is kept for the Repo's
+// process, so that BadNotes of the same tree (a first verify asks both)
+// lists it no second time.
 func (n *Notes) walkListed(ctx context.Context, fn func(obj, blob Hash) error) error {
-	return n.eachListed(ctx, func(kind int, obj, blob Hash) error {
+	bad := []Hash{}
+	err := n.eachListed(ctx, func(kind int, obj, blob Hash) error {
 		if kind != entryNote {
+			bad = append(bad, obj)
 			return nil
 		}
 		return fn(obj, blob)
 	})
+	if err == nil && !n.tree.IsZero() {
+		n.r.treeMu.Lock()
+		if n.r.listedBad == nil {
+			n.r.listedBad = map[Hash][]Hash{}
+		}
+		n.r.listedBad[n.tree] = bad
+		n.r.treeMu.Unlock()
+	}
+	return err
 }
 
-// badListed is BadNotes from one git ls-tree -r (see walkListed).
+// badListed is BadNotes from one git ls-tree -r (see walkListed), or from
+// what a listing of the same tree kept.
 func (n *Notes) badListed() ([]Hash, error) {
+	if _, err := n.root(); err != nil {
+		return nil, err
+	}
+	n.r.treeMu.Lock()
+	kept, ok := n.r.listedBad[n.tree]
+	n.r.treeMu.Unlock()
+	if ok {
+		return slices.Clone(kept), nil
+	}
 	var out []Hash
 	err := n.eachListed(context.Background(), func(kind int, obj, _ Hash) error {
 		if kind == entryBadNote {

@@ -223,4 +223,13 @@ func TestListedOddModes(t *testing.T) {
 	if !slices.Equal(bad, listedBad) || len(bad) != 4 {
 		t.Errorf("bad notes: walked %v, listed %v; want the two submodules and the two read as ones", bad, listedBad)
 	}
+	// (that was kept from the listing above; a process that did not list
+	// the notes lists them for it)
+	fresh, err := r.open().NotesAt(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := fresh.BadNotes(); err != nil || !slices.Equal(again, bad) {
+		t.Errorf("bad notes listed anew: %v, %v; want %v", again, err, bad)
+	}
 }

@@ -42,8 +42,11 @@ type Repo struct {
 	env         []string    // the environment of every git this runs: GIT_DIR pinned
 	treeMu      sync.Mutex
 	trees       map[Hash][]treeEntry // trees read, by name (objects.go)
-	treeEntries int                  // the entries of trees, for its bound
-	packWrites  atomic.Bool          // objects wait for Flush, which packs many (PackWrites)
+	// listedBad is, for the notes trees a listing read whole (walkListed),
+	// what sits at a note's path and is no note (BadNotes), by tree.
+	listedBad   map[Hash][]Hash
+	treeEntries int         // the entries of trees, for its bound
+	packWrites  atomic.Bool // objects wait for Flush, which packs many (PackWrites)
 	keepMu      sync.Mutex
 	keeps       []string // .keep files of packs no ref names yet (releasePacks)
 	pendingMu   sync.Mutex
