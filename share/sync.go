@@ -309,15 +309,23 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 // one of its ancestors: the remote brings nothing, as far as this clone
 // knows.
 func aheadOfLastSeen(repo *gitstore.Repo, remote string, local, tracking map[string]gitstore.Hash) (bool, error) {
-	for t, seen := range tracking {
-		mine, ok := local[NotesPrefix+strings.TrimPrefix(t, TrackingRef(remote, NotesPrefix))]
+	return within(repo, tracking, local, func(t string) string {
+		return NotesPrefix + strings.TrimPrefix(t, TrackingRef(remote, NotesPrefix))
+	})
+}
+
+// within reports whether each ref of refs has a copy in copies (the ref
+// named copyOf(ref)) that holds its commit or a descendant of it.
+func within(repo *gitstore.Repo, refs, copies map[string]gitstore.Hash, copyOf func(string) string) (bool, error) {
+	for ref, h := range refs {
+		c, ok := copies[copyOf(ref)]
 		if !ok {
 			return false, nil
 		}
-		if mine == seen {
+		if c == h {
 			continue
 		}
-		if in, err := repo.IsAncestor(seen, mine); err != nil || !in {
+		if in, err := repo.IsAncestor(h, c); err != nil || !in {
 			return false, err
 		}
 	}
@@ -361,19 +369,7 @@ func Delivered(repo *gitstore.Repo, remote string, transcripts bool) (bool, erro
 			return false, err
 		}
 	}
-	for ref, local := range locals {
-		seen, ok := tracking[TrackingRef(remote, ref)]
-		if !ok {
-			return false, nil
-		}
-		if seen == local {
-			continue
-		}
-		if in, err := repo.IsAncestor(local, seen); err != nil || !in {
-			return false, err
-		}
-	}
-	return true, nil
+	return within(repo, locals, tracking, func(ref string) string { return TrackingRef(remote, ref) })
 }
 
 // notesRefs lists the local evolve notes refs and their remote-tracking
