@@ -109,30 +109,30 @@ func noteLines(note []byte, commit gitstore.Hash, journal bool, keep func(*ledge
 	var out []Line
 	var errs []*NoteError
 	note = append([]byte(nil), note...) // the summaries point into it
-	ledger.EachLine(note, func(n int, line []byte) {
-		ln, err := noteLine(line)
-		if err != nil {
-			errs = append(errs, &NoteError{Commit: commit, Journal: journal, Line: n, Text: string(line), Err: err})
-			return
-		}
+	eachNoteLine(note, commit, journal, func(ln Line) {
 		if keep == nil || keep(&ln.Summary) {
 			out = append(out, ln)
 		}
-	})
+	}, func(e *NoteError) { errs = append(errs, e) })
 	return out, errs
 }
 
-// noteLine reads one line of a note as a canonical line (its summary
-// points into line), or says why it is no record.
-func noteLine(line []byte) (Line, error) {
-	if sum, ok := ledger.Summarize(line); ok {
-		return Line{Summary: sum, Text: line}, nil
-	}
-	r, err := ledger.Parse(line)
-	if err != nil {
-		return Line{}, err
-	}
-	return Line{Summary: ledger.SummaryOf(&r), Text: r.Marshal()}, nil
+// eachNoteLine calls line with each record of note as a canonical line
+// (its summary points into note), and bad with each line that is no
+// record.
+func eachNoteLine(note []byte, commit gitstore.Hash, journal bool, line func(Line), bad func(*NoteError)) {
+	ledger.EachLine(note, func(n int, text []byte) {
+		if sum, ok := ledger.Summarize(text); ok {
+			line(Line{Summary: sum, Text: text})
+			return
+		}
+		r, err := ledger.Parse(text)
+		if err != nil {
+			bad(&NoteError{Commit: commit, Journal: journal, Line: n, Text: string(text), Err: err})
+			return
+		}
+		line(Line{Summary: ledger.SummaryOf(&r), Text: r.Marshal()})
+	})
 }
 
 // textArena keeps copies of note text in large blocks: a view of 100,000

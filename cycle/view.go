@@ -101,13 +101,8 @@ func (v *view) sort() {
 
 // add reads a note's lines into the view.
 func (v *view) add(obj gitstore.Hash, data []byte) {
-	data = v.text.copy(data) // the lines point into it
-	ledger.EachLine(data, func(n int, line []byte) {
-		ln, err := noteLine(line)
-		if err != nil {
-			v.errors = append(v.errors, &NoteError{Commit: obj, Line: n, Text: string(line), Err: err})
-			return
-		}
+	// (the lines point into the copy)
+	eachNoteLine(v.text.copy(data), obj, false, func(ln Line) {
 		if len(v.lines) == cap(v.lines) {
 			// Doubled, not grown by a quarter as append grows a large
 			// slice: a view of 100,000 lines is 20 MB, and each growth
@@ -115,7 +110,7 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 			v.lines = slices.Grow(v.lines, max(1, len(v.lines)))
 		}
 		v.lines = append(v.lines, viewLine{ln, obj})
-	})
+	}, func(e *NoteError) { v.errors = append(v.errors, e) })
 }
 
 // The file: the magic line and the notes commit, then each line in order
