@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 )
@@ -69,30 +68,15 @@ func (n *Notes) eachListed(ctx context.Context, fn func(kind int, obj, blob Hash
 	if err != nil || tree.IsZero() {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "git", "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
-	cmd.Dir = n.r.dir
-	cmd.Env = append(n.r.env[:len(n.r.env):len(n.r.env)], "LC_ALL=C")
-	stdout, err := cmd.StdoutPipe()
+	p, err := n.r.startPiped(ctx, false, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
 	if err != nil {
 		return err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running git ls-tree: %w", err)
+	if err := eachListedEntry(bufio.NewReaderSize(p.stdout, 256<<10), fn); err != nil {
+		p.kill()
+		return err
 	}
-	ferr := eachListedEntry(bufio.NewReaderSize(stdout, 256<<10), fn)
-	if ferr != nil {
-		if cmd.Process != nil {
-			cmd.Process.Kill()
-		}
-		_ = cmd.Wait()
-		return ferr
-	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git ls-tree %s: %v: %s", tree.Short(), err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	return nil
+	return p.wait()
 }
 
 // eachListedEntry reads git ls-tree -r -z output ("<mode> <type>
@@ -152,11 +136,11 @@ func listedEntry(rec []byte) (kind int, obj, blob Hash, err error) {
 		if !more {
 			break
 		}
-		if k, name := classify(prefix, treeEntry{name: dir, dir: true, mode: 0o40000}); k != entryFanout {
+		k, name := classify(prefix, treeEntry{name: dir, dir: true, mode: 0o40000})
+		if k != entryFanout {
 			return entryOther, obj, blob, nil
-		} else {
-			prefix += strings.ToLower(name)
 		}
+		prefix += name // (lower case: classify's)
 		rest = after
 	}
 	kind, name := classify(prefix, treeEntry{name: rest, mode: mode})

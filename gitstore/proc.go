@@ -139,3 +139,59 @@ func (p *proc) abandon() {
 	}
 	go p.cmd.Wait()
 }
+
+// pipedGit is a git command whose output is read as git writes it (and
+// whose input, when there is one, is written as it goes): for answers too
+// large to hold at once, or read while they come.
+type pipedGit struct {
+	cmd    *exec.Cmd
+	args   []string
+	t0     time.Time
+	stdin  io.WriteCloser // nil without input
+	stdout io.ReadCloser
+	stderr bytes.Buffer
+}
+
+// startPiped starts git with args in the repository, with LC_ALL=C; ctx
+// ends it.
+func (r *Repo) startPiped(ctx context.Context, input bool, args ...string) (*pipedGit, error) {
+	p := &pipedGit{args: args, t0: time.Now()}
+	p.cmd = exec.CommandContext(ctx, "git", args...)
+	p.cmd.Dir = r.dir
+	p.cmd.Env = append(r.env[:len(r.env):len(r.env)], "LC_ALL=C")
+	p.cmd.Stderr = &p.stderr
+	var err error
+	if input {
+		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+	}
+	if p.stdout, err = p.cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running git %s: %w", firstArg(args), err)
+	}
+	return p, nil
+}
+
+// wait waits for git to end, and says how it failed, with what it said.
+func (p *pipedGit) wait() error {
+	err := p.cmd.Wait()
+	trace("git %s (%.3fms)", strings.Join(p.args, " "), float64(time.Since(p.t0).Microseconds())/1000)
+	if err != nil {
+		return fmt.Errorf("git %s: %v: %s", firstArg(p.args), err, p.said())
+	}
+	return nil
+}
+
+// kill ends git before its output was all read, and waits for it.
+func (p *pipedGit) kill() {
+	if p.cmd.Process != nil {
+		p.cmd.Process.Kill()
+	}
+	_ = p.wait()
+}
+
+// said is what git wrote on its standard error.
+func (p *pipedGit) said() []byte { return bytes.TrimSpace(p.stderr.Bytes()) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 )
@@ -88,22 +87,11 @@ const streamInFlight = 4
 func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch", "--buffer") // answers may wait in git's buffer until it fills or its input ends
-	cmd.Dir = n.r.dir
-	cmd.Env = n.r.env
-	stdin, err := cmd.StdinPipe()
+	cat, err := n.r.startPiped(ctx, true, "cat-file", "--batch", "--buffer") // answers may wait in git's buffer until it fills or its input ends
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running git cat-file: %w", err)
-	}
+	stdin, stdout := cat.stdin, cat.stdout
 	if f, ok := stdout.(*os.File); ok {
 		growPipe(f, 1<<20)
 	}
@@ -198,7 +186,7 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 				cancel()
 				for range full {
 				}
-				_ = cmd.Wait()
+				_ = cat.wait()
 				<-walked
 				return err
 			}
@@ -209,24 +197,14 @@ func (n *Notes) streamNotes(fn func(obj Hash, data []byte) error) (err error) {
 	if err := <-read; err != nil {
 		cancel()
 		<-walked
-		return n.streamFailed(cmd, &stderr, err)
+		cat.kill()
+		return fmt.Errorf("reading notes from git cat-file: %v %s", err, cat.said())
 	}
 	if err := <-walked; err != nil {
-		_ = cmd.Wait()
+		_ = cat.wait()
 		return err
 	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git cat-file: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	return nil
-}
-
-func (n *Notes) streamFailed(cmd *exec.Cmd, stderr *bytes.Buffer, err error) error {
-	if cmd.Process != nil {
-		cmd.Process.Kill()
-	}
-	_ = cmd.Wait()
-	return fmt.Errorf("reading notes from git cat-file: %v %s", err, bytes.TrimSpace(stderr.Bytes()))
+	return cat.wait()
 }
 
 // parseBatchHeader reads "<name> blob <size>\n" and returns the size.
