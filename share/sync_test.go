@@ -191,26 +191,36 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-// TestSyncAsLastSeen: a sync that starts from the remote as last seen
-// pushes what the remote lacks without fetching when the remote did not
-// move; when another clone pushed since, the lease refuses that push and a
-// round that fetches merges both, not counted as a lost race; and a local
-// ref behind its last-seen copy fetches first.
-func TestSyncAsLastSeen(t *testing.T) {
+// twoClones makes a bare remote and two clones of it, a (dir) and b
+// (other), each fetching the evolve notes refs to its remote-tracking
+// refs; a has pushed a commit and a note "first" on it in
+// refs/notes/evolve-fitness.
+func twoClones(t *testing.T) (bare, dir, other string) {
+	t.Helper()
 	root := t.TempDir()
-	bare := filepath.Join(root, "remote.git")
+	bare = filepath.Join(root, "remote.git")
 	git(t, root, "init", "-q", "--bare", bare)
-	dir := filepath.Join(root, "a")
+	dir = filepath.Join(root, "a")
 	git(t, root, "clone", "-q", bare, dir)
 	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
 	git(t, dir, "push", "-q", "origin", "HEAD")
-	other := filepath.Join(root, "b")
+	other = filepath.Join(root, "b")
 	git(t, root, "clone", "-q", bare, other)
 	fetchRefs := "+refs/notes/evolve*:refs/notes/remotes/origin/evolve*"
 	git(t, dir, "config", "--add", "remote.origin.fetch", fetchRefs)
 	git(t, other, "config", "--add", "remote.origin.fetch", fetchRefs)
 	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "first", "HEAD")
 	git(t, dir, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	return bare, dir, other
+}
+
+// TestSyncAsLastSeen: a sync that starts from the remote as last seen
+// pushes what the remote lacks without fetching when the remote did not
+// move; when another clone pushed since, the lease refuses that push and a
+// round that fetches merges both, not counted as a lost race; and a local
+// ref behind its last-seen copy fetches first.
+func TestSyncAsLastSeen(t *testing.T) {
+	bare, dir, other := twoClones(t)
 	repo, err := gitstore.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -304,21 +314,9 @@ func TestSyncAsLastSeen(t *testing.T) {
 // A transcript the refused push of a no-fetch round created is counted,
 // and the remote's copy of it is known here.
 func TestSyncAsLastSeenTranscripts(t *testing.T) {
-	root := t.TempDir()
-	bare := filepath.Join(root, "remote.git")
-	git(t, root, "init", "-q", "--bare", bare)
-	dir := filepath.Join(root, "a")
-	git(t, root, "clone", "-q", bare, dir)
-	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
-	git(t, dir, "push", "-q", "origin", "HEAD")
-	fetchRefs := "+refs/notes/evolve*:refs/notes/remotes/origin/evolve*"
-	git(t, dir, "config", "--add", "remote.origin.fetch", fetchRefs)
-	git(t, dir, "notes", "--ref=evolve-fitness", "add", "-m", "first", "HEAD")
-	git(t, dir, "push", "-q", "origin", "refs/notes/evolve-fitness")
+	bare, dir, other := twoClones(t)
 	git(t, dir, "fetch", "-q", "origin")
 	// The remote moves on behind this clone's back.
-	other := filepath.Join(root, "b")
-	git(t, root, "clone", "-q", bare, other)
 	git(t, other, "fetch", "-q", "origin", "+refs/notes/evolve-fitness:refs/notes/evolve-fitness")
 	git(t, other, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "first\ntheirs", "HEAD")
 	git(t, other, "push", "-q", "origin", "refs/notes/evolve-fitness")
