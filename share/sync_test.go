@@ -342,3 +342,28 @@ func TestSyncAsLastSeenTranscripts(t *testing.T) {
 		t.Errorf("the remote's note %q", got)
 	}
 }
+
+// A ref the remote has and this clone never saw (no remote-tracking copy)
+// is pushed as new, which the remote refuses; the round that fetches
+// merges both sides' notes.
+func TestSyncAsLastSeenUnseenRef(t *testing.T) {
+	bare, dir, other := twoClones(t)
+	git(t, other, "notes", "--ref=evolve-other", "add", "-m", "theirs", "HEAD")
+	git(t, other, "push", "-q", "origin", "refs/notes/evolve-other")
+	git(t, dir, "notes", "--ref=evolve-other", "add", "-m", "mine", "HEAD")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	rep, err := Sync(repo, "origin", Options{AsLastSeen: true})
+	if err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if rep.Attempts != 2 || rep.LeaseLosses != 0 {
+		t.Errorf("%d attempts, %d lease losses; want 2, 0", rep.Attempts, rep.LeaseLosses)
+	}
+	if got := git(t, bare, "notes", "--ref=evolve-other", "show", "HEAD"); got != "mine\ntheirs" {
+		t.Errorf("the remote's evolve-other %q", got)
+	}
+}
