@@ -163,7 +163,7 @@ func (n *Notes) badSince(trees, olds []Hash, prefixes []string, out *[]Hash) err
 	var nextTrees, nextOlds []Hash
 	var nextPrefixes []string
 	for i, entries := range news {
-		had := map[string]treeEntry{}
+		had := make(map[string]treeEntry, len(oldEntries[i]))
 		for _, e := range oldEntries[i] {
 			had[e.name] = e
 		}
