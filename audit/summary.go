@@ -388,6 +388,28 @@ func (x *sumIndex) firstOf(key string) (*recSum, bool) {
 	return &x.sums[i], true
 }
 
+// on says whether a summary of key is on commit c.
+func (x *sumIndex) on(key string, c gitstore.Hash) bool {
+	i, ok := x.first[key]
+	for ; ok && i >= 0; i = x.next[i] {
+		if x.sums[i].Commit == c {
+			return true
+		}
+	}
+	return false
+}
+
+// holds says whether a summary of key has digest.
+func (x *sumIndex) holds(key, digest string) bool {
+	i, ok := x.first[key]
+	for ; ok && i >= 0; i = x.next[i] {
+		if x.sums[i].Digest == digest {
+			return true
+		}
+	}
+	return false
+}
+
 // isFirst says whether sums[i] is its key's first.
 func (x *sumIndex) isFirst(i int) bool { return x.head[i] }
 

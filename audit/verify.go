@@ -147,9 +147,63 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) {
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
-	kept := loadState(l, o)
-	if kept != nil {
-		defer kept.body() // its decode does not outlive this verify
+	accepted, err := Acceptances(repo)
+	if err != nil {
+		return nil, err
+	}
+	// The ledger's history since this clone verified it (one git rev-list)
+	// is read, each commit diffed and compared, while the summaries are read
+	// and checked; a line it looks up in the ledger waits for them. A verify
+	// that fails first ends it.
+	var all records
+	indexed, quit := make(chan struct{}), make(chan struct{})
+	holds := func(_ gitstore.Hash, id, line string) (bool, error) {
+		select {
+		case <-indexed:
+		case <-quit:
+			return false, errVerifyEnded
+		}
+		return all.holds(id, ledger.Digest([]byte(line))), nil
+	}
+	type checked struct {
+		rep *Report
+		tip gitstore.Hash
+		err error
+	}
+	historyRead := make(chan *notesHistory, 1) // nil when it could not be read
+	historyChecked := make(chan checked, 1)
+	var running sync.WaitGroup
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		nh, err := readHistory(repo, o.FullHistory)
+		if err != nil {
+			historyRead <- nil
+			historyChecked <- checked{err: err}
+			return
+		}
+		historyRead <- nh
+		hrep := &Report{}
+		tip, err := checkHistory(l, hrep, holds, accepted, nh)
+		historyChecked <- checked{hrep, tip, err}
+	}()
+	defer func() {
+		close(quit)
+		running.Wait()
+	}()
+	// After a few records were added, the checks read what the last verify
+	// kept of its findings, and look the records they name up in the keys
+	// file (delta.go); else they read every summary.
+	d, err := readDelta(l, o, rd, accepted)
+	if err != nil {
+		return nil, err
+	}
+	var kept *verifyState
+	if d == nil {
+		kept = loadState(l, o)
+		if kept != nil {
+			defer kept.body() // its decode does not outlive this verify
+		}
 	}
 	// git reads the trailers of HEAD's history while the ledger is read.
 	type trailers struct {
@@ -159,58 +213,19 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	}
 	logged := make(chan trailers, 1)
 	go func() {
-		commits, head, err := headTrailers(repo, o.Revs, kept, rd)
-		logged <- trailers{commits, head, err}
-	}()
-	// The ledger's history since this clone verified it, asked of git
-	// while the kept summaries are decoded.
-	nh, err := readHistory(repo, o.FullHistory)
-	if err != nil {
-		<-logged
-		return nil, err
-	}
-	accepted, err := Acceptances(repo)
-	if err != nil {
-		<-logged
-		return nil, err
-	}
-	// The history's notes commits are read, diffed and compared while the
-	// summaries are read and checked; a line it looks up in the ledger
-	// waits for them. A verify that fails first ends it.
-	var byID *sumIndex
-	indexed, quit := make(chan struct{}), make(chan struct{})
-	holds := func(_ gitstore.Hash, id, line string) (bool, error) {
-		select {
-		case <-indexed:
-		case <-quit:
-			return false, errVerifyEnded
+		var tl trailers
+		if d != nil {
+			tl.commits, tl.head, tl.err = d.gainedTrailers(repo)
+		} else {
+			tl.commits, tl.head, tl.err = headTrailers(repo, o.Revs, kept, rd)
 		}
-		digest := ledger.Digest([]byte(line))
-		for _, e := range byID.of(id) {
-			if e.Digest == digest {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	type checked struct {
-		rep *Report
-		tip gitstore.Hash
-		err error
-	}
-	historyChecked := make(chan checked, 1)
-	var running sync.WaitGroup
-	running.Add(1)
-	go func() {
-		defer running.Done()
-		hrep := &Report{}
-		tip, err := checkHistory(l, hrep, holds, accepted, nh)
-		historyChecked <- checked{hrep, tip, err}
+		logged <- tl
 	}()
-	defer func() {
-		close(quit)
-		running.Wait()
-	}()
+	nh := <-historyRead
+	if nh == nil {
+		<-logged
+		return nil, (<-historyChecked).err
+	}
 	// What sits at a note's path and is no note: what changed since the
 	// verified tip is read while the kept summaries are decoded; a look at
 	// every tree waits for the summaries, whose read keeps the trees it
@@ -224,27 +239,39 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 			return nil, err
 		}
 	}
-	ls, source, err := ledgerSumsOf(l, kept, rd)
-	if err != nil {
-		<-logged
-		return nil, err
+	var (
+		ls     *ledgerSums
+		byID   *sumIndex
+		source *gitstore.Hash
+		found  *sumFindings
+	)
+	if d != nil {
+		all, found = d.look, d.found
+		rep.Records, rep.Notes = d.next.Records, d.next.Notes
+	} else {
+		ls, source, err = ledgerSumsOf(l, kept, rd)
+		if err != nil {
+			<-logged
+			return nil, err
+		}
+		byID = ls.byKey()
+		all = byID
+		found = &sumFindings{Lines: ls.Lines}
+		found.check(ls.Sums, byID)
+		rep.Records, rep.Notes = byID.keys(), ls.Notes
 	}
+	close(indexed)
 	if !since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
 			return nil, err
 		}
 	}
-	rep.Findings = append(append(rep.Findings, ls.Lines...), bad.Findings...)
 	rep.sinceVerified += len(bad.Findings)
-	byID = ls.byKey()
-	close(indexed)
-	rep.Records, rep.Notes = byID.keys(), ls.Notes
-	checkSchema(repo, rep, ls.Sums)
-	checkIDs(rep, byID)
-	checkPresence(rep, ls.Sums)
-	checkNumbers(rep, ls.Sums, byID)
-	if err := checkSaves(l, rep); err != nil {
+	marker := &Report{}
+	checkMarker(repo, marker)
+	saves := &Report{}
+	if err := checkSaves(l, saves); err != nil {
 		<-logged
 		return nil, err
 	}
@@ -253,7 +280,6 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		<-logged
 		return nil, hc.err
 	}
-	rep.Findings = append(rep.Findings, hc.rep.Findings...)
 	rep.History = hc.rep.History
 	rep.sinceVerified += len(hc.rep.Findings)
 	tip := hc.tip
@@ -262,32 +288,91 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		<-logged
 		return nil, err
 	}
-	checkChain(rep, byID, ids)
 	tl := <-logged
 	if tl.err != nil {
 		return nil, tl.err
 	}
-	checkTrailers(rep, ls.Sums, byID, tl.commits, ids)
+	if d != nil {
+		d.checkChainAndTrailers(tl.commits, ids)
+	} else {
+		found.Chain = collect(func(r *Report) { found.Unchained = checkChain(r, byID, byID, ids) })
+		found.Trailers = checkTrailers(tl.commits, byID, ids)
+	}
+	rep.Findings = found.report(bad.Findings, marker.Findings, saves.Findings, hc.rep.Findings)
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
 		_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) { w.WriteString(tip.String() + "\n") })
 	}
-	if source != nil {
-		if o.SaveLater {
-			saving.Add(1)
-			go func() {
-				defer saving.Done()
-				saveState(l, rd, *source, ls, tl.head, tl.commits)
-			}()
-		} else {
+	save := func() {}
+	switch {
+	case d != nil:
+		save = func() { d.save(repo) }
+	case source != nil:
+		save = func() {
 			saveState(l, rd, *source, ls, tl.head, tl.commits)
+			saveKeys(l, rd, accepted, *source, ls, byID, tl.head, found)
 		}
+	}
+	if o.SaveLater {
+		saving.Add(1)
+		go func() {
+			defer saving.Done()
+			save()
+		}()
+	} else {
+		save()
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
 	})
 	return rep, nil
+}
+
+// collect is what check adds to a report.
+func collect(check func(*Report)) []Finding {
+	rep := &Report{}
+	check(rep)
+	return rep.Findings
+}
+
+// sumFindings are the findings of the checks verify runs on the records'
+// summaries, each check's apart: the report puts them among the others in
+// a fixed order (report), and the delta state keeps them for the next
+// verify, which adds those of the records added since.
+type sumFindings struct {
+	// Lines are those of the lines that are no records, by commit.
+	Lines                                          []Finding
+	Schema, IDs, NotCommit, Absent, Numbers, Chain []Finding
+	// Unchained counts the records with no place in the chain.
+	Unchained int
+	// Trailers are those of HEAD's commits, newest first.
+	Trailers []trailerFinding
+}
+
+// check runs the checks of each record's own summaries (all of them,
+// filed in x) and adds their findings.
+func (fs *sumFindings) check(sums []recSum, x *sumIndex) {
+	fs.Schema = append(fs.Schema, collect(func(r *Report) { checkSchema(r, sums) })...)
+	fs.IDs = append(fs.IDs, collect(func(r *Report) { checkIDs(r, x) })...)
+	fs.NotCommit = append(fs.NotCommit, collect(func(r *Report) { checkNotCommits(r, sums) })...)
+	fs.Absent = append(fs.Absent, collect(func(r *Report) { checkAbsent(r, sums) })...)
+	fs.Numbers = append(fs.Numbers, collect(func(r *Report) { checkNumbers(r, sums, x) })...)
+}
+
+// report is the report's findings: those of the summaries, with those of
+// the entries that are no notes (bad), the ledger's marker, the saved work
+// and the ledger's history in their places.
+func (fs *sumFindings) report(bad, marker, saves, history []Finding) []Finding {
+	out := []Finding{}
+	for _, part := range [][]Finding{fs.Lines, bad, fs.Schema, marker, fs.IDs, fs.NotCommit, fs.Absent, fs.Numbers,
+		saves, history, fs.Chain, beforeChain(fs.Unchained)} {
+		out = append(out, part...)
+	}
+	for _, t := range fs.Trailers {
+		out = append(out, t.Finding)
+	}
+	return out
 }
 
 // saving counts the verify-state files being written in the background
@@ -368,7 +453,8 @@ func where(e *recSum) string {
 	return fmt.Sprintf("cycle %d on %s", e.Cycle, e.Commit.Short())
 }
 
-func checkSchema(repo *gitstore.Repo, rep *Report, entries []recSum) {
+// checkSchema: every record names a schema this binary reads.
+func checkSchema(rep *Report, entries []recSum) {
 	for i := range entries {
 		e := &entries[i]
 		if e.V > ledger.SchemaMajor {
@@ -376,6 +462,11 @@ func checkSchema(repo *gitstore.Repo, rep *Report, entries []recSum) {
 			f.Cycle, f.ID, f.Commit = e.Cycle, e.ID, e.Commit.String()
 		}
 	}
+}
+
+// checkMarker: the ledger's marker, when it has one, allows this binary
+// to write.
+func checkMarker(repo *gitstore.Repo, rep *Report) {
 	snap, err := repo.ReadNotes(cycle.NotesRef)
 	if err != nil {
 		return
@@ -408,19 +499,35 @@ func checkIDs(rep *Report, byID *sumIndex) {
 	})
 }
 
-func checkPresence(rep *Report, entries []recSum) {
-	absent := map[gitstore.Hash][]int{}
-	for _, e := range entries {
-		if e.Absent {
-			absent[e.Commit] = append(absent[e.Commit], e.Cycle)
-		}
+// checkNotCommits: each record is noted on a commit, not on another
+// object.
+func checkNotCommits(rep *Report, entries []recSum) {
+	for i := range entries {
+		e := &entries[i]
 		if e.NotCommit {
 			f := rep.add(Breach, "not-a-commit", "cycle %d is noted on %s, which is no commit: records are notes on the commits cycles delivered", e.Cycle, e.Commit.Short())
 			f.Cycle, f.ID, f.Commit = e.Cycle, e.ID, e.Commit.String()
 		}
 	}
-	for c, cycles := range absent {
-		f := rep.add(Notice, "not-fetched", "commit %s (cycle %s) is not in this clone: not fetched, or gone", c.Short(), joinInts(cycles))
+}
+
+// checkAbsent: each record's commit is here; one that is not is reported
+// once, with its records' cycles, in the order of its first record.
+func checkAbsent(rep *Report, entries []recSum) {
+	absent := map[gitstore.Hash][]int{}
+	var order []gitstore.Hash
+	for i := range entries {
+		e := &entries[i]
+		if !e.Absent {
+			continue
+		}
+		if _, seen := absent[e.Commit]; !seen {
+			order = append(order, e.Commit)
+		}
+		absent[e.Commit] = append(absent[e.Commit], e.Cycle)
+	}
+	for _, c := range order {
+		f := rep.add(Notice, "not-fetched", "commit %s (cycle %s) is not in this clone: not fetched, or gone", c.Short(), joinInts(absent[c]))
 		f.Commit = c.String()
 	}
 }
@@ -497,11 +604,23 @@ func acceptedIDs(repo *gitstore.Repo, accepted map[gitstore.Hash]Acceptance) (ma
 	return out, nil
 }
 
+// records answers what the chain and trailer checks ask of the whole
+// ledger: a record's first summary (in sum order), whether one of its
+// summaries is on a commit, whether one has a digest. A sumIndex answers
+// from the summaries in memory; a verify that builds on the keys file
+// (deltaState) answers from it and from what was added since.
+type records interface {
+	firstOf(key string) (*recSum, bool)
+	on(key string, c gitstore.Hash) bool
+	holds(key, digest string) bool
+}
+
 // checkChain: each record's prev names a record the ledger has, with the
-// digest it had then. A record whose change was accepted is a notice.
-func checkChain(rep *Report, byID *sumIndex, accepted map[string]bool) {
-	unchained := 0
-	byID.each(func(es []*recSum) {
+// digest it had then. A record whose change was accepted is a notice. The
+// records checked are those of keys; the records they name are looked up
+// in all. It returns how many records have no place in the chain.
+func checkChain(rep *Report, keys *sumIndex, all records, accepted map[string]bool) (unchained int) {
+	keys.each(func(es []*recSum) {
 		r := es[0]
 		link := r.Prev
 		if link == "" {
@@ -520,7 +639,7 @@ func checkChain(rep *Report, byID *sumIndex, accepted map[string]bool) {
 		if accepted[id] {
 			severity = Notice // the change that did it was accepted
 		}
-		prev, there := byID.firstOf(id)
+		prev, there := all.firstOf(id)
 		if !there {
 			f := rep.add(severity, "deleted", "%s was written after record %s, which the ledger no longer has: it was deleted", where(es[0]), id)
 			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
@@ -531,61 +650,71 @@ func checkChain(rep *Report, byID *sumIndex, accepted map[string]bool) {
 			f.ID, f.Cycle, f.Commit = id, prev.Cycle, prev.Commit.String()
 		}
 	})
-	if unchained > 0 {
-		rep.add(Notice, "before-chain", "%d record(s) have no place in the chain: written before git-evolve chained records, or imported", unchained)
+	return unchained
+}
+
+// beforeChain is the notice of the records that have no place in the
+// chain.
+func beforeChain(unchained int) []Finding {
+	if unchained == 0 {
+		return nil
 	}
+	rep := &Report{}
+	rep.add(Notice, "before-chain", "%d record(s) have no place in the chain: written before git-evolve chained records, or imported", unchained)
+	return rep.Findings
 }
 
 // trailerKeys are the trailers checkTrailers reads.
 var trailerKeys = []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Result", "Evolve-Record"}
 
+// trailerFinding is what checkTrailers found of one commit.
+type trailerFinding struct {
+	Trailer trailerSum
+	Finding Finding
+}
+
 // checkTrailers: a commit whose trailers name a cycle (commits, from git
 // log) agrees with the ledger's record of it.
-func checkTrailers(rep *Report, entries []recSum, byID *sumIndex, commits []trailerSum, accepted map[string]bool) {
-	onCommit := make(map[gitstore.Hash][]string, len(commits))
+func checkTrailers(commits []trailerSum, all records, accepted map[string]bool) []trailerFinding {
+	var out []trailerFinding
 	for _, tc := range commits {
-		onCommit[tc.Hash] = nil
-	}
-	for _, e := range entries {
-		if ids, named := onCommit[e.Commit]; named {
-			onCommit[e.Commit] = append(ids, e.ID)
+		if f, ok := checkTrailer(tc, all, accepted); ok {
+			out = append(out, trailerFinding{tc, f})
 		}
 	}
-	for _, tc := range commits {
-		id, result := tc.ID, tc.Result
-		n, _ := strconv.Atoi(tc.Cycle)
-		if id == "" {
-			continue
-		}
-		r, known := byID.firstOf(id)
-		if !known {
-			f := rep.add(Notice, "unrecorded", "commit %s says it delivered cycle %d (id %s, %s), but the ledger has no record of it: not synced yet, or lost (git evolve relink finds copies)", tc.Hash.Short(), n, id, result)
-			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
-			continue
-		}
-		if want := tc.Record; want != "" && r.CommitDigest != want {
-			severity := Breach
-			if accepted[id] {
-				severity = Notice
-			}
-			f := rep.add(severity, "edited", "the record of cycle %d (id %s) is not what commit %s, which delivered it, says it was: it was edited", r.Cycle, id, tc.Hash.Short())
-			f.ID, f.Cycle, f.Commit = id, r.Cycle, r.Commit.String()
-			continue
-		}
-		if r.Cycle != n || r.Result != result {
-			f := rep.add(Breach, "trailers", "commit %s's trailers say cycle %d %s; the ledger's record %s says cycle %d %s", tc.Hash.Short(), n, result, id, r.Cycle, r.Result)
-			f.ID, f.Cycle, f.Commit = id, r.Cycle, tc.Hash.String()
-			continue
-		}
-		here := false
-		for _, x := range onCommit[tc.Hash] {
-			here = here || x == id
-		}
-		if !here {
-			f := rep.add(Notice, "unlinked", "commit %s delivered cycle %d (id %s), whose record is on %s: git evolve relink attaches it here", tc.Hash.Short(), n, id, r.Commit.Short())
-			f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
-		}
+	return out
+}
+
+// checkTrailer checks one commit's trailers against the ledger.
+func checkTrailer(tc trailerSum, all records, accepted map[string]bool) (Finding, bool) {
+	rep := &Report{}
+	id, result := tc.ID, tc.Result
+	n, _ := strconv.Atoi(tc.Cycle)
+	if id == "" {
+		return Finding{}, false
 	}
+	r, known := all.firstOf(id)
+	switch {
+	case !known:
+		f := rep.add(Notice, "unrecorded", "commit %s says it delivered cycle %d (id %s, %s), but the ledger has no record of it: not synced yet, or lost (git evolve relink finds copies)", tc.Hash.Short(), n, id, result)
+		f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
+	case tc.Record != "" && r.CommitDigest != tc.Record:
+		severity := Breach
+		if accepted[id] {
+			severity = Notice
+		}
+		f := rep.add(severity, "edited", "the record of cycle %d (id %s) is not what commit %s, which delivered it, says it was: it was edited", r.Cycle, id, tc.Hash.Short())
+		f.ID, f.Cycle, f.Commit = id, r.Cycle, r.Commit.String()
+	case r.Cycle != n || r.Result != result:
+		f := rep.add(Breach, "trailers", "commit %s's trailers say cycle %d %s; the ledger's record %s says cycle %d %s", tc.Hash.Short(), n, result, id, r.Cycle, r.Result)
+		f.ID, f.Cycle, f.Commit = id, r.Cycle, tc.Hash.String()
+	case !all.on(id, tc.Hash):
+		f := rep.add(Notice, "unlinked", "commit %s delivered cycle %d (id %s), whose record is on %s: git evolve relink attaches it here", tc.Hash.Short(), n, id, r.Commit.Short())
+		f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
+	default:
+		return Finding{}, false
+	}
+	return rep.Findings[0], true
 }
 
 // checkSaves: the saved work this clone made under refs/evolve/ (the work

@@ -49,13 +49,18 @@ func kinds(rep *Report) string {
 	return strings.Join(ks, " ")
 }
 
+// chainOf runs the chain check on the records of x, as verify does.
+func chainOf(rep *Report, x *sumIndex) {
+	rep.Findings = append(rep.Findings, beforeChain(checkChain(rep, x, x, nil))...)
+}
+
 func TestChain(t *testing.T) {
 	a := rec("a", 1, nil)
 	b := rec("b", 2, &a)
 	c := rec("c", 3, &b)
 	ok := index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)})
 	rep := &Report{}
-	checkChain(rep, ok, nil)
+	chainOf(rep, ok)
 	if len(rep.Findings) != 0 {
 		t.Errorf("a whole chain: %s", kinds(rep))
 	}
@@ -64,7 +69,7 @@ func TestChain(t *testing.T) {
 	edited := b
 	edited.Target = "changed"
 	rep = &Report{}
-	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: edited, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)}), nil)
+	chainOf(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: edited, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)}))
 	if got := kinds(rep); got != "breach:edited" {
 		t.Errorf("an edited record: %s, want breach:edited", got)
 	} else if f := rep.Findings[0]; f.ID != "b" || f.Cycle != 2 {
@@ -73,7 +78,7 @@ func TestChain(t *testing.T) {
 
 	// b deleted: c names a record the ledger no longer has.
 	rep = &Report{}
-	checkChain(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: c, Commit: commit(3)}), nil)
+	chainOf(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: c, Commit: commit(3)}))
 	if got := kinds(rep); got != "breach:deleted" {
 		t.Errorf("a deleted record: %s, want breach:deleted", got)
 	}
@@ -83,8 +88,8 @@ func TestChain(t *testing.T) {
 	old := ledger.Record{V: 1, ID: "old", Cycle: 1, Target: "t", Result: ledger.Improved}
 	b2 := rec("b2", 2, &a)
 	rep = &Report{}
-	checkChain(rep, index(cycle.Entry{Record: old, Commit: commit(9)}, cycle.Entry{Record: a, Commit: commit(1)},
-		cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: b2, Commit: commit(4)}), nil)
+	chainOf(rep, index(cycle.Entry{Record: old, Commit: commit(9)}, cycle.Entry{Record: a, Commit: commit(1)},
+		cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: b2, Commit: commit(4)}))
 	if got := kinds(rep); got != "notice:before-chain" {
 		t.Errorf("a fork and an old record: %s, want notice:before-chain", got)
 	}

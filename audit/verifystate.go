@@ -344,21 +344,8 @@ func encodeState(w *bufio.Writer, st *verifyState) {
 	s.str(st.Packs)
 	s.uint(uint64(st.Sums.Notes))
 	s.uint(uint64(len(st.Sums.Sums)))
-	for _, r := range st.Sums.Sums {
-		s.hash(r.Commit)
-		s.str(r.ID)
-		s.str(r.Digest)
-		s.int(r.Cycle)
-		s.int(r.V)
-		s.str(r.Result)
-		s.str(r.Timestamp)
-		s.str(r.Prev)
-		s.bool(r.Chained)
-		s.str(r.By)
-		s.str(r.Host)
-		s.str(r.CommitDigest)
-		s.bool(r.Absent)
-		s.bool(r.NotCommit)
+	for i := range st.Sums.Sums {
+		s.sum(&st.Sums.Sums[i])
 	}
 	s.uint(uint64(len(st.Sums.Lines)))
 	for _, f := range st.Sums.Lines {
@@ -370,13 +357,26 @@ func encodeState(w *bufio.Writer, st *verifyState) {
 	s.hash(st.Head)
 	s.str(st.History)
 	s.uint(uint64(len(st.Trailers)))
-	for _, t := range st.Trailers {
-		s.hash(t.Hash)
-		s.str(t.ID)
-		s.str(t.Cycle)
-		s.str(t.Result)
-		s.str(t.Record)
+	for i := range st.Trailers {
+		s.trailer(&st.Trailers[i])
 	}
+}
+
+func (s stateWriter) sum(r *recSum) {
+	s.hash(r.Commit)
+	s.str(r.ID)
+	s.str(r.Digest)
+	s.int(r.Cycle)
+	s.int(r.V)
+	s.str(r.Result)
+	s.str(r.Timestamp)
+	s.str(r.Prev)
+	s.bool(r.Chained)
+	s.str(r.By)
+	s.str(r.Host)
+	s.str(r.CommitDigest)
+	s.bool(r.Absent)
+	s.bool(r.NotCommit)
 }
 
 // maxStateString bounds a string read back from verify-state, maxStateCount
@@ -530,22 +530,7 @@ func decodeBody(st *verifyState, body []byte) error {
 	c := min(n, 1<<20)
 	st.Sums.Sums = make([]recSum, 0, c+c/64+256)
 	for i := 0; i < n && s.err == nil; i++ {
-		var r recSum
-		r.Commit = s.hash()
-		r.ID = s.str()
-		r.Digest = s.str()
-		r.Cycle = s.int()
-		r.V = s.int()
-		r.Result = s.shared()
-		r.Timestamp = s.str()
-		r.Prev = s.str()
-		r.Chained = s.bool()
-		r.By = s.shared()
-		r.Host = s.shared()
-		r.CommitDigest = s.str()
-		r.Absent = s.bool()
-		r.NotCommit = s.bool()
-		st.Sums.Sums = append(st.Sums.Sums, r)
+		st.Sums.Sums = append(st.Sums.Sums, s.sum())
 	}
 	n = s.count()
 	for i := 0; i < n && s.err == nil; i++ {
@@ -556,7 +541,7 @@ func decodeBody(st *verifyState, body []byte) error {
 	st.History = s.str()
 	n = s.count()
 	for i := 0; i < n && s.err == nil; i++ {
-		st.Trailers = append(st.Trailers, trailerSum{Hash: s.hash(), ID: s.str(), Cycle: s.str(), Result: s.str(), Record: s.str()})
+		st.Trailers = append(st.Trailers, s.trailer())
 	}
 	if s.err != nil {
 		return s.err
@@ -565,4 +550,23 @@ func decodeBody(st *verifyState, body []byte) error {
 		return errBadState // more than was written
 	}
 	return nil
+}
+
+func (s *stateReader) sum() recSum {
+	var r recSum
+	r.Commit = s.hash()
+	r.ID = s.str()
+	r.Digest = s.str()
+	r.Cycle = s.int()
+	r.V = s.int()
+	r.Result = s.shared()
+	r.Timestamp = s.str()
+	r.Prev = s.str()
+	r.Chained = s.bool()
+	r.By = s.shared()
+	r.Host = s.shared()
+	r.CommitDigest = s.str()
+	r.Absent = s.bool()
+	r.NotCommit = s.bool()
+	return r
 }

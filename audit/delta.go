@@ -1,0 +1,697 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+)
+
+// A verify that read every summary (brought forward or not) also keeps,
+// beside verify-state:
+//
+//   - verify-keys: each record's summaries filed by key in a hash table
+//     that is looked up where the file is mapped, without reading the rest;
+//   - verify-delta: the findings of the checks run on the summaries, each
+//     check's apart, with the notes commit and HEAD they are of, and the
+//     summaries added since the keys file was written (none yet).
+//
+// The next verify, when records were only added since (a record, a fetch, a
+// sync: no record changed or removed, none on a commit the ledger had a
+// record of, every new one of a cycle after the last), reads only the notes
+// that changed and the commits HEAD gained. It runs the checks on the new
+// records, looking the records they name up in the keys file and in what
+// was added, and adds their findings to those kept: it costs what was
+// added, not the ledger. Anything else (a record changed or removed, a
+// cycle number below the last, a commit found that was missing, HEAD
+// moved elsewhere, a gc, an acknowledgement, a damaged file) means the
+// full read, whose answer is the same; so does a delta grown past
+// maxDelta, and that read writes the keys file anew.
+
+const (
+	keysMagic   = "git-evolve verify keys\n"
+	keysFormat  = 1
+	deltaMagic  = "git-evolve verify delta\n"
+	deltaFormat = 1
+	// maxDelta bounds the summaries the delta holds.
+	maxDelta = 4096
+	// maxDeltaFile bounds the delta file read back.
+	maxDeltaFile = 64 << 20
+)
+
+func keysPath(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "evolve", "verify-keys")
+}
+
+func deltaPath(repo *gitstore.Repo) string {
+	return filepath.Join(repo.CommonDir(), "evolve", "verify-delta")
+}
+
+// deltaState is what verify-delta holds.
+type deltaState struct {
+	Binary   string   // the git-evolve that wrote it (binaryID)
+	Token    [16]byte // the keys file it adds to
+	Source   gitstore.Hash
+	Head     gitstore.Hash // the commit whose trailers Found holds
+	Packs    string        // packsID
+	History  string        // historyKey
+	Accepted string        // acceptedKey
+	// MaxCycle is the highest cycle of the ledger's records (when it has
+	// any).
+	MaxCycle       int
+	Records, Notes int
+	// Added are the summaries added since the keys file was written, in
+	// sum order.
+	Added []recSum
+	Found sumFindings
+}
+
+// acceptedKey names the acknowledgements: the notes commits they accept.
+func acceptedKey(accepted map[gitstore.Hash]Acceptance) string {
+	hs := make([]gitstore.Hash, 0, len(accepted))
+	for h := range accepted {
+		hs = append(hs, h)
+	}
+	slices.SortFunc(hs, func(a, b gitstore.Hash) int { return slices.Compare(a[:], b[:]) })
+	sum := sha256.New()
+	for _, h := range hs {
+		sum.Write(h[:])
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// deltaRun is a verify that builds on the delta state: what it read of
+// the records added since, the findings so far, and the state it leaves.
+type deltaRun struct {
+	prev  *deltaState
+	next  *deltaState
+	found *sumFindings
+	look  records
+	added *sumIndex // the records added since the delta state, filed
+	head  gitstore.Hash
+}
+
+// readDelta is the verify with o built on the delta state, when it can
+// be: nil, with no error, when it cannot (a full read follows).
+func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[gitstore.Hash]Acceptance) (*deltaRun, error) {
+	if o.FullHistory || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
+		return nil, nil
+	}
+	repo := l.Repo()
+	bin, ok := binaryID()
+	if !ok {
+		return nil, nil
+	}
+	data, err := os.ReadFile(deltaPath(repo))
+	if err != nil || len(data) > maxDeltaFile {
+		return nil, nil
+	}
+	st, err := decodeDelta(data)
+	if err != nil || st.Binary != bin || st.Packs != rd.packs || st.History != rd.history ||
+		st.Accepted != acceptedKey(accepted) || st.Head.IsZero() {
+		return nil, nil
+	}
+	keys, ok := openKeys(keysPath(repo), st.Token)
+	if !ok {
+		return nil, nil
+	}
+	head, there, err := repo.RefHash("HEAD")
+	if err != nil || !there {
+		return nil, err
+	}
+	if head != st.Head {
+		if in, err := repo.IsAncestor(st.Head, head); err != nil || !in {
+			return nil, nil
+		}
+	}
+	d, ok, err := st.advance(repo, rd.sources[0], keys)
+	if err != nil || !ok {
+		return nil, err
+	}
+	d.head, d.next.Head = head, head
+	gitstore.Tracef("verify: the checks built on %s of %s: %d record summaries added since", deltaPath(repo), st.Source.Short(), len(d.next.Added)-len(st.Added))
+	return d, nil
+}
+
+// advance reads what was added to the ledger from st.Source to the notes
+// commit to, and runs the checks of the new records' own summaries. ok is
+// false when the change is not only additions the delta can take.
+func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysFile) (*deltaRun, bool, error) {
+	from, err := notesAt(repo, st.Source)
+	if err != nil {
+		return nil, false, nil // gone: a full read
+	}
+	next, err := notesAt(repo, to)
+	if err != nil {
+		return nil, false, err
+	}
+	changes, err := next.DiffNotes(from)
+	if err != nil {
+		return nil, false, err
+	}
+	var want []gitstore.Hash
+	for _, c := range changes {
+		want = append(append(want, c.Old...), c.New...)
+	}
+	blobs, err := repo.ReadBlobs(want)
+	if err != nil {
+		return nil, false, err
+	}
+	// The summaries each change removed and added: a note rewritten with a
+	// record appended removes and adds back the ones it had.
+	type copyOf struct {
+		key    string
+		commit gitstore.Hash
+		digest string
+	}
+	gone := map[copyOf]int{}
+	var added []recSum
+	var lines []Finding
+	changed := map[string]bool{}
+	notes := st.Notes
+	at := 0
+	for _, c := range changes {
+		changed[c.Object.String()] = true
+		had, has := false, false
+		for range c.Old {
+			sums, _ := noteSums(c.Object, blobs[at])
+			at++
+			had = had || len(sums) > 0
+			for i := range sums {
+				gone[copyOf{sums[i].key(), sums[i].Commit, sums[i].Digest}]++
+			}
+		}
+		for range c.New {
+			sums, fs := noteSums(c.Object, blobs[at])
+			at++
+			has = has || len(sums) > 0
+			lines = append(lines, fs...)
+			for i := range sums {
+				k := copyOf{sums[i].key(), sums[i].Commit, sums[i].Digest}
+				if gone[k] > 0 {
+					gone[k]--
+					continue
+				}
+				added = append(added, sums[i])
+			}
+		}
+		if had && !has {
+			notes--
+		} else if has && !had {
+			notes++
+		}
+	}
+	for _, n := range gone {
+		if n > 0 {
+			return nil, false, nil // a record changed or removed
+		}
+	}
+	if len(st.Added)+len(added) > maxDelta {
+		return nil, false, nil
+	}
+	prevAdded := (&ledgerSums{Sums: st.Added}).byKey()
+	deleted := map[string]bool{} // records named by a prev and not there
+	for _, f := range st.Found.Chain {
+		if f.Kind == "deleted" {
+			deleted[f.ID] = true
+		}
+	}
+	absent := map[gitstore.Hash]bool{}
+	for _, f := range st.Found.Absent {
+		h, err := gitstore.ParseHash(f.Commit)
+		if err != nil {
+			return nil, false, nil
+		}
+		absent[h] = true
+	}
+	for i := range added {
+		s := &added[i]
+		k := s.key()
+		if st.Records > 0 && s.Cycle <= st.MaxCycle {
+			return nil, false, nil // sorts among the kept records
+		}
+		if _, ok := prevAdded.first[k]; ok || deleted[k] || absent[s.Commit] {
+			return nil, false, nil
+		}
+		if _, ok := keys.find(k); ok {
+			return nil, false, nil
+		}
+	}
+	// Whether the new records' commits are here, and the missing ones
+	// still missing: one exchange with git.
+	var objs []gitstore.Hash
+	for h := range absent {
+		objs = append(objs, h)
+	}
+	for i := range added {
+		objs = append(objs, added[i].Commit)
+	}
+	types, err := repo.ObjectTypes(objs)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := 0; i < len(absent); i++ {
+		if types[i] != "" {
+			return nil, false, nil // fetched since
+		}
+	}
+	for i := range added {
+		t := types[len(absent)+i]
+		added[i].Absent, added[i].NotCommit = t == "", t != "" && t != "commit"
+	}
+	ls := &ledgerSums{Sums: added}
+	ls.sort()
+	x := ls.byKey()
+	found := st.Found.copy()
+	keep := found.Lines[:0]
+	for _, f := range found.Lines {
+		if !changed[f.Commit] {
+			keep = append(keep, f)
+		}
+	}
+	found.Lines = append(keep, lines...)
+	slices.SortStableFunc(found.Lines, func(a, b Finding) int { return strings.Compare(a.Commit, b.Commit) })
+	found.check(ls.Sums, x)
+	nx := *st
+	nx.Source = to
+	nx.Notes = notes
+	nx.Records = st.Records + x.keys()
+	if len(ls.Sums) > 0 {
+		nx.MaxCycle = ls.Sums[len(ls.Sums)-1].Cycle
+	}
+	nx.Added = append(slices.Clip(st.Added), ls.Sums...)
+	nx.Found = *found
+	return &deltaRun{prev: st, next: &nx, found: &nx.Found, added: x,
+		look: chainLookup{x, prevAdded, keys}}, true, nil
+}
+
+// copy copies fs, so that what is added to it is not added to fs.
+func (fs *sumFindings) copy() *sumFindings {
+	c := *fs
+	for _, p := range []*[]Finding{&c.Lines, &c.Schema, &c.IDs, &c.NotCommit, &c.Absent, &c.Numbers, &c.Chain} {
+		*p = slices.Clone(*p)
+	}
+	c.Trailers = slices.Clone(c.Trailers)
+	return &c
+}
+
+// gainedTrailers reads the commits HEAD gained since the delta state's
+// HEAD whose trailers name a cycle.
+func (d *deltaRun) gainedTrailers(repo *gitstore.Repo) ([]trailerSum, gitstore.Hash, error) {
+	if d.head == d.prev.Head {
+		return nil, d.head, nil
+	}
+	commits, err := repo.TrailerLog("Evolve-Result", trailerKeys, d.head.String(), "^"+d.prev.Head.String())
+	return trailerSums(commits), d.head, err
+}
+
+// checkChainAndTrailers runs the chain check on the new records and the
+// trailer check on the commits HEAD gained (newest first, before the
+// kept ones), and checks again a kept commit that named a record the
+// ledger did not have when that record was added since.
+func (d *deltaRun) checkChainAndTrailers(gained []trailerSum, ids map[string]bool) {
+	fs := d.found
+	fs.Chain = append(fs.Chain, collect(func(r *Report) { fs.Unchained += checkChain(r, d.added, d.look, ids) })...)
+	trailers := checkTrailers(gained, d.look, ids)
+	for _, t := range fs.Trailers {
+		if _, now := d.added.first[t.Trailer.ID]; now && t.Finding.Kind == "unrecorded" {
+			if f, ok := checkTrailer(t.Trailer, d.look, ids); ok {
+				trailers = append(trailers, trailerFinding{t.Trailer, f})
+			}
+			continue
+		}
+		trailers = append(trailers, t)
+	}
+	fs.Trailers = trailers
+}
+
+// save writes the delta state the verify leaves.
+func (d *deltaRun) save(repo *gitstore.Repo) {
+	_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, d.next) })
+}
+
+// chainLookup looks a record up in the new records, those added before
+// since the keys file, and the keys file: a record is in one of them.
+type chainLookup struct {
+	added, prevAdded *sumIndex
+	keys             *keysFile
+}
+
+func (c chainLookup) firstOf(key string) (*recSum, bool) {
+	if r, ok := c.added.firstOf(key); ok {
+		return r, true
+	}
+	if r, ok := c.prevAdded.firstOf(key); ok {
+		return r, true
+	}
+	e, ok := c.keys.find(key)
+	if !ok {
+		return nil, false
+	}
+	return &e.first, true
+}
+
+func (c chainLookup) on(key string, h gitstore.Hash) bool {
+	if c.added.on(key, h) || c.prevAdded.on(key, h) {
+		return true
+	}
+	e, _ := c.keys.find(key)
+	return slices.Contains(e.commits, h)
+}
+
+func (c chainLookup) holds(key, digest string) bool {
+	if c.added.holds(key, digest) || c.prevAdded.holds(key, digest) {
+		return true
+	}
+	e, _ := c.keys.find(key)
+	return slices.Contains(e.digests, digest)
+}
+
+// saveKeys writes a new keys file of the summaries in ls (filed in x) and
+// the delta state of the findings found, with nothing added yet. Files
+// that cannot be written are let be: the delta state written before names
+// another keys file, and is read past.
+func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[gitstore.Hash]Acceptance, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) {
+	bin, ok := binaryID()
+	if !ok || !rd.historyOK || head.IsZero() {
+		return
+	}
+	st := &deltaState{Binary: bin, Source: source, Head: head, Packs: rd.packs, History: rd.history,
+		Accepted: acceptedKey(accepted), Records: x.keys(), Notes: ls.Notes, Found: *found}
+	if _, err := rand.Read(st.Token[:]); err != nil {
+		return
+	}
+	if n := len(ls.Sums); n > 0 {
+		st.MaxCycle = ls.Sums[n-1].Cycle
+	}
+	repo := l.Repo()
+	if replaceFile(keysPath(repo), func(w *bufio.Writer) { encodeKeys(w, st.Token, x) }) != nil {
+		return
+	}
+	_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, st) })
+}
+
+// The keys file: the magic line, the format (uvarint), the token (16
+// bytes), the CRC-32C of the rest (4 bytes little endian), the table's size in slots (a power of two, 4 bytes little
+// endian), the table (each slot the offset in the file of a key's entry,
+// 4 bytes little endian, 0 when empty: keys are placed by keyHash and
+// probed linearly), then the entries. An entry: the key, its first
+// summary's cycle, result and commit digest, the count of its summaries,
+// and each one's commit and digest.
+
+// keyEntry is what the keys file holds of one record.
+type keyEntry struct {
+	first   recSum // Commit, Digest, Cycle, Result, CommitDigest
+	commits []gitstore.Hash
+	digests []string
+}
+
+// keyHash is FNV-1a, 64 bits.
+func keyHash(key string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
+	slots := 16
+	for slots < 2*x.keys() {
+		slots *= 2
+	}
+	table := make([]uint32, slots)
+	var entries []byte
+	head := len(keysMagic) + binary.PutUvarint(make([]byte, binary.MaxVarintLen64), keysFormat) + len(token) + 4 + 4 + 4*slots
+	x.each(func(es []*recSum) {
+		k := es[0].key()
+		i := keyHash(k) & uint64(slots-1)
+		for table[i] != 0 {
+			i = (i + 1) & uint64(slots-1)
+		}
+		table[i] = uint32(head + len(entries))
+		entries = appendStr(entries, k)
+		entries = binary.AppendVarint(entries, int64(es[0].Cycle))
+		entries = appendStr(entries, es[0].Result)
+		entries = appendStr(entries, es[0].CommitDigest)
+		entries = binary.AppendUvarint(entries, uint64(len(es)))
+		for _, e := range es {
+			entries = append(entries, e.Commit[:]...)
+			entries = appendStr(entries, e.Digest)
+		}
+	})
+	body := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+4*slots), uint32(slots))
+	for _, off := range table {
+		body = binary.LittleEndian.AppendUint32(body, off)
+	}
+	sum := crc32.Update(crc32.Checksum(body, castagnoli), castagnoli, entries)
+	w.WriteString(keysMagic)
+	w.Write(binary.AppendUvarint(nil, keysFormat))
+	w.Write(token[:])
+	w.Write(binary.LittleEndian.AppendUint32(nil, sum))
+	w.Write(body)
+	w.Write(entries)
+}
+
+// castagnoli is the CRC-32C table: the keys and delta files carry the
+// checksum of what follows their header, so that a file damaged in place
+// is read past, never taken for a ledger without some record.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func appendStr(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// keysFile is a keys file, mapped.
+type keysFile struct {
+	data  []byte
+	table []byte
+	slots uint64
+}
+
+// openKeys maps the keys file at path when it is one of token.
+func openKeys(path string, token [16]byte) (*keysFile, bool) {
+	data, ok := readStateFile(path, maxStateFile)
+	if !ok {
+		return nil, false
+	}
+	s := &stateReader{b: data}
+	rest, ok := cutPrefix(data, keysMagic)
+	if !ok {
+		return nil, false
+	}
+	s.b = rest
+	if s.uint() != keysFormat || s.err != nil || len(s.b) < len(token)+8 || [16]byte(s.b[:16]) != token {
+		return nil, false
+	}
+	sum := binary.LittleEndian.Uint32(s.b[16:])
+	s.b = s.b[20:]
+	if crc32.Checksum(s.b, castagnoli) != sum {
+		return nil, false
+	}
+	slots := uint64(binary.LittleEndian.Uint32(s.b))
+	s.b = s.b[4:]
+	if slots == 0 || slots&(slots-1) != 0 || uint64(len(s.b)) < 4*slots {
+		return nil, false
+	}
+	return &keysFile{data: data, table: s.b[:4*slots], slots: slots}, true
+}
+
+func cutPrefix(b []byte, prefix string) ([]byte, bool) {
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
+		return nil, false
+	}
+	return b[len(prefix):], true
+}
+
+// find looks key up. A damaged entry is not found: the records it would
+// name are then new to the delta, which sends the verify to a full read.
+func (k *keysFile) find(key string) (keyEntry, bool) {
+	i := keyHash(key) & (k.slots - 1)
+	for n := uint64(0); n < k.slots; n++ {
+		off := binary.LittleEndian.Uint32(k.table[4*i:])
+		if off == 0 {
+			return keyEntry{}, false
+		}
+		if uint64(off) >= uint64(len(k.data)) {
+			return keyEntry{}, false
+		}
+		s := &stateReader{b: k.data[off:]}
+		if s.str() == key && s.err == nil {
+			return s.keyEntry()
+		}
+		i = (i + 1) & (k.slots - 1)
+	}
+	return keyEntry{}, false
+}
+
+func (s *stateReader) keyEntry() (keyEntry, bool) {
+	var e keyEntry
+	e.first.Cycle = s.int()
+	e.first.Result = s.str()
+	e.first.CommitDigest = s.str()
+	n := s.count()
+	if s.err != nil || n == 0 || n > len(s.b) {
+		return keyEntry{}, false
+	}
+	for i := 0; i < n && s.err == nil; i++ {
+		e.commits = append(e.commits, s.hash())
+		e.digests = append(e.digests, s.str())
+	}
+	if s.err != nil {
+		return keyEntry{}, false
+	}
+	e.first.Commit, e.first.Digest = e.commits[0], e.digests[0]
+	return e, true
+}
+
+// The delta file: the magic line, the format (uvarint), the CRC-32C of the
+// rest (4 bytes little endian), then in the layout of verify-state the
+// fields of deltaState.
+
+func encodeDelta(w *bufio.Writer, st *deltaState) {
+	var body bytes.Buffer
+	bw := bufio.NewWriter(&body)
+	encodeDeltaBody(bw, st)
+	bw.Flush()
+	w.WriteString(deltaMagic)
+	w.Write(binary.AppendUvarint(nil, deltaFormat))
+	w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body.Bytes(), castagnoli)))
+	w.Write(body.Bytes())
+}
+
+func encodeDeltaBody(w *bufio.Writer, st *deltaState) {
+	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
+	s.str(st.Binary)
+	w.Write(st.Token[:])
+	s.hash(st.Source)
+	s.hash(st.Head)
+	s.str(st.Packs)
+	s.str(st.History)
+	s.str(st.Accepted)
+	s.int(st.MaxCycle)
+	s.uint(uint64(st.Records))
+	s.uint(uint64(st.Notes))
+	s.uint(uint64(len(st.Added)))
+	for i := range st.Added {
+		s.sum(&st.Added[i])
+	}
+	fs := &st.Found
+	for _, part := range fs.parts() {
+		s.uint(uint64(len(*part)))
+		for i := range *part {
+			s.finding(&(*part)[i])
+		}
+	}
+	s.uint(uint64(fs.Unchained))
+	s.uint(uint64(len(fs.Trailers)))
+	for i := range fs.Trailers {
+		s.trailer(&fs.Trailers[i].Trailer)
+		s.finding(&fs.Trailers[i].Finding)
+	}
+}
+
+// parts are the findings of each check, in the file's order.
+func (fs *sumFindings) parts() []*[]Finding {
+	return []*[]Finding{&fs.Lines, &fs.Schema, &fs.IDs, &fs.NotCommit, &fs.Absent, &fs.Numbers, &fs.Chain}
+}
+
+var errBadDelta = errors.New("verify-delta is damaged")
+
+func decodeDelta(data []byte) (*deltaState, error) {
+	rest, ok := cutPrefix(data, deltaMagic)
+	if !ok {
+		return nil, errBadDelta
+	}
+	s := &stateReader{b: rest, strs: map[string]string{}}
+	if s.uint() != deltaFormat || s.err != nil || len(s.b) < 4 {
+		return nil, errBadDelta
+	}
+	sum := binary.LittleEndian.Uint32(s.b)
+	if s.b = s.b[4:]; crc32.Checksum(s.b, castagnoli) != sum {
+		return nil, errBadDelta
+	}
+	st := &deltaState{}
+	st.Binary = s.str()
+	if len(s.b) < len(st.Token) {
+		return nil, errBadDelta
+	}
+	st.Token = [16]byte(s.b[:16])
+	s.b = s.b[16:]
+	st.Source = s.hash()
+	st.Head = s.hash()
+	st.Packs = s.str()
+	st.History = s.str()
+	st.Accepted = s.str()
+	st.MaxCycle = s.int()
+	st.Records = s.count()
+	st.Notes = s.count()
+	n := s.count()
+	if n > maxDelta {
+		return nil, errBadDelta
+	}
+	for i := 0; i < n && s.err == nil; i++ {
+		st.Added = append(st.Added, s.sum())
+	}
+	for _, part := range st.Found.parts() {
+		n := s.count()
+		for i := 0; i < n && s.err == nil; i++ {
+			*part = append(*part, s.finding())
+		}
+	}
+	st.Found.Unchained = s.count()
+	n = s.count()
+	for i := 0; i < n && s.err == nil; i++ {
+		t := s.trailer()
+		st.Found.Trailers = append(st.Found.Trailers, trailerFinding{t, s.finding()})
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if len(s.b) != 0 {
+		return nil, errBadDelta
+	}
+	return st, nil
+}
+
+func (s stateWriter) finding(f *Finding) {
+	for _, v := range []string{string(f.Severity), f.Kind, f.Message, f.ID, f.Commit, f.NotesCommit, f.Original, f.Ref} {
+		s.str(v)
+	}
+	s.int(f.Cycle)
+}
+
+func (s *stateReader) finding() Finding {
+	f := Finding{Severity: Severity(s.shared()), Kind: s.shared(), Message: s.str(), ID: s.str(), Commit: s.str(),
+		NotesCommit: s.str(), Original: s.str(), Ref: s.str()}
+	f.Cycle = s.int()
+	if s.err == nil && f.Severity != Breach && f.Severity != Notice {
+		s.err = fmt.Errorf("%w: a finding of severity %q", errBadDelta, f.Severity)
+	}
+	return f
+}
+
+func (s stateWriter) trailer(t *trailerSum) {
+	s.hash(t.Hash)
+	s.str(t.ID)
+	s.str(t.Cycle)
+	s.str(t.Result)
+	s.str(t.Record)
+}
+
+func (s *stateReader) trailer() trailerSum {
+	return trailerSum{Hash: s.hash(), ID: s.str(), Cycle: s.str(), Result: s.str(), Record: s.str()}
+}

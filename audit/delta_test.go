@@ -1,0 +1,175 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/git-evolve/git-evolve/cycle"
+)
+
+func sampleDelta() *deltaState {
+	st := sampleState()
+	return &deltaState{
+		Binary: st.Binary, Token: [16]byte{1, 2, 3}, Source: commit(7), Head: commit(9), Packs: "p", History: "h", Accepted: "a",
+		MaxCycle: 12, Records: 3, Notes: 2, Added: st.Sums.Sums,
+		Found: sumFindings{
+			Lines:     st.Sums.Lines,
+			Schema:    []Finding{{Severity: Breach, Kind: "schema", Message: "m", Cycle: 3, ID: "x", Commit: "c"}},
+			Chain:     []Finding{{Severity: Notice, Kind: "deleted", Message: "d", ID: "y", NotesCommit: "n", Original: "o", Ref: "r"}},
+			Unchained: 4,
+			Trailers:  []trailerFinding{{Trailer: st.Trailers[0], Finding: Finding{Severity: Notice, Kind: "unrecorded", Message: "u", ID: "a"}}},
+		},
+	}
+}
+
+func encodedDelta(st *deltaState) []byte {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	encodeDelta(w, st)
+	w.Flush()
+	return buf.Bytes()
+}
+
+// The delta reads back as written; cut short, longer, of another format or
+// with any byte changed, it does not.
+func TestDeltaRoundTrip(t *testing.T) {
+	st := sampleDelta()
+	data := encodedDelta(st)
+	got, err := decodeDelta(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, st) {
+		t.Errorf("decodeDelta(encodeDelta(st)) = %+v, want %+v", got, st)
+	}
+	for n := 0; n < len(data); n++ {
+		if _, err := decodeDelta(data[:n]); err == nil {
+			t.Fatalf("a delta cut at byte %d of %d decodes", n, len(data))
+		}
+	}
+	if _, err := decodeDelta(append(slices.Clone(data), 0)); err == nil {
+		t.Error("a delta with a byte more decodes")
+	}
+	for i := len(deltaMagic); i < len(data); i++ {
+		changed := slices.Clone(data)
+		changed[i] ^= 0x10
+		if _, err := decodeDelta(changed); err == nil {
+			t.Fatalf("a delta with byte %d of %d changed decodes", i, len(data))
+		}
+	}
+}
+
+func FuzzDecodeDelta(f *testing.F) {
+	f.Add(encodedDelta(sampleDelta()))
+	f.Add(encodedDelta(&deltaState{}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := decodeDelta(data)
+		if err != nil {
+			return
+		}
+		again, err := decodeDelta(encodedDelta(st))
+		if err != nil || !reflect.DeepEqual(again, st) {
+			t.Errorf("decoded, encoded and decoded again: %+v, %v; want %+v", again, err, st)
+		}
+	})
+}
+
+// keysOf writes the keys file of x with token to a file and maps it.
+func keysOf(t *testing.T, x *sumIndex, token [16]byte) (string, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	encodeKeys(w, token, x)
+	w.Flush()
+	path := filepath.Join(t.TempDir(), "verify-keys")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, buf.Bytes()
+}
+
+// Every record is found in the keys file with its first summary and the
+// commits and digests of all its copies; a key it does not hold is not
+// found, however full the table.
+func TestKeysFind(t *testing.T) {
+	var entries []cycle.Entry
+	for i := 1; i <= 300; i++ {
+		r := rec(fmt.Sprintf("id%03d", i), i, nil)
+		entries = append(entries, cycle.Entry{Record: r, Commit: commit(byte(i))})
+		if i%50 == 0 { // a copy on another commit
+			entries = append(entries, cycle.Entry{Record: r, Commit: commit(byte(i + 1))})
+		}
+	}
+	noID := rec("", 7, nil)
+	entries = append(entries, cycle.Entry{Record: noID, Commit: commit(3)})
+	x := sums(entries...).byKey()
+	token := [16]byte{9}
+	path, _ := keysOf(t, x, token)
+	keys, ok := openKeys(path, token)
+	if !ok {
+		t.Fatal("openKeys refused the file it wrote")
+	}
+	found := 0
+	x.each(func(es []*recSum) {
+		found++
+		e, ok := keys.find(es[0].key())
+		if !ok {
+			t.Fatalf("key %q not found", es[0].key())
+		}
+		first := recSum{Commit: es[0].Commit, Digest: es[0].Digest, Cycle: es[0].Cycle, Result: es[0].Result, CommitDigest: es[0].CommitDigest}
+		if e.first != first {
+			t.Errorf("key %q: first %+v, want %+v", es[0].key(), e.first, first)
+		}
+		if len(e.commits) != len(es) {
+			t.Errorf("key %q: %d copies, want %d", es[0].key(), len(e.commits), len(es))
+		}
+		for i, s := range es {
+			if e.commits[i] != s.Commit || e.digests[i] != s.Digest {
+				t.Errorf("key %q copy %d: %s %s, want %s %s", es[0].key(), i, e.commits[i], e.digests[i], s.Commit, s.Digest)
+			}
+		}
+	})
+	if found != 301 {
+		t.Errorf("%d keys, want 301", found)
+	}
+	for _, k := range []string{"id000", "id301", "", "id00", noID.ID} {
+		if _, ok := keys.find(k); ok {
+			t.Errorf("key %q found", k)
+		}
+	}
+}
+
+// A keys file of another token, cut short, or with any byte changed is
+// not opened.
+func TestKeysDamaged(t *testing.T) {
+	x := sums(cycle.Entry{Record: rec("a", 1, nil), Commit: commit(1)}, cycle.Entry{Record: rec("b", 2, nil), Commit: commit(2)}).byKey()
+	token := [16]byte{1}
+	path, data := keysOf(t, x, token)
+	if _, ok := openKeys(path, [16]byte{2}); ok {
+		t.Error("a keys file of another token opened")
+	}
+	for n := 0; n < len(data); n++ {
+		if err := os.WriteFile(path, data[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := openKeys(path, token); ok {
+			t.Fatalf("a keys file cut at byte %d of %d opened", n, len(data))
+		}
+	}
+	for i := range data {
+		changed := slices.Clone(data)
+		changed[i] ^= 0x04
+		if err := os.WriteFile(path, changed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := openKeys(path, token); ok {
+			t.Fatalf("a keys file with byte %d of %d changed opened", i, len(data))
+		}
+	}
+}
