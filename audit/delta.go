@@ -165,7 +165,7 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	for _, c := range changes {
 		want = append(append(want, c.Old...), c.New...)
 	}
-	blobs, err := repo.ReadBlobs(want)
+	blobs, err := repo.ReadBlobsKept(want)
 	if err != nil {
 		return nil, false, err
 	}

@@ -175,7 +175,7 @@ func (h *historyCheck) batch(commits []gitstore.Hash) error {
 			want = append(append(want, ch.Old...), ch.New...)
 		}
 	}
-	data, err := h.repo.ReadBlobs(want)
+	data, err := h.repo.ReadBlobsKept(want)
 	if err != nil {
 		return err
 	}

@@ -211,6 +211,51 @@ func (r *Repo) ReadBlobs(hashes []Hash) ([][]byte, error) {
 	return out, nil
 }
 
+// maxKeptBlobBytes bounds the blobs ReadBlobsKept keeps.
+const maxKeptBlobBytes = 8 << 20
+
+// ReadBlobsKept is ReadBlobs for readers that read the same notes: a
+// verify reads the notes that changed since the last one for its
+// summaries, and again for its history check. The blobs it read are kept
+// (immutable, up to maxKeptBlobBytes) and given to the next reader: what it
+// returns is shared, and must not be changed.
+func (r *Repo) ReadBlobsKept(hashes []Hash) ([][]byte, error) {
+	out := make([][]byte, len(hashes))
+	var want []Hash
+	var at []int
+	r.treeMu.Lock()
+	for i, h := range hashes {
+		if data, ok := r.blobs[h]; ok {
+			out[i] = data
+			continue
+		}
+		want, at = append(want, h), append(at, i)
+	}
+	r.treeMu.Unlock()
+	if len(want) == 0 {
+		return out, nil
+	}
+	read, err := r.ReadBlobs(want)
+	if err != nil {
+		return nil, err
+	}
+	r.treeMu.Lock()
+	defer r.treeMu.Unlock()
+	for k, data := range read {
+		out[at[k]] = data
+		if h := want[k]; !h.IsZero() && r.blobBytes+len(data) <= maxKeptBlobBytes {
+			if r.blobs == nil {
+				r.blobs = map[Hash][]byte{}
+			}
+			if _, ok := r.blobs[h]; !ok {
+				r.blobs[h] = data
+				r.blobBytes += len(data)
+			}
+		}
+	}
+	return out, nil
+}
+
 // pendingObject is an object named but not written yet (see Flush).
 type pendingObject struct {
 	typ  plumbing.ObjectType

@@ -46,6 +46,8 @@ type Repo struct {
 	// what sits at a note's path and is no note (BadNotes), by tree.
 	listedBad   map[Hash][]Hash
 	treeEntries int         // the entries of trees, for its bound
+	blobs       map[Hash][]byte // blobs read by ReadBlobsKept (objects.go)
+	blobBytes   int             // their size, for its bound
 	packWrites  atomic.Bool // objects wait for Flush, which packs many (PackWrites)
 	keepMu      sync.Mutex
 	keeps       []string // .keep files of packs no ref names yet (releasePacks)

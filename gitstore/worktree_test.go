@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -513,6 +514,30 @@ func TestReadBlobs(t *testing.T) {
 	tree := r.hash("write-tree")
 	if _, err := repo.ReadBlobs([]Hash{tree}); err == nil {
 		t.Error("ReadBlobs of a tree gave no error")
+	}
+}
+
+// ReadBlobsKept reads as ReadBlobs does, and gives a later reader the
+// blobs it read from what it kept: a blob gone from the object store since
+// is still read; one past the bound is not kept.
+func TestReadBlobsKept(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	repo := r.open()
+	a, _ := repo.WriteBlob([]byte("a\n"))
+	big, _ := repo.WriteBlob(bytes.Repeat([]byte("b"), maxKeptBlobBytes))
+	got, err := repo.ReadBlobsKept([]Hash{a, ZeroHash, a, big})
+	if err != nil || len(got) != 4 || string(got[0]) != "a\n" || got[1] != nil || string(got[2]) != "a\n" || len(got[3]) != maxKeptBlobBytes {
+		t.Fatalf("ReadBlobsKept = %d blobs, %v", len(got), err)
+	}
+	for _, h := range []Hash{a, big} {
+		r.rm(".git/objects/" + h.String()[:2] + "/" + h.String()[2:])
+	}
+	if got, err := repo.ReadBlobsKept([]Hash{a}); err != nil || string(got[0]) != "a\n" {
+		t.Errorf("a kept blob read again: %q, %v", got, err)
+	}
+	if _, err := repo.ReadBlobsKept([]Hash{big}); err == nil {
+		t.Error("a blob past the bound was kept")
 	}
 }
 
