@@ -404,12 +404,14 @@ func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[gitstore.Hash]Accep
 }
 
 // The keys file: the magic line, the format (uvarint), the token (16
-// bytes), the CRC-32C of the rest (4 bytes little endian), the table's size in slots (a power of two, 4 bytes little
-// endian), the table (each slot the offset in the file of a key's entry,
-// 4 bytes little endian, 0 when empty: keys are placed by keyHash and
-// probed linearly), then the entries. An entry: the key, its first
-// summary's cycle, result and commit digest, the count of its summaries,
-// and each one's commit and digest.
+// bytes), the entries, the table (each slot the offset in the file of a
+// key's entry, 4 bytes little endian, 0 when empty: keys are placed by
+// keyHash and probed linearly), the table's size in slots (a power of two,
+// 4 bytes little endian), and the CRC-32C of all from the entries on (4
+// bytes little endian). An entry: the key, its first summary's cycle,
+// result and commit digest, the count of its summaries, and each one's
+// commit and digest. The entries are written as they are made; the table
+// follows them, so that the file is written in one pass.
 
 // keyEntry is what the keys file holds of one record.
 type keyEntry struct {
@@ -434,36 +436,42 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 		slots *= 2
 	}
 	table := make([]uint32, slots)
-	var entries []byte
-	head := len(keysMagic) + binary.PutUvarint(make([]byte, binary.MaxVarintLen64), keysFormat) + len(token) + 4 + 4 + 4*slots
+	w.WriteString(keysMagic)
+	w.Write(binary.AppendUvarint(nil, keysFormat))
+	w.Write(token[:])
+	at := len(keysMagic) + binary.PutUvarint(make([]byte, binary.MaxVarintLen64), keysFormat) + len(token)
+	// The entries are written as they are made, the checksum taken of them
+	// on the way.
+	sum := crc32.New(castagnoli)
+	var entry []byte
 	x.each(func(es []*recSum) {
 		k := es[0].key()
 		i := keyHash(k) & uint64(slots-1)
 		for table[i] != 0 {
 			i = (i + 1) & uint64(slots-1)
 		}
-		table[i] = uint32(head + len(entries))
-		entries = appendStr(entries, k)
-		entries = binary.AppendVarint(entries, int64(es[0].Cycle))
-		entries = appendStr(entries, es[0].Result)
-		entries = appendStr(entries, es[0].CommitDigest)
-		entries = binary.AppendUvarint(entries, uint64(len(es)))
+		table[i] = uint32(at)
+		entry = appendStr(entry[:0], k)
+		entry = binary.AppendVarint(entry, int64(es[0].Cycle))
+		entry = appendStr(entry, es[0].Result)
+		entry = appendStr(entry, es[0].CommitDigest)
+		entry = binary.AppendUvarint(entry, uint64(len(es)))
 		for _, e := range es {
-			entries = append(entries, e.Commit[:]...)
-			entries = appendStr(entries, e.Digest)
+			entry = append(entry, e.Commit[:]...)
+			entry = appendStr(entry, e.Digest)
 		}
+		w.Write(entry)
+		sum.Write(entry)
+		at += len(entry)
 	})
-	body := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+4*slots), uint32(slots))
+	tail := make([]byte, 0, 4*slots+4)
 	for _, off := range table {
-		body = binary.LittleEndian.AppendUint32(body, off)
+		tail = binary.LittleEndian.AppendUint32(tail, off)
 	}
-	sum := crc32.Update(crc32.Checksum(body, castagnoli), castagnoli, entries)
-	w.WriteString(keysMagic)
-	w.Write(binary.AppendUvarint(nil, keysFormat))
-	w.Write(token[:])
-	w.Write(binary.LittleEndian.AppendUint32(nil, sum))
-	w.Write(body)
-	w.Write(entries)
+	tail = binary.LittleEndian.AppendUint32(tail, uint32(slots))
+	sum.Write(tail)
+	w.Write(tail)
+	w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
 }
 
 // castagnoli is the CRC-32C table: the keys and delta files carry the
@@ -497,17 +505,16 @@ func openKeys(path string, token [16]byte) (*keysFile, bool) {
 	if s.uint() != keysFormat || s.err != nil || len(s.b) < len(token)+8 || [16]byte(s.b[:16]) != token {
 		return nil, false
 	}
-	sum := binary.LittleEndian.Uint32(s.b[16:])
-	s.b = s.b[20:]
-	if crc32.Checksum(s.b, castagnoli) != sum {
+	body := s.b[16 : len(s.b)-4] // the entries, the table and its size
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(s.b[len(s.b)-4:]) {
 		return nil, false
 	}
-	slots := uint64(binary.LittleEndian.Uint32(s.b))
-	s.b = s.b[4:]
-	if slots == 0 || slots&(slots-1) != 0 || uint64(len(s.b)) < 4*slots {
+	slots := uint64(binary.LittleEndian.Uint32(body[len(body)-4:]))
+	if slots == 0 || slots&(slots-1) != 0 || uint64(len(body)-4) < 4*slots {
 		return nil, false
 	}
-	return &keysFile{data: data, table: s.b[:4*slots], slots: slots}, true
+	end := uint64(len(data) - 8)
+	return &keysFile{data: data[:end-4*slots], table: data[end-4*slots : end], slots: slots}, true
 }
 
 func cutPrefix(b []byte, prefix string) ([]byte, bool) {

@@ -92,7 +92,8 @@ for n in "${sizes[@]}"; do
   # what a verify kept, then 100 records since: each run starts from it
   keep=$work/kept$n
   mkdir -p "$keep"
-  cp "$state/verified" "$state/verify-state" "$keep/"
+  kept="verified verify-state verify-keys verify-delta" # what a verify keeps for the next
+  for f in $kept; do cp "$state/$f" "$keep/"; done
   # (the bench's own refs are kept outside refs/notes/evolve*, which the
   # hook delivers)
   git update-ref refs/bench/base refs/notes/evolve
@@ -101,15 +102,15 @@ for n in "${sizes[@]}"; do
     if [ "$i" = 1 ]; then
       mkdir -p "$keep/one"
       git evolve verify >/dev/null
-      cp "$state/verified" "$state/verify-state" "$keep/one/"
+      for f in $kept; do cp "$state/$f" "$keep/one/"; done
       git update-ref refs/bench/one refs/notes/evolve
     fi
   done
   git update-ref refs/bench/all refs/notes/evolve
   # +1: the ledger one record past what was kept
-  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/bench/one; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/bench/one; cp '$keep/verified' '$keep/verify-state' '$keep/verify-keys' '$keep/verify-delta' '$state/'; rm -f '$state/verify-report'" \
     "git evolve verify" "git log --notes=evolve --format='%H %N'"
-  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; cp '$keep/verified' '$keep/verify-state' '$keep/verify-keys' '$keep/verify-delta' '$state/'; rm -f '$state/verify-report'" \
     "git evolve verify" "git log --notes=evolve --format='%H %N'"
   git evolve verify >/dev/null
   # the pre-push hook of a push with nothing new for the remote (as last
@@ -131,13 +132,13 @@ for n in "${sizes[@]}"; do
   git --git-dir="$remote" update-ref refs/heads/main "$head"
   git config remote.origin.url "$remote"
   baseh=$(git rev-parse refs/bench/base)
-  row "hook +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; git --git-dir='$remote' update-ref refs/notes/evolve $baseh; git update-ref refs/notes/remotes/origin/evolve $baseh; cp '$keep/verified' '$keep/verify-state' '$state/'; rm -f '$state/verify-report'" \
+  row "hook +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; git --git-dir='$remote' update-ref refs/notes/evolve $baseh; git update-ref refs/notes/remotes/origin/evolve $baseh; cp '$keep/verified' '$keep/verify-state' '$keep/verify-keys' '$keep/verify-delta' '$state/'; rm -f '$state/verify-report'" \
     "sh -c 'git-evolve hook pre-push origin $remote <$work/push.in'" \
     "sh -c 'git --git-dir=$remote update-ref refs/notes/evolve $baseh; git push -q --no-verify origin refs/bench/all:refs/notes/evolve'"
   git update-ref refs/notes/evolve refs/bench/all
   git update-ref refs/notes/remotes/origin/evolve refs/bench/all
   git evolve verify >/dev/null
-  row "verify 1st" "$big" "rm -f '$state/verified' '$state/verify-state' '$state/verify-report'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  row "verify 1st" "$big" "rm -f '$state/verified' '$state/verify-state' '$state/verify-keys' '$state/verify-delta' '$state/verify-report'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
   row "json cold" "$big" "rm -f '$state/ledger.view'" "git evolve log --json" "git log --notes=evolve --format='%H %N'"
   git evolve log -n 1 >/dev/null
   # each record on a commit of its own: SHA for git-evolve, SHA2 for git
