@@ -232,12 +232,17 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 	}
 	slices.Sort(names)
 	seen := map[gitstore.Hash]bool{primary.Commit(): true}
+	known := l.readMerged()
+	defer l.writeMerged(known)
 	for _, name := range names {
 		tip := copies[name]
 		if seen[tip] {
 			continue
 		}
 		seen[tip] = true
+		if known.has(tip, primary.Commit()) {
+			continue // merged already, as an earlier read found
+		}
 		snap, err := l.repo.NotesAt(tip)
 		if err != nil {
 			continue // a copy git cannot read: sync says why
@@ -246,7 +251,7 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 			primary = snap
 			continue
 		}
-		if in, err := l.repo.IsAncestor(tip, primary.Commit()); err != nil {
+		if in, err := l.merged(known, tip, primary.Commit()); err != nil {
 			return nil, nil, err
 		} else if in {
 			continue // merged already

@@ -45,10 +45,10 @@ type Repo struct {
 	// listedBad is, for the notes trees a listing read whole (walkListed),
 	// what sits at a note's path and is no note (BadNotes), by tree.
 	listedBad   map[Hash][]Hash
-	treeEntries int         // the entries of trees, for its bound
+	treeEntries int             // the entries of trees, for its bound
 	blobs       map[Hash][]byte // blobs read by ReadBlobsKept (objects.go)
 	blobBytes   int             // their size, for its bound
-	packWrites  atomic.Bool // objects wait for Flush, which packs many (PackWrites)
+	packWrites  atomic.Bool     // objects wait for Flush, which packs many (PackWrites)
 	keepMu      sync.Mutex
 	keeps       []string // .keep files of packs no ref names yet (releasePacks)
 	pendingMu   sync.Mutex

@@ -281,6 +281,18 @@ func (r *Repo) graftedHistory() bool {
 	return false
 }
 
+// HistoryAltered reports whether git reads some commits' parents from
+// elsewhere than their objects (a shallow clone's boundary, grafts) or
+// reads other objects in some objects' place (refs/replace/): there, what
+// was once an ancestor need not stay one, and an answer kept from an
+// earlier process is not to be trusted.
+func (r *Repo) HistoryAltered() (bool, error) {
+	if r.graftedHistory() {
+		return true, nil
+	}
+	return r.HasRefsUnder("refs/replace/")
+}
+
 // IsAncestor reports whether commit a is an ancestor of commit b, or b
 // itself.
 func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
