@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -297,7 +298,9 @@ func (h *historyCheck) compare(ci gitstore.CommitInfo, parent *gitstore.Notes, c
 		if err != nil {
 			return err
 		}
-		for id, line := range was {
+		// By id: the findings come in the same order run after run.
+		for _, id := range slices.Sorted(maps.Keys(was)) {
+			line := was[id]
 			now, kept := is[id]
 			if kept && now == line {
 				continue
