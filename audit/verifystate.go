@@ -284,7 +284,10 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState, rd *led
 		if kept.Head == head {
 			return kept.Trailers, head, nil
 		}
-		if in, err := repo.IsAncestor(kept.Head, head); err == nil && in {
+		// The commits gained come first, as git log lists them when they
+		// are a line of commits on the kept HEAD (a merge's are listed by
+		// date among the kept ones: then the whole log is read).
+		if repo.Extends(kept.Head, head) {
 			gained, err := repo.TrailerLog("Evolve-Result", trailerKeys, head.String(), "^"+kept.Head.String())
 			if err != nil {
 				return nil, gitstore.ZeroHash, err

@@ -293,6 +293,31 @@ func (r *Repo) HistoryAltered() (bool, error) {
 	return r.HasRefsUnder("refs/replace/")
 }
 
+// Extends reports whether b is a, or reaches a through commits of one
+// parent each (a line of commits made on a, no merge), within ancestorWalk
+// commits. git log b then lists those commits first, newest first, and
+// then what git log a lists, in its order: a merge's commits are listed by
+// date among a's. Not where shallow or grafts cut the history.
+func (r *Repo) Extends(a, b Hash) bool {
+	if r.graftedHistory() {
+		return false
+	}
+	h := b
+	for i := 0; i <= ancestorWalk; i++ {
+		if h == a {
+			return true
+		}
+		ci, err := r.Commit(h)
+		if err != nil || len(ci.Parents) != 1 {
+			// A merge, a root, or a commit not here: not known to be
+			// such a line; the caller reads what it would have built on.
+			return false
+		}
+		h = ci.Parents[0]
+	}
+	return false
+}
+
 // IsAncestor reports whether commit a is an ancestor of commit b, or b
 // itself.
 func (r *Repo) IsAncestor(a, b Hash) (bool, error) {

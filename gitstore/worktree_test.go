@@ -89,13 +89,19 @@ func TestCaptureWorktreeWithoutIndex(t *testing.T) {
 	}
 }
 
-func TestIsAncestor(t *testing.T) {
+// withSide is a repository of three commits on main and one on a branch
+// side made from the first.
+func withSide(t *testing.T) (r *testRepo, cs []Hash, side Hash) {
 	setEnv(t)
-	r := newRepo(t)
-	cs := r.makeCommits(3)
+	r = newRepo(t)
+	cs = r.makeCommits(3)
 	r.git("checkout", "-q", "-b", "side", cs[0].String())
 	r.git("commit", "-q", "--allow-empty", "-m", "side")
-	side := r.hash("rev-parse", "HEAD")
+	return r, cs, r.hash("rev-parse", "HEAD")
+}
+
+func TestIsAncestor(t *testing.T) {
+	r, cs, side := withSide(t)
 	repo := r.open()
 	for _, c := range []struct {
 		a, b Hash
@@ -108,6 +114,24 @@ func TestIsAncestor(t *testing.T) {
 	}
 	if _, err := repo.IsAncestor(fakeObj(1), cs[0]); err == nil {
 		t.Error("IsAncestor of a missing commit gave no error")
+	}
+}
+
+// Extends: a line of single-parent commits on a, and a itself; not a
+// merge of a, not a commit that is no descendant, not a missing one.
+func TestExtends(t *testing.T) {
+	r, cs, side := withSide(t)
+	r.git("merge", "-q", "--no-edit", "--no-ff", cs[2].String())
+	merge := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	for _, c := range []struct {
+		a, b Hash
+		want bool
+	}{{cs[0], cs[2], true}, {cs[2], cs[2], true}, {cs[2], cs[0], false}, {cs[1], side, false}, {cs[0], side, true},
+		{cs[2], merge, false}, {side, merge, false}, {fakeObj(1), cs[2], false}, {cs[0], fakeObj(1), false}} {
+		if got := repo.Extends(c.a, c.b); got != c.want {
+			t.Errorf("Extends(%s, %s) = %v; want %v", c.a.Short(), c.b.Short(), got, c.want)
+		}
 	}
 }
 
