@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,7 @@ type deltaState struct {
 	Head     gitstore.Hash // the commit whose trailers Found holds
 	Packs    string        // packsID
 	History  string        // historyKey
-	Accepted string        // acceptedKey
+	Accepted string        // acceptedKey of the records accepted
 	// MaxCycle is the highest cycle of the ledger's records (when it has
 	// any).
 	MaxCycle       int
@@ -78,16 +79,13 @@ type deltaState struct {
 	Found sumFindings
 }
 
-// acceptedKey names the acknowledgements: the notes commits they accept.
-func acceptedKey(accepted map[gitstore.Hash]Acceptance) string {
-	hs := make([]gitstore.Hash, 0, len(accepted))
-	for h := range accepted {
-		hs = append(hs, h)
-	}
-	slices.SortFunc(hs, func(a, b gitstore.Hash) int { return slices.Compare(a[:], b[:]) })
+// acceptedKey names the records whose change an acknowledgement accepted
+// (acceptedIDs): what makes some of the kept findings notices. An accepted
+// notes commit fetched since changes it.
+func acceptedKey(ids map[string]bool) string {
 	sum := sha256.New()
-	for _, h := range hs {
-		sum.Write(h[:])
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		fmt.Fprintf(sum, "%d %s\n", len(id), id)
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }
@@ -101,11 +99,15 @@ type deltaRun struct {
 	look  records
 	added *sumIndex // the records added since the delta state, filed
 	head  gitstore.Hash
+	keys  *keysFile
 }
+
+// close ends what the verify read of the keys file.
+func (d *deltaRun) close() { d.keys.close() }
 
 // readDelta is the verify with o built on the delta state, when it can
 // be: nil, with no error, when it cannot (a full read follows).
-func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[gitstore.Hash]Acceptance) (*deltaRun, error) {
+func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool) (*deltaRun, error) {
 	if o.FullHistory || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
 		return nil, nil
 	}
@@ -123,21 +125,22 @@ func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[g
 		st.Accepted != acceptedKey(accepted) || st.Head.IsZero() {
 		return nil, nil
 	}
-	keys, ok := openKeys(keysPath(repo), st.Token)
-	if !ok {
-		return nil, nil
-	}
 	head, there, err := repo.RefHash("HEAD")
 	if err != nil || !there {
 		return nil, err
 	}
-	if head != st.Head {
-		if in, err := repo.IsAncestor(st.Head, head); err != nil || !in {
-			return nil, nil
-		}
+	// The commits HEAD gained are checked before the kept ones, as git log
+	// lists them when they are a line of commits on the kept HEAD.
+	if !repo.Extends(st.Head, head) {
+		return nil, nil
+	}
+	keys, ok := openKeys(keysPath(repo), st.Token)
+	if !ok {
+		return nil, nil
 	}
 	d, ok, err := st.advance(repo, rd.sources[0], keys)
 	if err != nil || !ok {
+		keys.close()
 		return nil, err
 	}
 	d.head, d.next.Head = head, head
@@ -155,19 +158,26 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	}
 	next, err := notesAt(repo, to)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil
 	}
+	// What cannot be read here is left to the full read, which reads
+	// other objects, and says what it cannot read.
 	changes, err := next.DiffNotes(from)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil
 	}
 	var want []gitstore.Hash
 	for _, c := range changes {
+		if len(c.Old) > 1 || len(c.New) > 1 {
+			// A tree another tool wrote notes the object at two paths:
+			// which copy comes first is the tree walk's to say.
+			return nil, false, nil
+		}
 		want = append(append(want, c.Old...), c.New...)
 	}
 	blobs, err := repo.ReadBlobsKept(want)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil
 	}
 	// The summaries each change removed and added: a note rewritten with a
 	// record appended removes and adds back the ones it had.
@@ -260,7 +270,7 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	}
 	types, err := repo.ObjectTypes(objs)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil
 	}
 	for i := 0; i < len(absent); i++ {
 		if types[i] != "" {
@@ -293,7 +303,7 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	}
 	nx.Added = append(slices.Clip(st.Added), ls.Sums...)
 	nx.Found = *found
-	return &deltaRun{prev: st, next: &nx, found: &nx.Found, added: x,
+	return &deltaRun{prev: st, next: &nx, found: &nx.Found, added: x, keys: keys,
 		look: chainLookup{x, prevAdded, keys}}, true, nil
 }
 
@@ -383,10 +393,18 @@ func (c chainLookup) holds(key, digest string) bool {
 // the delta state of the findings found, with nothing added yet. Files
 // that cannot be written are let be: the delta state written before names
 // another keys file, and is read past.
-func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[gitstore.Hash]Acceptance, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) {
+func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) {
 	bin, ok := binaryID()
 	if !ok || !rd.historyOK || head.IsZero() {
 		return
+	}
+	for i := range ls.Sums {
+		// A key or digest the keys file could not give back would read
+		// as a record the ledger lacks.
+		if r := &ls.Sums[i]; len(r.key()) > maxStateString || len(r.Digest) > maxStateString ||
+			len(r.Result) > maxStateString || len(r.CommitDigest) > maxStateString {
+			return
+		}
 	}
 	st := &deltaState{Binary: bin, Source: source, Head: head, Packs: rd.packs, History: rd.history,
 		Accepted: acceptedKey(accepted), Records: x.keys(), Notes: ls.Notes, Found: *found}
@@ -483,11 +501,12 @@ func appendStr(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// keysFile is a keys file, mapped.
+// keysFile is a keys file, mapped until close.
 type keysFile struct {
-	data  []byte
-	table []byte
-	slots uint64
+	mapped []byte // the whole file
+	data   []byte
+	table  []byte
+	slots  uint64
 }
 
 // openKeys maps the keys file at path when it is one of token.
@@ -496,6 +515,14 @@ func openKeys(path string, token [16]byte) (*keysFile, bool) {
 	if !ok {
 		return nil, false
 	}
+	k, ok := parseKeys(data, token)
+	if !ok {
+		unmapStateFile(data)
+	}
+	return k, ok
+}
+
+func parseKeys(data []byte, token [16]byte) (*keysFile, bool) {
 	s := &stateReader{b: data}
 	rest, ok := cutPrefix(data, keysMagic)
 	if !ok {
@@ -514,7 +541,14 @@ func openKeys(path string, token [16]byte) (*keysFile, bool) {
 		return nil, false
 	}
 	end := uint64(len(data) - 8)
-	return &keysFile{data: data[:end-4*slots], table: data[end-4*slots : end], slots: slots}, true
+	return &keysFile{mapped: data, data: data[:end-4*slots], table: data[end-4*slots : end], slots: slots}, true
+}
+
+// close undoes the mapping: nothing read from the file points into it.
+// A long-lived process (git evolve mcp) verifies many times.
+func (k *keysFile) close() {
+	unmapStateFile(k.mapped)
+	*k = keysFile{}
 }
 
 func cutPrefix(b []byte, prefix string) ([]byte, bool) {
@@ -547,16 +581,17 @@ func (k *keysFile) find(key string) (keyEntry, bool) {
 
 func (s *stateReader) keyEntry() (keyEntry, bool) {
 	var e keyEntry
+	// Copies: the mapping is undone when the verify ends (close).
 	e.first.Cycle = s.int()
-	e.first.Result = s.str()
-	e.first.CommitDigest = s.str()
+	e.first.Result = strings.Clone(s.str())
+	e.first.CommitDigest = strings.Clone(s.str())
 	n := s.count()
 	if s.err != nil || n == 0 || n > len(s.b) {
 		return keyEntry{}, false
 	}
 	for i := 0; i < n && s.err == nil; i++ {
 		e.commits = append(e.commits, s.hash())
-		e.digests = append(e.digests, s.str())
+		e.digests = append(e.digests, strings.Clone(s.str()))
 	}
 	if s.err != nil {
 		return keyEntry{}, false

@@ -35,3 +35,11 @@ func readStateFile(path string, max int64) ([]byte, bool) {
 	}
 	return data, true
 }
+
+// unmapStateFile undoes the mapping of data, which readStateFile made;
+// nothing may point into it after.
+func unmapStateFile(data []byte) {
+	if len(data) > 0 {
+		_ = syscall.Munmap(data)
+	}
+}

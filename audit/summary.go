@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -184,6 +185,11 @@ func readChanges(repo *gitstore.Repo, from, to *gitstore.Notes) (*noteChanges, e
 	ch := &noteChanges{changed: map[gitstore.Hash]bool{}}
 	var want, of []gitstore.Hash
 	for _, c := range changes {
+		if len(c.Old) > 1 || len(c.New) > 1 {
+			// A tree another tool wrote notes the object at two paths:
+			// which copy comes first is the tree walk's to say.
+			return nil, errTwoPaths
+		}
 		ch.changed[c.Object] = true
 		for _, b := range c.New {
 			want, of = append(want, b), append(of, c.Object)
@@ -200,6 +206,10 @@ func readChanges(repo *gitstore.Repo, from, to *gitstore.Notes) (*noteChanges, e
 	}
 	return ch, nil
 }
+
+// errTwoPaths sends a verify to the full read: an object noted at two
+// paths of a notes tree.
+var errTwoPaths = errors.New("an object noted at two paths")
 
 // forward brings ls, the summaries of one notes tree, to those of another,
 // given the notes that differ (readChanges): those are replaced, the others

@@ -151,6 +151,12 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The records whose change an acknowledgement accepted (what makes
+	// some findings notices).
+	ids, err := acceptedIDs(repo, accepted)
+	if err != nil {
+		return nil, err
+	}
 	// The ledger's history since this clone verified it (one git rev-list)
 	// is read, each commit diffed and compared, while the summaries are read
 	// and checked; a line it looks up in the ledger waits for them. A verify
@@ -187,14 +193,18 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		tip, err := checkHistory(l, hrep, holds, accepted, nh)
 		historyChecked <- checked{hrep, tip, err}
 	}()
+	var d *deltaRun
 	defer func() {
 		close(quit)
 		running.Wait()
+		if d != nil {
+			d.close() // once nothing looks a line up in it
+		}
 	}()
 	// After a few records were added, the checks read what the last verify
 	// kept of its findings, and look the records they name up in the keys
 	// file (delta.go); else they read every summary.
-	d, err := readDelta(l, o, rd, accepted)
+	d, err = readDelta(l, o, rd, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -283,11 +293,6 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	rep.History = hc.rep.History
 	rep.sinceVerified += len(hc.rep.Findings)
 	tip := hc.tip
-	ids, err := acceptedIDs(repo, accepted)
-	if err != nil {
-		<-logged
-		return nil, err
-	}
 	tl := <-logged
 	if tl.err != nil {
 		return nil, tl.err
@@ -311,7 +316,7 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	case source != nil:
 		save = func() {
 			saveState(l, rd, *source, ls, tl.head, tl.commits)
-			saveKeys(l, rd, accepted, *source, ls, byID, tl.head, found)
+			saveKeys(l, rd, ids, *source, ls, byID, tl.head, found)
 		}
 	}
 	if o.SaveLater {
