@@ -106,10 +106,16 @@ func historyKey(repo *gitstore.Repo) (string, bool) {
 		v, set := os.LookupEnv(env)
 		fmt.Fprintf(sum, "env %s %t %q\n", env, set, v)
 	}
-	if some, err := repo.HasRefsUnder("refs/replace/"); err != nil {
+	// The replace refs git reads: under GIT_REPLACE_REF_BASE when it is
+	// set.
+	base := os.Getenv("GIT_REPLACE_REF_BASE")
+	if base == "" {
+		base = "refs/replace/"
+	}
+	if some, err := repo.HasRefsUnder(base); err != nil {
 		return "", false
 	} else if some {
-		replace, err := repo.ListRefsUnder("refs/replace/")
+		replace, err := repo.ListRefsUnder(base)
 		if err != nil {
 			return "", false
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
@@ -143,5 +144,38 @@ func TestPauseGCNests(t *testing.T) {
 	b()
 	if got := debug.SetGCPercent(137); got != 137 {
 		t.Errorf("after both: the setting is %d, want 137", got)
+	}
+}
+
+// What changes the history git log walks includes the replace refs under
+// GIT_REPLACE_REF_BASE when it is set, not only under refs/replace/.
+func TestHistoryKeyReplaceBase(t *testing.T) {
+	dir := t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@x",
+		"GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@x", "GIT_REPLACE_REF_BASE=refs/alt-replace/")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "one")
+	git("commit", "-q", "--allow-empty", "-m", "two")
+	t.Setenv("GIT_REPLACE_REF_BASE", "refs/alt-replace/")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	before, ok := historyKey(repo)
+	if !ok {
+		t.Fatal("historyKey could not be read")
+	}
+	git("replace", "--graft", "HEAD")
+	if after, ok := historyKey(repo); !ok || after == before {
+		t.Errorf("a replace ref under GIT_REPLACE_REF_BASE left the key as it was (%v)", ok)
 	}
 }

@@ -20,8 +20,8 @@ import (
 // the records made since the last read. The file is a cache: a missing or
 // damaged one, or a pair git no longer agrees with (a local ledger reset),
 // means the question is asked whole. It is not used where git's history is
-// altered (shallow, grafts, replace refs), where what was an ancestor need
-// not stay one.
+// altered (shallow, grafts, replace refs, the environment that picks the
+// replace refs), where what was an ancestor need not stay one.
 
 // maxMerged bounds the pairs kept.
 const maxMerged = 8

@@ -286,9 +286,16 @@ func (r *Repo) graftedHistory() bool {
 // reads other objects in some objects' place (refs/replace/): there, what
 // was once an ancestor need not stay one, and an answer kept from an
 // earlier process is not to be trusted.
+// The environment that changes which replace refs git reads counts too:
+// an answer found with it set is not one without.
 func (r *Repo) HistoryAltered() (bool, error) {
 	if r.graftedHistory() {
 		return true, nil
+	}
+	for _, env := range []string{"GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS"} {
+		if _, set := os.LookupEnv(env); set {
+			return true, nil
+		}
 	}
 	return r.HasRefsUnder("refs/replace/")
 }
@@ -297,9 +304,18 @@ func (r *Repo) HistoryAltered() (bool, error) {
 // parent each (a line of commits made on a, no merge), within ancestorWalk
 // commits. git log b then lists those commits first, newest first, and
 // then what git log a lists, in its order: a merge's commits are listed by
-// date among a's. Not where shallow or grafts cut the history.
+// date among a's. In a shallow clone a commit of the boundary has no
+// parents to git, and ends the line; where grafts change parents, no line
+// is known.
 func (r *Repo) Extends(a, b Hash) bool {
-	if r.graftedHistory() {
+	if os.Getenv("GIT_GRAFT_FILE") != "" {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(r.commonDir, "info", "grafts")); err == nil {
+		return false
+	}
+	shallow, ok := r.shallowCommits()
+	if !ok {
 		return false
 	}
 	h := b
@@ -308,14 +324,40 @@ func (r *Repo) Extends(a, b Hash) bool {
 			return true
 		}
 		ci, err := r.Commit(h)
-		if err != nil || len(ci.Parents) != 1 {
-			// A merge, a root, or a commit not here: not known to be
-			// such a line; the caller reads what it would have built on.
+		if err != nil || len(ci.Parents) != 1 || shallow[h] {
+			// A merge, a root (or the shallow boundary), or a commit not
+			// here: not known to be such a line; the caller reads what it
+			// would have built on.
 			return false
 		}
 		h = ci.Parents[0]
 	}
 	return false
+}
+
+// shallowCommits are the commits of a shallow clone's boundary (none in a
+// clone that is not shallow); ok is false when the file cannot be read.
+func (r *Repo) shallowCommits() (map[Hash]bool, bool) {
+	path := os.Getenv("GIT_SHALLOW_FILE")
+	if path == "" {
+		path = filepath.Join(r.commonDir, "shallow")
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	out := map[Hash]bool{}
+	for _, line := range strings.Fields(string(data)) {
+		h, err := ParseHash(line)
+		if err != nil {
+			return nil, false
+		}
+		out[h] = true
+	}
+	return out, true
 }
 
 // IsAncestor reports whether commit a is an ancestor of commit b, or b

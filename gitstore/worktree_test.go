@@ -133,6 +133,52 @@ func TestExtends(t *testing.T) {
 			t.Errorf("Extends(%s, %s) = %v; want %v", c.a.Short(), c.b.Short(), got, c.want)
 		}
 	}
+	// A shallow clone of the last two commits: the line ends at its
+	// boundary, as git log's does.
+	dir := filepath.Join(t.TempDir(), "shallow")
+	r.git("clone", "-q", "--depth", "2", "--branch", "main", "file://"+r.dir, dir)
+	shallow, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shallow.Close()
+	for _, c := range []struct {
+		a, b Hash
+		want bool
+	}{{cs[1], cs[2], true}, {cs[2], cs[2], true}, {cs[0], cs[2], false}} {
+		if got := shallow.Extends(c.a, c.b); got != c.want {
+			t.Errorf("in a shallow clone, Extends(%s, %s) = %v; want %v", c.a.Short(), c.b.Short(), got, c.want)
+		}
+	}
+	// A boundary whose parent is here all the same: git's line ends there.
+	if err := os.WriteFile(filepath.Join(r.dir, ".git", "shallow"), []byte(cs[1].String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(r.git("log", "--format=%H", cs[2].String())); len(got) != 2 {
+		t.Fatalf("git log past the boundary: %v", got)
+	}
+	if repo.Extends(cs[0], cs[2]) || !repo.Extends(cs[1], cs[2]) {
+		t.Error("Extends walked past the shallow boundary, or not to it")
+	}
+}
+
+// HistoryAltered: a shallow clone, replace refs, and the environment that
+// says which replace refs git reads.
+func TestHistoryAltered(t *testing.T) {
+	r, cs, _ := withSide(t)
+	repo := r.open()
+	if altered, err := repo.HistoryAltered(); err != nil || altered {
+		t.Fatalf("a plain repository: %v, %v", altered, err)
+	}
+	t.Setenv("GIT_REPLACE_REF_BASE", "refs/alt-replace/")
+	if altered, _ := repo.HistoryAltered(); !altered {
+		t.Error("GIT_REPLACE_REF_BASE set: not altered")
+	}
+	os.Unsetenv("GIT_REPLACE_REF_BASE")
+	r.git("replace", cs[1].String(), cs[0].String())
+	if altered, _ := repo.HistoryAltered(); !altered {
+		t.Error("a replace ref: not altered")
+	}
 }
 
 func TestMoveHead(t *testing.T) {
