@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/git-evolve/git-evolve/cycle"
@@ -31,21 +32,22 @@ import (
 //
 // The next verify, when records were only added since (a record, a fetch, a
 // sync: no record changed or removed, none on a commit the ledger had a
-// record of, every new one of a cycle after the last), reads only the notes
+// record of, none of a cycle a kept record takes), reads only the notes
 // that changed and the commits HEAD gained. It runs the checks on the new
 // records, looking the records they name up in the keys file and in what
-// was added, and adds their findings to those kept: it costs what was
-// added, not the ledger. Anything else (a record changed or removed, a
-// cycle number below the last, a commit found that was missing, HEAD
-// moved elsewhere, a gc, an acknowledgement, a damaged file) means the
-// full read, whose answer is the same; so does a delta grown past
-// maxDelta, and that read writes the keys file anew.
+// was added, and puts their findings among those kept where their cycles
+// place them (Finding.at): it costs what was added, not the ledger.
+// Anything else (a record changed or removed, a cycle a kept record took, a
+// commit found that was missing, HEAD moved other than by a line of
+// commits, a gc, an acknowledgement, a damaged file) means the full read,
+// whose answer is the same; so does a delta grown past maxDelta, and that
+// read writes the keys file anew.
 
 const (
 	keysMagic   = "git-evolve verify keys\n"
-	keysFormat  = 1
+	keysFormat  = 2
 	deltaMagic  = "git-evolve verify delta\n"
-	deltaFormat = 1
+	deltaFormat = 2
 	// maxDelta bounds the summaries the delta holds.
 	maxDelta = 4096
 	// maxDeltaFile bounds the delta file read back.
@@ -62,16 +64,13 @@ func deltaPath(repo *gitstore.Repo) string {
 
 // deltaState is what verify-delta holds.
 type deltaState struct {
-	Binary   string   // the git-evolve that wrote it (binaryID)
-	Token    [16]byte // the keys file it adds to
-	Source   gitstore.Hash
-	Head     gitstore.Hash // the commit whose trailers Found holds
-	Packs    string        // packsID
-	History  string        // historyKey
-	Accepted string        // acceptedKey of the records accepted
-	// MaxCycle is the highest cycle of the ledger's records (when it has
-	// any).
-	MaxCycle       int
+	Binary         string   // the git-evolve that wrote it (binaryID)
+	Token          [16]byte // the keys file it adds to
+	Source         gitstore.Hash
+	Head           gitstore.Hash // the commit whose trailers Found holds
+	Packs          string        // packsID
+	History        string        // historyKey
+	Accepted       string        // acceptedKey of the records accepted
 	Records, Notes int
 	// Added are the summaries added since the keys file was written, in
 	// sum order.
@@ -249,8 +248,8 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	for i := range added {
 		s := &added[i]
 		k := s.key()
-		if st.Records > 0 && s.Cycle <= st.MaxCycle {
-			return nil, false, nil // sorts among the kept records
+		if keys.hasCycle(s.Cycle) || slices.ContainsFunc(st.Added, func(r recSum) bool { return r.Cycle == s.Cycle }) {
+			return nil, false, nil // a cycle a kept record took: their collision is the full read's
 		}
 		if _, ok := prevAdded.first[k]; ok || deleted[k] || absent[s.Commit] {
 			return nil, false, nil
@@ -293,18 +292,40 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	}
 	found.Lines = append(keep, lines...)
 	slices.SortStableFunc(found.Lines, func(a, b Finding) int { return strings.Compare(a.Commit, b.Commit) })
-	found.check(ls.Sums, x)
+	// The new records' findings go among the kept ones where their cycles
+	// put them, as a full read's order does: no kept record has their
+	// cycles.
+	fresh := &sumFindings{}
+	fresh.check(ls.Sums, x)
+	for i, part := range fresh.parts()[1:] {
+		kept := found.parts()[1+i]
+		*kept = mergeAt(*kept, *part)
+	}
 	nx := *st
 	nx.Source = to
 	nx.Notes = notes
 	nx.Records = st.Records + x.keys()
-	if len(ls.Sums) > 0 {
-		nx.MaxCycle = ls.Sums[len(ls.Sums)-1].Cycle
-	}
-	nx.Added = append(slices.Clip(st.Added), ls.Sums...)
+	nx.Added = mergeSums(slices.Clip(st.Added), ls.Sums)
 	nx.Found = *found
 	return &deltaRun{prev: st, next: &nx, found: &nx.Found, added: x, keys: keys,
 		look: chainLookup{x, prevAdded, keys}}, true, nil
+}
+
+// mergeAt merges b into a, each in the order of the findings' places
+// (Finding.at), a's first where two take one place.
+func mergeAt(a, b []Finding) []Finding {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]Finding, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0].at < a[0].at {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // copy copies fs, so that what is added to it is not added to fs.
@@ -333,7 +354,7 @@ func (d *deltaRun) gainedTrailers(repo *gitstore.Repo) ([]trailerSum, gitstore.H
 // ledger did not have when that record was added since.
 func (d *deltaRun) checkChainAndTrailers(gained []trailerSum, ids map[string]bool) {
 	fs := d.found
-	fs.Chain = append(fs.Chain, collect(func(r *Report) { fs.Unchained += checkChain(r, d.added, d.look, ids) })...)
+	fs.Chain = mergeAt(fs.Chain, collect(func(r *Report) { fs.Unchained += checkChain(r, d.added, d.look, ids) }))
 	trailers := checkTrailers(gained, d.look, ids)
 	for _, t := range fs.Trailers {
 		if _, now := d.added.first[t.Trailer.ID]; now && t.Finding.Kind == "unrecorded" {
@@ -411,9 +432,6 @@ func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[string]bool, source
 	if _, err := rand.Read(st.Token[:]); err != nil {
 		return
 	}
-	if n := len(ls.Sums); n > 0 {
-		st.MaxCycle = ls.Sums[n-1].Cycle
-	}
 	repo := l.Repo()
 	if replaceFile(keysPath(repo), func(w *bufio.Writer) { encodeKeys(w, st.Token, x) }) != nil {
 		return
@@ -425,8 +443,9 @@ func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[string]bool, source
 // bytes), the entries, the table (each slot the offset in the file of a
 // key's entry, 4 bytes little endian, 0 when empty: keys are placed by
 // keyHash and probed linearly), the table's size in slots (a power of two,
-// 4 bytes little endian), and the CRC-32C of all from the entries on (4
-// bytes little endian). An entry: the key, its first summary's cycle,
+// 4 bytes little endian), the cycles the records take (each once, in
+// order, 8 bytes little endian), their count (4 bytes), and the CRC-32C of
+// all from the entries on (4 bytes little endian). An entry: the key, its first summary's cycle,
 // result and commit digest, the count of its summaries, and each one's
 // commit and digest. The entries are written as they are made; the table
 // follows them, so that the file is written in one pass.
@@ -487,6 +506,16 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 		tail = binary.LittleEndian.AppendUint32(tail, off)
 	}
 	tail = binary.LittleEndian.AppendUint32(tail, uint32(slots))
+	// The cycles the records take, each once, in order (the summaries are
+	// in cycle order).
+	n := 0
+	for i := range x.sums {
+		if c := x.sums[i].Cycle; i == 0 || c != x.sums[i-1].Cycle {
+			tail = binary.LittleEndian.AppendUint64(tail, uint64(int64(c)))
+			n++
+		}
+	}
+	tail = binary.LittleEndian.AppendUint32(tail, uint32(n))
 	sum.Write(tail)
 	w.Write(tail)
 	w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
@@ -504,6 +533,7 @@ func appendStr(b []byte, s string) []byte {
 // keysFile is a keys file, mapped until close.
 type keysFile struct {
 	mapped []byte // the whole file
+	cycles []byte // the cycles the records take, 8 bytes each, in order
 	data   []byte
 	table  []byte
 	slots  uint64
@@ -532,16 +562,35 @@ func parseKeys(data []byte, token [16]byte) (*keysFile, bool) {
 	if s.uint() != keysFormat || s.err != nil || len(s.b) < len(token)+8 || [16]byte(s.b[:16]) != token {
 		return nil, false
 	}
-	body := s.b[16 : len(s.b)-4] // the entries, the table and its size
+	body := s.b[16 : len(s.b)-4] // the entries, the table, its size, the cycles and their count
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(s.b[len(s.b)-4:]) {
 		return nil, false
 	}
-	slots := uint64(binary.LittleEndian.Uint32(body[len(body)-4:]))
-	if slots == 0 || slots&(slots-1) != 0 || uint64(len(body)-4) < 4*slots {
+	bodyStart, n := len(data)-4-len(body), len(body)
+	cycles := int(binary.LittleEndian.Uint32(body[n-4:]))
+	if cycles > (n-4)/8 {
 		return nil, false
 	}
-	end := uint64(len(data) - 8)
-	return &keysFile{mapped: data, data: data[:end-4*slots], table: data[end-4*slots : end], slots: slots}, true
+	cyclesStart := n - 4 - 8*cycles
+	if cyclesStart < 4 {
+		return nil, false
+	}
+	slots := int(binary.LittleEndian.Uint32(body[cyclesStart-4:]))
+	tableEnd := cyclesStart - 4
+	if slots == 0 || slots&(slots-1) != 0 || slots > tableEnd/4 {
+		return nil, false
+	}
+	tableStart := tableEnd - 4*slots
+	return &keysFile{mapped: data, data: data[:bodyStart+tableStart], table: body[tableStart:tableEnd],
+		slots: uint64(slots), cycles: body[cyclesStart : n-4]}, true
+}
+
+// hasCycle says whether a record the file holds takes cycle n.
+func (k *keysFile) hasCycle(n int) bool {
+	m := len(k.cycles) / 8
+	at := func(i int) int64 { return int64(binary.LittleEndian.Uint64(k.cycles[8*i:])) }
+	i := sort.Search(m, func(i int) bool { return at(i) >= int64(n) })
+	return i < m && at(i) == int64(n)
 }
 
 // close undoes the mapping: nothing read from the file points into it.
@@ -624,7 +673,6 @@ func encodeDeltaBody(w *bufio.Writer, st *deltaState) {
 	s.str(st.Packs)
 	s.str(st.History)
 	s.str(st.Accepted)
-	s.int(st.MaxCycle)
 	s.uint(uint64(st.Records))
 	s.uint(uint64(st.Notes))
 	s.uint(uint64(len(st.Added)))
@@ -678,7 +726,6 @@ func decodeDelta(data []byte) (*deltaState, error) {
 	st.Packs = s.str()
 	st.History = s.str()
 	st.Accepted = s.str()
-	st.MaxCycle = s.int()
 	st.Records = s.count()
 	st.Notes = s.count()
 	n := s.count()
@@ -714,12 +761,14 @@ func (s stateWriter) finding(f *Finding) {
 		s.str(v)
 	}
 	s.int(f.Cycle)
+	s.int(f.at)
 }
 
 func (s *stateReader) finding() Finding {
 	f := Finding{Severity: Severity(s.shared()), Kind: s.shared(), Message: s.str(), ID: s.str(), Commit: s.str(),
 		NotesCommit: s.str(), Original: s.str(), Ref: s.str()}
 	f.Cycle = s.int()
+	f.at = s.int()
 	if s.err == nil && f.Severity != Breach && f.Severity != Notice {
 		s.err = fmt.Errorf("%w: a finding of severity %q", errBadDelta, f.Severity)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/cycle"
@@ -17,11 +18,11 @@ func sampleDelta() *deltaState {
 	st := sampleState()
 	return &deltaState{
 		Binary: st.Binary, Token: [16]byte{1, 2, 3}, Source: commit(7), Head: commit(9), Packs: "p", History: "h", Accepted: "a",
-		MaxCycle: 12, Records: 3, Notes: 2, Added: st.Sums.Sums,
+		Records: 3, Notes: 2, Added: st.Sums.Sums,
 		Found: sumFindings{
 			Lines:     st.Sums.Lines,
-			Schema:    []Finding{{Severity: Breach, Kind: "schema", Message: "m", Cycle: 3, ID: "x", Commit: "c"}},
-			Chain:     []Finding{{Severity: Notice, Kind: "deleted", Message: "d", ID: "y", NotesCommit: "n", Original: "o", Ref: "r"}},
+			Schema:    []Finding{{Severity: Breach, Kind: "schema", Message: "m", Cycle: 3, ID: "x", Commit: "c", at: 3}},
+			Chain:     []Finding{{Severity: Notice, Kind: "deleted", Message: "d", ID: "y", NotesCommit: "n", Original: "o", Ref: "r", at: -2}},
 			Unchained: 4,
 			Trailers:  []trailerFinding{{Trailer: st.Trailers[0], Finding: Finding{Severity: Notice, Kind: "unrecorded", Message: "u", ID: "a"}}},
 		},
@@ -142,6 +143,25 @@ func TestKeysFind(t *testing.T) {
 		if _, ok := keys.find(k); ok {
 			t.Errorf("key %q found", k)
 		}
+	}
+	for n := -1; n <= 302; n++ {
+		if want := n >= 1 && n <= 300; keys.hasCycle(n) != want {
+			t.Errorf("hasCycle(%d) = %v, want %v", n, !want, want)
+		}
+	}
+}
+
+// New findings go among the kept ones by their places, the kept first
+// where two take one.
+func TestMergeAt(t *testing.T) {
+	f := func(at int, kind string) Finding { return Finding{Kind: kind, at: at} }
+	got := mergeAt([]Finding{f(1, "a"), f(4, "a"), f(4, "a"), f(9, "a")}, []Finding{f(0, "b"), f(4, "b"), f(5, "b"), f(12, "b")})
+	var s []string
+	for _, x := range got {
+		s = append(s, fmt.Sprintf("%d%s", x.at, x.Kind))
+	}
+	if want := "0b 1a 4a 4a 4b 5b 9a 12b"; strings.Join(s, " ") != want {
+		t.Errorf("mergeAt: %s, want %s", strings.Join(s, " "), want)
 	}
 }
 

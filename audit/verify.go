@@ -61,6 +61,10 @@ type Finding struct {
 	Original string `json:"original,omitempty"`
 	// Ref is the saved work a save-deleted finding is about.
 	Ref string `json:"ref,omitempty"`
+	// at is, for a finding of the checks of the summaries, the cycle of
+	// the record whose place in the summaries' order it takes: a verify
+	// that builds on the delta puts new findings among the kept ones by it.
+	at int
 }
 
 // Report is what verify found.
@@ -464,7 +468,7 @@ func checkSchema(rep *Report, entries []recSum) {
 		e := &entries[i]
 		if e.V > ledger.SchemaMajor {
 			f := rep.add(Breach, "schema", "%s is a record of schema v%d; this git-evolve reads v%d: upgrade it", where(e), e.V, ledger.SchemaMajor)
-			f.Cycle, f.ID, f.Commit = e.Cycle, e.ID, e.Commit.String()
+			f.Cycle, f.ID, f.Commit, f.at = e.Cycle, e.ID, e.Commit.String(), e.Cycle
 		}
 	}
 }
@@ -497,7 +501,7 @@ func checkIDs(rep *Report, byID *sumIndex) {
 		for _, e := range es[1:] {
 			if e.Digest != first {
 				f := rep.add(Breach, "duplicate-id", "id %s names two different records: %s and %s", id, where(es[0]), where(e))
-				f.ID, f.Cycle, f.Commit = id, e.Cycle, e.Commit.String()
+				f.ID, f.Cycle, f.Commit, f.at = id, e.Cycle, e.Commit.String(), es[0].Cycle
 				break
 			}
 		}
@@ -511,7 +515,7 @@ func checkNotCommits(rep *Report, entries []recSum) {
 		e := &entries[i]
 		if e.NotCommit {
 			f := rep.add(Breach, "not-a-commit", "cycle %d is noted on %s, which is no commit: records are notes on the commits cycles delivered", e.Cycle, e.Commit.Short())
-			f.Cycle, f.ID, f.Commit = e.Cycle, e.ID, e.Commit.String()
+			f.Cycle, f.ID, f.Commit, f.at = e.Cycle, e.ID, e.Commit.String(), e.Cycle
 		}
 	}
 }
@@ -533,7 +537,7 @@ func checkAbsent(rep *Report, entries []recSum) {
 	}
 	for _, c := range order {
 		f := rep.add(Notice, "not-fetched", "commit %s (cycle %s) is not in this clone: not fetched, or gone", c.Short(), joinInts(absent[c]))
-		f.Commit = c.String()
+		f.Commit, f.at = c.String(), absent[c][0] // its first record's (the lowest)
 	}
 }
 
@@ -555,7 +559,7 @@ func checkNumbers(rep *Report, sums []recSum, byID *sumIndex) {
 		sort.Strings(who)
 		n := run[0].Cycle
 		f := rep.add(Notice, "number-collision", "cycle %d was taken by %d records: %s; git evolve cycle start --claim reserves numbers on the remote", n, len(run), strings.Join(who, ", "))
-		f.Cycle = n
+		f.Cycle, f.at = n, n
 	}
 	for i := range sums {
 		s := &sums[i]
@@ -637,7 +641,7 @@ func checkChain(rep *Report, keys *sumIndex, all records, accepted map[string]bo
 		id, digest, ok := ledger.ParseLink(link)
 		if !ok {
 			f := rep.add(Breach, "chain", "%s has a prev that is not one (%q)", where(es[0]), link)
-			f.ID, f.Cycle, f.Commit = r.ID, r.Cycle, es[0].Commit.String()
+			f.ID, f.Cycle, f.Commit, f.at = r.ID, r.Cycle, es[0].Commit.String(), r.Cycle
 			return
 		}
 		severity := Breach
@@ -647,12 +651,12 @@ func checkChain(rep *Report, keys *sumIndex, all records, accepted map[string]bo
 		prev, there := all.firstOf(id)
 		if !there {
 			f := rep.add(severity, "deleted", "%s was written after record %s, which the ledger no longer has: it was deleted", where(es[0]), id)
-			f.ID, f.Cycle, f.Commit = id, r.Cycle, es[0].Commit.String()
+			f.ID, f.Cycle, f.Commit, f.at = id, r.Cycle, es[0].Commit.String(), r.Cycle
 			return
 		}
 		if got := prev.Digest; got != digest {
 			f := rep.add(severity, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev), where(es[0]))
-			f.ID, f.Cycle, f.Commit = id, prev.Cycle, prev.Commit.String()
+			f.ID, f.Cycle, f.Commit, f.at = id, prev.Cycle, prev.Commit.String(), r.Cycle
 		}
 	})
 	return unchained
