@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -115,8 +116,8 @@ func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 	if !ok {
 		return nil, nil
 	}
-	data, err := os.ReadFile(deltaPath(repo))
-	if err != nil || len(data) > maxDeltaFile {
+	data, ok := readBounded(deltaPath(repo), maxDeltaFile)
+	if !ok {
 		return nil, nil
 	}
 	st, err := decodeDelta(data)
@@ -145,6 +146,17 @@ func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 	d.head, d.next.Head = head, head
 	gitstore.Tracef("verify: the checks built on %s of %s: %d record summaries added since", deltaPath(repo), st.Source.Short(), len(d.next.Added)-len(st.Added))
 	return d, nil
+}
+
+// readBounded reads the file at path when it holds at most max bytes.
+func readBounded(path string, max int64) ([]byte, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	return data, err == nil && int64(len(data)) <= max
 }
 
 // advance reads what was added to the ledger from st.Source to the notes

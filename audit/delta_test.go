@@ -193,3 +193,19 @@ func TestKeysDamaged(t *testing.T) {
 		}
 	}
 }
+
+// readBounded reads a file up to its bound, and no file past it.
+func TestReadBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if _, ok := readBounded(path, 4); ok {
+		t.Error("a missing file read")
+	}
+	for size, want := range map[int]bool{0: true, 4: true, 5: false} {
+		if err := os.WriteFile(path, bytes.Repeat([]byte("x"), size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if data, ok := readBounded(path, 4); ok != want || (ok && len(data) != size) {
+			t.Errorf("a file of %d bytes, bound 4: %d bytes, %v; want %v", size, len(data), ok, want)
+		}
+	}
+}

@@ -157,13 +157,8 @@ func writeRefs(sum io.Writer, what string, refs map[string]gitstore.Hash) {
 // verify with o: made from the same inputs, and, for a verify of every
 // check, with none of the commits it found missing fetched since.
 func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
-	f, err := os.Open(verifyCachePath(repo))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeptReport+1))
-	if err != nil || len(data) > maxKeptReport {
+	data, ok := readBounded(verifyCachePath(repo), maxKeptReport)
+	if !ok {
 		return nil
 	}
 	var kept keptReport
