@@ -210,6 +210,9 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 			sums, _ := noteSums(c.Object, blobs[at])
 			at++
 			had = had || len(sums) > 0
+			if twoOfOneKey(sums) {
+				return nil, false, nil
+			}
 			for i := range sums {
 				gone[copyOf{sums[i].key(), sums[i].Commit, sums[i].Digest}]++
 			}
@@ -218,6 +221,12 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 			sums, fs := noteSums(c.Object, blobs[at])
 			at++
 			has = has || len(sums) > 0
+			if twoOfOneKey(sums) {
+				// Two lines of one record on one commit tie in the
+				// summaries' order but for their place in the note: a note
+				// rewritten in another order changes which is first.
+				return nil, false, nil
+			}
 			lines = append(lines, fs...)
 			for i := range sums {
 				k := copyOf{sums[i].key(), sums[i].Commit, sums[i].Digest}
@@ -321,6 +330,19 @@ func (st *deltaState) advance(repo *gitstore.Repo, to gitstore.Hash, keys *keysF
 	nx.Found = *found
 	return &deltaRun{prev: st, next: &nx, found: &nx.Found, added: x, keys: keys,
 		look: chainLookup{x, prevAdded, keys}}, true, nil
+}
+
+// twoOfOneKey says whether one note's summaries hold a key twice.
+func twoOfOneKey(sums []recSum) bool {
+	seen := make(map[string]bool, len(sums))
+	for i := range sums {
+		if k := sums[i].key(); seen[k] {
+			return true
+		} else {
+			seen[k] = true
+		}
+	}
+	return false
 }
 
 // mergeAt merges b into a, each in the order of the findings' places
