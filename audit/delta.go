@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -46,7 +47,7 @@ import (
 
 const (
 	keysMagic   = "git-evolve verify keys\n"
-	keysFormat  = 2
+	keysFormat  = 3
 	deltaMagic  = "git-evolve verify delta\n"
 	deltaFormat = 2
 	// maxDelta bounds the summaries the delta holds.
@@ -108,7 +109,7 @@ func (d *deltaRun) close() { d.keys.close() }
 // readDelta is the verify with o built on the delta state, when it can
 // be: nil, with no error, when it cannot (a full read follows).
 func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool) (*deltaRun, error) {
-	if o.FullHistory || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
+	if o.noDelta || o.FullHistory || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
 		return nil, nil
 	}
 	repo := l.Repo()
@@ -139,7 +140,7 @@ func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 		return nil, nil
 	}
 	d, ok, err := st.advance(repo, rd.sources[0], keys)
-	if err != nil || !ok {
+	if err != nil || !ok || keys.damaged() {
 		keys.close()
 		return nil, err
 	}
@@ -473,16 +474,29 @@ func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[string]bool, source
 	_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, st) })
 }
 
-// The keys file: the magic line, the format (uvarint), the token (16
-// bytes), the entries, the table (each slot the offset in the file of a
-// key's entry, 4 bytes little endian, 0 when empty: keys are placed by
-// keyHash and probed linearly), the table's size in slots (a power of two,
-// 4 bytes little endian), the cycles the records take (each once, in
-// order, 8 bytes little endian), their count (4 bytes), and the CRC-32C of
-// all from the entries on (4 bytes little endian). An entry: the key, its first summary's cycle,
-// result and commit digest, the count of its summaries, and each one's
-// commit and digest. The entries are written as they are made; the table
-// follows them, so that the file is written in one pass.
+// The keys file: the magic line, the format (uvarint), the block size
+// (uvarint), the token (16 bytes), the entries, the table (each slot the
+// offset in the file of a key's entry, 4 bytes little endian, 0 when empty:
+// keys are placed by keyHash and probed linearly), the table's size in
+// slots (a power of two, 4 bytes little endian), the cycles the records
+// take (each once, in order, 8 bytes little endian), their count (4 bytes);
+// then the CRC-32C of each block of that much of the file, from its first
+// byte (4 bytes little endian each), their count (4 bytes), and the CRC-32C
+// of those sums and their count. An entry: the key, its first summary's
+// cycle, result and commit digest, the count of its summaries, and each
+// one's commit and digest. The entries are written as they are made; the
+// table follows them, so that the file is written in one pass.
+//
+// A block is checked the first time a lookup reads in it, not when the
+// file is opened: a verify after a few records reads a few hundred of the
+// file's blocks, where summing all of it (17 MB at 100,000 records) cost
+// more than the rest of that verify's own work. A damaged block found
+// marks the file damaged (keysFile.damaged), and the verify that read it
+// is made again as a full read.
+
+// keysBlock is the size of the blocks the keys file is checked by; the
+// file says the size it was written with.
+var keysBlock = 4096
 
 // keyEntry is what the keys file holds of one record.
 type keyEntry struct {
@@ -501,19 +515,55 @@ func keyHash(key string) uint64 {
 	return h
 }
 
+// blockSums is the writer of a keys file: what it writes goes on to w,
+// and is summed by block.
+type blockSums struct {
+	w     *bufio.Writer
+	block int
+	in    int // bytes of the current block written
+	sum   uint32
+	sums  []byte
+	at    int // bytes written
+}
+
+func (b *blockSums) Write(p []byte) (int, error) {
+	n := len(p)
+	b.at += n
+	b.w.Write(p)
+	for len(p) > 0 {
+		k := min(len(p), b.block-b.in)
+		b.sum = crc32.Update(b.sum, castagnoli, p[:k])
+		b.in += k
+		p = p[k:]
+		if b.in == b.block {
+			b.sums = binary.LittleEndian.AppendUint32(b.sums, b.sum)
+			b.in, b.sum = 0, 0
+		}
+	}
+	return n, nil
+}
+
+// end writes the sums of the blocks, their count and the sum of those.
+func (b *blockSums) end() {
+	if b.in > 0 {
+		b.sums = binary.LittleEndian.AppendUint32(b.sums, b.sum)
+	}
+	tail := binary.LittleEndian.AppendUint32(b.sums, uint32(len(b.sums)/4))
+	b.w.Write(tail)
+	b.w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(tail, castagnoli)))
+}
+
 func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 	slots := 16
 	for slots < 2*x.keys() {
 		slots *= 2
 	}
 	table := make([]uint32, slots)
-	w.WriteString(keysMagic)
-	w.Write(binary.AppendUvarint(nil, keysFormat))
-	w.Write(token[:])
-	at := len(keysMagic) + binary.PutUvarint(make([]byte, binary.MaxVarintLen64), keysFormat) + len(token)
-	// The entries are written as they are made, the checksum taken of them
-	// on the way.
-	sum := crc32.New(castagnoli)
+	b := &blockSums{w: w, block: keysBlock}
+	b.Write([]byte(keysMagic))
+	b.Write(binary.AppendUvarint(nil, keysFormat))
+	b.Write(binary.AppendUvarint(nil, uint64(keysBlock)))
+	b.Write(token[:])
 	var entry []byte
 	x.each(func(es []*recSum) {
 		k := es[0].key()
@@ -521,7 +571,7 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 		for table[i] != 0 {
 			i = (i + 1) & uint64(slots-1)
 		}
-		table[i] = uint32(at)
+		table[i] = uint32(b.at)
 		entry = appendStr(entry[:0], k)
 		entry = binary.AppendVarint(entry, int64(es[0].Cycle))
 		entry = appendStr(entry, es[0].Result)
@@ -531,9 +581,7 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 			entry = append(entry, e.Commit[:]...)
 			entry = appendStr(entry, e.Digest)
 		}
-		w.Write(entry)
-		sum.Write(entry)
-		at += len(entry)
+		b.Write(entry)
 	})
 	tail := make([]byte, 0, 4*slots+4)
 	for _, off := range table {
@@ -550,9 +598,8 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 		}
 	}
 	tail = binary.LittleEndian.AppendUint32(tail, uint32(n))
-	sum.Write(tail)
-	w.Write(tail)
-	w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
+	b.Write(tail)
+	b.end()
 }
 
 // castagnoli is the CRC-32C table: the keys and delta files carry the
@@ -564,13 +611,21 @@ func appendStr(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// keysFile is a keys file, mapped until close.
+// keysFile is a keys file, mapped until close. It is read by several
+// goroutines of one verify at once.
 type keysFile struct {
-	mapped []byte // the whole file
-	cycles []byte // the cycles the records take, 8 bytes each, in order
-	data   []byte
-	table  []byte
-	slots  uint64
+	mapped      []byte // the whole file
+	covered     int    // the bytes the block sums cover
+	block       int
+	sums        []byte // each block's CRC-32C
+	tableStart  int
+	slots       uint64
+	cyclesStart int // the cycles the records take, 8 bytes each, in order
+	cycles      int
+
+	mu      sync.Mutex
+	checked []bool // the blocks found sound
+	bad     bool   // a block was found damaged
 }
 
 // openKeys maps the keys file at path when it is one of token.
@@ -586,52 +641,130 @@ func openKeys(path string, token [16]byte) (*keysFile, bool) {
 	return k, ok
 }
 
+// parseKeys checks the file's block sums, its first block, and the blocks
+// of the places it reads the table's and the cycles' sizes from; the
+// rest is checked as it is read.
 func parseKeys(data []byte, token [16]byte) (*keysFile, bool) {
-	s := &stateReader{b: data}
+	n := len(data)
+	if n < 8 {
+		return nil, false
+	}
+	nsums := int(binary.LittleEndian.Uint32(data[n-8:]))
+	if nsums < 1 || nsums > (n-8)/4 {
+		return nil, false
+	}
+	sumsStart := n - 8 - 4*nsums
+	if crc32.Checksum(data[sumsStart:n-4], castagnoli) != binary.LittleEndian.Uint32(data[n-4:]) {
+		return nil, false
+	}
+	k := &keysFile{mapped: data, covered: sumsStart, sums: data[sumsStart : n-8], checked: make([]bool, nsums)}
 	rest, ok := cutPrefix(data, keysMagic)
 	if !ok {
 		return nil, false
 	}
-	s.b = rest
-	if s.uint() != keysFormat || s.err != nil || len(s.b) < len(token)+8 || [16]byte(s.b[:16]) != token {
+	s := &stateReader{b: rest}
+	format, block := s.uint(), s.uint()
+	if format != keysFormat || s.err != nil || block < 64 || block > 1<<20 {
 		return nil, false
 	}
-	body := s.b[16 : len(s.b)-4] // the entries, the table, its size, the cycles and their count
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(s.b[len(s.b)-4:]) {
+	k.block = int(block)
+	if (k.covered+k.block-1)/k.block != nsums {
 		return nil, false
 	}
-	bodyStart, n := len(data)-4-len(body), len(body)
-	cycles := int(binary.LittleEndian.Uint32(body[n-4:]))
-	if cycles > (n-4)/8 {
+	headEnd := len(data) - len(s.b) + len(token)
+	if headEnd+12 > k.covered || !k.sound(0, headEnd) || [16]byte(data[headEnd-16:headEnd]) != token {
 		return nil, false
 	}
-	cyclesStart := n - 4 - 8*cycles
-	if cyclesStart < 4 {
+	// From the end: the cycles' count, the cycles, the table's size, the
+	// table.
+	c, ok := k.uint32(k.covered - 4)
+	if !ok || c > uint32((k.covered-4-headEnd)/8) {
 		return nil, false
 	}
-	slots := int(binary.LittleEndian.Uint32(body[cyclesStart-4:]))
-	tableEnd := cyclesStart - 4
-	if slots == 0 || slots&(slots-1) != 0 || slots > tableEnd/4 {
+	k.cycles = int(c)
+	k.cyclesStart = k.covered - 4 - 8*k.cycles
+	slots, ok := k.uint32(k.cyclesStart - 4)
+	if !ok || slots == 0 || slots&(slots-1) != 0 || int(slots) > (k.cyclesStart-4-headEnd)/4 {
 		return nil, false
 	}
-	tableStart := tableEnd - 4*slots
-	return &keysFile{mapped: data, data: data[:bodyStart+tableStart], table: body[tableStart:tableEnd],
-		slots: uint64(slots), cycles: body[cyclesStart : n-4]}, true
+	k.slots = uint64(slots)
+	k.tableStart = k.cyclesStart - 4 - 4*int(slots)
+	return k, true
 }
 
-// hasCycle says whether a record the file holds takes cycle n.
+// sound says whether the n bytes at off lie in blocks whose sums hold,
+// checking the blocks not checked yet; a block that does not hold marks
+// the file damaged.
+func (k *keysFile) sound(off, n int) bool {
+	if off < 0 || n < 0 || off+n > k.covered {
+		return k.fail() // an offset out of the file
+	}
+	if n == 0 {
+		return true
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.bad {
+		return false
+	}
+	for b := off / k.block; b <= (off+n-1)/k.block; b++ {
+		if k.checked[b] {
+			continue
+		}
+		start := b * k.block
+		end := min(start+k.block, k.covered)
+		if crc32.Checksum(k.mapped[start:end], castagnoli) != binary.LittleEndian.Uint32(k.sums[4*b:]) {
+			k.bad = true
+			return false
+		}
+		k.checked[b] = true
+	}
+	return true
+}
+
+// fail marks the file damaged: what it holds is not what it was written
+// with (a parse that fails in sound blocks is too).
+func (k *keysFile) fail() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.bad = true
+	return false
+}
+
+func (k *keysFile) uint32(off int) (uint32, bool) {
+	if !k.sound(off, 4) {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(k.mapped[off:]), true
+}
+
+// damaged says whether a lookup read in a block found damaged: its answer
+// may be wrong, and the verify that asked is made again as a full read.
+func (k *keysFile) damaged() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.bad
+}
+
+// hasCycle says whether a record the file holds takes cycle n (false, and
+// the file damaged, when a block it reads is).
 func (k *keysFile) hasCycle(n int) bool {
-	m := len(k.cycles) / 8
-	at := func(i int) int64 { return int64(binary.LittleEndian.Uint64(k.cycles[8*i:])) }
-	i := sort.Search(m, func(i int) bool { return at(i) >= int64(n) })
-	return i < m && at(i) == int64(n)
+	at := func(i int) int64 {
+		off := k.cyclesStart + 8*i
+		if !k.sound(off, 8) {
+			return 0
+		}
+		return int64(binary.LittleEndian.Uint64(k.mapped[off:]))
+	}
+	i := sort.Search(k.cycles, func(i int) bool { return at(i) >= int64(n) })
+	return i < k.cycles && at(i) == int64(n)
 }
 
 // close undoes the mapping: nothing read from the file points into it.
 // A long-lived process (git evolve mcp) verifies many times.
 func (k *keysFile) close() {
 	unmapStateFile(k.mapped)
-	*k = keysFile{}
+	k.mapped, k.sums, k.checked = nil, nil, nil
 }
 
 func cutPrefix(b []byte, prefix string) ([]byte, bool) {
@@ -641,21 +774,37 @@ func cutPrefix(b []byte, prefix string) ([]byte, bool) {
 	return b[len(prefix):], true
 }
 
-// find looks key up. A damaged entry is not found: the records it would
-// name are then new to the delta, which sends the verify to a full read.
+// find looks key up. A damaged entry is not found, and marks the file
+// damaged.
 func (k *keysFile) find(key string) (keyEntry, bool) {
 	i := keyHash(key) & (k.slots - 1)
 	for n := uint64(0); n < k.slots; n++ {
-		off := binary.LittleEndian.Uint32(k.table[4*i:])
-		if off == 0 {
+		off32, ok := k.uint32(k.tableStart + 4*int(i))
+		off := int(off32)
+		if !ok || off == 0 {
 			return keyEntry{}, false
 		}
-		if uint64(off) >= uint64(len(k.data)) {
+		if off >= k.tableStart {
+			return keyEntry{}, k.fail()
+		}
+		entries := k.mapped[off:k.tableStart]
+		s := &stateReader{b: entries}
+		got := s.str()
+		if s.err != nil {
+			return keyEntry{}, k.fail()
+		}
+		if !k.sound(off, len(entries)-len(s.b)) {
 			return keyEntry{}, false
 		}
-		s := &stateReader{b: k.data[off:]}
-		if s.str() == key && s.err == nil {
-			return s.keyEntry()
+		if got == key {
+			e, ok := s.keyEntry()
+			if !ok {
+				return keyEntry{}, k.fail()
+			}
+			if !k.sound(off, len(entries)-len(s.b)) {
+				return keyEntry{}, false
+			}
+			return e, true
 		}
 		i = (i + 1) & (k.slots - 1)
 	}

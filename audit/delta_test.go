@@ -168,11 +168,43 @@ func TestMergeAt(t *testing.T) {
 // A keys file of another token, cut short, or with any byte changed is
 // not opened.
 func TestKeysDamaged(t *testing.T) {
-	x := sums(cycle.Entry{Record: rec("a", 1, nil), Commit: commit(1)}, cycle.Entry{Record: rec("b", 2, nil), Commit: commit(2)}).byKey()
+	defer func(b int) { keysBlock = b }(keysBlock)
+	keysBlock = 64 // many blocks, so that lookups cross some and not others
+	var entries []cycle.Entry
+	for i := 1; i <= 40; i++ {
+		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
+	}
+	entries = append(entries, cycle.Entry{Record: rec("id07", 7, nil), Commit: commit(99)})
+	x := sums(entries...).byKey()
 	token := [16]byte{1}
 	path, data := keysOf(t, x, token)
 	if _, ok := openKeys(path, [16]byte{2}); ok {
 		t.Error("a keys file of another token opened")
+	}
+	// What every lookup answers: each key of the file, keys it lacks, and
+	// every cycle from one below the first to one past the last.
+	answers := func(k *keysFile) string {
+		var b strings.Builder
+		for i := 0; i <= 42; i++ {
+			e, ok := k.find(fmt.Sprintf("id%02d", i))
+			fmt.Fprintf(&b, "%v %+v %v %v\n", ok, e.first, e.commits, e.digests)
+		}
+		for n := -1; n <= 42; n++ {
+			fmt.Fprintf(&b, "%d:%v ", n, k.hasCycle(n))
+		}
+		return b.String()
+	}
+	k, ok := openKeys(path, token)
+	if !ok {
+		t.Fatal("openKeys refused the file it wrote")
+	}
+	want := answers(k)
+	if k.damaged() {
+		t.Fatal("the file written reads as damaged")
+	}
+	k.close()
+	if len(data) < 20*keysBlock {
+		t.Fatalf("the file is %d bytes: too few blocks for the test", len(data))
 	}
 	for n := 0; n < len(data); n++ {
 		if err := os.WriteFile(path, data[:n], 0o644); err != nil {
@@ -182,15 +214,65 @@ func TestKeysDamaged(t *testing.T) {
 			t.Fatalf("a keys file cut at byte %d of %d opened", n, len(data))
 		}
 	}
+	// A changed byte is refused when the file is opened, or found damaged
+	// by the lookup that reads it; no lookup answers otherwise than the
+	// file written unless the file then says it is damaged.
+	lazily := 0
 	for i := range data {
 		changed := slices.Clone(data)
 		changed[i] ^= 0x04
 		if err := os.WriteFile(path, changed, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := openKeys(path, token); ok {
-			t.Fatalf("a keys file with byte %d of %d changed opened", i, len(data))
+		k, ok := openKeys(path, token)
+		if !ok {
+			continue
 		}
+		got := answers(k)
+		if k.damaged() {
+			lazily++
+		} else if got != want {
+			t.Fatalf("byte %d of %d changed: the lookups answer otherwise, and the file is not found damaged", i, len(data))
+		}
+		k.close()
+	}
+	if lazily == 0 {
+		t.Error("no damage was found by a lookup: the blocks are not checked as read")
+	}
+}
+
+// A lookup reads and checks only the blocks it needs.
+func TestKeysCheckedAsRead(t *testing.T) {
+	defer func(b int) { keysBlock = b }(keysBlock)
+	keysBlock = 64
+	var entries []cycle.Entry
+	for i := 1; i <= 40; i++ {
+		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
+	}
+	token := [16]byte{3}
+	path, _ := keysOf(t, sums(entries...).byKey(), token)
+	k, ok := openKeys(path, token)
+	if !ok {
+		t.Fatal("openKeys refused the file it wrote")
+	}
+	defer k.close()
+	count := func() int {
+		n := 0
+		for _, c := range k.checked {
+			if c {
+				n++
+			}
+		}
+		return n
+	}
+	opened := count()
+	if _, ok := k.find("id17"); !ok {
+		t.Fatal("id17 not found")
+	}
+	// A slot of the table, and the entry (about 170 bytes: up to four
+	// blocks of 64).
+	if after := count(); after <= opened || after > opened+5 {
+		t.Errorf("one lookup checked %d blocks more than the %d of the open, of %d", after-opened, opened, len(k.checked))
 	}
 }
 

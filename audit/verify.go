@@ -120,6 +120,10 @@ type VerifyOptions struct {
 	// two records took): what a push guard needs to know. Every check still
 	// runs, so that the report kept (and the summaries) serve any verify.
 	BreachesOnly bool
+
+	// noDelta makes the verify read every summary: the delta's keys file
+	// was found damaged where it read.
+	noDelta bool
 }
 
 // VerifyWith is Verify with options.
@@ -136,6 +140,11 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		}
 	}
 	rep, err := verify(l, o, rd)
+	if errors.Is(err, errKeysDamaged) {
+		gitstore.Tracef("verify: %s is damaged where it was read; reading every summary", keysPath(l.Repo()))
+		o.noDelta = true
+		rep, err = verify(l, o, rd)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -303,6 +312,11 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	}
 	if d != nil {
 		d.checkChainAndTrailers(tl.commits, ids)
+		if d.keys.damaged() {
+			// Something the checks looked up was read from a damaged
+			// block: nothing of this verify is kept, and it is made again.
+			return nil, errKeysDamaged
+		}
 	} else {
 		found.Chain = collect(func(r *Report) { found.Unchained = checkChain(r, byID, byID, ids) })
 		found.Trailers = checkTrailers(tl.commits, byID, ids)
@@ -781,6 +795,11 @@ func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
 	h, _ := gitstore.ParseHash(strings.TrimSpace(string(data)))
 	return h
 }
+
+// errKeysDamaged is what a verify built on the delta returns when a block
+// of the keys file it read was damaged: VerifyWith makes it again as a
+// full read.
+var errKeysDamaged = errors.New("the keys file is damaged")
 
 // errVerifyEnded is what a check running beside the others gets when the
 // verify failed before it finished.
