@@ -135,6 +135,12 @@ type Options struct {
 	// What the remote brings is then asked of it as in any round: a push
 	// of what the remote already has in part saves a fetch.
 	AsLastSeen bool
+	// Listed are the refs Delivered listed just before, which the first
+	// round of AsLastSeen takes instead of listing them again (a push
+	// guard's every push pays for each git it starts). A ref moved since
+	// is pushed as listed, as when it moves during a round; the lease
+	// holds the remote to the copies listed.
+	Listed *Listed
 	// Transcripts carries the agents' transcripts too: the remote's are
 	// fetched to TranscriptsTracking, and the local ones the remote lacks
 	// are pushed (created there, never overwritten).
@@ -205,8 +211,10 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 		}
 		didFetch = true
 	}
-	local, fetched, err := notesRefs(repo, remote)
-	if err != nil {
+	var local, fetched map[string]gitstore.Hash
+	if l := o.Listed; lastSeen && !again && l != nil && l.remote == remote {
+		local, fetched = l.local, l.tracking // listed just before, and nothing fetched since
+	} else if local, fetched, err = notesRefs(repo, remote); err != nil {
 		return nil, 0, didFetch, err
 	}
 	if lastSeen {
@@ -359,17 +367,28 @@ func missingTranscripts(repo *gitstore.Repo, remote string) ([]gitstore.PushUpda
 // commit's ancestors. A push guard that only delivers the ledger has
 // nothing to do then; a remote that moved since is not asked. With
 // transcripts, every local transcript must be there too.
-func Delivered(repo *gitstore.Repo, remote string, transcripts bool) (bool, error) {
+// The refs it listed are returned for Options.Listed, so that a Sync that
+// follows does not list them again.
+func Delivered(repo *gitstore.Repo, remote string, transcripts bool) (bool, *Listed, error) {
 	locals, tracking, err := notesRefs(repo, remote)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
+	listed := &Listed{remote: remote, local: locals, tracking: tracking}
 	if transcripts {
 		if missing, err := missingTranscripts(repo, remote); err != nil || len(missing) > 0 {
-			return false, err
+			return false, listed, err
 		}
 	}
-	return within(repo, locals, tracking, func(ref string) string { return TrackingRef(remote, ref) })
+	done, err := within(repo, locals, tracking, func(ref string) string { return TrackingRef(remote, ref) })
+	return done, listed, err
+}
+
+// Listed is what one git for-each-ref said of the local evolve notes refs
+// and their remote-tracking copies of a remote.
+type Listed struct {
+	remote          string
+	local, tracking map[string]gitstore.Hash
 }
 
 // notesRefs lists the local evolve notes refs and their remote-tracking

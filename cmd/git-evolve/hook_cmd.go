@@ -186,11 +186,13 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if done, err := share.Delivered(l.Repo(), c.Remote, transcripts); err != nil || done {
+	done, listed, err := share.Delivered(l.Repo(), c.Remote, transcripts)
+	if err != nil || done {
 		return err // the remote had all of it when last fetched from or pushed to
 	}
 	opts := ledgerGuards(e, l, c.Remote, false, "", tip)
 	opts.Transcripts = transcripts
+	opts.Listed = listed
 	// What the remote lacks as last seen is pushed without a fetch first;
 	// a remote that moved since refuses the lease, and is fetched then.
 	opts.AsLastSeen = true
