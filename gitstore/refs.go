@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -215,6 +216,16 @@ func (r *Repo) RevListBoundary(rng string) (commits, boundary []Hash, err error)
 			boundary = append(boundary, h)
 		} else {
 			commits = append(commits, h)
+		}
+	}
+	// A range a..b of full names whose boundary holds a says a is b's
+	// ancestor: kept, for IsAncestor and MergeBase to answer without a walk
+	// (the push guard asks it of the ledger verify read the range of).
+	if from, to, ok := strings.Cut(rng, ".."); ok {
+		a, errA := ParseHash(from)
+		b, errB := ParseHash(to)
+		if errA == nil && errB == nil && a.String() == from && b.String() == to && slices.Contains(boundary, a) {
+			r.keepBase(a, b, mergeBase{base: a, ok: true})
 		}
 	}
 	return commits, boundary, nil
