@@ -618,6 +618,7 @@ type keysFile struct {
 	covered     int    // the bytes the block sums cover
 	block       int
 	sums        []byte // each block's CRC-32C
+	entries     int    // where the entries start
 	tableStart  int
 	slots       uint64
 	cyclesStart int // the cycles the records take, 8 bytes each, in order
@@ -688,6 +689,7 @@ func parseKeys(data []byte, token [16]byte) (*keysFile, bool) {
 		return nil, false
 	}
 	k.slots = uint64(slots)
+	k.entries = headEnd
 	k.tableStart = k.cyclesStart - 4 - 4*int(slots)
 	return k, true
 }
@@ -784,8 +786,8 @@ func (k *keysFile) find(key string) (keyEntry, bool) {
 		if !ok || off == 0 {
 			return keyEntry{}, false
 		}
-		if off >= k.tableStart {
-			return keyEntry{}, k.fail()
+		if off < k.entries || off >= k.tableStart {
+			return keyEntry{}, k.fail() // a table sound in its sums that names no entry
 		}
 		entries := k.mapped[off:k.tableStart]
 		s := &stateReader{b: entries}

@@ -3,7 +3,9 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -289,5 +291,69 @@ func TestReadBounded(t *testing.T) {
 		if data, ok := readBounded(path, 4); ok != want || (ok && len(data) != size) {
 			t.Errorf("a file of %d bytes, bound 4: %d bytes, %v; want %v", size, len(data), ok, want)
 		}
+	}
+}
+
+// A file whose block sums hold but whose table names no entry, or whose
+// entry does not parse, is found damaged by the lookup that reads it: a
+// file written otherwise than by encodeKeys changes no answer either.
+func TestKeysSoundButWrong(t *testing.T) {
+	var entries []cycle.Entry
+	for i := 1; i <= 5; i++ {
+		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
+	}
+	token := [16]byte{4}
+	path, data := keysOf(t, sums(entries...).byKey(), token)
+	k, ok := openKeys(path, token)
+	if !ok {
+		t.Fatal("openKeys refused the file it wrote")
+	}
+	slot := -1 // the table slot of id03
+	for i := uint64(0); i < k.slots; i++ {
+		off := int(binary.LittleEndian.Uint32(data[k.tableStart+4*int(i):]))
+		if off != 0 && bytes.HasPrefix(data[off:], []byte("\x04id03")) {
+			slot = k.tableStart + 4*int(i)
+		}
+	}
+	entriesAt, tableStart := k.entries, k.tableStart
+	k.close()
+	if slot < 0 {
+		t.Fatal("id03's slot not found")
+	}
+	// resum writes the block sums of changed anew, as a writer would.
+	resum := func(changed []byte) []byte {
+		n := len(changed)
+		nsums := int(binary.LittleEndian.Uint32(changed[n-8:]))
+		covered := n - 8 - 4*nsums
+		out := slices.Clone(changed[:covered])
+		var tail []byte
+		for at := 0; at < covered; at += keysBlock {
+			tail = binary.LittleEndian.AppendUint32(tail, crc32.Checksum(out[at:min(at+keysBlock, covered)], castagnoli))
+		}
+		tail = binary.LittleEndian.AppendUint32(tail, uint32(nsums))
+		out = append(out, tail...)
+		return binary.LittleEndian.AppendUint32(out, crc32.Checksum(tail, castagnoli))
+	}
+	if !bytes.Equal(resum(data), data) {
+		t.Fatal("resum changes the file written")
+	}
+	for name, change := range map[string]func(b []byte){
+		"an offset into the header":       func(b []byte) { binary.LittleEndian.PutUint32(b[slot:], uint32(entriesAt-1)) },
+		"an offset into the table":        func(b []byte) { binary.LittleEndian.PutUint32(b[slot:], uint32(tableStart)) },
+		"an entry whose key does not end": func(b []byte) { off := binary.LittleEndian.Uint32(b[slot:]); b[off] = 0xff },
+	} {
+		changed := slices.Clone(data)
+		change(changed)
+		if err := os.WriteFile(path, resum(changed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k, ok := openKeys(path, token)
+		if !ok {
+			t.Fatalf("%s: the file did not open", name)
+		}
+		if _, found := k.find("id03"); found || !k.damaged() {
+			t.Errorf("%s: found %v, damaged %v; want not found, damaged", name, found, k.damaged())
+		}
+		k.close()
 	}
 }
