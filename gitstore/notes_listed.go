@@ -129,8 +129,16 @@ func listedEntry(rec []byte) (kind int, obj, blob Hash, err error) {
 	if blob, err = ParseHash(string(f[2])); err != nil {
 		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree object %q", f[2])
 	}
+	kind, obj = pathKind(mode, string(path))
+	return kind, obj, blob, nil
+}
+
+// pathKind is what classify makes of the entry of mode at path, each
+// directory on the way a level of the tree: a note or a bad note, and
+// whose; entryOther for anything else.
+func pathKind(mode uint32, path string) (kind int, obj Hash) {
 	prefix := ""
-	rest := string(path)
+	rest := path
 	for {
 		dir, after, more := strings.Cut(rest, "/")
 		if !more {
@@ -138,17 +146,18 @@ func listedEntry(rec []byte) (kind int, obj, blob Hash, err error) {
 		}
 		k, name := classify(prefix, treeEntry{name: dir, dir: true, mode: 0o40000})
 		if k != entryFanout {
-			return entryOther, obj, blob, nil
+			return entryOther, obj
 		}
 		prefix += name // (lower case: classify's)
 		rest = after
 	}
 	kind, name := classify(prefix, treeEntry{name: rest, mode: mode})
 	if kind != entryNote && kind != entryBadNote {
-		return entryOther, obj, blob, nil
+		return entryOther, obj
 	}
-	if obj, err = ParseHash(name); err != nil {
-		return entryOther, obj, blob, nil
+	obj, err := ParseHash(name)
+	if err != nil {
+		return entryOther, obj
 	}
-	return kind, obj, blob, nil
+	return kind, obj
 }

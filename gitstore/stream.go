@@ -13,11 +13,12 @@ import (
 )
 
 // streamThreshold is the number of root entries above which ForEachNote
-// lists the notes with git ls-tree and reads their text through a
-// `git cat-file --batch` process of its own, instead of walking the tree
-// and reading each note through the Repo's: a tree that large has been
-// fanned out and holds hundreds of notes or more, and git reads its trees
-// and inflates the notes on other cores while this process parses.
+// reads every note from one git fast-export of the notes commit (or, where
+// that cannot serve, lists them with git ls-tree and reads their text
+// through a `git cat-file --batch` process of its own), instead of walking
+// the tree and reading each note through the Repo's: a tree that large
+// has been fanned out and holds hundreds of notes or more, and git reads
+// its trees and inflates the notes in a process of its own.
 const streamThreshold = 64
 
 // ForEachLine calls fn with every line of every note in the snapshot that
@@ -59,6 +60,11 @@ func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
 			}
 			return fn(obj, data)
 		})
+	}
+	// One git fast-export of the notes commit, read whole; where it cannot
+	// serve, git ls-tree and a git cat-file of their own (streamNotes).
+	if used, err := n.exportNotes(fn); used || err != nil {
+		return err
 	}
 	return n.streamNotes(fn)
 }
