@@ -55,6 +55,7 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 		data []byte
 	}
 	notes := make([]note, 0, len(ex.files))
+	marks := make([]int, 0, len(ex.files)) // each note's blob
 	for _, f := range ex.files {
 		kind, obj := pathKind(f.mode, f.path)
 		switch kind {
@@ -67,9 +68,23 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 				return false, nil
 			}
 			notes = append(notes, note{obj, ex.blobs[f.mark]})
+			marks = append(marks, f.mark)
 		}
 	}
-	for _, nt := range notes {
+	ex.files = nil
+	// Each blob is let go once the last note that holds it was handed on,
+	// so that the memory of the notes read serves what the caller makes of
+	// them (a first verify's summaries), not more.
+	last := make(map[int]int, len(notes))
+	for i, f := range marks {
+		last[f] = i
+	}
+	for i := range notes {
+		nt := notes[i]
+		notes[i].data = nil
+		if last[marks[i]] == i {
+			ex.blobs[marks[i]] = nil
+		}
 		if err := fn(nt.obj, nt.data); err != nil {
 			return true, err
 		}
