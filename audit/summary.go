@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -124,8 +126,7 @@ func (ls *ledgerSums) sort() {
 func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 	ls := &ledgerSums{}
 	noted := map[gitstore.Hash]bool{}
-	err := l.EachNote(func(obj gitstore.Hash, data []byte) error {
-		sums, fs := noteSums(obj, data)
+	err := eachNoteSums(l, func(obj gitstore.Hash, sums []recSum, fs []Finding) {
 		if len(sums) > 0 && !noted[obj] {
 			noted[obj] = true // a tree another tool wrote may note it at two paths
 			ls.Notes++
@@ -137,7 +138,6 @@ func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 		}
 		ls.Sums = append(ls.Sums, sums...)
 		ls.Lines = append(ls.Lines, fs...)
-		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -469,3 +469,84 @@ func trailerSums(commits []gitstore.TrailerCommit) []trailerSum {
 	}
 	return out
 }
+
+// eachNoteSums calls add with the summaries and the findings of each note
+// of the ledger, in the ledger's order. The notes are summarised (each
+// record parsed, encoded again and digested: most of a first verify's own
+// work) on as many goroutines as there are processors, a batch of notes
+// at a time, while the ledger is read.
+func eachNoteSums(l *cycle.Ledger, add func(obj gitstore.Hash, sums []recSum, fs []Finding)) error {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 {
+		return l.EachNote(func(obj gitstore.Hash, data []byte) error {
+			sums, fs := noteSums(obj, data)
+			add(obj, sums, fs)
+			return nil
+		})
+	}
+	// A batch holds its notes' text (the ledger's reader may reuse its own
+	// after each call), and once summarised, what they hold.
+	type noteBatch struct {
+		objs []gitstore.Hash
+		ends []int
+		data []byte
+		sums [][]recSum
+		fs   [][]Finding
+		done chan struct{}
+	}
+	todo := make(chan *noteBatch, workers)
+	ordered := make(chan *noteBatch, 4*workers)
+	var summarising sync.WaitGroup
+	for range workers {
+		summarising.Add(1)
+		go func() {
+			defer summarising.Done()
+			for b := range todo {
+				start := 0
+				for i, obj := range b.objs {
+					b.sums[i], b.fs[i] = noteSums(obj, b.data[start:b.ends[i]])
+					start = b.ends[i]
+				}
+				close(b.done)
+			}
+		}()
+	}
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for b := range ordered {
+			<-b.done
+			for i, obj := range b.objs {
+				add(obj, b.sums[i], b.fs[i])
+			}
+		}
+	}()
+	newBatch := func() *noteBatch { return &noteBatch{data: make([]byte, 0, noteBatchSize), done: make(chan struct{})} }
+	cur := newBatch()
+	send := func() {
+		cur.sums, cur.fs = make([][]recSum, len(cur.objs)), make([][]Finding, len(cur.objs))
+		todo <- cur
+		ordered <- cur
+		cur = newBatch()
+	}
+	err := l.EachNote(func(obj gitstore.Hash, data []byte) error {
+		cur.objs = append(cur.objs, obj)
+		cur.data = append(cur.data, data...)
+		cur.ends = append(cur.ends, len(cur.data))
+		if len(cur.data) >= noteBatchSize {
+			send()
+		}
+		return nil
+	})
+	if len(cur.objs) > 0 {
+		send()
+	}
+	close(todo)
+	close(ordered)
+	summarising.Wait()
+	<-collected
+	return err
+}
+
+// noteBatchSize is how much note text a batch of eachNoteSums holds.
+const noteBatchSize = 64 << 10
