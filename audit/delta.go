@@ -532,7 +532,7 @@ func (b *blockSums) Write(p []byte) (int, error) {
 	b.w.Write(p)
 	for len(p) > 0 {
 		k := min(len(p), b.block-b.in)
-		b.sum = crc32.Update(b.sum, castagnoli, p[:k])
+		b.sum = crc32.Update(b.sum, castagnoliTable(), p[:k])
 		b.in += k
 		p = p[k:]
 		if b.in == b.block {
@@ -550,7 +550,7 @@ func (b *blockSums) end() {
 	}
 	tail := binary.LittleEndian.AppendUint32(b.sums, uint32(len(b.sums)/4))
 	b.w.Write(tail)
-	b.w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(tail, castagnoli)))
+	b.w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(tail, castagnoliTable())))
 }
 
 func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
@@ -602,10 +602,12 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 	b.end()
 }
 
-// castagnoli is the CRC-32C table: the keys and delta files carry the
+// castagnoliTable is the CRC-32C table: the keys and delta files carry the
 // checksum of what follows their header, so that a file damaged in place
 // is read past, never taken for a ledger without some record.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// It is made at the first use, not when the process starts: making it
+// costs about 0.25 ms, and most commands never use it.
+var castagnoliTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func appendStr(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
@@ -655,7 +657,7 @@ func parseKeys(data []byte, token [16]byte) (*keysFile, bool) {
 		return nil, false
 	}
 	sumsStart := n - 8 - 4*nsums
-	if crc32.Checksum(data[sumsStart:n-4], castagnoli) != binary.LittleEndian.Uint32(data[n-4:]) {
+	if crc32.Checksum(data[sumsStart:n-4], castagnoliTable()) != binary.LittleEndian.Uint32(data[n-4:]) {
 		return nil, false
 	}
 	k := &keysFile{mapped: data, covered: sumsStart, sums: data[sumsStart : n-8], checked: make([]bool, nsums)}
@@ -715,7 +717,7 @@ func (k *keysFile) sound(off, n int) bool {
 		}
 		start := b * k.block
 		end := min(start+k.block, k.covered)
-		if crc32.Checksum(k.mapped[start:end], castagnoli) != binary.LittleEndian.Uint32(k.sums[4*b:]) {
+		if crc32.Checksum(k.mapped[start:end], castagnoliTable()) != binary.LittleEndian.Uint32(k.sums[4*b:]) {
 			k.bad = true
 			return false
 		}
@@ -845,7 +847,7 @@ func encodeDelta(w *bufio.Writer, st *deltaState) {
 	bw.Flush()
 	w.WriteString(deltaMagic)
 	w.Write(binary.AppendUvarint(nil, deltaFormat))
-	w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body.Bytes(), castagnoli)))
+	w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body.Bytes(), castagnoliTable())))
 	w.Write(body.Bytes())
 }
 
@@ -896,7 +898,7 @@ func decodeDelta(data []byte) (*deltaState, error) {
 		return nil, errBadDelta
 	}
 	sum := binary.LittleEndian.Uint32(s.b)
-	if s.b = s.b[4:]; crc32.Checksum(s.b, castagnoli) != sum {
+	if s.b = s.b[4:]; crc32.Checksum(s.b, castagnoliTable()) != sum {
 		return nil, errBadDelta
 	}
 	st := &deltaState{}

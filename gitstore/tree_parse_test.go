@@ -88,3 +88,12 @@ func TestParseTreeFanoutNames(t *testing.T) {
 		t.Fatal("a fanout name was copied, not shared")
 	}
 }
+
+// Each fanout name is its index in two lower-case hex digits.
+func TestFanoutNames(t *testing.T) {
+	for i, name := range fanoutNames {
+		if want := fmt.Sprintf("%02x", i); name != want {
+			t.Fatalf("fanoutNames[%d] = %q, want %q", i, name, want)
+		}
+	}
+}

@@ -38,19 +38,20 @@ type Learning struct {
 
 var (
 	keywordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*`) })
-	// stopwords are words every failure says: they match everything.
-	stopwords = map[string]bool{}
-)
-
-func init() {
-	for _, w := range strings.Fields(`fail failed fails failure failures pass passed gate goal goals test tests
+	// stopwords are words every failure says: they match everything. Made
+	// at the first use, not when the process starts.
+	stopwords = sync.OnceValue(func() map[string]bool {
+		out := map[string]bool{}
+		for _, w := range strings.Fields(`fail failed fails failure failures pass passed gate goal goals test tests
 		error errors exit exited status code with that this from than then when were have has been what which
 		into over after before there their they them does done none some more most other line lines output
 		file files run runs running ran true false null nil cycle cycles regressed regression blocked should
 		could would expected got want wanted value values returned return`) {
-		stopwords[w] = true
-	}
-}
+			out[w] = true
+		}
+		return out
+	})
+)
 
 // failureKeywords are the words of a failed gate a learning would name: its
 // goals' and commands' names, and the words of its reasons and excerpts,
@@ -62,7 +63,7 @@ func failureKeywords(f FailureRecord) []string {
 	add = func(text string, weight int) {
 		for _, w := range keywordRe().FindAllString(text, -1) {
 			w = strings.ToLower(strings.Trim(w, "-."))
-			if len(w) < 4 || len(w) > 60 || stopwords[w] {
+			if len(w) < 4 || len(w) > 60 || stopwords()[w] {
 				continue
 			}
 			if _, ok := first[w]; !ok {

@@ -18,7 +18,7 @@ func TestFailureKeywords(t *testing.T) {
 		t.Errorf("keywords %s", got)
 	}
 	for _, w := range kw {
-		if stopwords[w] || len(w) < 4 {
+		if stopwords()[w] || len(w) < 4 {
 			t.Errorf("keyword %q is noise", w)
 		}
 	}
