@@ -2,7 +2,9 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io"
@@ -11,261 +13,285 @@ import (
 	"strings"
 )
 
-// exportNotes reads every note of the snapshot from one git fast-export of
-// its notes commit (--full-tree: each file of its tree, after the blobs
-// they hold) and calls fn with each, in path order, as streamNotes does.
-// git cat-file answers each blob with two writes of its own, and a reader
-// of a large ledger wakes for each; fast-export writes its stream in
-// pages, and reads the tree and the blobs in one process. The stream is
-// read whole before fn is called: used is false, with fn not called, when
-// it cannot serve (no commit, a git that refuses the export, a stream
-// other than expected), and the caller reads the notes the other way.
+// exportNotes reads every note of the snapshot as streamNotes does, with
+// the notes' text from one git fast-export of the notes commit
+// (--full-tree) in place of git cat-file: cat-file answers each blob with
+// two writes of its own, and a reader of a large ledger wakes for each,
+// where fast-export writes its stream in pages. git ls-tree lists the tree
+// (a note is what the tree walk takes for one, as in walkListed), and the
+// blobs of the export come in the listing's order, each the first time
+// the listing names it: each is taken for the entry's only once its object
+// name is the entry's (the SHA-1 of the blob as git hashes it). A blob met
+// again, and every one after a blob that is not the one expected (a git
+// that exports in another order), is read through the Repo's cat-file.
+// used is false, with fn not called, when the export did not start.
 func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, err error) {
-	if n.commit.IsZero() {
-		return false, nil
-	}
 	tree, err := n.root()
-	if err != nil {
+	if err != nil || n.commit.IsZero() || tree.IsZero() {
 		return false, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := n.r.startPiped(ctx, false, "fast-export", "--full-tree", "--reference-excluded-parents",
-		"--end-of-options", n.commit.String()+"^!")
+		"--end-of-options", exportRange(n))
 	if err != nil {
 		return false, nil
 	}
 	if f, ok := p.stdout.(*os.File); ok {
 		growPipe(f, 1<<20)
 	}
-	ex, perr := readExport(bufio.NewReaderSize(p.stdout, 256<<10))
-	if perr != nil {
-		p.kill()
-		trace("git fast-export of %s: %v; the notes are read one by one", n.commit.Short(), perr)
-		return false, nil
-	}
-	if err := p.wait(); err != nil {
-		trace("%v; the notes are read one by one", err)
-		return false, nil
-	}
-	// Every note's text is in the stream before any is handed on.
+	blobs := make(chan []exportedBlob, 16)
+	read := make(chan error, 1)
+	go func() {
+		defer close(blobs)
+		read <- exportBlobs(ctx, bufio.NewReaderSize(p.stdout, 256<<10), blobs)
+	}()
+	defer func() {
+		cancel()
+		for range blobs {
+		}
+		<-read
+		_ = p.wait() // (killed once the listing ended: its file list is not read)
+	}()
 	bad := []Hash{}
-	type note struct {
-		obj  Hash
-		data []byte
+	seen := make(map[Hash]bool, 1024)
+	inOrder := true
+	var batch []exportedBlob // what the export sent, not taken yet
+	next := func(want Hash) ([]byte, error) {
+		if !inOrder {
+			return n.r.ReadBlob(want)
+		}
+		ok := true
+		for len(batch) == 0 && ok {
+			batch, ok = <-blobs
+		}
+		var b exportedBlob
+		if ok {
+			b, batch = batch[0], batch[1:]
+		}
+		if ok && b.oid == want {
+			return b.data, nil
+		}
+		inOrder = false
+		switch {
+		case !ok:
+			trace("git fast-export of %s ended before blob %s; the rest is read one by one", n.commit.Short(), want.Short())
+		default:
+			trace("git fast-export of %s gave blob %s where %s was expected; the rest is read one by one", n.commit.Short(), b.oid.Short(), want.Short())
+		}
+		return n.r.ReadBlob(want)
 	}
-	notes := make([]note, 0, len(ex.files))
-	marks := make([]int, 0, len(ex.files)) // each note's blob
-	for _, f := range ex.files {
-		kind, obj := pathKind(f.mode, f.path)
-		switch kind {
-		case entryBadNote:
+	l, err := n.r.startPiped(ctx, false, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
+	if err != nil {
+		return true, err
+	}
+	err = eachListedRecord(bufio.NewReaderSize(l.stdout, 256<<10), func(mode uint32, typ string, oid Hash, path string) error {
+		kind, obj := pathKind(mode, path)
+		if kind == entryBadNote {
 			bad = append(bad, obj)
-		case entryNote:
-			if f.mark <= 0 || f.mark >= len(ex.blobs) || ex.blobs[f.mark] == nil {
-				// A blob named by its object name, not exported: read the
-				// other way.
-				return false, nil
+		}
+		if typ != string(blobType) {
+			return nil
+		}
+		var data []byte
+		switch {
+		case seen[oid]:
+			// Exported once, at its first place: read again, if a note.
+			if kind != entryNote {
+				return nil
 			}
-			notes = append(notes, note{obj, ex.blobs[f.mark]})
-			marks = append(marks, f.mark)
+			var err error
+			if data, err = n.r.ReadBlob(oid); err != nil {
+				return err
+			}
+		default:
+			seen[oid] = true
+			var err error
+			if data, err = next(oid); err != nil {
+				return err
+			}
 		}
-	}
-	ex.files = nil
-	// Each blob is let go once the last note that holds it was handed on,
-	// so that the memory of the notes read serves what the caller makes of
-	// them (a first verify's summaries), not more.
-	last := make(map[int]int, len(notes))
-	for i, f := range marks {
-		last[f] = i
-	}
-	for i := range notes {
-		nt := notes[i]
-		notes[i].data = nil
-		if last[marks[i]] == i {
-			ex.blobs[marks[i]] = nil
+		if kind != entryNote {
+			return nil
 		}
-		if err := fn(nt.obj, nt.data); err != nil {
-			return true, err
-		}
+		return fn(obj, data)
+	})
+	if err != nil {
+		l.kill()
+		return true, err
 	}
-	if !tree.IsZero() {
-		n.r.treeMu.Lock()
-		if n.r.listedBad == nil {
-			n.r.listedBad = map[Hash][]Hash{}
-		}
-		n.r.listedBad[tree] = bad
-		n.r.treeMu.Unlock()
+	if err := l.wait(); err != nil {
+		return true, err
 	}
+	n.r.treeMu.Lock()
+	if n.r.listedBad == nil {
+		n.r.listedBad = map[Hash][]Hash{}
+	}
+	n.r.listedBad[tree] = bad
+	n.r.treeMu.Unlock()
 	return true, nil
 }
 
-// exportStream is what readExport keeps of a git fast-export stream: the
-// blobs by mark, and the files of its (last) commit.
-type exportStream struct {
-	blobs [][]byte // by mark; nil where no blob has the mark
-	files []exportFile
-	arena []byte
+// exportRange is what exportNotes exports: the snapshot's commit alone
+// (a test exports another, whose blobs are not those the listing names).
+var exportRange = func(n *Notes) string { return n.commit.String() + "^!" }
+
+// exportedBlob is a blob of the export and its object name, as git hashes
+// it.
+type exportedBlob struct {
+	oid  Hash
+	data []byte
 }
 
-// exportFile is a file of the commit: "M <mode> <dataref> <path>". mark is
-// 0 when the data is named by object name (a submodule's commit).
-type exportFile struct {
-	mode uint32
-	mark int
-	path string
-}
-
-// maxExportData bounds one blob or message of the stream.
+// maxExportData bounds one blob of the stream.
 const maxExportData = 1 << 30
-
-// maxExportMark bounds the marks a stream may use beyond those it made.
-const maxExportMark = 1 << 26
 
 var errExport = errors.New("unexpected fast-export stream")
 
-// readExport reads a git fast-export stream of blobs and one commit.
-func readExport(rd *bufio.Reader) (*exportStream, error) {
-	ex := &exportStream{blobs: [][]byte{nil}}
-	line := func() (string, error) {
-		b, err := rd.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			return "", fmt.Errorf("%w: a line over %d bytes", errExport, rd.Size())
+// exportBlobs sends each blob of a git fast-export stream, in its order,
+// until the stream's first commit (whose file list it does not read), its
+// end or ctx's; it returns what ended it otherwise.
+func exportBlobs(ctx context.Context, rd *bufio.Reader, out chan<- []exportedBlob) (err error) {
+	arena := blobArena{}
+	// The blobs go in batches: a send to a goroutine that waits wakes it,
+	// and one wake for each of 100,000 blobs cost more than the blobs.
+	var batch []exportedBlob
+	size := 0 // the batch's text
+	send := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case out <- batch:
+			batch, size = nil, 0
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	defer func() {
+		if err == nil && !send() {
+			err = ctx.Err()
+		}
+	}()
+	for mark := 1; ; mark++ {
+		l, err := rd.ReadSlice('\n')
+		if err == io.EOF && len(l) == 0 {
+			return nil
 		}
 		if err != nil {
-			return "", err
+			return fmt.Errorf("%w: %v", errExport, err)
 		}
-		return string(b[:len(b)-1]), nil
-	}
-	// data reads "data <n>", the n bytes, and the newline that may follow.
-	data := func(l string, keep bool) ([]byte, error) {
-		sz, ok := strings.CutPrefix(l, "data ")
-		n, err := strconv.Atoi(sz)
-		if !ok || err != nil || n < 0 || n > maxExportData {
-			return nil, fmt.Errorf("%w: %q", errExport, l)
+		switch line := string(l[:len(l)-1]); {
+		case strings.HasPrefix(line, "commit ") || strings.HasPrefix(line, "reset "):
+			return nil
+		case line == "blob":
+		case strings.HasPrefix(line, "feature ") || strings.HasPrefix(line, "progress "):
+			mark--
+			continue
+		default:
+			return fmt.Errorf("%w: %q", errExport, line)
 		}
-		var out []byte
-		if keep {
-			out = ex.room(n)
-		} else {
-			out = make([]byte, 0, min(n, 64<<10))
+		l, err = rd.ReadSlice('\n')
+		if err != nil || string(l) != "mark :"+strconv.Itoa(mark)+"\n" {
+			return fmt.Errorf("%w: %q where mark :%d was expected (%v)", errExport, l, mark, err)
 		}
-		if keep {
-			if _, err := io.ReadFull(rd, out); err != nil {
-				return nil, err
-			}
-		} else if _, err := io.CopyN(io.Discard, rd, int64(n)); err != nil {
-			return nil, err
+		l, err = rd.ReadSlice('\n')
+		n, ok := exportDataSize(l)
+		if err != nil || !ok {
+			return fmt.Errorf("%w: %q where the data's size was expected (%v)", errExport, l, err)
+		}
+		data := arena.room(n)
+		if _, err := io.ReadFull(rd, data); err != nil {
+			return fmt.Errorf("%w: a blob cut short (%v)", errExport, err)
 		}
 		if b, err := rd.Peek(1); err == nil && b[0] == '\n' {
 			rd.ReadByte()
 		}
-		return out, nil
-	}
-	inCommit := false
-	for {
-		l, err := line()
-		if err == io.EOF {
-			return ex, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case l == "":
-			inCommit = false
-		case l == "blob":
-			ml, err := line()
-			if err != nil {
-				return nil, err
-			}
-			m, ok := mark(ml, "mark :")
-			if !ok || m != len(ex.blobs) {
-				return nil, fmt.Errorf("%w: %q", errExport, ml)
-			}
-			dl, err := line()
-			if err != nil {
-				return nil, err
-			}
-			b, err := data(dl, true)
-			if err != nil {
-				return nil, err
-			}
-			ex.blobs = append(ex.blobs, b)
-		case strings.HasPrefix(l, "commit "):
-			inCommit = true
-			ex.files = ex.files[:0]
-		case strings.HasPrefix(l, "data "):
-			if _, err := data(l, false); err != nil { // a commit's message
-				return nil, err
-			}
-		case inCommit && strings.HasPrefix(l, "M "):
-			f, ok := exportModify(l)
-			if !ok {
-				return nil, fmt.Errorf("%w: %q", errExport, l)
-			}
-			if f.mark > maxExportMark {
-				return nil, fmt.Errorf("%w: mark %d", errExport, f.mark)
-			}
-			ex.files = append(ex.files, f)
-		case inCommit && (strings.HasPrefix(l, "mark ") || strings.HasPrefix(l, "author ") || strings.HasPrefix(l, "committer ") ||
-			strings.HasPrefix(l, "encoding ") || strings.HasPrefix(l, "from ") || strings.HasPrefix(l, "merge ") || strings.HasPrefix(l, "gpgsig ") || l == "deleteall"):
-		case strings.HasPrefix(l, "reset ") || strings.HasPrefix(l, "from ") || strings.HasPrefix(l, "progress ") ||
-			strings.HasPrefix(l, "feature ") || l == "done":
-		default:
-			return nil, fmt.Errorf("%w: %q", errExport, l)
+		batch = append(batch, exportedBlob{blobName(data), data})
+		if size += len(data); size >= exportBatch && !send() {
+			return ctx.Err()
 		}
 	}
 }
 
-// room is n bytes of the arena the blobs are kept in (1 MiB blocks; a
-// large blob has a block of its own), capped so that an append cannot
-// reach the next blob.
-func (ex *exportStream) room(n int) []byte {
+// exportBatch is how much blob text exportBlobs sends at a time.
+const exportBatch = 64 << 10
+
+// exportDataSize reads "data <n>\n".
+func exportDataSize(l []byte) (int, bool) {
+	s, ok := strings.CutPrefix(string(l), "data ")
+	if !ok || !strings.HasSuffix(s, "\n") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s[:len(s)-1])
+	return n, err == nil && n >= 0 && n <= maxExportData
+}
+
+// blobName is the object name git gives a blob of data.
+func blobName(data []byte) Hash {
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	var out Hash
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// blobArena keeps the blobs of an export in blocks of 1 MiB (a large blob
+// has a block of its own), each capped so that an append cannot reach the
+// next; a block is let go when no note's text points into it.
+type blobArena struct{ block []byte }
+
+func (a *blobArena) room(n int) []byte {
 	const block = 1 << 20
-	if n > cap(ex.arena)-len(ex.arena) {
+	if n > cap(a.block)-len(a.block) {
 		if n >= block/4 {
 			return make([]byte, n)
 		}
-		ex.arena = make([]byte, 0, block)
+		a.block = make([]byte, 0, block)
 	}
-	at := len(ex.arena)
-	ex.arena = ex.arena[:at+n]
-	return ex.arena[at : at+n : at+n]
+	at := len(a.block)
+	a.block = a.block[:at+n]
+	return a.block[at : at+n : at+n]
 }
 
-// exportModify reads "M <mode> <dataref> <path>": a path git quoted (one
-// with characters it escapes) is no note's, and is kept as it is.
-func exportModify(l string) (exportFile, bool) {
-	rest := l[2:]
-	sp := strings.IndexByte(rest, ' ')
-	if sp <= 0 {
-		return exportFile{}, false
+// eachListedRecord reads git ls-tree -r -z output and calls fn with each
+// record's mode, type, object and path. A path too long for the reader is
+// no note's, and passed by.
+func eachListedRecord(rd *bufio.Reader, fn func(mode uint32, typ string, oid Hash, path string) error) error {
+	for {
+		rec, err := rd.ReadSlice(0)
+		if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull {
+				_, err = rd.ReadSlice(0)
+			}
+			if err != nil {
+				return fmt.Errorf("git ls-tree ended in the middle of a record")
+			}
+			continue
+		}
+		if len(rec) == 0 && err != nil {
+			return nil // the end
+		}
+		if err != nil {
+			return fmt.Errorf("git ls-tree ended in the middle of a record")
+		}
+		meta, path, found := bytes.Cut(rec[:len(rec)-1], []byte{'\t'})
+		f := bytes.Fields(meta)
+		if !found || len(f) != 3 {
+			return fmt.Errorf("unexpected git ls-tree output %q", rec)
+		}
+		mode, ok := parseMode(f[0])
+		if !ok {
+			return fmt.Errorf("unexpected git ls-tree mode %q", f[0])
+		}
+		oid, err := ParseHash(string(f[2]))
+		if err != nil {
+			return fmt.Errorf("unexpected git ls-tree object %q", f[2])
+		}
+		if err := fn(mode, string(f[1]), oid, string(path)); err != nil {
+			return err
+		}
 	}
-	mode, ok := parseMode([]byte(rest[:sp]))
-	if !ok {
-		return exportFile{}, false
-	}
-	rest = rest[sp+1:]
-	sp = strings.IndexByte(rest, ' ')
-	if sp <= 0 {
-		return exportFile{}, false
-	}
-	ref, path := rest[:sp], rest[sp+1:]
-	f := exportFile{mode: mode, path: path}
-	if m, ok := mark(ref, ":"); ok {
-		f.mark = m
-	} else if _, err := ParseHash(ref); err != nil {
-		return exportFile{}, false
-	}
-	return f, true
-}
-
-func mark(s, prefix string) (int, bool) {
-	v, ok := strings.CutPrefix(s, prefix)
-	if !ok {
-		return 0, false
-	}
-	m, err := strconv.Atoi(v)
-	return m, err == nil && m > 0
 }

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,46 +77,104 @@ func TestExportAsStreamed(t *testing.T) {
 	}
 }
 
-// A stream other than the one expected is refused, so that the caller
-// reads the notes the other way; a blob named by object name is too.
-func TestReadExportRefuses(t *testing.T) {
-	for _, s := range []string{
-		"blob\nmark :2\ndata 1\nx\n",             // a mark out of order
-		"blob\nmark :1\ndata 5\nx\n",             // cut short
-		"blob\nmark :1\ndata -1\n",               // a negative size
-		"tag v1\n",                               // a command it does not read
-		"commit refs/x\nM 100644 nothing path\n", // a data reference that is none
-		"commit refs/x\nM 1x0644 :1 path\n",      // a mode that is none
-		"commit refs/x\nsomething\n",             // a line it does not read
-	} {
-		if _, err := readExport(bufio.NewReader(strings.NewReader(s))); err == nil {
-			t.Errorf("%q: read", s)
-		}
-	}
-	ex, err := readExport(bufio.NewReader(strings.NewReader(
-		"blob\nmark :1\ndata 2\nab\ncommit refs/x\nmark :2\ndata 0\nfrom " + strings.Repeat("1", 40) + "\ndeleteall\n" +
-			"M 100644 :1 p\nM 160000 " + strings.Repeat("2", 40) + " q\nM 100644 :1 \"quoted \\\"path\"\n\n")))
+// An export whose blobs are not those the listing names, or that ends
+// early, changes no note: each is read through cat-file from the first
+// blob that is not the one expected.
+func TestExportOutOfOrder(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	odd := oddNotesTree(t, r)
+	r.git("commit", "-q", "--allow-empty", "-m", "empty")
+	empty := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	snap, err := repo.NotesAt(odd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ex.files) != 3 || ex.files[0].mark != 1 || string(ex.blobs[1]) != "ab" || ex.files[1].mark != 0 || ex.files[2].path != "\"quoted \\\"path\"" {
-		t.Errorf("read %+v", ex.files)
+	want := notesOf(t, snap.streamNotes)
+	// Another ledger's export: one blob, not the first the listing names.
+	r.git("notes", "--ref=other", "add", "-m", "a note of its own", empty.String())
+	other := r.hash("rev-parse", "refs/notes/other")
+	defer func(f func(*Notes) string) { exportRange = f }(exportRange)
+	for name, rng := range map[string]string{
+		"another tree's blobs": other.String() + "^!",
+		"no blobs":             empty.String() + "^!",
+	} {
+		exportRange = func(*Notes) string { return rng }
+		fresh, err := r.open().NotesAt(odd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		used, err := fresh.exportNotes(func(obj Hash, data []byte) error {
+			got = append(got, obj.String()+" "+string(data))
+			return nil
+		})
+		if err != nil || !used {
+			t.Fatalf("%s: used %v, %v", name, used, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: notes differ from the stream's:\n want %q\n got  %q", name, want, got)
+		}
 	}
 }
 
-// readExport never panics, and keeps only what the stream said.
-func FuzzReadExport(f *testing.F) {
-	f.Add("blob\nmark :1\ndata 2\nab\ncommit refs/x\ndata 0\ndeleteall\nM 100644 :1 ab/cd\n\n")
-	f.Add("commit refs/x\ndata 3\nabc\nM 160000 " + strings.Repeat("2", 40) + " q\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		ex, err := readExport(bufio.NewReader(strings.NewReader(s)))
-		if err != nil {
-			return
+// exportBlobs sends the blobs of a stream with their object names, up
+// to its first commit; a stream other than expected ends it with an error.
+func TestExportBlobs(t *testing.T) {
+	read := func(s string) ([]exportedBlob, error) {
+		out := make(chan []exportedBlob, 16)
+		err := exportBlobs(context.Background(), bufio.NewReader(strings.NewReader(s)), out)
+		close(out)
+		var got []exportedBlob
+		for b := range out {
+			got = append(got, b...)
 		}
-		for _, b := range ex.blobs[1:] {
-			if len(b) > len(s) {
-				t.Fatalf("a blob of %d bytes from a stream of %d", len(b), len(s))
+		return got, err
+	}
+	got, err := read("feature done\nblob\nmark :1\ndata 2\nab\nblob\nmark :2\ndata 0\n\ncommit refs/x\nblob\nmark :9\n")
+	if err != nil || len(got) != 2 || string(got[0].data) != "ab" || got[0].oid != blobName([]byte("ab")) || len(got[1].data) != 0 {
+		t.Fatalf("read %v, %v", got, err)
+	}
+	// git's own name for the blob "ab" (printf ab | git hash-object --stdin)
+	if want := "9ae9e86b7bd6cb1472d9373702d8249973da0832"; blobName([]byte("ab")).String() != want {
+		t.Errorf("blobName(ab) = %s, want %s", blobName([]byte("ab")), want)
+	}
+	for _, s := range []string{
+		"blob\nmark :2\ndata 1\nx\n", // a mark out of order
+		"blob\nmark :1\ndata 5\nx\n", // cut short
+		"blob\nmark :1\ndata -1\n",   // a negative size
+		"blob\nmark :1\ndata 1x\n",   // a size that is none
+		"tag v1\n",                   // a command it does not read
+		"blob\nmark :1",              // a line cut short
+	} {
+		if _, err := read(s); err == nil {
+			t.Errorf("%q: read", s)
+		}
+	}
+}
+
+// exportBlobs never panics, and sends only what the stream holds.
+func FuzzExportBlobs(f *testing.F) {
+	f.Add("blob\nmark :1\ndata 2\nab\ncommit refs/x\n")
+	f.Add("blob\nmark :1\ndata 3\nabc\nblob\nmark :2\ndata 0\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := make(chan []exportedBlob, 1<<10)
+		done := make(chan struct{})
+		total := 0
+		go func() {
+			for bs := range out {
+				for _, b := range bs {
+					total += len(b.data)
+				}
 			}
+			close(done)
+		}()
+		_ = exportBlobs(context.Background(), bufio.NewReader(strings.NewReader(s)), out)
+		close(out)
+		<-done
+		if total > len(s) {
+			t.Fatalf("%d bytes of blobs from a stream of %d", total, len(s))
 		}
 	})
 }
