@@ -57,9 +57,11 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 	seen := make(map[Hash]bool, 1024)
 	inOrder := true
 	var batch []exportedBlob // what the export sent, not taken yet
-	next := func(want Hash) ([]byte, error) {
+	// exported takes the export's next blob when it is want: false, and
+	// the export read no further, when it is not (or the export ended).
+	exported := func(want Hash) ([]byte, bool) {
 		if !inOrder {
-			return n.r.ReadBlob(want)
+			return nil, false
 		}
 		ok := true
 		for len(batch) == 0 && ok {
@@ -70,16 +72,16 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 			b, batch = batch[0], batch[1:]
 		}
 		if ok && b.oid == want {
-			return b.data, nil
+			return b.data, true
 		}
 		inOrder = false
 		switch {
 		case !ok:
-			trace("git fast-export of %s ended before blob %s; the rest is read one by one", n.commit.Short(), want.Short())
+			trace("git fast-export of %s ended before blob %s; the notes from there on are read one by one", n.commit.Short(), want.Short())
 		default:
-			trace("git fast-export of %s gave blob %s where %s was expected; the rest is read one by one", n.commit.Short(), b.oid.Short(), want.Short())
+			trace("git fast-export of %s gave blob %s where %s was expected; the notes from there on are read one by one", n.commit.Short(), b.oid.Short(), want.Short())
 		}
-		return n.r.ReadBlob(want)
+		return nil, false
 	}
 	l, err := n.r.startPiped(ctx, false, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
 	if err != nil {
@@ -93,26 +95,24 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 		if typ != string(blobType) {
 			return nil
 		}
+		// The export holds each blob once, at its first place, notes' and
+		// other files' alike; a blob that is no note's is never read
+		// otherwise (the tree walk reads none: a partial clone may lack it).
+		first := !seen[oid]
+		seen[oid] = true
 		var data []byte
-		switch {
-		case seen[oid]:
-			// Exported once, at its first place: read again, if a note.
-			if kind != entryNote {
-				return nil
-			}
+		got := false
+		if first {
+			data, got = exported(oid)
+		}
+		if kind != entryNote {
+			return nil
+		}
+		if !got {
 			var err error
 			if data, err = n.r.ReadBlob(oid); err != nil {
 				return err
 			}
-		default:
-			seen[oid] = true
-			var err error
-			if data, err = next(oid); err != nil {
-				return err
-			}
-		}
-		if kind != entryNote {
-			return nil
 		}
 		return fn(obj, data)
 	})

@@ -178,3 +178,67 @@ func FuzzExportBlobs(f *testing.F) {
 		}
 	})
 }
+
+// A file that is no note is never read but through the export: one whose
+// object is missing (a partial clone, a tree from elsewhere), or that is a
+// tree under a file's mode, changes no note, fails nothing, and leaves the
+// Repo's cat-file whole.
+func TestExportUnreadableNonNote(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	// 70 notes at the root and a README, in a tree git's own tools would
+	// not write (hash-object --literally).
+	type ent struct {
+		mode, name string
+		h          Hash
+	}
+	blob := func(s string) Hash {
+		h, err := ParseHash(strings.TrimSpace(r.gitIn(s, "hash-object", "-w", "--stdin")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	tree := func(ents []ent) Hash {
+		slices.SortFunc(ents, func(a, b ent) int { return strings.Compare(a.name, b.name) })
+		var raw []byte
+		for _, e := range ents {
+			raw = append(append(raw, e.mode+" "+e.name+"\x00"...), e.h[:]...)
+		}
+		h, err := ParseHash(strings.TrimSpace(r.gitIn(string(raw), "hash-object", "-t", "tree", "-w", "--literally", "--stdin")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	var notes []ent
+	for i := range 70 {
+		notes = append(notes, ent{"100644", fmt.Sprintf("%040x", 0x77000+i), blob(fmt.Sprintf("note %d\n", i))})
+	}
+	missing, _ := ParseHash(strings.Repeat("ab", 20))
+	sub := tree([]ent{{"100644", "f", blob("f\n")}})
+	for name, readme := range map[string]Hash{"a missing object": missing, "a tree": sub} {
+		commit := r.hash("commit-tree", tree(append(slices.Clone(notes), ent{"100644", "README", readme})).String(), "-m", "x")
+		snap, err := r.open().NotesAt(commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := notesOf(t, snap.streamNotes)
+		repo := r.open()
+		fresh, err := repo.NotesAt(commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		used, err := fresh.exportNotes(func(obj Hash, data []byte) error {
+			got = append(got, obj.String()+" "+string(data))
+			return nil
+		})
+		if err != nil || !used || !slices.Equal(got, want) || len(want) != 70 {
+			t.Errorf("README %s: used %v, %v; %d notes, want the stream's %d", name, used, err, len(got), len(want))
+		}
+		if _, err := repo.Commit(commit); err != nil {
+			t.Errorf("README %s: the Repo's cat-file after the export: %v", name, err)
+		}
+	}
+}
