@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"errors"
@@ -254,44 +253,4 @@ func (a *blobArena) room(n int) []byte {
 	at := len(a.block)
 	a.block = a.block[:at+n]
 	return a.block[at : at+n : at+n]
-}
-
-// eachListedRecord reads git ls-tree -r -z output and calls fn with each
-// record's mode, type, object and path. A path too long for the reader is
-// no note's, and passed by.
-func eachListedRecord(rd *bufio.Reader, fn func(mode uint32, typ string, oid Hash, path string) error) error {
-	for {
-		rec, err := rd.ReadSlice(0)
-		if err == bufio.ErrBufferFull {
-			for err == bufio.ErrBufferFull {
-				_, err = rd.ReadSlice(0)
-			}
-			if err != nil {
-				return fmt.Errorf("git ls-tree ended in the middle of a record")
-			}
-			continue
-		}
-		if len(rec) == 0 && err != nil {
-			return nil // the end
-		}
-		if err != nil {
-			return fmt.Errorf("git ls-tree ended in the middle of a record")
-		}
-		meta, path, found := bytes.Cut(rec[:len(rec)-1], []byte{'\t'})
-		f := bytes.Fields(meta)
-		if !found || len(f) != 3 {
-			return fmt.Errorf("unexpected git ls-tree output %q", rec)
-		}
-		mode, ok := parseMode(f[0])
-		if !ok {
-			return fmt.Errorf("unexpected git ls-tree mode %q", f[0])
-		}
-		oid, err := ParseHash(string(f[2]))
-		if err != nil {
-			return fmt.Errorf("unexpected git ls-tree object %q", f[2])
-		}
-		if err := fn(mode, string(f[1]), oid, string(path)); err != nil {
-			return err
-		}
-	}
 }

@@ -22,6 +22,21 @@ func notesOf(t *testing.T, f func(fn func(obj Hash, data []byte) error) error) [
 	return out
 }
 
+// exportedNotes is what exportNotes gives of snap: each note and its
+// text, in order. The export must serve.
+func exportedNotes(t *testing.T, snap *Notes) []string {
+	t.Helper()
+	var out []string
+	used, err := snap.exportNotes(func(obj Hash, data []byte) error {
+		out = append(out, obj.String()+" "+string(data))
+		return nil
+	})
+	if err != nil || !used {
+		t.Fatalf("exportNotes: used %v, %v", used, err)
+	}
+	return out
+}
+
 // The notes git fast-export gives are those the cat-file stream reads, in
 // the same order, with the same text, and the bad notes it keeps are the
 // listing's: on every shape a notes tree takes, on notes that share one
@@ -56,14 +71,7 @@ func TestExportAsStreamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var exported []string
-		used, err := fresh.exportNotes(func(obj Hash, data []byte) error {
-			exported = append(exported, obj.String()+" "+string(data))
-			return nil
-		})
-		if err != nil || !used {
-			t.Fatalf("%s: exportNotes: used %v, %v", commit.Short(), used, err)
-		}
+		exported := exportedNotes(t, fresh)
 		if !slices.Equal(streamed, exported) {
 			t.Errorf("%s: exported notes differ from the stream's:\n streamed %q\n exported %q", commit.Short(), streamed, exported)
 		}
@@ -105,15 +113,7 @@ func TestExportOutOfOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		used, err := fresh.exportNotes(func(obj Hash, data []byte) error {
-			got = append(got, obj.String()+" "+string(data))
-			return nil
-		})
-		if err != nil || !used {
-			t.Fatalf("%s: used %v, %v", name, used, err)
-		}
-		if !slices.Equal(got, want) {
+		if got := exportedNotes(t, fresh); !slices.Equal(got, want) {
 			t.Errorf("%s: notes differ from the stream's:\n want %q\n got  %q", name, want, got)
 		}
 	}
@@ -229,13 +229,8 @@ func TestExportUnreadableNonNote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		used, err := fresh.exportNotes(func(obj Hash, data []byte) error {
-			got = append(got, obj.String()+" "+string(data))
-			return nil
-		})
-		if err != nil || !used || !slices.Equal(got, want) || len(want) != 70 {
-			t.Errorf("README %s: used %v, %v; %d notes, want the stream's %d", name, used, err, len(got), len(want))
+		if got := exportedNotes(t, fresh); !slices.Equal(got, want) || len(want) != 70 {
+			t.Errorf("README %s: %d notes, want the stream's %d", name, len(got), len(want))
 		}
 		if _, err := repo.Commit(commit); err != nil {
 			t.Errorf("README %s: the Repo's cat-file after the export: %v", name, err)

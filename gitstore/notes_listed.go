@@ -83,11 +83,22 @@ func (n *Notes) eachListed(ctx context.Context, fn func(kind int, obj, blob Hash
 // <object>\t<path>" records ended by NUL) and calls fn with each entry at a
 // note's path.
 func eachListedEntry(rd *bufio.Reader, fn func(kind int, obj, blob Hash) error) error {
+	return eachListedRecord(rd, func(mode uint32, _ string, blob Hash, path string) error {
+		if kind, obj := pathKind(mode, path); kind == entryNote || kind == entryBadNote {
+			return fn(kind, obj, blob)
+		}
+		return nil
+	})
+}
+
+// eachListedRecord reads git ls-tree -r -z output and calls fn with each
+// record's mode, type, object and path. A path too long for the reader is
+// no note's (a tree from elsewhere may hold anything): passed by, as the
+// walk passes it.
+func eachListedRecord(rd *bufio.Reader, fn func(mode uint32, typ string, oid Hash, path string) error) error {
 	for {
 		rec, err := rd.ReadSlice(0)
 		if err == bufio.ErrBufferFull {
-			// A path this long is no note's (a tree from elsewhere may hold
-			// anything): passed by, as the walk passes it.
 			for err == bufio.ErrBufferFull {
 				_, err = rd.ReadSlice(0)
 			}
@@ -102,14 +113,12 @@ func eachListedEntry(rd *bufio.Reader, fn func(kind int, obj, blob Hash) error) 
 		if err != nil {
 			return fmt.Errorf("git ls-tree ended in the middle of a record")
 		}
-		kind, obj, blob, perr := listedEntry(rec[:len(rec)-1])
+		mode, typ, oid, path, perr := listedRecord(rec[:len(rec)-1])
 		if perr != nil {
 			return perr
 		}
-		if kind == entryNote || kind == entryBadNote {
-			if err := fn(kind, obj, blob); err != nil {
-				return err
-			}
+		if err := fn(mode, typ, oid, path); err != nil {
+			return err
 		}
 	}
 }
@@ -117,20 +126,30 @@ func eachListedEntry(rd *bufio.Reader, fn func(kind int, obj, blob Hash) error) 
 // listedEntry reads one record of git ls-tree -r: what classify makes of
 // the entry at its path, each directory on the way a level of the tree.
 func listedEntry(rec []byte) (kind int, obj, blob Hash, err error) {
-	meta, path, found := bytes.Cut(rec, []byte{'\t'})
+	mode, _, blob, path, err := listedRecord(rec)
+	if err != nil {
+		return entryOther, obj, blob, err
+	}
+	kind, obj = pathKind(mode, path)
+	return kind, obj, blob, nil
+}
+
+// listedRecord reads one record of git ls-tree -r: "<mode> <type>
+// <object>\t<path>".
+func listedRecord(rec []byte) (mode uint32, typ string, oid Hash, path string, err error) {
+	meta, p, found := bytes.Cut(rec, []byte{'\t'})
 	f := bytes.Fields(meta)
 	if !found || len(f) != 3 {
-		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree output %q", rec)
+		return 0, "", oid, "", fmt.Errorf("unexpected git ls-tree output %q", rec)
 	}
 	mode, ok := parseMode(f[0])
 	if !ok {
-		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree mode %q", f[0])
+		return 0, "", oid, "", fmt.Errorf("unexpected git ls-tree mode %q", f[0])
 	}
-	if blob, err = ParseHash(string(f[2])); err != nil {
-		return entryOther, obj, blob, fmt.Errorf("unexpected git ls-tree object %q", f[2])
+	if oid, err = ParseHash(string(f[2])); err != nil {
+		return 0, "", oid, "", fmt.Errorf("unexpected git ls-tree object %q", f[2])
 	}
-	kind, obj = pathKind(mode, string(path))
-	return kind, obj, blob, nil
+	return mode, string(f[1]), oid, string(p), nil
 }
 
 // pathKind is what classify makes of the entry of mode at path, each
