@@ -126,10 +126,32 @@ func (ls *ledgerSums) sort() {
 func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 	ls := &ledgerSums{}
 	noted := map[gitstore.Hash]bool{}
+	// Whether each record's commit is here: for a large ledger, asked of a
+	// git cat-file --batch-check of its own as each note is read, and
+	// answered while the ledger is read; for a few hundred, asked after,
+	// of the Repo's cat-file, in one exchange.
+	var query *gitstore.TypeQuery
+	var objs []gitstore.Hash
 	err := eachNoteSums(l, func(obj gitstore.Hash, sums []recSum, fs []Finding) {
 		if len(sums) > 0 && !noted[obj] {
 			noted[obj] = true // a tree another tool wrote may note it at two paths
 			ls.Notes++
+			switch {
+			case query != nil:
+				query.Ask(obj)
+			case len(objs) < typesAsked:
+				objs = append(objs, obj)
+			default:
+				if q, err := l.Repo().StartObjectTypes(); err == nil {
+					query = q
+					for _, h := range objs {
+						query.Ask(h)
+					}
+					query.Ask(obj)
+				} else {
+					objs = append(objs, obj) // asked after
+				}
+			}
 		}
 		if len(ls.Sums)+len(sums) > cap(ls.Sums) {
 			// Doubled: append grows a large slice by a quarter, and each
@@ -140,21 +162,23 @@ func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 		ls.Lines = append(ls.Lines, fs...)
 	})
 	if err != nil {
+		if query != nil {
+			query.Close()
+		}
 		return nil, err
 	}
-	// Whether each record's commit is here, for all of them in one
-	// exchange with git.
-	at := map[gitstore.Hash]int{}
-	var objs []gitstore.Hash
-	for i := range ls.Sums {
-		if _, ok := at[ls.Sums[i].Commit]; !ok {
-			at[ls.Sums[i].Commit] = len(objs)
-			objs = append(objs, ls.Sums[i].Commit)
-		}
+	var types []string
+	if query != nil {
+		objs, types, err = query.Types()
+	} else {
+		types, err = l.Repo().ObjectTypes(objs)
 	}
-	types, err := l.Repo().ObjectTypes(objs)
 	if err != nil {
 		return nil, err
+	}
+	at := make(map[gitstore.Hash]int, len(objs))
+	for i, h := range objs {
+		at[h] = i
 	}
 	for i := range ls.Sums {
 		s := &ls.Sums[i]
@@ -547,6 +571,10 @@ func eachNoteSums(l *cycle.Ledger, add func(obj gitstore.Hash, sums []recSum, fs
 	<-collected
 	return err
 }
+
+// typesAsked is how many notes' commits readSums asks the types of after
+// the ledger is read; past that, as it is read.
+const typesAsked = 256
 
 // noteBatchSize is how much note text a batch of eachNoteSums holds.
 const noteBatchSize = 64 << 10

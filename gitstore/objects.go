@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"context"
@@ -8,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,26 +146,8 @@ func (r *Repo) checkObjects(hs []Hash) ([]string, error) {
 			return nil, fmt.Errorf("git cat-file --batch-check answered %d of %d objects", i, len(hs))
 		}
 		out = rest
-		name, info, _ := bytes.Cut(line, []byte(" "))
-		if string(name) != hs[i].String() {
-			return nil, fmt.Errorf("git cat-file --batch-check printed %q for %s", line, hs[i])
-		}
-		if string(info) == "missing" {
-			continue
-		}
-		typ, _, ok := bytes.Cut(info, []byte(" "))
-		if !ok {
-			return nil, fmt.Errorf("git cat-file --batch-check printed %q", line)
-		}
-		switch string(typ) { // one copy of each name, not one a line
-		case string(commitType):
-			types[i] = string(commitType)
-		case string(treeType):
-			types[i] = string(treeType)
-		case string(blobType):
-			types[i] = string(blobType)
-		default:
-			types[i] = string(typ)
+		if types[i], err = batchCheckType(line, hs[i]); err != nil {
+			return nil, err
 		}
 	}
 	return types, nil
@@ -719,3 +703,124 @@ func sortEntries(entries []treeEntry) {
 
 // EmptyTree writes the tree with no entries and returns its name.
 func (r *Repo) EmptyTree() (Hash, error) { return r.writeTree(nil) }
+
+// TypeQuery asks one git cat-file --batch-check for the types of objects
+// named one at a time, while the asker does other work (a first verify
+// names each note's commit as it reads the ledger): git answers as it
+// reads, a goroutine reads the answers, and Types returns them in the
+// order asked.
+type TypeQuery struct {
+	p      *pipedGit
+	w      *bufio.Writer
+	asked  []Hash
+	read   chan struct{} // closed when the answers are read
+	answer [][]byte      // each answer line, in order
+	err    error         // what ended the reading otherwise
+	wrote  error
+}
+
+// StartObjectTypes starts a TypeQuery.
+func (r *Repo) StartObjectTypes() (*TypeQuery, error) {
+	p, err := r.startPiped(context.Background(), true, "cat-file", "--batch-check", "--buffer")
+	if err != nil {
+		return nil, err
+	}
+	q := &TypeQuery{p: p, w: bufio.NewWriterSize(p.stdin, 64<<10), read: make(chan struct{})}
+	go func() {
+		defer close(q.read)
+		rd := bufio.NewReaderSize(p.stdout, 64<<10)
+		for {
+			line, err := rd.ReadBytes('\n')
+			if len(line) > 0 && line[len(line)-1] == '\n' {
+				q.answer = append(q.answer, line[:len(line)-1])
+			}
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				q.err = err
+				return
+			}
+		}
+	}()
+	return q, nil
+}
+
+// Ask names one more object. Answers wait in git until its buffer fills or
+// the names end.
+func (q *TypeQuery) Ask(h Hash) {
+	if q.wrote != nil {
+		return
+	}
+	var line [41]byte
+	hexEncode(line[:40], h)
+	line[40] = '\n'
+	if _, err := q.w.Write(line[:]); err != nil {
+		q.wrote = err
+	}
+	q.asked = append(q.asked, h)
+}
+
+// Types ends the names and returns each object asked and its type ("" when
+// it is absent), in the order asked.
+func (q *TypeQuery) Types() ([]Hash, []string, error) {
+	err := q.w.Flush()
+	q.p.stdin.Close()
+	<-q.read
+	if werr := q.p.wait(); err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = q.wrote
+	}
+	if err == nil {
+		err = q.err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(q.answer) != len(q.asked) {
+		return nil, nil, fmt.Errorf("git cat-file --batch-check answered %d of %d objects", len(q.answer), len(q.asked))
+	}
+	types := make([]string, len(q.asked))
+	for i, h := range q.asked {
+		t, err := batchCheckType(q.answer[i], h)
+		if err != nil {
+			return nil, nil, err
+		}
+		types[i] = t
+	}
+	return q.asked, types, nil
+}
+
+// Close ends the query without its answers.
+func (q *TypeQuery) Close() {
+	q.p.stdin.Close()
+	q.p.kill()
+	<-q.read
+}
+
+// batchCheckType reads git cat-file --batch-check's answer for h: its
+// type, "" when it is missing.
+func batchCheckType(line []byte, h Hash) (string, error) {
+	name, info, _ := bytes.Cut(line, []byte(" "))
+	if string(name) != h.String() {
+		return "", fmt.Errorf("git cat-file --batch-check printed %q for %s", line, h)
+	}
+	if string(info) == "missing" {
+		return "", nil
+	}
+	typ, _, ok := bytes.Cut(info, []byte(" "))
+	if !ok {
+		return "", fmt.Errorf("git cat-file --batch-check printed %q", line)
+	}
+	switch string(typ) { // one copy of each name, not one a line
+	case string(commitType):
+		return string(commitType), nil
+	case string(treeType):
+		return string(treeType), nil
+	case string(blobType):
+		return string(blobType), nil
+	}
+	return string(typ), nil
+}

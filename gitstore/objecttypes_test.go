@@ -45,3 +45,51 @@ func TestObjectTypesBothWays(t *testing.T) {
 		}
 	}
 }
+
+// A TypeQuery answers, in the order asked, what ObjectTypes answers: asked
+// one at a time, past what a pipe holds before it is read, absent objects
+// too; one closed without its answers ends its git.
+func TestTypeQuery(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	commits := r.makeCommits(2)
+	tree := r.hash("rev-parse", commits[1].String()+"^{tree}")
+	blob := r.hash("hash-object", "-w", "--stdin")
+	var hs []Hash
+	for len(hs) < 20000 { // about 1 MB of answers
+		hs = append(hs, commits[0], tree, blob, fakeObj(len(hs)), commits[1])
+	}
+	repo := r.open()
+	want, err := repo.ObjectTypes(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := repo.StartObjectTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		q.Ask(h)
+	}
+	asked, got, err := q.Types()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != len(hs) || len(got) != len(want) {
+		t.Fatalf("%d asked, %d answers; want %d", len(asked), len(got), len(hs))
+	}
+	for i := range hs {
+		if asked[i] != hs[i] || got[i] != want[i] {
+			t.Fatalf("answer %d: %s %q, want %s %q", i, asked[i], got[i], hs[i], want[i])
+		}
+	}
+	q, err = repo.StartObjectTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Ask(commits[0])
+	q.Close()
+	if q.p.cmd.ProcessState == nil {
+		t.Error("a closed query's git is still running")
+	}
+}
