@@ -20,10 +20,13 @@ import (
 // (a note is what the tree walk takes for one, as in walkListed), and the
 // blobs of the export come in the listing's order, each the first time
 // the listing names it: each is taken for the entry's only once its object
-// name is the entry's (the SHA-1 of the blob as git hashes it). A blob met
-// again, and every one after a blob that is not the one expected (a git
-// that exports in another order), is read through the Repo's cat-file.
-// used is false, with fn not called, when the export did not start.
+// name is the entry's (the SHA-1 of the blob as git hashes it). A note's
+// blob met again, one over maxExportKept, and every note's blob after one
+// that is not the one expected (a git that exports in another order), is
+// read through the Repo's cat-file; a file that is no note is never read
+// otherwise. used is false, with fn not called, when the export gives no
+// blob at all (it did not start, or git refused it): the caller reads the
+// notes the other way then, not one by one.
 func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, err error) {
 	tree, err := n.root()
 	if err != nil || n.commit.IsZero() || tree.IsZero() {
@@ -40,22 +43,28 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 		growPipe(f, 1<<20)
 	}
 	blobs := make(chan []exportedBlob, 16)
-	read := make(chan error, 1)
+	var readErr error // what ended the export's reading; set before blobs closes
 	go func() {
-		defer close(blobs)
-		read <- exportBlobs(ctx, bufio.NewReaderSize(p.stdout, 256<<10), blobs)
+		readErr = exportBlobs(ctx, bufio.NewReaderSize(p.stdout, 256<<10), blobs)
+		close(blobs)
 	}()
 	defer func() {
 		cancel()
 		for range blobs {
 		}
-		<-read
 		_ = p.wait() // (killed once the listing ended: its file list is not read)
 	}()
+	// An export that gives no blob at all is one git refused (a git that
+	// does not know an option, a commit it will not export): nothing was
+	// handed on yet, and the cat-file stream reads the notes.
+	batch, ok := <-blobs // what the export sent, not taken yet
+	if !ok {
+		trace("git fast-export of %s gave no blob (%v); the notes are read through cat-file", n.commit.Short(), readErr)
+		return false, nil
+	}
 	bad := []Hash{}
 	seen := make(map[Hash]bool, 1024)
 	inOrder := true
-	var batch []exportedBlob // what the export sent, not taken yet
 	// exported takes the export's next blob when it is want: false, and
 	// the export read no further, when it is not (or the export ended).
 	exported := func(want Hash) ([]byte, bool) {
@@ -71,7 +80,7 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 			b, batch = batch[0], batch[1:]
 		}
 		if ok && b.oid == want {
-			return b.data, true
+			return b.data, b.data != nil || b.size == 0
 		}
 		inOrder = false
 		switch {
@@ -122,12 +131,7 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 	if err := l.wait(); err != nil {
 		return true, err
 	}
-	n.r.treeMu.Lock()
-	if n.r.listedBad == nil {
-		n.r.listedBad = map[Hash][]Hash{}
-	}
-	n.r.listedBad[tree] = bad
-	n.r.treeMu.Unlock()
+	n.r.keepListedBad(tree, bad)
 	return true, nil
 }
 
@@ -139,11 +143,18 @@ var exportRange = func(n *Notes) string { return n.commit.String() + "^!" }
 // it.
 type exportedBlob struct {
 	oid  Hash
-	data []byte
+	data []byte // nil for one over maxExportKept, not kept
+	size int
 }
 
 // maxExportData bounds one blob of the stream.
 const maxExportData = 1 << 30
+
+// maxExportKept bounds a blob exportBlobs keeps: a larger one is hashed as
+// it passes and let go (a note that large is read through cat-file; a file
+// that is no note, which a hostile remote may make as large as it likes, is
+// never held).
+const maxExportKept = 1 << 20
 
 var errExport = errors.New("unexpected fast-export stream")
 
@@ -200,15 +211,27 @@ func exportBlobs(ctx context.Context, rd *bufio.Reader, out chan<- []exportedBlo
 		if err != nil || !ok {
 			return fmt.Errorf("%w: %q where the data's size was expected (%v)", errExport, l, err)
 		}
-		data := arena.room(n)
-		if _, err := io.ReadFull(rd, data); err != nil {
-			return fmt.Errorf("%w: a blob cut short (%v)", errExport, err)
+		var b exportedBlob
+		if n > maxExportKept {
+			h := sha1.New()
+			h.Write([]byte("blob " + strconv.Itoa(n) + "\x00"))
+			if _, err := io.CopyN(h, rd, int64(n)); err != nil {
+				return fmt.Errorf("%w: a blob cut short (%v)", errExport, err)
+			}
+			copy(b.oid[:], h.Sum(nil))
+		} else {
+			b.data = arena.room(n)
+			if _, err := io.ReadFull(rd, b.data); err != nil {
+				return fmt.Errorf("%w: a blob cut short (%v)", errExport, err)
+			}
+			b.oid = blobName(b.data)
 		}
+		b.size = n
 		if b, err := rd.Peek(1); err == nil && b[0] == '\n' {
 			rd.ReadByte()
 		}
-		batch = append(batch, exportedBlob{blobName(data), data})
-		if size += len(data); size >= exportBatch && !send() {
+		batch = append(batch, b)
+		if size += len(b.data); size >= exportBatch && !send() {
 			return ctx.Err()
 		}
 	}

@@ -85,9 +85,10 @@ func TestExportAsStreamed(t *testing.T) {
 	}
 }
 
-// An export whose blobs are not those the listing names, or that ends
-// early, changes no note: each is read through cat-file from the first
-// blob that is not the one expected.
+// An export whose blobs are not those the listing names changes no note:
+// each is read through cat-file from the first blob that is not the one
+// expected. One that gives no blob, or that git refuses, is not used, and
+// ForEachNote reads through the cat-file stream: the same notes.
 func TestExportOutOfOrder(t *testing.T) {
 	setEnv(t)
 	r := newRepo(t)
@@ -104,16 +105,29 @@ func TestExportOutOfOrder(t *testing.T) {
 	r.git("notes", "--ref=other", "add", "-m", "a note of its own", empty.String())
 	other := r.hash("rev-parse", "refs/notes/other")
 	defer func(f func(*Notes) string) { exportRange = f }(exportRange)
+	exportRange = func(*Notes) string { return other.String() + "^!" }
+	fresh, err := r.open().NotesAt(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exportedNotes(t, fresh); !slices.Equal(got, want) {
+		t.Errorf("another tree's blobs: notes differ from the stream's:\n want %q\n got  %q", want, got)
+	}
 	for name, rng := range map[string]string{
-		"another tree's blobs": other.String() + "^!",
-		"no blobs":             empty.String() + "^!",
+		"no blobs":         empty.String() + "^!",
+		"a refused export": "--no-such-option",
 	} {
 		exportRange = func(*Notes) string { return rng }
 		fresh, err := r.open().NotesAt(odd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := exportedNotes(t, fresh); !slices.Equal(got, want) {
+		called := false
+		used, err := fresh.exportNotes(func(Hash, []byte) error { called = true; return nil })
+		if used || err != nil || called {
+			t.Errorf("%s: used %v, %v, fn called %v; want unused", name, used, err, called)
+		}
+		if got := notesOf(t, fresh.ForEachNote); !slices.Equal(got, want) {
 			t.Errorf("%s: notes differ from the stream's:\n want %q\n got  %q", name, want, got)
 		}
 	}
@@ -135,6 +149,12 @@ func TestExportBlobs(t *testing.T) {
 	got, err := read("feature done\nblob\nmark :1\ndata 2\nab\nblob\nmark :2\ndata 0\n\ncommit refs/x\nblob\nmark :9\n")
 	if err != nil || len(got) != 2 || string(got[0].data) != "ab" || got[0].oid != blobName([]byte("ab")) || len(got[1].data) != 0 {
 		t.Fatalf("read %v, %v", got, err)
+	}
+	// A blob over maxExportKept is named, not kept.
+	large := strings.Repeat("x", maxExportKept+1)
+	got, err = read("blob\nmark :1\ndata " + fmt.Sprint(len(large)) + "\n" + large + "\n")
+	if err != nil || len(got) != 1 || got[0].data != nil || got[0].size != len(large) || got[0].oid != blobName([]byte(large)) {
+		t.Fatalf("a large blob: %d blobs, %v", len(got), err)
 	}
 	// git's own name for the blob "ab" (printf ab | git hash-object --stdin)
 	if want := "9ae9e86b7bd6cb1472d9373702d8249973da0832"; blobName([]byte("ab")).String() != want {
@@ -217,7 +237,9 @@ func TestExportUnreadableNonNote(t *testing.T) {
 	}
 	missing, _ := ParseHash(strings.Repeat("ab", 20))
 	sub := tree([]ent{{"100644", "f", blob("f\n")}})
-	for name, readme := range map[string]Hash{"a missing object": missing, "a tree": sub} {
+	big := blob(strings.Repeat("large\n", maxExportKept/6+1))
+	notes = append(notes, ent{"100644", fmt.Sprintf("%040x", 0x78000), big}) // a note too large to keep
+	for name, readme := range map[string]Hash{"a missing object": missing, "a tree": sub, "a large file": big} {
 		commit := r.hash("commit-tree", tree(append(slices.Clone(notes), ent{"100644", "README", readme})).String(), "-m", "x")
 		snap, err := r.open().NotesAt(commit)
 		if err != nil {
@@ -229,7 +251,7 @@ func TestExportUnreadableNonNote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := exportedNotes(t, fresh); !slices.Equal(got, want) || len(want) != 70 {
+		if got := exportedNotes(t, fresh); !slices.Equal(got, want) || len(want) != 71 {
 			t.Errorf("README %s: %d notes, want the stream's %d", name, len(got), len(want))
 		}
 		if _, err := repo.Commit(commit); err != nil {

@@ -28,14 +28,20 @@ func (n *Notes) walkListed(ctx context.Context, fn func(obj, blob Hash) error) e
 		return fn(obj, blob)
 	})
 	if err == nil && !n.tree.IsZero() {
-		n.r.treeMu.Lock()
-		if n.r.listedBad == nil {
-			n.r.listedBad = map[Hash][]Hash{}
-		}
-		n.r.listedBad[n.tree] = bad
-		n.r.treeMu.Unlock()
+		n.r.keepListedBad(n.tree, bad)
 	}
 	return err
+}
+
+// keepListedBad keeps what a listing of tree found at a note's path that
+// is no note, for BadNotes of the same tree.
+func (r *Repo) keepListedBad(tree Hash, bad []Hash) {
+	r.treeMu.Lock()
+	defer r.treeMu.Unlock()
+	if r.listedBad == nil {
+		r.listedBad = map[Hash][]Hash{}
+	}
+	r.listedBad[tree] = bad
 }
 
 // badListed is BadNotes from one git ls-tree -r (see walkListed), or from

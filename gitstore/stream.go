@@ -61,8 +61,8 @@ func (n *Notes) ForEachNote(fn func(obj Hash, data []byte) error) error {
 			return fn(obj, data)
 		})
 	}
-	// One git fast-export of the notes commit, read whole; where it cannot
-	// serve, git ls-tree and a git cat-file of their own (streamNotes).
+	// git ls-tree and one git fast-export of the notes commit; where the
+	// export gives nothing, a git cat-file of their own (streamNotes).
 	if used, err := n.exportNotes(fn); used || err != nil {
 		return err
 	}
