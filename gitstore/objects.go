@@ -130,27 +130,15 @@ func (r *Repo) ObjectTypes(hs []Hash) ([]string, error) {
 
 // checkObjects is ObjectTypes through git cat-file --batch-check.
 func (r *Repo) checkObjects(hs []Hash) ([]string, error) {
-	in := make([]byte, 41*len(hs))
-	for i, h := range hs {
-		hexEncode(in[41*i:41*i+40], h)
-		in[41*i+40] = '\n'
-	}
-	out, err := r.git(context.Background(), in, "cat-file", "--batch-check", "--buffer")
+	q, err := r.StartObjectTypes()
 	if err != nil {
 		return nil, err
 	}
-	types := make([]string, len(hs))
-	for i := range hs {
-		line, rest, ok := bytes.Cut(out, []byte("\n"))
-		if !ok {
-			return nil, fmt.Errorf("git cat-file --batch-check answered %d of %d objects", i, len(hs))
-		}
-		out = rest
-		if types[i], err = batchCheckType(line, hs[i]); err != nil {
-			return nil, err
-		}
+	for _, h := range hs {
+		q.Ask(h)
 	}
-	return types, nil
+	_, types, err := q.Types()
+	return types, err
 }
 
 // ReadBlob returns a blob's content.
