@@ -117,10 +117,13 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 			return nil
 		}
 		if !got {
-			var err error
-			if data, err = n.r.ReadBlob(oid); err != nil {
+			// Kept once read: a ledger whose notes share a blob (a hostile
+			// one may share one among all) asks git for it once.
+			read, err := n.r.ReadBlobsKept([]Hash{oid})
+			if err != nil {
 				return err
 			}
+			data = read[0]
 		}
 		return fn(obj, data)
 	})
