@@ -123,7 +123,7 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 			if err != nil {
 				return err
 			}
-			data = read[0]
+			data = read[0][:len(read[0]):len(read[0])] // shared: an append makes a copy
 		}
 		return fn(obj, data)
 	})
