@@ -18,7 +18,6 @@ package audit
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -605,9 +604,7 @@ func provenance(r *recSum) string {
 }
 
 func stringField(r ledger.Record, name string) string {
-	var s string
-	_ = json.Unmarshal(r.Extra[name], &s)
-	return s
+	return r.ExtraString(name)
 }
 
 // acceptedIDs are the records whose change an acknowledgement accepted:

@@ -209,3 +209,21 @@ func FuzzParseLines(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONString holds ExtraString's shortcut to what encoding/json gives.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"Bench <bench@example.com>"`, `"vm"`, `""`, `"a\"b"`, `"\u00e9"`, "\"\xff\"", "\"tab\there\"",
+		`null`, `1`, ` "x"`, `"x" `, `"a" "b"`, `"`, `"\ud800"`, `{"a":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want string
+		if json.Unmarshal(raw, &want) != nil {
+			want = ""
+		}
+		r := Record{Extra: map[string]json.RawMessage{"by": raw}}
+		if got := r.ExtraString("by"); got != want {
+			t.Fatalf("ExtraString(%q) = %q, encoding/json gives %q", raw, got, want)
+		}
+	})
+}

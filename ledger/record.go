@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // SchemaMajor is the record schema major version this package writes (the
@@ -76,6 +77,39 @@ func (r *Record) Commit() string {
 		return r.CanonicalSHA
 	}
 	return r.SHA
+}
+
+// ExtraString is the string held by the field name this schema does not
+// know, as encoding/json decodes it into a string ("" when the field is
+// absent or holds no string). A listing asks it of every record: a plain
+// string (no escape, valid UTF-8) is taken as it is, anything else is
+// decoded by encoding/json.
+func (r *Record) ExtraString(name string) string {
+	return jsonString(r.Extra[name])
+}
+
+func jsonString(raw []byte) string {
+	if len(raw) == 0 {
+		return "" // absent
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		inner := raw[1 : n-1]
+		plain := utf8.Valid(inner)
+		for _, c := range inner {
+			if c == '\\' || c == '"' || c < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner)
+		}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // GateText is the gate outcome as text ("" when there is none).

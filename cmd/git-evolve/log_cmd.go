@@ -429,9 +429,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 // recordedBy says who recorded a record and on which machine ("" when the
 // record does not say: imported, journal, older git-evolve).
 func recordedBy(r *ledger.Record) string {
-	var by, host string
-	_ = json.Unmarshal(r.Extra["recorded_by"], &by)
-	_ = json.Unmarshal(r.Extra["host"], &host)
+	by, host := r.ExtraString("recorded_by"), r.ExtraString("host")
 	if name, _, ok := strings.Cut(by, " <"); ok {
 		by = name
 	}
@@ -526,9 +524,7 @@ func shownResult(r *ledger.Record) string {
 // not fail.
 func failureReason(r *ledger.Record) string {
 	if r.Aborted() {
-		var why string
-		_ = json.Unmarshal(r.Extra["reason"], &why)
-		return truncate(why, 120)
+		return truncate(r.ExtraString("reason"), 120)
 	}
 	gate := r.GateText()
 	if r.Result != ledger.Regressed && !strings.HasPrefix(strings.ToUpper(gate), "FAIL") {

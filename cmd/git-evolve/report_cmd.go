@@ -222,9 +222,7 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 }
 
 func recordBranch(r ledger.Record) string {
-	var b string
-	_ = json.Unmarshal(r.Extra["branch"], &b)
-	return b
+	return r.ExtraString("branch")
 }
 
 // goalsCell is a record's goals passing of the total, "-" when it does not

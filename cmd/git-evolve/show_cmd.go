@@ -78,8 +78,7 @@ func showTranscripts(e *env, repo *gitstore.Repo, entries []cycle.Entry) error {
 	found := 0
 	for _, en := range entries {
 		r := &en.Record
-		var name string
-		_ = json.Unmarshal(r.Extra["transcript"], &name)
+		name := r.ExtraString("transcript")
 		if name == "" {
 			continue
 		}
