@@ -81,7 +81,7 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 	// A record and its copies (the same canonical line on several commits,
 	// a note git copied on a rewrite) are side by side in the view.
 	type group struct {
-		line    Line
+		line    *Line // in the view or the journal's lines, not copied
 		commits []gitstore.Hash
 		journal bool
 	}
@@ -108,7 +108,7 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 			return nil, false, nil // this record, or the rest, may go on before these lines
 		}
 		if len(commits) > 0 && (keep == nil || keep(&v.lines[i].Summary)) {
-			groups = append(groups, group{line: v.lines[i].Line, commits: commits})
+			groups = append(groups, group{line: &v.lines[i].Line, commits: commits})
 		}
 		j = i
 	}
@@ -128,14 +128,14 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 		merged := make([]group, 0, len(groups)+len(jl))
 		for len(groups) > 0 && len(jl) > 0 {
 			if jl[0].Summary.Compare(&groups[0].line.Summary) < 0 {
-				merged, jl = append(merged, group{line: jl[0], journal: true}), jl[1:]
+				merged, jl = append(merged, group{line: &jl[0], journal: true}), jl[1:]
 			} else {
 				merged, groups = append(merged, groups[0]), groups[1:]
 			}
 		}
 		merged = append(merged, groups...)
-		for _, ln := range jl {
-			merged = append(merged, group{line: ln, journal: true})
+		for i := range jl {
+			merged = append(merged, group{line: &jl[i], journal: true})
 		}
 		groups = merged
 		out.Errors = append(out.Errors, je...)
