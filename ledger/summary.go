@@ -24,51 +24,64 @@ type Summary struct {
 // then read with Parse. Lines git-evolve writes are canonical, so reading
 // and printing a ledger rarely builds a Record.
 func Summarize(line []byte) (sum Summary, ok bool) {
+	sum, _, ok = summarize(line, nil)
+	return sum, ok
+}
+
+// summarize is Summarize that also gives the line's members, appended to
+// dst when dst is not nil (TableRecord reads them: one pass over the line,
+// not two).
+func summarize(line []byte, dst []member) (sum Summary, members []member, ok bool) {
+	members = dst
 	n := len(line)
 	if n < 2 || line[0] != '{' || line[n-1] != '}' {
-		return sum, false
+		return sum, nil, false
 	}
 	s := scanner{data: line, pos: 1}
 	last := -1       // index of the last known field seen
 	var extra []byte // the last unknown key seen
 	haveV, haveCycle := false, false
 	for {
+		kstart := s.pos
 		key, ok := s.plainKey()
 		if !ok {
-			return sum, false
+			return sum, nil, false
 		}
 		vs, ve, err := s.value()
 		if err != nil || s.spaced {
-			return sum, false
+			return sum, nil, false
 		}
 		val := line[vs:ve]
+		if dst != nil {
+			members = append(members, member{kstart: kstart, kend: kstart + len(key) + 2, start: vs, end: ve})
+		}
 		if i, known := fieldIndex[string(key)]; known {
 			if extra != nil || i <= last {
-				return sum, false
+				return sum, nil, false
 			}
 			last = i
 			if !canonicalField(i, val, &sum) {
-				return sum, false
+				return sum, nil, false
 			}
 			haveV = haveV || i == 0
 			haveCycle = haveCycle || i == fieldIndex["cycle"]
 		} else {
 			if _, old := legacyIndex[string(key)]; old {
-				return sum, false
+				return sum, nil, false
 			}
 			if extra != nil && bytes.Compare(key, extra) <= 0 {
-				return sum, false
+				return sum, nil, false
 			}
 			extra = key
 		}
 		if s.pos >= n {
-			return sum, false
+			return sum, nil, false
 		}
 		if line[s.pos] == '}' {
-			return sum, s.pos == n-1 && haveV && haveCycle
+			return sum, members, s.pos == n-1 && haveV && haveCycle
 		}
 		if line[s.pos] != ',' {
-			return sum, false
+			return sum, nil, false
 		}
 		s.pos++
 	}

@@ -24,13 +24,10 @@ var memberBufs = sync.Pool{New: func() any { b := make([]member, 0, 32); return 
 // empty: the record is for showing, never for writing. A line that is not
 // canonical is read whole by Parse.
 func TableRecord(line []byte) (Record, error) {
-	if _, ok := Summarize(line); !ok {
-		return Parse(line)
-	}
 	buf := memberBufs.Get().(*[]member)
 	defer memberBufs.Put(buf)
-	members, err := topObjectInto(*buf, line)
-	if err != nil {
+	_, members, ok := summarize(line, (*buf)[:0])
+	if !ok {
 		return Parse(line)
 	}
 	*buf = members[:0]
