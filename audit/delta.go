@@ -633,13 +633,13 @@ type keysFile struct {
 
 // openKeys maps the keys file at path when it is one of token.
 func openKeys(path string, token [16]byte) (*keysFile, bool) {
-	data, ok := readStateFile(path, maxStateFile)
-	if !ok {
+	data, err := cycle.ReadStateFile(path, maxStateFile)
+	if err != nil {
 		return nil, false
 	}
 	k, ok := parseKeys(data, token)
 	if !ok {
-		unmapStateFile(data)
+		cycle.Unmap(data)
 	}
 	return k, ok
 }
@@ -767,7 +767,7 @@ func (k *keysFile) hasCycle(n int) bool {
 // close undoes the mapping: nothing read from the file points into it.
 // A long-lived process (git evolve mcp) verifies many times.
 func (k *keysFile) close() {
-	unmapStateFile(k.mapped)
+	cycle.Unmap(k.mapped)
 	k.mapped, k.sums, k.checked = nil, nil, nil
 }
 

@@ -152,12 +152,13 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 	if !ok {
 		return nil
 	}
-	data, ok := readStateFile(verifyStatePath(l.Repo()), maxStateFile)
-	if !ok {
+	data, err := cycle.ReadStateFile(verifyStatePath(l.Repo()), maxStateFile)
+	if err != nil {
 		return nil
 	}
 	st, body, err := decodeHeader(data)
 	if err != nil || st.Binary != bin {
+		cycle.Unmap(data)
 		return nil
 	}
 	st.decoded = make(chan struct{})

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"testing"
@@ -87,44 +86,6 @@ func FuzzDecodeState(f *testing.F) {
 			t.Errorf("decoded, encoded and decoded again: %+v, %v; want %+v", again, err, st)
 		}
 	})
-}
-
-// The kept state reads back as written (mapped where it can be), an empty
-// file as empty, and a missing or too large one not at all; a state
-// replaced by a rename after it was read leaves what was read whole.
-func TestReadStateFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "verify-state")
-	want := bytes.Repeat([]byte("state\x00"), 3000)
-	if err := os.WriteFile(path, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, ok := readStateFile(path, 1<<20)
-	if !ok || !bytes.Equal(got, want) {
-		t.Fatalf("readStateFile: %d bytes, %v; want %d", len(got), ok, len(want))
-	}
-	other := filepath.Join(dir, "next")
-	if err := os.WriteFile(other, []byte("another"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(other, path); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("what was read changed when the file was replaced")
-	}
-	if _, ok := readStateFile(path, 3); ok {
-		t.Errorf("a file over the bound was read")
-	}
-	if _, ok := readStateFile(filepath.Join(dir, "none"), 1<<20); ok {
-		t.Errorf("a missing file was read")
-	}
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok := readStateFile(path, 1<<20); !ok || len(got) != 0 {
-		t.Errorf("an empty file: %q, %v", got, ok)
-	}
 }
 
 // Pauses of the collector that overlap, ended in any order, put back the

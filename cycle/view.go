@@ -282,13 +282,20 @@ func viewNotes(path string) (h gitstore.Hash, ok bool) {
 }
 
 func readView(path string) (*view, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadStateFile(path, math.MaxInt)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	// The lines of a view read point into data; one that is not let go.
+	kept := false
+	defer func() {
+		if !kept {
+			Unmap(data)
+		}
+	}()
 	bad := fmt.Errorf("%s: not a ledger view", path)
 	if len(data) < viewFooter {
 		return nil, bad
@@ -313,6 +320,7 @@ func readView(path string) (*view, error) {
 	if v.errors, ok = parseViewErrors(data[lay.errStart:lay.qtable]); !ok {
 		return nil, bad
 	}
+	kept = true
 	return v, nil
 }
 

@@ -1,0 +1,18 @@
+//go:build !unix
+
+package cycle
+
+// ReadStateFile returns the bytes of the state file at path (a regular file
+// of at most max bytes), read: a file mapped here could not be replaced
+// while it is.
+func ReadStateFile(path string, max int64) ([]byte, error) {
+	f, size, err := openStateFile(path, max)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readOpened(f, size)
+}
+
+// Unmap lets data go: it was read, not mapped.
+func Unmap(data []byte) {}

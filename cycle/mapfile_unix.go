@@ -1,0 +1,81 @@
+//go:build unix
+
+package cycle
+
+import (
+	"sync"
+	"syscall"
+)
+
+// mapBudget bounds the bytes of state files a process keeps mapped. A
+// command maps the saved view once, and keeps it mapped as long as it runs
+// (the lines it lists point into it). A long-lived process (git evolve run,
+// git evolve mcp) reads the view again as the ledger moves: past the budget
+// it reads the file into memory, which the collector frees. A mapping also
+// keeps a replaced file's blocks on disk, so the budget bounds that too.
+var mapBudget int64 = 512 << 20
+
+var maps struct {
+	sync.Mutex
+	bytes int64
+	live  map[*byte]int64 // each mapping's first byte, and its size
+}
+
+// ReadStateFile returns the bytes of the state file at path (a regular file
+// of at most max bytes), mapped read-only rather than read while the
+// process's mappings stay within mapBudget: a mapped page of a file in the
+// page cache costs a fraction of a page read into new memory (the kernel
+// maps its neighbours with it). Unmap undoes the mapping; it is otherwise
+// never undone. A state file is only ever replaced by a rename, which
+// leaves a mapping of the old file whole; a file cut short in place while
+// mapped (by hand) would fault the process, as it would git's own mapped
+// packs.
+func ReadStateFile(path string, max int64) ([]byte, error) {
+	f, size, err := openStateFile(path, max)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size == 0 {
+		return []byte{}, nil
+	}
+	maps.Lock()
+	room := maps.bytes+size <= mapBudget
+	if room {
+		maps.bytes += size
+	}
+	maps.Unlock()
+	if !room {
+		return readOpened(f, size)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	maps.Lock()
+	defer maps.Unlock()
+	if err != nil {
+		maps.bytes -= size
+		return readOpened(f, size)
+	}
+	if maps.live == nil {
+		maps.live = map[*byte]int64{}
+	}
+	maps.live[&data[0]] = size
+	return data, nil
+}
+
+// Unmap undoes the mapping of data when ReadStateFile made one (data it
+// read is left to the collector); nothing may point into it after.
+func Unmap(data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	maps.Lock()
+	size, ok := maps.live[&data[0]]
+	if ok {
+		delete(maps.live, &data[0])
+		maps.bytes -= size
+	}
+	maps.Unlock()
+	if ok {
+		_ = syscall.Munmap(data[:size:size])
+	}
+}
