@@ -7,7 +7,9 @@
 # timing a process, measured first), the ratio, the min and max of
 # git-evolve's runs and both peak RSS.
 #
-#   version      git evolve version (the floor: git's dispatch and a Go process)  git version
+#   nothing      git nothing, a Go program that does nothing (the floor of any
+#                external git command: git's dispatch and a Go process)  git version
+#   version      git evolve version (git-evolve's own floor: its start)  git version
 #   log          git evolve log (the table)        git log --notes=evolve --format='%H %N'
 #   log -n 20    git evolve log -n 20              git log -20 --notes=evolve
 #   json -n 20   git evolve log --json -n 20       git log -20 --notes=evolve
@@ -80,6 +82,7 @@ for n in "${sizes[@]}"; do
   git evolve log -n 1 >/dev/null # the saved view, as after any earlier read
   git evolve verify >/dev/null   # what this clone verified
 
+  row nothing "$runs" : "git nothing" "git version"
   row version "$runs" : "git evolve version" "git version"
   row log "$runs" : "git evolve log" "git log --notes=evolve --format='%H %N'"
   row "log -n 20" "$runs" : "git evolve log -n 20" "git log -20 --notes=evolve"

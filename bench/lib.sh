@@ -7,6 +7,12 @@ trap 'rm -rf "$work"' EXIT
 # Build first, with the user's Go caches, as the README installs it (a
 # static binary); then give git a home of its own.
 (cd "$here/.." && CGO_ENABLED=0 go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
+# and git-nothing, a Go program that does nothing: `git nothing` is the
+# least any command git runs as an external one (git's dispatch, a Go
+# process) costs, what no work of git-evolve's can go below
+mkdir -p "$work/nothing"
+printf 'package main\n\nfunc main() {}\n' >"$work/nothing/nothing.go"
+(cd "$work/nothing" && CGO_ENABLED=0 go build -o "$work/bin/git-nothing" nothing.go)
 export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
 git config --global user.name Bench
 git config --global user.email bench@example.com
