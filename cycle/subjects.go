@@ -28,7 +28,9 @@ import (
 // length at the end lets a reader walk back from the file's end: a
 // question about a few commits (log -n 20, the newest cycles) reads only
 // the last subjectTail bytes, where what was last asked is.
-const subjectsMagic = "git-evolve subjects 2\n"
+// Format 3: subjects as git log's %s gives them (a first paragraph of
+// several lines joined); the first line alone in format 2.
+const subjectsMagic = "git-evolve subjects 3\n"
 
 // subjectMax is the longest subject kept: the table shows 60 characters,
 // each at most 4 bytes.

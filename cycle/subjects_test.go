@@ -61,6 +61,11 @@ func TestSubjectsAreGitsOnce(t *testing.T) {
 	os.WriteFile(l.subjectsPath(), data, 0o600)
 	check("after a flipped byte", nil)
 
+	// A file of the earlier format (subjects cut at their first line) is
+	// not believed.
+	os.WriteFile(l.subjectsPath(), append([]byte("git-evolve subjects 2\n"), appendSubject(nil, hs[0], "an earlier format's")...), 0o600)
+	check("after a file of the earlier format", nil)
+
 	// With a replace ref, git's answer is the replacement's: the file is
 	// not used.
 	data, _ = os.ReadFile(l.subjectsPath())
@@ -142,6 +147,9 @@ func fakeHash(i int) gitstore.Hash {
 func subjectsRepo(t *testing.T, n int) (string, []string, *Ledger, []gitstore.Hash, map[gitstore.Hash]string) {
 	t.Helper()
 	dir, commits := testRepo(t, n)
+	// one whose first paragraph is two lines: git log's %s joins them
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "a subject\non two lines\n\nand a body")
+	commits = append(commits, strings.TrimSpace(git(t, dir, "rev-parse", "HEAD")))
 	l := openLedger(t, dir)
 	var hs []gitstore.Hash
 	want := map[gitstore.Hash]string{}

@@ -48,10 +48,32 @@ type CommitInfo struct {
 	Message   string
 }
 
-// Subject is the first line of the commit message.
+// Subject is the commit's subject as git log's %s gives it: past any blank
+// lines, the message's first paragraph, its lines joined by a space, each
+// without the spaces, tabs and carriage returns that end it. A NUL ends the
+// message, as it does git's reading of it. (The message is as the commit
+// holds it: git would also re-encode one whose commit names an encoding.)
 func (c CommitInfo) Subject() string {
-	s, _, _ := strings.Cut(strings.TrimLeft(c.Message, "\n"), "\n")
-	return s
+	msg := c.Message
+	if i := strings.IndexByte(msg, 0); i >= 0 {
+		msg = msg[:i]
+	}
+	var b strings.Builder
+	for msg != "" {
+		line, rest, _ := strings.Cut(msg, "\n")
+		msg = rest
+		line = strings.TrimRight(line, " \t\r")
+		switch {
+		case line == "" && b.Len() > 0:
+			return b.String() // the paragraph's end
+		case line == "":
+			continue // a blank line before the subject
+		case b.Len() > 0:
+			b.WriteByte(' ')
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 func toHash(h plumbing.Hash) Hash { return Hash(h) }

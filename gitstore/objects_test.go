@@ -293,3 +293,29 @@ func TestCommitOddHeaders(t *testing.T) {
 		})
 	}
 }
+
+// A commit's subject is the one git log's %s gives, whatever the shape of
+// its message (commits written raw, as another tool may write them).
+func TestSubjectAsGitLog(t *testing.T) {
+	r := newRepo(t)
+	tree := strings.TrimSpace(r.git("hash-object", "-t", "tree", "-w", "--stdin", "--literally"))
+	messages := []string{
+		"one line\n", "no newline", "first line\nsecond line\n\nbody\n", "\n\n  \nafter blank lines\n",
+		"trailing spaces  \t\nand tabs\t\n", "crlf line\r\nnext\r\n\r\nbody\r\n", "", "\n\n", "   \n\t\n",
+		"ünïcödé subject\n", "a\n \nb\n", "tab\tinside\n", "form\ffeed\vvertical\n", "line\f\nnext\n",
+		"with\x00nul after\nmore\n", "\x00", "  leading spaces kept\n", "x\n\n\ny\n",
+	}
+	repo := r.open()
+	for _, msg := range messages {
+		raw := "tree " + tree + "\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\n" + msg
+		h := mustHash(t, strings.TrimSpace(r.gitIn(raw, "hash-object", "-t", "commit", "-w", "--stdin", "--literally")))
+		want := strings.TrimSuffix(r.git("log", "-1", "--format=%s", h.String()), "\n")
+		ci, err := repo.Commit(h)
+		if err != nil {
+			t.Fatalf("%q: %v", msg, err)
+		}
+		if got := ci.Subject(); got != want {
+			t.Errorf("message %q: Subject() = %q, git log %%s gives %q", msg, got, want)
+		}
+	}
+}
