@@ -87,17 +87,21 @@ func (l *Ledger) Subjects(hs []gitstore.Hash) (subjects []string, errs []error, 
 		}
 		return subjects, errs, nil
 	}
-	infos, found, err := l.repo.Commits(ask)
+	told, found, err := l.repo.CommitSubjects(ask)
 	if err != nil {
 		return nil, nil, err
 	}
-	var add []byte
-	seen := map[gitstore.Hash]bool{}
+	size := 0 // the entries' bytes, so that they are written from one buffer
+	for j := range at {
+		size += 28 + min(len(told[j]), subjectMax)
+	}
+	add := make([]byte, 0, size)
+	seen := make(map[gitstore.Hash]bool, len(at))
 	for j, i := range at {
 		if errs[i] = found[j]; errs[i] != nil {
 			continue
 		}
-		subjects[i] = cutSubject(infos[j].Subject())
+		subjects[i] = cutSubject(told[j])
 		if !replaced && !seen[ask[j]] {
 			seen[ask[j]] = true
 			add = appendSubject(add, ask[j], subjects[i])

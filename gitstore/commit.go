@@ -13,10 +13,35 @@ import (
 // a space), a blank line, the message.
 func parseCommit(h Hash, data []byte) (CommitInfo, error) {
 	ci := CommitInfo{Hash: h}
-	bad := func(what string) (CommitInfo, error) {
-		return CommitInfo{}, fmt.Errorf("reading commit %s: malformed %s", h.Short(), what)
+	msg, err := walkCommit(h, data, func(key, val []byte) {
+		switch string(key) {
+		case "tree":
+			ci.Tree, _ = ParseHash(string(val))
+		case "parent":
+			p, _ := ParseHash(string(val))
+			ci.Parents = append(ci.Parents, p)
+		case "author":
+			ci.Author = lenientIdent(string(val))
+		case "committer":
+			ci.Committer = lenientIdent(string(val))
+		}
+	})
+	if err != nil {
+		return CommitInfo{}, err
+	}
+	ci.Message = string(msg)
+	return ci, nil
+}
+
+// walkCommit checks a commit object's headers (a tree, and each tree and
+// parent a full object name), calls header with each one that is not a
+// continuation line, and returns the message.
+func walkCommit(h Hash, data []byte, header func(key, val []byte)) ([]byte, error) {
+	bad := func(what string) ([]byte, error) {
+		return nil, fmt.Errorf("reading commit %s: malformed %s", h.Short(), what)
 	}
 	var haveTree bool
+	var msg []byte
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -25,7 +50,7 @@ func parseCommit(h Hash, data []byte) (CommitInfo, error) {
 		line := data[:nl]
 		data = data[nl+1:]
 		if len(line) == 0 {
-			ci.Message = string(data)
+			msg = data
 			break
 		}
 		if line[0] == ' ' {
@@ -34,27 +59,34 @@ func parseCommit(h Hash, data []byte) (CommitInfo, error) {
 		key, val, _ := bytes.Cut(line, []byte(" "))
 		switch string(key) {
 		case "tree":
-			t, err := ParseHash(string(val))
-			if err != nil {
+			if len(val) != 40 || !isHexBytes(val) {
 				return bad("tree")
 			}
-			ci.Tree, haveTree = t, true
+			haveTree = true
 		case "parent":
-			p, err := ParseHash(string(val))
-			if err != nil {
+			if len(val) != 40 || !isHexBytes(val) {
 				return bad("parent")
 			}
-			ci.Parents = append(ci.Parents, p)
-		case "author":
-			ci.Author = lenientIdent(string(val))
-		case "committer":
-			ci.Committer = lenientIdent(string(val))
+		}
+		if header != nil {
+			header(key, val)
 		}
 	}
 	if !haveTree {
 		return bad("commit: no tree")
 	}
-	return ci, nil
+	return msg, nil
+}
+
+// isHexBytes reports whether b is made only of hexadecimal digits (of
+// either case, as ParseHash takes them).
+func isHexBytes(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // lenientIdent reads an author or committer line as git log does: a line

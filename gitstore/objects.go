@@ -53,27 +53,37 @@ type CommitInfo struct {
 // without the spaces, tabs and carriage returns that end it. A NUL ends the
 // message, as it does git's reading of it. (The message is as the commit
 // holds it: git would also re-encode one whose commit names an encoding.)
-func (c CommitInfo) Subject() string {
-	msg := c.Message
-	if i := strings.IndexByte(msg, 0); i >= 0 {
-		msg = msg[:i]
-	}
-	var b strings.Builder
-	for msg != "" {
-		line, rest, _ := strings.Cut(msg, "\n")
-		msg = rest
-		line = strings.TrimRight(line, " \t\r")
-		switch {
-		case line == "" && b.Len() > 0:
-			return b.String() // the paragraph's end
-		case line == "":
-			continue // a blank line before the subject
-		case b.Len() > 0:
-			b.WriteByte(' ')
+func (c CommitInfo) Subject() string { return subjectOf(c.Message) }
+
+func subjectOf[T string | []byte](msg T) string {
+	for i := 0; i < len(msg); i++ {
+		if msg[i] == 0 {
+			msg = msg[:i]
+			break
 		}
-		b.WriteString(line)
 	}
-	return b.String()
+	var b []byte
+	for len(msg) > 0 {
+		n := 0
+		for n < len(msg) && msg[n] != '\n' {
+			n++
+		}
+		line := msg[:n]
+		msg = msg[min(n+1, len(msg)):]
+		for len(line) > 0 && (line[len(line)-1] == ' ' || line[len(line)-1] == '\t' || line[len(line)-1] == '\r') {
+			line = line[:len(line)-1]
+		}
+		switch {
+		case len(line) == 0 && len(b) > 0:
+			return string(b) // the paragraph's end
+		case len(line) == 0:
+			continue // a blank line before the subject
+		case len(b) > 0:
+			b = append(b, ' ')
+		}
+		b = append(b, line...)
+	}
+	return string(b)
 }
 
 func toHash(h plumbing.Hash) Hash { return Hash(h) }
@@ -119,6 +129,33 @@ func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) 
 		return nil
 	})
 	return infos, errs, err
+}
+
+// CommitSubjects is the subject (Subject) of each commit, or why it has
+// none, read in one exchange with git as Commits reads them, keeping no
+// more of each than its subject: the log table asks it of every commit it
+// lists once, 100,000 at a time.
+func (r *Repo) CommitSubjects(hs []Hash) (subjects []string, errs []error, err error) {
+	subjects, errs = make([]string, len(hs)), make([]error, len(hs))
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.String()
+	}
+	err = r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
+		switch {
+		case err != nil:
+			errs[i] = fmt.Errorf("reading commit %s: %w", hs[i], err)
+		case typ != commitType:
+			errs[i] = fmt.Errorf("object %s is a %s, not a commit: %w", hs[i].Short(), typ, ErrWrongType)
+		default:
+			var msg []byte
+			if msg, errs[i] = walkCommit(hs[i], data, nil); errs[i] == nil {
+				subjects[i] = subjectOf(msg)
+			}
+		}
+		return nil
+	})
+	return subjects, errs, err
 }
 
 // objectTypesInBatch is the most objects ObjectTypes asks the long-lived

@@ -306,6 +306,8 @@ func TestSubjectAsGitLog(t *testing.T) {
 		"with\x00nul after\nmore\n", "\x00", "  leading spaces kept\n", "x\n\n\ny\n",
 	}
 	repo := r.open()
+	var hs []Hash
+	var wants []string
 	for _, msg := range messages {
 		raw := "tree " + tree + "\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\n" + msg
 		h := mustHash(t, strings.TrimSpace(r.gitIn(raw, "hash-object", "-t", "commit", "-w", "--stdin", "--literally")))
@@ -316,6 +318,34 @@ func TestSubjectAsGitLog(t *testing.T) {
 		}
 		if got := ci.Subject(); got != want {
 			t.Errorf("message %q: Subject() = %q, git log %%s gives %q", msg, got, want)
+		}
+		hs, wants = append(hs, h), append(wants, want)
+	}
+	// CommitSubjects gives the same, and says why a name has none as
+	// Commits does.
+	blob := mustHash(t, strings.TrimSpace(r.gitIn("x", "hash-object", "-w", "--stdin")))
+	noTree := mustHash(t, strings.TrimSpace(r.gitIn("author A <a@b> 1 +0000\n\nno tree\n", "hash-object", "-t", "commit", "-w", "--stdin", "--literally")))
+	missing := mustHash(t, strings.Repeat("ab", 20))
+	hs = append(hs, blob, noTree, missing)
+	subjects, errs, err := repo.CommitSubjects(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cerrs, err := repo.Commits(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		if i < len(wants) && (subjects[i] != wants[i] || errs[i] != nil) {
+			t.Errorf("CommitSubjects of %q: %q, %v; want %q", messages[i], subjects[i], errs[i], wants[i])
+		}
+		if fmt.Sprint(errs[i]) != fmt.Sprint(cerrs[i]) {
+			t.Errorf("%s: CommitSubjects says %v, Commits %v", h.Short(), errs[i], cerrs[i])
+		}
+	}
+	for _, i := range []int{len(wants), len(wants) + 1, len(wants) + 2} {
+		if errs[i] == nil {
+			t.Errorf("%s: no error", hs[i].Short())
 		}
 	}
 }

@@ -305,12 +305,7 @@ type subjectSource interface {
 type repoSubjects struct{ *gitstore.Repo }
 
 func (r repoSubjects) Subjects(hs []gitstore.Hash) ([]string, []error, error) {
-	infos, errs, err := r.Commits(hs)
-	subjects := make([]string, len(infos))
-	for i := range infos {
-		subjects[i] = infos[i].Subject()
-	}
-	return subjects, errs, err
+	return r.CommitSubjects(hs)
 }
 
 // anchored reports whether an imported record is stored on an anchor, not
