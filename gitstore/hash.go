@@ -27,7 +27,7 @@ func ParseHash(s string) (Hash, error) {
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
 // Short returns the first 7 digits of the name.
-func (h Hash) Short() string { return h.String()[:7] }
+func (h Hash) Short() string { return hex.EncodeToString(h[:4])[:7] }
 
 // IsZero reports whether h is ZeroHash.
 func (h Hash) IsZero() bool { return h == ZeroHash }
