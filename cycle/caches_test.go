@@ -1,0 +1,124 @@
+package cycle
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/git-evolve/git-evolve/gitstore"
+)
+
+// The saved view, the cycle index and the subjects file are caches: cut
+// short, written by a newer git-evolve, or describing a ledger that was
+// reset, replaced or edited by plain git behind their back, they change no
+// answer: every read gives what a read with none of them gives.
+func TestCachesChangeNoAnswer(t *testing.T) {
+	dir, commits := testRepo(t, 12)
+	for i := 0; i < 8; i++ {
+		record(t, openLedger(t, dir), commits[i], 0)
+	}
+	state := filepath.Join(dir, ".git", "evolve")
+	caches := []string{"ledger.view", "cycles.idx", "subjects"}
+	var hs []gitstore.Hash
+	for _, c := range commits {
+		h, _ := gitstore.ParseHash(c)
+		hs = append(hs, h)
+	}
+	// What a reader asks: the listing, the table's last few, each cycle
+	// and each commit as show asks them, the subjects, the next number.
+	answers := func() string {
+		t.Helper()
+		l := openLedger(t, dir)
+		var b strings.Builder
+		b.WriteString(export(t, l))
+		last, err := l.Entries(ListOptions{Presence: true, Table: true}, nil, 3)
+		fmt.Fprintf(&b, "last 3: %v\n", err)
+		if err == nil {
+			for _, e := range last.Entries {
+				fmt.Fprintf(&b, "  %d %s %v\n", e.Record.Cycle, e.Commit, e.Absent)
+			}
+		}
+		for _, q := range append([]string{"1", "5", "8", "9", "40"}, commits[:9]...) {
+			list, err := l.Show(q)
+			fmt.Fprintf(&b, "show %s: %v\n", q, err)
+			if list != nil {
+				for _, e := range list.Entries {
+					fmt.Fprintf(&b, "  %s\n", e.Record.Marshal())
+				}
+			}
+		}
+		subjects, errs, err := l.Subjects(hs)
+		fmt.Fprintf(&b, "subjects: %q %v %v\n", subjects, errs, err)
+		return b.String()
+	}
+	fromScratch := func() string {
+		t.Helper()
+		for _, c := range caches {
+			os.Remove(filepath.Join(state, c))
+		}
+		return answers()
+	}
+	edit := func(name string, change func([]byte) []byte) func() {
+		return func() {
+			path := filepath.Join(state, name)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := os.WriteFile(path, change(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// newer makes a file's format number (the end of its first line) one
+	// more than this version's.
+	newer := func(data []byte) []byte {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		i := bytes.LastIndexByte(line, ' ')
+		n, err := strconv.Atoi(string(line[i+1:]))
+		if err != nil {
+			t.Fatalf("no format number in %q", line)
+		}
+		return append(fmt.Appendf(nil, "%s %d\n", line[:i], n+1), rest...)
+	}
+	half := func(data []byte) []byte { return data[:len(data)/2] }
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"the view cut short", edit("ledger.view", half)},
+		{"the view of a newer version", edit("ledger.view", newer)},
+		{"the index cut short", edit("cycles.idx", half)},
+		{"the index of a newer version", edit("cycles.idx", newer)},
+		{"the subjects cut short", edit("subjects", half)},
+		{"the subjects of a newer version", edit("subjects", newer)},
+		{"the ledger reset to an older commit", func() { git(t, dir, "update-ref", "refs/notes/evolve", "refs/notes/evolve~3") }},
+		{"the ledger moved on again", func() { record(t, openLedger(t, dir), commits[9], 0) }},
+		{"the ledger replaced by another one", func() {
+			git(t, dir, "notes", "--ref=other", "add", "-m", `{"v":1,"cycle":40,"target":"x","result":"improved"}`, commits[10])
+			git(t, dir, "notes", "--ref=other", "add", "-m", `{"v":1,"cycle":5,"target":"y","result":"improved"}`, commits[2])
+			git(t, dir, "update-ref", "refs/notes/evolve", "refs/notes/other")
+		}},
+		{"a note edited by plain git", func() {
+			git(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"cycle":9,"target":"z","result":"improved"}`, commits[10])
+		}},
+		{"a note removed by plain git", func() { git(t, dir, "notes", "--ref=evolve", "remove", commits[2]) }},
+	}
+	for _, st := range steps {
+		answers() // the caches, written for the ledger as it was
+		for _, c := range caches {
+			if _, err := os.Stat(filepath.Join(state, c)); err != nil {
+				t.Fatalf("before %s: no %s: %v", st.name, c, err)
+			}
+		}
+		st.do()
+		got := answers()
+		if want := fromScratch(); got != want {
+			t.Errorf("after %s:\n%s\nwant, as with no cache:\n%s", st.name, got, want)
+		}
+	}
+}
