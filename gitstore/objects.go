@@ -112,7 +112,19 @@ func (r *Repo) Commit(h Hash) (CommitInfo, error) {
 // says why there is none: ErrObjectNotFound when it is absent,
 // ErrWrongType when it is no commit. The error is for git failing.
 func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) {
-	infos, errs = make([]CommitInfo, len(hs)), make([]error, len(hs))
+	infos = make([]CommitInfo, len(hs))
+	errs, err = r.readCommits(hs, func(i int, data []byte) (err error) {
+		infos[i], err = parseCommit(hs[i], data)
+		return err
+	})
+	return infos, errs, err
+}
+
+// readCommits reads the commits hs in one exchange with git, handing each
+// one's object to take; errs[i] says why hs[i] is no commit, or what take
+// said of it.
+func (r *Repo) readCommits(hs []Hash, take func(i int, data []byte) error) (errs []error, err error) {
+	errs = make([]error, len(hs))
 	names := make([]string, len(hs))
 	for i, h := range hs {
 		names[i] = h.String()
@@ -124,11 +136,11 @@ func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) 
 		case typ != commitType:
 			errs[i] = fmt.Errorf("object %s is a %s, not a commit: %w", hs[i].Short(), typ, ErrWrongType)
 		default:
-			infos[i], errs[i] = parseCommit(hs[i], data)
+			errs[i] = take(i, data)
 		}
 		return nil
 	})
-	return infos, errs, err
+	return errs, err
 }
 
 // CommitSubjects is the subject (Subject) of each commit, or why it has
@@ -136,24 +148,11 @@ func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) 
 // more of each than its subject: the log table asks it of every commit it
 // lists once, 100,000 at a time.
 func (r *Repo) CommitSubjects(hs []Hash) (subjects []string, errs []error, err error) {
-	subjects, errs = make([]string, len(hs)), make([]error, len(hs))
-	names := make([]string, len(hs))
-	for i, h := range hs {
-		names[i] = h.String()
-	}
-	err = r.objectsOf(names, func(i int, typ objectType, data []byte, err error) error {
-		switch {
-		case err != nil:
-			errs[i] = fmt.Errorf("reading commit %s: %w", hs[i], err)
-		case typ != commitType:
-			errs[i] = fmt.Errorf("object %s is a %s, not a commit: %w", hs[i].Short(), typ, ErrWrongType)
-		default:
-			var msg []byte
-			if msg, errs[i] = walkCommit(hs[i], data, nil); errs[i] == nil {
-				subjects[i] = subjectOf(msg)
-			}
-		}
-		return nil
+	subjects = make([]string, len(hs))
+	errs, err = r.readCommits(hs, func(i int, data []byte) error {
+		msg, err := walkCommit(hs[i], data, nil)
+		subjects[i] = subjectOf(msg)
+		return err
 	})
 	return subjects, errs, err
 }
