@@ -171,6 +171,7 @@ func (l *Ledger) rebuildIndex(snap *gitstore.Notes) (*index, error) {
 			for _, ln := range v.lines {
 				ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})
 			}
+			Unmap(v.mapped)            // nothing was taken from it that points there
 			_ = ix.save(l.indexPath()) // only saves time
 			return ix, nil
 		}

@@ -5,44 +5,55 @@ package cycle
 import (
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
-// mapBudget bounds the bytes of state files a process keeps mapped. A
-// command maps the saved view once, and keeps it mapped as long as it runs
-// (the lines it lists point into it). A long-lived process (git evolve run,
-// git evolve mcp) reads the view again as the ledger moves: past the budget
-// it reads the file into memory, which the collector frees. A mapping also
-// keeps a replaced file's blocks on disk, so the budget bounds that too.
-var mapBudget int64 = 512 << 20
+// mapBudget bounds the bytes of state files a process keeps mapped, and
+// maxMappings the mappings. A command maps the saved view once, and keeps
+// it mapped as long as it runs (the lines it lists point into it). A
+// long-lived process (git evolve run, git evolve mcp) reads the view again
+// as the ledger moves: past either bound it reads the file into memory,
+// which the collector frees. A mapping also keeps a replaced file's blocks
+// on disk, so the budget bounds that too.
+var (
+	mapBudget   int64 = 512 << 20
+	maxMappings       = 64
+)
+
+// minMapped is the smallest file mapped: a smaller one is read (a mapping
+// saves little there, and each one is an entry the kernel counts).
+var minMapped int64 = 1 << 20
 
 var maps struct {
 	sync.Mutex
-	bytes int64
-	live  map[*byte]int64 // each mapping's first byte, and its size
+	bytes   int64
+	live    map[*byte]int64 // each mapping's first byte, and its size
+	pending int             // mappings being made
 }
 
 // ReadStateFile returns the bytes of the state file at path (a regular file
-// of at most max bytes), mapped read-only rather than read while the
-// process's mappings stay within mapBudget: a mapped page of a file in the
-// page cache costs a fraction of a page read into new memory (the kernel
-// maps its neighbours with it). Unmap undoes the mapping; it is otherwise
-// never undone. A state file is only ever replaced by a rename, which
-// leaves a mapping of the old file whole; a file cut short in place while
-// mapped (by hand) would fault the process, as it would git's own mapped
-// packs.
+// of at most max bytes), mapped read-only rather than read when it is of
+// minMapped bytes or more and the process's mappings stay within mapBudget
+// and maxMappings: a mapped page of a file in the page cache costs a
+// fraction of a page read into new memory (the kernel maps its neighbours
+// with it). Unmap undoes the mapping; it is otherwise never undone. A
+// state file is only ever replaced by a rename, which leaves a mapping of
+// the old file whole; a file cut short in place while mapped (by hand)
+// would fault the process, as it would git's own mapped packs.
 func ReadStateFile(path string, max int64) ([]byte, error) {
 	f, size, err := openStateFile(path, max)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if size == 0 {
-		return []byte{}, nil
+	if size < minMapped {
+		return readOpened(f, size)
 	}
 	maps.Lock()
-	room := maps.bytes+size <= mapBudget
+	room := maps.bytes+size <= mapBudget && len(maps.live)+maps.pending < maxMappings
 	if room {
 		maps.bytes += size
+		maps.pending++
 	}
 	maps.Unlock()
 	if !room {
@@ -50,20 +61,25 @@ func ReadStateFile(path string, max int64) ([]byte, error) {
 	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	maps.Lock()
-	defer maps.Unlock()
+	maps.pending--
 	if err != nil {
 		maps.bytes -= size
+	} else {
+		if maps.live == nil {
+			maps.live = map[*byte]int64{}
+		}
+		maps.live[&data[0]] = size
+	}
+	maps.Unlock()
+	if err != nil {
 		return readOpened(f, size)
 	}
-	if maps.live == nil {
-		maps.live = map[*byte]int64{}
-	}
-	maps.live[&data[0]] = size
 	return data, nil
 }
 
-// Unmap undoes the mapping of data when ReadStateFile made one (data it
-// read is left to the collector); nothing may point into it after.
+// Unmap undoes the mapping whose first byte data starts at, when
+// ReadStateFile made one (data it read is left to the collector); nothing
+// may point into it after.
 func Unmap(data []byte) {
 	if len(data) == 0 {
 		return
@@ -76,6 +92,6 @@ func Unmap(data []byte) {
 	}
 	maps.Unlock()
 	if ok {
-		_ = syscall.Munmap(data[:size:size])
+		_ = syscall.Munmap(unsafe.Slice(&data[0], size))
 	}
 }

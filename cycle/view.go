@@ -28,6 +28,7 @@ type view struct {
 	lines  []viewLine
 	errors []*NoteError
 	text   textArena // the notes read by add
+	mapped []byte    // the file readView read, which lines point into
 }
 
 type viewLine struct {
@@ -47,6 +48,14 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 	if err == nil && v != nil && v.notes == snap.Commit() {
 		return v, nil
 	}
+	// The saved view's file is let go unless the view returned is it,
+	// brought up to date (its lines still point there).
+	old, kept := v, false
+	defer func() {
+		if old != nil && !kept {
+			Unmap(old.mapped)
+		}
+	}()
 	var changes []gitstore.NoteChange
 	if err == nil && v != nil && !v.notes.IsZero() {
 		if changes, err = l.changesSince(v.notes, snap); err == nil && len(changes) > 1000 {
@@ -82,6 +91,7 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 	v.notes = snap.Commit()
 	v.sort()
 	_ = v.save(l.viewPath()) // the view only saves time
+	kept = v == old
 	return v, nil
 }
 
@@ -321,6 +331,7 @@ func readView(path string) (*view, error) {
 		return nil, bad
 	}
 	kept = true
+	v.mapped = data
 	return v, nil
 }
 
