@@ -24,14 +24,14 @@ type Summary struct {
 // then read with Parse. Lines git-evolve writes are canonical, so reading
 // and printing a ledger rarely builds a Record.
 func Summarize(line []byte) (sum Summary, ok bool) {
-	sum, _, ok = summarize(line, nil)
+	sum, _, ok = summarize(line, nil, false)
 	return sum, ok
 }
 
 // summarize is Summarize that also gives the line's members, appended to
-// dst when dst is not nil (TableRecord reads them: one pass over the line,
+// dst, when collect is set (TableRecord reads them: one pass over the line,
 // not two).
-func summarize(line []byte, dst []member) (sum Summary, members []member, ok bool) {
+func summarize(line []byte, dst []member, collect bool) (sum Summary, members []member, ok bool) {
 	members = dst
 	n := len(line)
 	if n < 2 || line[0] != '{' || line[n-1] != '}' {
@@ -52,7 +52,7 @@ func summarize(line []byte, dst []member) (sum Summary, members []member, ok boo
 			return sum, nil, false
 		}
 		val := line[vs:ve]
-		if dst != nil {
+		if collect {
 			members = append(members, member{kstart: kstart, kend: kstart + len(key) + 2, start: vs, end: ve})
 		}
 		if i, known := fieldIndex[string(key)]; known {

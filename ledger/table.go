@@ -26,7 +26,7 @@ var memberBufs = sync.Pool{New: func() any { b := make([]member, 0, 32); return 
 func TableRecord(line []byte) (Record, error) {
 	buf := memberBufs.Get().(*[]member)
 	defer memberBufs.Put(buf)
-	_, members, ok := summarize(line, (*buf)[:0])
+	_, members, ok := summarize(line, (*buf)[:0], true)
 	if !ok {
 		return Parse(line)
 	}
