@@ -241,5 +241,6 @@ func replaceFile(path string, write func(*bufio.Writer)) error {
 		os.Remove(tmp.Name())
 		return err
 	}
+	cycle.RemoveStaleTemps(path, ".")
 	return nil
 }

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 )
@@ -138,5 +140,27 @@ func TestHistoryKeyReplaceBase(t *testing.T) {
 	git("replace", "--graft", "HEAD")
 	if after, ok := historyKey(repo); !ok || after == before {
 		t.Errorf("a replace ref under GIT_REPLACE_REF_BASE left the key as it was (%v)", ok)
+	}
+}
+
+// A kept file written anew removes the temporary copies of it that a
+// killed verify left, and no other file.
+func TestReplaceFileRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-48 * time.Hour)
+	for _, name := range []string{"verify-state.123", "verify-stately.1", "verified.7"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	if err := replaceFile(filepath.Join(dir, "verify-state"), func(w *bufio.Writer) { w.WriteString("state") }); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"verify-state": true, "verify-state.123": false, "verify-stately.1": true, "verified.7": true} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", name, err == nil, want)
+		}
 	}
 }

@@ -569,7 +569,39 @@ func writeFileAtomicWith(path string, write func(w *bufio.Writer) error) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	RemoveStaleTemps(path, ".tmp")
+	return nil
+}
+
+// staleTemp is how old a temporary file of a state file must be for
+// RemoveStaleTemps to take it for one a killed process left: a write takes
+// seconds at most.
+const staleTemp = time.Hour
+
+// RemoveStaleTemps removes the temporary files of the state file at path
+// (named its name, then suffix, then the random part os.CreateTemp gives)
+// that are older than staleTemp: a process killed between writing one and
+// renaming it into place leaves it behind (a view of 100,000 records is
+// 46 MB). A younger one may be a write under way, and is left.
+func RemoveStaleTemps(path, suffix string) {
+	prefix := filepath.Base(path) + suffix
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, prefix) || len(name) == len(prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(filepath.Dir(path), name))
+		}
+	}
 }
 
 // TranscriptRef keeps the transcript of cycle id's agent (see loop): a

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A state file reads back as written (mapped where it can be), an empty
@@ -46,5 +48,35 @@ func TestReadStateFile(t *testing.T) {
 	}
 	if got, err := ReadStateFile(path, 1<<20); err != nil || len(got) != 0 {
 		t.Errorf("an empty file: %q, %v", got, err)
+	}
+}
+
+// A state file written anew removes its temporary files that a killed
+// writer left, and leaves a young one (a write under way) and other files.
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ledger.view")
+	old := time.Now().Add(-2 * staleTemp)
+	for name, age := range map[string]time.Time{"ledger.view.tmp123": old, "ledger.view.tmp456": time.Now(),
+		"ledger.viewer.tmp1": old, "subjects.tmp9": old} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, age, age); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeFileAtomic(path, []byte("view")); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{"ledger.view", "ledger.view.tmp456", "ledger.viewer.tmp1", "subjects.tmp9"}
+	if strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("left %v, want %v", left, want)
 	}
 }
