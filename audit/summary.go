@@ -126,32 +126,14 @@ func (ls *ledgerSums) sort() {
 func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 	ls := &ledgerSums{}
 	noted := map[gitstore.Hash]bool{}
-	// Whether each record's commit is here: for a large ledger, asked of a
-	// git cat-file --batch-check of its own as each note is read, and
-	// answered while the ledger is read; for a few hundred, asked after,
-	// of the Repo's cat-file, in one exchange.
-	var query *gitstore.TypeQuery
-	var objs []gitstore.Hash
+	// Whether each record's commit is here, asked as each note is read (a
+	// large ledger's answers come while the ledger is read).
+	query := l.Repo().NewTypeQuery()
 	err := eachNoteSums(l, func(obj gitstore.Hash, sums []recSum, fs []Finding) {
 		if len(sums) > 0 && !noted[obj] {
 			noted[obj] = true // a tree another tool wrote may note it at two paths
 			ls.Notes++
-			switch {
-			case query != nil:
-				query.Ask(obj)
-			case len(objs) < typesAsked:
-				objs = append(objs, obj)
-			default:
-				if q, err := l.Repo().StartObjectTypes(); err == nil {
-					query = q
-					for _, h := range objs {
-						query.Ask(h)
-					}
-					query.Ask(obj)
-				} else {
-					objs = append(objs, obj) // asked after
-				}
-			}
+			query.Ask(obj)
 		}
 		if len(ls.Sums)+len(sums) > cap(ls.Sums) {
 			// Doubled: append grows a large slice by a quarter, and each
@@ -162,17 +144,10 @@ func readSums(l *cycle.Ledger) (*ledgerSums, error) {
 		ls.Lines = append(ls.Lines, fs...)
 	})
 	if err != nil {
-		if query != nil {
-			query.Close()
-		}
+		query.Close()
 		return nil, err
 	}
-	var types []string
-	if query != nil {
-		objs, types, err = query.Types()
-	} else {
-		types, err = l.Repo().ObjectTypes(objs)
-	}
+	objs, types, err := query.Types()
 	if err != nil {
 		return nil, err
 	}
@@ -571,10 +546,6 @@ func eachNoteSums(l *cycle.Ledger, add func(obj gitstore.Hash, sums []recSum, fs
 	<-collected
 	return err
 }
-
-// typesAsked is how many notes' commits readSums asks the types of after
-// the ledger is read; past that, as it is read.
-const typesAsked = 256
 
 // noteBatchSize is how much note text a batch of eachNoteSums holds.
 const noteBatchSize = 64 << 10

@@ -157,19 +157,26 @@ func (r *Repo) CommitSubjects(hs []Hash) (subjects []string, errs []error, err e
 	return subjects, errs, err
 }
 
-// objectTypesInBatch is the most objects ObjectTypes asks the long-lived
+// objectTypesInBatch is the most objects a TypeQuery asks the long-lived
 // git cat-file --batch for, which sends each object whole; more are asked
 // of a git cat-file --batch-check of their own, which reads only where
 // each is and what it is (a verify of 100,000 records asks for every
-// record's commit).
+// record's commit), started once the query names one more.
 const objectTypesInBatch = 256
 
 // ObjectTypes returns the type of each object ("" when it is absent), read
 // in one exchange with git.
 func (r *Repo) ObjectTypes(hs []Hash) ([]string, error) {
-	if len(hs) > objectTypesInBatch {
-		return r.checkObjects(hs)
+	q := r.NewTypeQuery()
+	for _, h := range hs {
+		q.Ask(h)
 	}
+	_, types, err := q.Types()
+	return types, err
+}
+
+// batchTypes is ObjectTypes through the Repo's cat-file.
+func (r *Repo) batchTypes(hs []Hash) ([]string, error) {
 	out := make([]string, len(hs))
 	names := make([]string, len(hs))
 	for i, h := range hs {
@@ -184,19 +191,6 @@ func (r *Repo) ObjectTypes(hs []Hash) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// checkObjects is ObjectTypes through git cat-file --batch-check.
-func (r *Repo) checkObjects(hs []Hash) ([]string, error) {
-	q, err := r.StartObjectTypes()
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range hs {
-		q.Ask(h)
-	}
-	_, types, err := q.Types()
-	return types, err
 }
 
 // ReadBlob returns a blob's content.
@@ -750,28 +744,36 @@ func sortEntries(entries []treeEntry) {
 // EmptyTree writes the tree with no entries and returns its name.
 func (r *Repo) EmptyTree() (Hash, error) { return r.writeTree(nil) }
 
-// TypeQuery asks one git cat-file --batch-check for the types of objects
-// named one at a time, while the asker does other work (a first verify
-// names each note's commit as it reads the ledger): git answers as it
-// reads, a goroutine reads the answers, and Types returns them in the
-// order asked.
+// TypeQuery asks the types of objects named one at a time, while the
+// asker does other work (a first verify names each note's commit as it
+// reads the ledger). Up to objectTypesInBatch names are asked of the Repo's
+// cat-file when Types is called; past that, of a git cat-file
+// --batch-check of its own, started then, which answers as it reads: a
+// goroutine reads the answers, and Types returns them in the order asked.
 type TypeQuery struct {
-	p      *pipedGit
-	w      *bufio.Writer
+	r      *Repo
 	asked  []Hash
+	p      *pipedGit // nil until more than objectTypesInBatch are asked
+	start  error     // why p could not be started
+	w      *bufio.Writer
 	read   chan struct{} // closed when the answers are read
 	answer [][]byte      // each answer line, in order
 	err    error         // what ended the reading otherwise
 	wrote  error
 }
 
-// StartObjectTypes starts a TypeQuery.
-func (r *Repo) StartObjectTypes() (*TypeQuery, error) {
-	p, err := r.startPiped(context.Background(), true, "cat-file", "--batch-check", "--buffer")
+// NewTypeQuery makes a TypeQuery; it starts no git yet.
+func (r *Repo) NewTypeQuery() *TypeQuery { return &TypeQuery{r: r} }
+
+// startChecks starts the git cat-file --batch-check and asks it what was
+// asked so far.
+func (q *TypeQuery) startChecks() {
+	p, err := q.r.startPiped(context.Background(), true, "cat-file", "--batch-check", "--buffer")
 	if err != nil {
-		return nil, err
+		q.start = err
+		return
 	}
-	q := &TypeQuery{p: p, w: bufio.NewWriterSize(p.stdin, 64<<10), read: make(chan struct{})}
+	q.p, q.w, q.read = p, bufio.NewWriterSize(p.stdin, 64<<10), make(chan struct{})
 	go func() {
 		defer close(q.read)
 		rd := bufio.NewReaderSize(p.stdout, 64<<10)
@@ -789,12 +791,12 @@ func (r *Repo) StartObjectTypes() (*TypeQuery, error) {
 			}
 		}
 	}()
-	return q, nil
+	for _, h := range q.asked {
+		q.write(h)
+	}
 }
 
-// Ask names one more object. Answers wait in git until its buffer fills or
-// the names end.
-func (q *TypeQuery) Ask(h Hash) {
+func (q *TypeQuery) write(h Hash) {
 	if q.wrote != nil {
 		return
 	}
@@ -804,12 +806,33 @@ func (q *TypeQuery) Ask(h Hash) {
 	if _, err := q.w.Write(line[:]); err != nil {
 		q.wrote = err
 	}
+}
+
+// Ask names one more object. Answers wait in git until its buffer fills or
+// the names end.
+func (q *TypeQuery) Ask(h Hash) {
 	q.asked = append(q.asked, h)
+	switch {
+	case q.p != nil:
+		q.write(h)
+	case q.start == nil && len(q.asked) > objectTypesInBatch:
+		q.startChecks()
+	}
 }
 
 // Types ends the names and returns each object asked and its type ("" when
 // it is absent), in the order asked.
 func (q *TypeQuery) Types() ([]Hash, []string, error) {
+	if q.start != nil {
+		return nil, nil, q.start
+	}
+	if q.p == nil {
+		types, err := q.r.batchTypes(q.asked)
+		if err != nil {
+			return nil, nil, err
+		}
+		return q.asked, types, nil
+	}
 	err := q.w.Flush()
 	q.p.stdin.Close()
 	<-q.read
@@ -841,6 +864,9 @@ func (q *TypeQuery) Types() ([]Hash, []string, error) {
 
 // Close ends the query without its answers.
 func (q *TypeQuery) Close() {
+	if q.p == nil {
+		return
+	}
 	q.p.stdin.Close()
 	q.p.kill()
 	<-q.read

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,14 +61,15 @@ func TestTypeQuery(t *testing.T) {
 		hs = append(hs, commits[0], tree, blob, fakeObj(len(hs)), commits[1])
 	}
 	repo := r.open()
-	want, err := repo.ObjectTypes(hs)
-	if err != nil {
-		t.Fatal(err)
+	var want []string // asked of the Repo's cat-file, a batch at a time
+	for i := 0; i < len(hs); i += objectTypesInBatch {
+		few, err := repo.ObjectTypes(hs[i:min(i+objectTypesInBatch, len(hs))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, few...)
 	}
-	q, err := repo.StartObjectTypes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := repo.NewTypeQuery()
 	for _, h := range hs {
 		q.Ask(h)
 	}
@@ -83,13 +85,23 @@ func TestTypeQuery(t *testing.T) {
 			t.Fatalf("answer %d: %s %q, want %s %q", i, asked[i], got[i], hs[i], want[i])
 		}
 	}
-	q, err = repo.StartObjectTypes()
-	if err != nil {
-		t.Fatal(err)
+	if q.p == nil {
+		t.Error("a query of many objects did not start a git cat-file --batch-check")
 	}
-	q.Ask(commits[0])
+	// A few are asked of the Repo's cat-file: no git of their own.
+	q = repo.NewTypeQuery()
+	for _, h := range hs[:objectTypesInBatch] {
+		q.Ask(h)
+	}
+	if asked, got, err := q.Types(); err != nil || q.p != nil || !slices.Equal(asked, hs[:objectTypesInBatch]) || !slices.Equal(got, want[:objectTypesInBatch]) {
+		t.Errorf("a query of %d: %v (started a git: %v)", objectTypesInBatch, err, q.p != nil)
+	}
+	q = repo.NewTypeQuery()
+	for _, h := range hs[:objectTypesInBatch+1] {
+		q.Ask(h)
+	}
 	q.Close()
-	if q.p.cmd.ProcessState == nil {
+	if q.p == nil || q.p.cmd.ProcessState == nil {
 		t.Error("a closed query's git is still running")
 	}
 }
