@@ -3,13 +3,14 @@ package gitstore
 import (
 	"bufio"
 	"context"
-	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // exportNotes reads every note of the snapshot as streamNotes does, with
@@ -216,8 +217,7 @@ func exportBlobs(ctx context.Context, rd *bufio.Reader, out chan<- []exportedBlo
 		}
 		var b exportedBlob
 		if n > maxExportKept {
-			h := sha1.New()
-			h.Write([]byte("blob " + strconv.Itoa(n) + "\x00"))
+			h := objectHasher(plumbing.BlobObject, n)
 			if _, err := io.CopyN(h, rd, int64(n)); err != nil {
 				return fmt.Errorf("%w: a blob cut short (%v)", errExport, err)
 			}
@@ -227,7 +227,7 @@ func exportBlobs(ctx context.Context, rd *bufio.Reader, out chan<- []exportedBlo
 			if _, err := io.ReadFull(rd, b.data); err != nil {
 				return fmt.Errorf("%w: a blob cut short (%v)", errExport, err)
 			}
-			b.oid = blobName(b.data)
+			b.oid = objectName(plumbing.BlobObject, b.data)
 		}
 		b.size = n
 		if b, err := rd.Peek(1); err == nil && b[0] == '\n' {
@@ -251,16 +251,6 @@ func exportDataSize(l []byte) (int, bool) {
 	}
 	n, err := strconv.Atoi(s[:len(s)-1])
 	return n, err == nil && n >= 0 && n <= maxExportData
-}
-
-// blobName is the object name git gives a blob of data.
-func blobName(data []byte) Hash {
-	h := sha1.New()
-	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
-	h.Write(data)
-	var out Hash
-	copy(out[:], h.Sum(nil))
-	return out
 }
 
 // blobArena keeps the blobs of an export in blocks of 1 MiB (a large blob

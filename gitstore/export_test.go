@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // notesOf is what f gives of a snapshot: each note and its text, in order.
@@ -147,18 +149,18 @@ func TestExportBlobs(t *testing.T) {
 		return got, err
 	}
 	got, err := read("feature done\nblob\nmark :1\ndata 2\nab\nblob\nmark :2\ndata 0\n\ncommit refs/x\nblob\nmark :9\n")
-	if err != nil || len(got) != 2 || string(got[0].data) != "ab" || got[0].oid != blobName([]byte("ab")) || len(got[1].data) != 0 {
+	if err != nil || len(got) != 2 || string(got[0].data) != "ab" || got[0].oid != objectName(plumbing.BlobObject, []byte("ab")) || len(got[1].data) != 0 {
 		t.Fatalf("read %v, %v", got, err)
 	}
 	// A blob over maxExportKept is named, not kept.
 	large := strings.Repeat("x", maxExportKept+1)
 	got, err = read("blob\nmark :1\ndata " + fmt.Sprint(len(large)) + "\n" + large + "\n")
-	if err != nil || len(got) != 1 || got[0].data != nil || got[0].size != len(large) || got[0].oid != blobName([]byte(large)) {
+	if err != nil || len(got) != 1 || got[0].data != nil || got[0].size != len(large) || got[0].oid != objectName(plumbing.BlobObject, []byte(large)) {
 		t.Fatalf("a large blob: %d blobs, %v", len(got), err)
 	}
 	// git's own name for the blob "ab" (printf ab | git hash-object --stdin)
-	if want := "9ae9e86b7bd6cb1472d9373702d8249973da0832"; blobName([]byte("ab")).String() != want {
-		t.Errorf("blobName(ab) = %s, want %s", blobName([]byte("ab")), want)
+	if want := "9ae9e86b7bd6cb1472d9373702d8249973da0832"; objectName(plumbing.BlobObject, []byte("ab")).String() != want {
+		t.Errorf("the blob ab is named %s, want %s", objectName(plumbing.BlobObject, []byte("ab")), want)
 	}
 	for _, s := range []string{
 		"blob\nmark :2\ndata 1\nx\n", // a mark out of order

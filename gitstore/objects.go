@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -556,12 +557,19 @@ func (r *Repo) sharedDirBits() os.FileMode {
 
 // objectName is the name git gives an object of type t with content data.
 func objectName(t plumbing.ObjectType, data []byte) Hash {
-	sum := sha1.New()
-	sum.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00"))
+	sum := objectHasher(t, len(data))
 	sum.Write(data)
 	var h Hash
 	sum.Sum(h[:0])
 	return h
+}
+
+// objectHasher hashes an object of type t and n bytes as git names it: its
+// header is written, the content follows.
+func objectHasher(t plumbing.ObjectType, n int) hash.Hash {
+	sum := sha1.New()
+	sum.Write([]byte(t.String() + " " + strconv.Itoa(n) + "\x00"))
+	return sum
 }
 
 // zlibWriters keeps compressors between writes: making one costs more than
