@@ -83,6 +83,17 @@ func FuzzDecodeDelta(f *testing.F) {
 	})
 }
 
+// numberedKeys writes the keys file, with token, of n records id01, id02,
+// ..., each of cycle i on commit i, and of the extra entries.
+func numberedKeys(t *testing.T, n int, token [16]byte, extra ...cycle.Entry) (string, []byte) {
+	t.Helper()
+	var entries []cycle.Entry
+	for i := 1; i <= n; i++ {
+		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
+	}
+	return keysOf(t, sums(append(entries, extra...)...).byKey(), token)
+}
+
 // keysOf writes the keys file of x with token to a file and maps it.
 func keysOf(t *testing.T, x *sumIndex, token [16]byte) (string, []byte) {
 	t.Helper()
@@ -172,14 +183,8 @@ func TestMergeAt(t *testing.T) {
 func TestKeysDamaged(t *testing.T) {
 	defer func(b int) { keysBlock = b }(keysBlock)
 	keysBlock = 64 // many blocks, so that lookups cross some and not others
-	var entries []cycle.Entry
-	for i := 1; i <= 40; i++ {
-		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
-	}
-	entries = append(entries, cycle.Entry{Record: rec("id07", 7, nil), Commit: commit(99)})
-	x := sums(entries...).byKey()
 	token := [16]byte{1}
-	path, data := keysOf(t, x, token)
+	path, data := numberedKeys(t, 40, token, cycle.Entry{Record: rec("id07", 7, nil), Commit: commit(99)})
 	if _, ok := openKeys(path, [16]byte{2}); ok {
 		t.Error("a keys file of another token opened")
 	}
@@ -247,12 +252,8 @@ func TestKeysDamaged(t *testing.T) {
 func TestKeysCheckedAsRead(t *testing.T) {
 	defer func(b int) { keysBlock = b }(keysBlock)
 	keysBlock = 64
-	var entries []cycle.Entry
-	for i := 1; i <= 40; i++ {
-		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
-	}
 	token := [16]byte{3}
-	path, _ := keysOf(t, sums(entries...).byKey(), token)
+	path, _ := numberedKeys(t, 40, token)
 	k, ok := openKeys(path, token)
 	if !ok {
 		t.Fatal("openKeys refused the file it wrote")
@@ -298,12 +299,8 @@ func TestReadBounded(t *testing.T) {
 // entry does not parse, is found damaged by the lookup that reads it: a
 // file written otherwise than by encodeKeys changes no answer either.
 func TestKeysSoundButWrong(t *testing.T) {
-	var entries []cycle.Entry
-	for i := 1; i <= 5; i++ {
-		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
-	}
 	token := [16]byte{4}
-	path, data := keysOf(t, sums(entries...).byKey(), token)
+	path, data := numberedKeys(t, 5, token)
 	k, ok := openKeys(path, token)
 	if !ok {
 		t.Fatal("openKeys refused the file it wrote")
