@@ -219,28 +219,11 @@ func keepVerify(l *cycle.Ledger, in verifyInputs, rep *Report) {
 	_ = replaceFile(verifyCachePath(repo), func(w *bufio.Writer) { w.Write(data) })
 }
 
-// replaceFile writes path anew with what write writes: to a temporary file
-// beside it, renamed into place, so that a reader sees the old file or the
-// new one, never a part.
+// replaceFile writes path anew with what write writes (cycle.WriteStateFile:
+// a reader sees the old file or the new one, never a part).
 func replaceFile(path string, write func(*bufio.Writer)) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	write(w)
-	werr := w.Flush()
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	cycle.RemoveStaleTemps(path, ".")
-	return nil
+	return cycle.WriteStateFile(path, func(w *bufio.Writer) error {
+		write(w)
+		return nil
+	})
 }

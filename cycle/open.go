@@ -541,15 +541,17 @@ func appendLine(path, line string) error {
 }
 
 func writeFileAtomic(path string, data []byte) error {
-	return writeFileAtomicWith(path, func(w *bufio.Writer) error {
+	return WriteStateFile(path, func(w *bufio.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// writeFileAtomicWith is writeFileAtomic for content written by write, as
-// it is made: a large file is never held whole in memory.
-func writeFileAtomicWith(path string, write func(w *bufio.Writer) error) error {
+// WriteStateFile writes a state file (of the ledger, or of verify) as its
+// content is made, to a temporary file beside it that is renamed into
+// place: a reader sees the old file or the new one, never a part, and a
+// large file is never held whole in memory.
+func WriteStateFile(path string, write func(w *bufio.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -573,33 +575,39 @@ func writeFileAtomicWith(path string, write func(w *bufio.Writer) error) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	RemoveStaleTemps(path, ".tmp")
+	removeStaleTemps(path)
 	return nil
 }
 
 // staleTemp is how old a temporary file of a state file must be for
-// RemoveStaleTemps to take it for one a killed process left: a write takes
+// removeStaleTemps to take it for one a killed process left: a write takes
 // seconds at most.
 const staleTemp = time.Hour
 
-// RemoveStaleTemps removes the temporary files of the state file at path
-// (named its name, then suffix, then the random part os.CreateTemp gives)
-// that are older than staleTemp: a process killed between writing one and
-// renaming it into place leaves it behind (a view of 100,000 records is
-// 46 MB). A younger one may be a write under way, and is left.
-func RemoveStaleTemps(path, suffix string) {
-	prefix := filepath.Base(path) + suffix
-	entries, err := os.ReadDir(filepath.Dir(path))
+// removeStaleTemps removes the temporary files of the state file at path
+// older than staleTemp: a process killed between writing one and renaming
+// it into place leaves it behind (a view of 100,000 records is 46 MB). A
+// younger one may be a write under way, and is left. A temporary file is
+// named as WriteStateFile names it (the file's name, ".tmp", the digits
+// os.CreateTemp adds), or as verify named its own before (the file's name,
+// ".", the digits): nothing else, such as a lock, has such a name.
+func removeStaleTemps(path string) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, prefix) || len(name) == len(prefix) || !e.Type().IsRegular() {
+		rest, ok := strings.CutPrefix(e.Name(), base+".")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		rest = strings.TrimPrefix(rest, "tmp")
+		if rest == "" || strings.Trim(rest, "0123456789") != "" {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(filepath.Dir(path), name))
+			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }

@@ -58,7 +58,7 @@ func TestRemoveStaleTemps(t *testing.T) {
 	path := filepath.Join(dir, "ledger.view")
 	old := time.Now().Add(-2 * staleTemp)
 	for name, age := range map[string]time.Time{"ledger.view.tmp123": old, "ledger.view.tmp456": time.Now(),
-		"ledger.viewer.tmp1": old, "subjects.tmp9": old} {
+		"ledger.viewer.tmp1": old, "subjects.tmp9": old, "ledger.view.lock": old, "ledger.view.tmpx": old} {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestRemoveStaleTemps(t *testing.T) {
 	for _, e := range entries {
 		left = append(left, e.Name())
 	}
-	want := []string{"ledger.view", "ledger.view.tmp456", "ledger.viewer.tmp1", "subjects.tmp9"}
+	want := []string{"ledger.view", "ledger.view.lock", "ledger.view.tmp456", "ledger.view.tmpx", "ledger.viewer.tmp1", "subjects.tmp9"}
 	if strings.Join(left, " ") != strings.Join(want, " ") {
 		t.Errorf("left %v, want %v", left, want)
 	}

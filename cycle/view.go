@@ -145,7 +145,7 @@ func (v *view) save(path string) error {
 	}
 	// Written as it is made (a view of 100,000 records is 46 MB): pos
 	// counts the bytes, for the offsets.
-	return writeFileAtomicWith(path, func(w *bufio.Writer) error {
+	return WriteStateFile(path, func(w *bufio.Writer) error {
 		pos := 0
 		put := func(b []byte) {
 			w.Write(b) // an error sticks in w: Flush returns it
