@@ -176,7 +176,7 @@ func chainDigest(l *cycle.Ledger, id string) (string, error) {
 		return "", err
 	}
 	for _, e := range list.Entries {
-		if pid, digest, ok := ledger.ParseLink(stringField(e.Record, "prev")); ok && pid == id {
+		if pid, digest, ok := ledger.ParseLink(e.Record.ExtraString("prev")); ok && pid == id {
 			return digest, nil
 		}
 	}

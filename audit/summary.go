@@ -49,8 +49,8 @@ func (s *recSum) key() string {
 
 func sumOf(r *ledger.Record, commit gitstore.Hash) recSum {
 	s := recSum{Commit: commit, ID: r.ID, Digest: ledger.Digest(r.Marshal()), Cycle: r.Cycle, V: r.V,
-		Result: string(r.Result), Timestamp: r.Timestamp, Prev: stringField(*r, "prev"),
-		By: stringField(*r, "recorded_by"), Host: stringField(*r, "host"), CommitDigest: ledger.CommitDigest(r)}
+		Result: string(r.Result), Timestamp: r.Timestamp, Prev: r.ExtraString("prev"),
+		By: r.ExtraString("recorded_by"), Host: r.ExtraString("host"), CommitDigest: ledger.CommitDigest(r)}
 	_, s.Chained = r.Extra["recorded_by"]
 	return s
 }

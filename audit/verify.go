@@ -603,10 +603,6 @@ func provenance(r *recSum) string {
 	return "unknown author"
 }
 
-func stringField(r ledger.Record, name string) string {
-	return r.ExtraString(name)
-}
-
 // acceptedIDs are the records whose change an acknowledgement accepted:
 // those the accepted notes commits changed or removed.
 func acceptedIDs(repo *gitstore.Repo, accepted map[gitstore.Hash]Acceptance) (map[string]bool, error) {

@@ -185,13 +185,13 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 	}
 	for _, en := range list.Entries {
 		if !edge[en.Commit] {
-			if b := recordBranch(en.Record); b != "" {
+			if b := en.Record.ExtraString("branch"); b != "" {
 				branches[b] = true
 			}
 		}
 	}
 	ours := func(r ledger.Record) bool {
-		b := recordBranch(r)
+		b := r.ExtraString("branch")
 		return len(branches) == 0 || b == "" || branches[b]
 	}
 	var recs []reportRow
@@ -219,10 +219,6 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 		}
 	}
 	return recs, nil
-}
-
-func recordBranch(r ledger.Record) string {
-	return r.ExtraString("branch")
 }
 
 // goalsCell is a record's goals passing of the total, "-" when it does not
