@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -842,11 +841,11 @@ func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
 			nh.descends, err = repo.IsAncestor(done, tip)
 			break
 		}
-		commits, boundary, err := repo.RevListBoundary(done.String() + ".." + tip.String())
+		commits, descends, err := repo.RevListSince(done, tip)
 		if err != nil {
 			return nil, err
 		}
-		if nh.descends = slices.Contains(boundary, done); nh.descends {
+		if nh.descends = descends; descends {
 			nh.commits = commits
 			return nh, nil
 		}

@@ -218,17 +218,23 @@ func (r *Repo) RevListBoundary(rng string) (commits, boundary []Hash, err error)
 			commits = append(commits, h)
 		}
 	}
-	// A range a..b of full names whose boundary holds a says a is b's
-	// ancestor: kept, for IsAncestor and MergeBase to answer without a walk
-	// (the push guard asks it of the ledger verify read the range of).
-	if from, to, ok := strings.Cut(rng, ".."); ok {
-		a, errA := ParseHash(from)
-		b, errB := ParseHash(to)
-		if errA == nil && errB == nil && a.String() == from && b.String() == to && slices.Contains(boundary, a) {
-			r.keepBase(a, b, mergeBase{base: a, ok: true})
-		}
-	}
 	return commits, boundary, nil
+}
+
+// RevListSince is the commits of from..to, and whether from is to's
+// ancestor: it is exactly when it is on the range's boundary (from == to
+// gives no commit and false). An ancestor found so is kept, for IsAncestor
+// and MergeBase to answer without a walk (the push guard asks it of the
+// ledger verify read the range of).
+func (r *Repo) RevListSince(from, to Hash) (commits []Hash, descends bool, err error) {
+	commits, boundary, err := r.RevListBoundary(from.String() + ".." + to.String())
+	if err != nil {
+		return nil, false, err
+	}
+	if descends = slices.Contains(boundary, from); descends {
+		r.keepBase(from, to, mergeBase{base: from, ok: true})
+	}
+	return commits, descends, nil
 }
 
 // TrailerCommit is a commit and the values of the trailers asked for.
