@@ -319,10 +319,6 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	if err != nil {
 		return err
 	}
-	top, err := l.repo.WorkTree()
-	if err != nil {
-		return err
-	}
 	progress("saving the working tree")
 	t0 := time.Now()
 	capture, err := l.repo.CaptureWorktree()
@@ -363,33 +359,44 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		// open cycle's file does not name it.
 		f.Result, f.Tree, f.Worktree = ledger.Unchanged, "", ""
 	} else {
-		// The judged tree will be committed, and is named in the open
-		// cycle's file below: it is written while the gate runs.
-		flushed := make(chan error, 1)
-		go func() { flushed <- l.countLines(start, tree, deltas) }()
-		refuse := func(err error) error { <-flushed; return err } // no write left under way
 		g, detected, err := l.GateAt(start, ruler)
 		if err != nil {
-			return refuse(err)
+			return err
 		}
 		ruler.Gate = g
 		if err := l.checkTrust(c, data, detected); err != nil {
-			return refuse(err)
+			return err
 		}
 		var before goals.Snapshot
 		if len(c.Before) > 0 {
 			if err := json.Unmarshal(c.Before, &before); err != nil {
-				return refuse(fmt.Errorf("%s: the goals measured at the start do not parse: %v", l.openPath(), err))
+				return fmt.Errorf("%s: the goals measured at the start do not parse: %v", l.openPath(), err)
 			}
+		}
+		// The judged tree is what will be committed: it is written, and
+		// judged in a checkout of its own, never in the working tree, which
+		// another process may change while the gate runs. Its lines are
+		// counted meanwhile.
+		progress("checking out the work to judge")
+		judged, err := l.judgedCommit(c, tree, head)
+		if err != nil {
+			return err
+		}
+		counted := make(chan error, 1)
+		go func() { counted <- l.countLines(start, tree, deltas) }()
+		j, err := l.JudgeAt(judged)
+		if err != nil {
+			<-counted
+			return err
 		}
 		progress("running the gate")
 		t1 := time.Now()
-		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: top, Now: l.now, OnCheck: opts.OnCheck},
-			func(cr goals.CommandResult) bool { return !l.projectCommand(cr, top, start) })
+		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
+			func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) })
+		j.Release()
 		res.GateTime = time.Since(t1)
 		gitstore.Tracef("finish: the gate (%s)", ms(res.GateTime))
-		// What the open cycle's file names must be on disk before it does.
-		if err := <-flushed; err != nil {
+		if err := <-counted; err != nil {
 			return err
 		}
 		f.Delta = substantiveDelta(deltas) // with the lines counted
@@ -453,6 +460,18 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	}
 	l.die("judged")
 	return nil
+}
+
+// judgedCommit is the commit the judging checkout holds for a cycle's
+// work: tree on head, by the user's identity. It is not the commit an
+// improved cycle delivers (that one's message has the verdict's trailers),
+// and no ref names it but the checkout's HEAD.
+func (l *Ledger) judgedCommit(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash, error) {
+	author, committer, err := l.repo.Identity()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return l.repo.WriteCommit(tree, []gitstore.Hash{head}, fmt.Sprintf("git evolve: the work of cycle %d, as judged\n", c.Cycle), author, committer)
 }
 
 // FileDelta is a file a cycle changed: committed, uncommitted or

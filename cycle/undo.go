@@ -270,12 +270,11 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 		if err != nil {
 			return nil, err
 		}
-		top, err := l.repo.WorkTree()
+		progress("measuring the goals")
+		snap, err := l.MeasureAt(ctx, commit, ruler, goals.Options{Now: l.now})
 		if err != nil {
 			return nil, err
 		}
-		progress("measuring the goals")
-		snap := goals.Measure(ctx, ruler, goals.Options{Dir: top, Now: l.now})
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
 		}

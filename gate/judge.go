@@ -152,7 +152,7 @@ func (v *Verdict) Text() string {
 // noVerdict, or one that says the cycle broke the command) it is a failure
 // like any other.
 func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options, noVerdict func(goals.CommandResult) bool) *Verdict {
-	v := &Verdict{Commands: goals.RunGate(ctx, f.Gate, opts.Dir)}
+	v := &Verdict{Commands: goals.RunGate(ctx, f.Gate, opts.Dir, opts.Env)}
 	if cr, ok := v.CannotRun(); ok && noVerdict != nil && noVerdict(cr) {
 		return v
 	}

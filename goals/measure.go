@@ -90,8 +90,11 @@ type Snapshot struct {
 
 // Options change how Measure runs checks.
 type Options struct {
-	// Dir is where checks run (the top of the working tree).
+	// Dir is where checks run (the top of the working tree, or of the
+	// checkout a cycle is judged in).
 	Dir string
+	// Env is the environment checks run with (nil: this process's).
+	Env []string
 	// Only measures these goal ids (all when empty).
 	Only []string
 	// Parallel is how many checks may run at once (default: the number of
@@ -137,7 +140,7 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 	for i, g := range goals {
 		if g.Type == "meta" || exclusive(g) {
 			opts.started(g.ID)
-			results[i] = run(ctx, g, opts.Dir) // alone
+			results[i] = run(ctx, g, opts.Dir, opts.Env) // alone
 			continue
 		}
 		shared = append(shared, i)
@@ -151,7 +154,7 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 			defer wg.Done()
 			defer func() { <-sem }()
 			opts.started(goals[i].ID)
-			results[i] = run(ctx, goals[i], opts.Dir)
+			results[i] = run(ctx, goals[i], opts.Dir, opts.Env)
 		}(i)
 	}
 	wg.Wait()
@@ -259,16 +262,19 @@ type shellRun struct {
 	output   string // combined stdout and stderr, as captured (bounded)
 }
 
-// runShell runs command with the shell in dir, within timeout, with extra
-// environment variables. A timeout (or an interrupt through ctx) ends the
-// command and everything it started.
-func runShell(ctx context.Context, command, dir string, timeout time.Duration, env ...string) shellRun {
+// runShell runs command with the shell in dir, within timeout, with the
+// environment base (nil: this process's) and extra variables. A timeout (or
+// an interrupt through ctx) ends the command and everything it started.
+func runShell(ctx context.Context, command, dir string, timeout time.Duration, base []string, env ...string) shellRun {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sh := shell()
 	cmd := exec.CommandContext(ctx, sh[0], append(sh[1:], command)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(base[:len(base):len(base)], env...)
 	out := &capture{limit: captureLimit}
 	cmd.Stdout = out
 	cmd.Stderr = out
@@ -305,13 +311,13 @@ func runShell(ctx context.Context, command, dir string, timeout time.Duration, e
 	return r
 }
 
-func run(ctx context.Context, g Goal, dir string) (r Result) {
+func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 	r = Result{GoalID: g.ID, ID: g.ID, Weight: g.Weight, Tags: g.Tags}
 	if g.Continuous != nil {
 		t := g.Continuous.Threshold
 		r.Threshold = &t
 	}
-	sr := runShell(ctx, g.Check, dir, g.Timeout, "EVOLVE_GOAL_ID="+g.ID)
+	sr := runShell(ctx, g.Check, dir, g.Timeout, env, "EVOLVE_GOAL_ID="+g.ID)
 	r.Duration, r.Output, r.ExitCode = sr.duration, shorten(sr.output), sr.exitCode
 	defer func() {
 		if r.Result != Pass {
@@ -404,14 +410,14 @@ type CommandResult struct {
 	Excerpt string `json:"excerpt,omitempty"`
 }
 
-// RunGate runs the gate's test commands in dir, in order, each within the
-// gate's timeout, and stops at the first that does not pass (exit 0). A
-// command that times out does not pass: a gate is a verdict, not a goal
-// that may be unknown.
-func RunGate(ctx context.Context, g Gate, dir string) []CommandResult {
+// RunGate runs the gate's test commands in dir with the environment env
+// (nil: this process's), in order, each within the gate's timeout, and
+// stops at the first that does not pass (exit 0). A command that times out
+// does not pass: a gate is a verdict, not a goal that may be unknown.
+func RunGate(ctx context.Context, g Gate, dir string, env []string) []CommandResult {
 	out := []CommandResult{}
 	for _, c := range g.Commands {
-		sr := runShell(ctx, c, dir, g.Timeout)
+		sr := runShell(ctx, c, dir, g.Timeout, env)
 		cr := CommandResult{Command: c, Status: Pass, ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
 		if status, reason := sr.status(g.Timeout, dir); status != "" {
 			cr.Status, cr.Reason = status, reason

@@ -612,7 +612,8 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err := d.checkClean(s); err != nil {
 			return nil, err
 		}
-		if head, err := d.l.Repo().ResolveCommits("HEAD"); err != nil {
+		head, err := d.l.Repo().ResolveCommits("HEAD")
+		if err != nil {
 			return nil, err
 		} else if _, _, err := d.l.StartGate(head[0], s.Goals); err != nil {
 			return nil, err // a cycle its gate cannot judge does not start
@@ -620,7 +621,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		d.ranCycle = true
 		n := s.MaxCycle() + 1
 		d.say("cycle %d: measuring the goals", n)
-		measured := goals.Measure(ctx, s.Goals, goals.Options{Dir: s.Top, Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
+		// In the judging checkout of HEAD, where the cycle's work will be
+		// measured too.
+		measured, err := d.l.MeasureAt(ctx, head[0], s.Goals, goals.Options{Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
+		if err != nil {
+			return nil, err
+		}
 		if ctx.Err() != nil {
 			return d.stop(StopInterrupted, "interrupted while the goals were measured"), nil
 		}

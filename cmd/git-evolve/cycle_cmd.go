@@ -66,8 +66,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
-	top, err := l.Repo().WorkTree()
-	if err != nil {
+	if _, err := l.Repo().WorkTree(); err != nil {
 		return err
 	}
 	head, err := l.Repo().ResolveCommits("HEAD")
@@ -80,8 +79,11 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	e.noProgress = c.NoProgress
 	onCheck, done := e.goalProgress("measuring goals", len(f.Goals))
-	before := goals.Measure(e.ctx, f, goals.Options{Dir: top, Now: e.now, OnCheck: onCheck})
+	before, err := l.MeasureAt(e.ctx, head[0], f, goals.Options{Now: e.now, OnCheck: onCheck})
 	done()
+	if err != nil {
+		return err
+	}
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
 	}

@@ -33,8 +33,10 @@ counted, not committed, and a revert puts it back as it was.
  1. Without a change outside .agents/**, GOALS.yaml, GOALS.md and the goals
     file's non_substantive paths, the cycle is unchanged: it goes to the local
     journal and nothing is committed.
- 2. Otherwise the gate runs, with the goals file as it was when the cycle
-    started: the test commands of its gate: key or, without one, the
+ 2. Otherwise the gate runs, in a checkout of exactly the tree that will be
+    committed (a linked worktree in the user's cache directory, cleaned of
+    untracked and ignored files; never the working tree), with the goals
+    file as it was when the cycle started: the test commands of its gate: key or, without one, the
     project's tests detected in the start commit's tree (go.mod, a Makefile's
     test target, package.json's test script, Cargo.toml, pyproject.toml,
     pytest.ini or setup.cfg), then every goal. Pass must stay pass: a goal

@@ -1,0 +1,147 @@
+package cycle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+)
+
+// LinkedDirs are the directories of installed dependencies a judging
+// checkout borrows from the working tree, when the working tree has one at
+// its top that the judged commit does not track: a checkout of the commit
+// alone has no node_modules, and the project's tests could not run there.
+// They are linked, not copied, and are the only thing of the working tree
+// a judgment reads.
+var LinkedDirs = []string{"node_modules", ".venv", "venv"}
+
+// judgeDir is where this worktree's judging checkout lives: in the user's
+// cache directory (the system's temporary directory when there is none),
+// under a name made from the worktree's git directory. It is outside the
+// repository on purpose: tools look for their files up the directory tree
+// (node_modules, go.work, pytest.ini, conftest.py), and from a checkout
+// inside the repository they would find the working tree's.
+func (l *Ledger) judgeDir() (string, error) {
+	gitDir, err := filepath.Abs(l.repo.GitDir())
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(gitDir); err == nil {
+		gitDir = real
+	}
+	sum := sha256.Sum256([]byte(gitDir))
+	name := hex.EncodeToString(sum[:8])
+	top := "checkout"
+	if wt, err := l.repo.WorkTree(); err == nil && filepath.Base(wt) != "" {
+		top = filepath.Base(wt)
+	}
+	for _, base := range cacheBases() {
+		dir := filepath.Join(base, "git-evolve", "judge", name)
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			return filepath.Join(dir, top), nil
+		}
+	}
+	return "", fmt.Errorf("no directory to judge cycles in: neither the user's cache directory nor %s can be written", os.TempDir())
+}
+
+func cacheBases() []string {
+	var out []string
+	if d, err := os.UserCacheDir(); err == nil && d != "" {
+		out = append(out, d)
+	}
+	return append(out, os.TempDir())
+}
+
+// Judging is the judging checkout, brought to a commit and held by this
+// process until Release.
+type Judging struct {
+	*gitstore.Checkout
+	Release func()
+}
+
+// JudgeAt brings this worktree's judging checkout to commit (HEAD
+// detached there, every file as the commit has it and nothing else, the
+// LinkedDirs of the working tree linked in) and holds it until Release: a
+// second judge in this worktree waits. The checkout is made the first time
+// (a git worktree add), and after that reused: switching it costs what
+// changed between the two commits and a walk of its files.
+func (l *Ledger) JudgeAt(commit gitstore.Hash) (*Judging, error) {
+	dir, err := l.judgeDir()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := filelock.Lock(dir + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	co, err := l.repo.OpenCheckout(dir, commit)
+	if err == nil {
+		err = co.Switch(commit, LinkedDirs)
+	}
+	if err == nil {
+		err = l.linkDeps(co, commit)
+	}
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("the judging checkout (%s): %w", dir, err)
+	}
+	gitstore.Tracef("judge: the checkout at %s (%s)", commit.Short(), ms(time.Since(t0)))
+	return &Judging{Checkout: co, Release: unlock}, nil
+}
+
+// linkDeps links the working tree's LinkedDirs into the checkout (those
+// commit does not track), and removes a link whose directory is gone.
+func (l *Ledger) linkDeps(co *gitstore.Checkout, commit gitstore.Hash) error {
+	top, err := l.repo.WorkTree()
+	if err != nil {
+		return nil // no working tree: nothing to borrow
+	}
+	for _, name := range LinkedDirs {
+		link := filepath.Join(co.Dir, name)
+		if _, tracked, err := l.repo.TreeFile(commit, name); err != nil {
+			return err
+		} else if tracked {
+			continue // the commit's own, as the switch wrote it
+		}
+		live := filepath.Join(top, name)
+		fi, err := os.Stat(live)
+		if err != nil || !fi.IsDir() {
+			if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if have, err := os.Readlink(link); err == nil && have == live {
+			continue
+		}
+		if err := os.RemoveAll(link); err != nil {
+			return err
+		}
+		if err := os.Symlink(live, link); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MeasureAt measures the goals of f in the judging checkout of commit:
+// what a cycle that starts there is compared with.
+func (l *Ledger) MeasureAt(ctx context.Context, commit gitstore.Hash, f *goals.File, opts goals.Options) (*goals.Snapshot, error) {
+	j, err := l.JudgeAt(commit)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Release()
+	opts.Dir, opts.Env = j.Dir, j.Env()
+	return goals.Measure(ctx, f, opts), nil
+}

@@ -1,0 +1,154 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Checkout is a linked worktree of the repository that git-evolve keeps
+// for itself: where a cycle's work is judged, apart from the working tree
+// an agent works in. Its HEAD is detached; Switch brings it to a commit
+// and removes everything else, so that what runs there sees exactly that
+// commit's files.
+type Checkout struct {
+	r *Repo
+	// Dir is the top of the checkout's working tree.
+	Dir string
+	// admin is its git directory (under the common directory's
+	// worktrees/).
+	admin string
+}
+
+// gitLocationEnv are the variables that point git at a repository, a work
+// tree or an index other than the one it would find from its directory.
+// git sets some of them for the hooks it runs (GIT_DIR, GIT_INDEX_FILE in
+// a pre-commit hook), so git-evolve may inherit them; a command run in a
+// checkout must not (its git would read the repository's working tree).
+var gitLocationEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+	"GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_DISCOVERY_ACROSS_FILESYSTEM"}
+
+// OpenCheckout returns the checkout at dir: the linked worktree of this
+// repository that is there, or, when there is none (dir missing, or
+// holding anything else), one made anew (git worktree add --detach
+// --no-checkout, on commit), after removing what dir held. dir must be a
+// directory git-evolve owns: its content is not kept.
+func (r *Repo) OpenCheckout(dir string, commit Hash) (*Checkout, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if admin, ok := r.checkoutAdmin(abs); ok {
+		return &Checkout{r: r, Dir: abs, admin: admin}, nil
+	}
+	if err := os.RemoveAll(abs); err != nil {
+		return nil, fmt.Errorf("the judging checkout %s cannot be made anew: %w", abs, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, err
+	}
+	// -f: a checkout removed by hand (a cleared cache) is still
+	// registered; its entry is taken over.
+	if _, err := r.git(context.Background(), nil, "worktree", "add", "-f", "--detach", "--no-checkout", abs, commit.String()); err != nil {
+		return nil, err
+	}
+	admin, ok := r.checkoutAdmin(abs)
+	if !ok {
+		return nil, fmt.Errorf("git worktree add made %s, but it is not a worktree of %s", abs, r.commonDir)
+	}
+	return &Checkout{r: r, Dir: abs, admin: admin}, nil
+}
+
+// checkoutAdmin finds the git directory of the linked worktree at dir:
+// dir/.git names it, it is under this repository's worktrees/, and it
+// names dir/.git back.
+func (r *Repo) checkoutAdmin(dir string) (string, bool) {
+	data, err := readRegular(filepath.Join(dir, ".git"), 4096)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := bytes.CutPrefix(data, []byte("gitdir: "))
+	if !ok {
+		return "", false
+	}
+	admin := filepath.Clean(strings.TrimRight(string(rest), "\r\n"))
+	if !filepath.IsAbs(admin) {
+		admin = filepath.Join(dir, admin)
+	}
+	common, err := filepath.EvalSymlinks(filepath.Join(r.commonDir, "worktrees"))
+	if err != nil {
+		return "", false
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(admin))
+	if err != nil || parent != common {
+		return "", false
+	}
+	back, err := readRegular(filepath.Join(admin, "gitdir"), 4096)
+	if err != nil {
+		return "", false
+	}
+	want, err1 := filepath.EvalSymlinks(filepath.Join(dir, ".git"))
+	got, err2 := filepath.EvalSymlinks(strings.TrimRight(string(back), "\r\n"))
+	if err1 != nil || err2 != nil || want != got {
+		return "", false
+	}
+	return admin, true
+}
+
+// git runs git on the checkout, with its git directory and work tree
+// pinned, whatever the environment says.
+func (c *Checkout) git(args ...string) ([]byte, error) {
+	env := append(c.Env(), "GIT_DIR="+c.admin, "GIT_WORK_TREE="+c.Dir, "GIT_NO_LAZY_FETCH=1")
+	return startGit(c.Dir, env, false, args...).finish(nil)
+}
+
+// Switch brings the checkout to commit: HEAD detached at it, the index and
+// every tracked file as commit has them (a file changed there since is
+// written again), and every other file removed, untracked and ignored
+// alike (build outputs, caches), but for the top-level names in keep. It
+// runs no hook, and does not recurse into submodules.
+func (c *Checkout) Switch(commit Hash, keep []string) error {
+	// A git killed while it held the checkout's index lock leaves it
+	// behind; the caller holds the checkout alone, so none is at work.
+	if err := os.Remove(filepath.Join(c.admin, "index.lock")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, err := c.git("reset", "--hard", "-q", "--no-recurse-submodules", commit.String()); err != nil {
+		return err
+	}
+	args := []string{"clean", "-ffdxq"}
+	for _, k := range keep {
+		args = append(args, "-e", "/"+k)
+	}
+	_, err := c.git(args...)
+	return err
+}
+
+// Env is the environment for commands run in the checkout: this process's,
+// without the variables that would point a git at another repository, work
+// tree or index, and with PWD set to the checkout.
+func (c *Checkout) Env() []string {
+	env := make([]string, 0, len(os.Environ())+1)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "PWD" || contains(gitLocationEnv, name) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "PWD="+c.Dir)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

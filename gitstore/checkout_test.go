@@ -1,0 +1,150 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckout: a checkout is made once, switched between commits, and
+// after a switch holds exactly the commit's files: a tracked file changed
+// there is written again, untracked and ignored files are removed but for
+// the names kept; one whose directory was removed or replaced is made
+// anew; git sees it as a worktree of the repository.
+func TestCheckout(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	write := func(dir, name, text string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(r.dir, "a.txt", "one\n")
+	write(r.dir, ".gitignore", "build/\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "one")
+	first := r.hash("rev-parse", "HEAD")
+	write(r.dir, "a.txt", "two\n")
+	write(r.dir, "sub/b.txt", "b\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "two")
+	second := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+
+	dir := filepath.Join(t.TempDir(), "judge", "repo")
+	co, err := repo.OpenCheckout(dir, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := co.Switch(first, []string{"deps"}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		return string(data)
+	}
+	if got := read("a.txt"); got != "one\n" {
+		t.Fatalf("a.txt after the switch to the first commit: %q", got)
+	}
+	// What a judgment leaves: a tracked file changed, build outputs, an
+	// untracked file, a dependency directory kept.
+	write(dir, "a.txt", "changed by a check\n")
+	write(dir, "build/out", "cached\n")
+	write(dir, "stray.txt", "x\n")
+	write(dir, "deps/lib.txt", "kept\n")
+	again, err := repo.OpenCheckout(dir, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.admin != co.admin {
+		t.Fatalf("the checkout was made anew (%s, was %s)", again.admin, co.admin)
+	}
+	if err := again.Switch(second, []string{"deps"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a.txt": "two\n", "sub/b.txt": "b\n", "deps/lib.txt": "kept\n"} {
+		if got := read(name); got != want {
+			t.Errorf("%s after the switch: %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range []string{"build", "stray.txt"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after the switch (%v)", name, err)
+		}
+	}
+	// git in the checkout sees the commit, and a clean tree.
+	head, err := runGitCmd(dir, "", nil, "rev-parse", "HEAD")
+	if err != nil || strings.TrimSpace(head) != second.String() {
+		t.Fatalf("HEAD in the checkout: %q, %v", head, err)
+	}
+	if st, err := runGitCmd(dir, "", nil, "status", "--porcelain", "--untracked-files=no"); err != nil || st != "" {
+		t.Fatalf("git status in the checkout: %q, %v", st, err)
+	}
+	if list := r.git("worktree", "list", "--porcelain"); !strings.Contains(list, dir) {
+		t.Fatalf("git worktree list does not name the checkout:\n%s", list)
+	}
+
+	// A checkout removed by hand is made anew, its registration taken
+	// over; a directory holding something else is replaced.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	co, err = repo.OpenCheckout(dir, first)
+	if err != nil {
+		t.Fatalf("after the checkout was removed: %v", err)
+	}
+	if err := co.Switch(first, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("a.txt"); got != "one\n" {
+		t.Fatalf("a.txt in the checkout made anew: %q", got)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	write(dir, ".git", "gitdir: "+filepath.Join(t.TempDir(), "elsewhere")+"\n")
+	write(dir, "junk", "x")
+	co, err = repo.OpenCheckout(dir, second)
+	if err != nil {
+		t.Fatalf("over a directory that is no checkout: %v", err)
+	}
+	if err := co.Switch(second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("sub/b.txt"); got != "b\n" {
+		t.Fatalf("sub/b.txt: %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "junk")); !os.IsNotExist(err) {
+		t.Fatalf("junk is still there (%v)", err)
+	}
+}
+
+// TestCheckoutEnv: commands run in a checkout do not inherit what would
+// point their git at the repository's own working tree or index.
+func TestCheckoutEnv(t *testing.T) {
+	setEnv(t)
+	t.Setenv("GIT_DIR", "/elsewhere/.git")
+	t.Setenv("GIT_INDEX_FILE", "/elsewhere/index")
+	t.Setenv("GIT_WORK_TREE", "/elsewhere")
+	t.Setenv("KEEP_ME", "yes")
+	co := &Checkout{Dir: "/judge/repo"}
+	env := strings.Join(co.Env(), "\n")
+	for _, v := range []string{"GIT_DIR=", "GIT_INDEX_FILE=", "GIT_WORK_TREE="} {
+		if strings.Contains("\n"+env, "\n"+v) {
+			t.Errorf("the checkout's environment has %s", v)
+		}
+	}
+	if !strings.Contains(env, "KEEP_ME=yes") || !strings.Contains(env, "PWD=/judge/repo") {
+		t.Errorf("the checkout's environment:\n%s", env)
+	}
+}
