@@ -19,8 +19,9 @@ type GoalChange struct {
 	Weight      int      `json:"weight"`
 	// Regressed is true when the goal counts against the cycle: it passed
 	// before and does not now (it fails, times out, skips or cannot run),
-	// or its value moved the wrong way by more than its tolerance. Both are
-	// measured twice before they count.
+	// or its value moved the wrong way by more than its tolerance, or it
+	// had a value before and has none now. All are measured twice before
+	// they count.
 	Regressed bool   `json:"regressed,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	// Excerpt is the end of the check's output after the cycle, for a goal
@@ -194,7 +195,9 @@ func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goal
 // Compare sets every goal of f as measured after a cycle beside its
 // measure before it, and says which regressed: passed before and fails
 // now, or, for a continuous goal, a value that moved the wrong way (the
-// goal's direction) by more than the goal's tolerance.
+// goal's direction) by more than the goal's tolerance, or a value measured
+// before that the check no longer gives (whatever its result, and whether
+// or not the goal met its threshold before).
 func Compare(f *goals.File, before, after *goals.Snapshot) []GoalChange {
 	prev := map[string]goals.Result{}
 	if before != nil {
@@ -227,8 +230,12 @@ func Compare(f *goals.File, before, after *goals.Snapshot) []GoalChange {
 		case c.Before != "" && c.After != c.Before && c.After != goals.Pass:
 			c.Reason = c.Before + " → " + c.After + detail(a) // still failing: no regression
 		}
-		if g, ok := spec[a.GoalID]; ok && g.Continuous != nil && c.BeforeValue != nil && c.AfterValue != nil {
-			if moved, worse := wrongWay(g.Continuous, *c.BeforeValue, *c.AfterValue); worse {
+		if g, ok := spec[a.GoalID]; ok && g.Continuous != nil && c.BeforeValue != nil {
+			moved, worse := vanished(*c.BeforeValue), true
+			if c.AfterValue != nil {
+				moved, worse = wrongWay(g.Continuous, *c.BeforeValue, *c.AfterValue)
+			}
+			if worse {
 				c.Regressed = true
 				if c.Reason != "" {
 					c.Reason += "; "
@@ -260,6 +267,13 @@ func detail(a goals.Result) string {
 		return " (exit status " + strconv.Itoa(a.ExitCode) + ")"
 	}
 	return ""
+}
+
+// vanished says that a value measured before the cycle is no longer given:
+// whatever the check's result, that is worse than any value (a low value
+// is still a measure; none hides how far the goal moved).
+func vanished(before float64) string {
+	return "value " + num(before) + " → none: the check no longer gives its value"
 }
 
 // wrongWay says whether a continuous value moved the wrong way by more than

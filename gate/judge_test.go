@@ -137,3 +137,80 @@ func TestJudge(t *testing.T) {
 		t.Error("the flaky check never ran")
 	}
 }
+
+// A continuous value the start measured and the finish cannot read is a
+// regression, whatever the check's result after, and even when the goal
+// missed its threshold before: a value that vanishes is worse than a low one.
+func TestCompareVanishedValue(t *testing.T) {
+	cont := func(dir string) *goals.Continuous {
+		return &goals.Continuous{Metric: "m", Threshold: 80, Direction: dir}
+	}
+	f := &goals.File{Goals: []goals.Goal{
+		{ID: "silent", Continuous: cont("higher")}, {ID: "exits-1", Continuous: cont("higher")},
+		{ID: "was-low", Continuous: cont("higher")}, {ID: "low-skips", Continuous: cont("higher")},
+		{ID: "latency", Continuous: cont("lower")}, {ID: "never-had", Continuous: cont("higher")},
+		{ID: "new", Continuous: cont("higher")}, {ID: "plain"},
+	}}
+	before := snapshot(
+		goals.Result{GoalID: "silent", Result: goals.Pass, Value: val(82.5)},
+		goals.Result{GoalID: "exits-1", Result: goals.Pass, Value: val(82.5)},
+		goals.Result{GoalID: "was-low", Result: goals.Fail, Value: val(60)},
+		goals.Result{GoalID: "low-skips", Result: goals.Fail, Value: val(60)},
+		goals.Result{GoalID: "latency", Result: goals.Fail, Value: val(140)},
+		goals.Result{GoalID: "never-had", Result: goals.Fail},
+		goals.Result{GoalID: "plain", Result: goals.Fail})
+	after := snapshot(
+		goals.Result{GoalID: "silent", Result: goals.Fail, Reason: "no value in the check's output"},
+		goals.Result{GoalID: "exits-1", Result: goals.Fail, ExitCode: 1},
+		goals.Result{GoalID: "was-low", Result: goals.Fail, ExitCode: 1},
+		goals.Result{GoalID: "low-skips", Result: goals.Skip, Reason: "exit 77: the check cannot tell here"},
+		goals.Result{GoalID: "latency", Result: goals.Fail, ExitCode: 1},
+		goals.Result{GoalID: "never-had", Result: goals.Fail, ExitCode: 1},
+		goals.Result{GoalID: "new", Result: goals.Fail, ExitCode: 1},
+		goals.Result{GoalID: "plain", Result: goals.Fail, ExitCode: 1})
+	want := map[string]string{
+		"silent":    "pass → fail (no value in the check's output); value 82.5 → none: the check no longer gives its value",
+		"exits-1":   "pass → fail (exit status 1); value 82.5 → none: the check no longer gives its value",
+		"was-low":   "value 60 → none: the check no longer gives its value",
+		"low-skips": "fail → skip: the check no longer tells (exit 77: the check cannot tell here); value 60 → none: the check no longer gives its value",
+		"latency":   "value 140 → none: the check no longer gives its value",
+	}
+	for _, c := range Compare(f, before, after) {
+		reason, regressed := want[c.GoalID]
+		if c.Regressed != regressed {
+			t.Errorf("%s: regressed %v, want %v (%+v)", c.GoalID, c.Regressed, regressed, c)
+		}
+		if regressed && c.Reason != reason {
+			t.Errorf("%s: reason %q, want %q", c.GoalID, c.Reason, reason)
+		}
+	}
+}
+
+// A value that vanished is measured again before it counts, as any
+// regression: one that comes back on the second measure is flaky.
+func TestJudgeVanishedValue(t *testing.T) {
+	dir := t.TempDir()
+	cont := &goals.Continuous{Metric: "coverage", Threshold: 80, Direction: "higher"}
+	f := &goals.File{Era: "e", Gate: goals.Gate{Timeout: 5 * time.Second}, Goals: []goals.Goal{
+		{ID: "gone", Check: "echo all good", Weight: 1, Timeout: 5 * time.Second, Continuous: cont},
+		{ID: "blinks", Check: "if [ -e blinked ]; then echo 'coverage: 82.5'; exit 0; fi; touch blinked", Weight: 1, Timeout: 5 * time.Second, Continuous: cont},
+	}}
+	before := snapshot(goals.Result{GoalID: "gone", Result: goals.Pass, Value: val(82.5)},
+		goals.Result{GoalID: "blinks", Result: goals.Pass, Value: val(82.5)})
+	v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil)
+	for _, c := range v.Changes {
+		switch c.GoalID {
+		case "gone":
+			if !c.Regressed || !c.Rechecked || c.Flaky || c.Reason != "pass → fail (no value in the check's output); value 82.5 → none: the check no longer gives its value" {
+				t.Errorf("gone: %+v, want regressed after a second measure", c)
+			}
+		case "blinks":
+			if c.Regressed || !c.Rechecked || !c.Flaky || c.AfterValue == nil || *c.AfterValue != 82.5 {
+				t.Errorf("blinks: %+v, want flaky, its value back on the second measure", c)
+			}
+		}
+	}
+	if got := v.Text(); got != "FAIL: regressed gone" {
+		t.Errorf("Text() = %q", got)
+	}
+}
