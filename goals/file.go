@@ -1,10 +1,12 @@
 // Package goals is the ruler of evolve cycles: the goals file, GOALS.yaml or
 // GOALS.md with its directives (read with every problem located by line and
-// column), running its checks (shell commands: exit 0 pass, 77 skip, 126 or 127 error, past the time
-// limit timeout, anything else fail; in parallel where that is safe), the
-// excerpt of a check's output a person or the next agent reads, the fitness
-// snapshot they give, and the local trust that must be given to a goals file
-// before its commands run.
+// column), running its checks (shell commands: exit 0 pass, 77 skip, 126 or
+// 127 error, past the time limit timeout, anything else fail; in parallel
+// where that is safe), the value of a continuous goal (from its check's
+// output, or from a file the check wrote in this run), the excerpt of a
+// check's output a person or the next agent reads, the fitness snapshot they
+// give, and the local trust that must be given to a goals file before its
+// commands run.
 //
 // It knows nothing of git: callers hand it a file and a directory.
 package goals
@@ -80,10 +82,16 @@ type Continuous struct {
 	Threshold float64
 	Direction string  // higher (default) or lower: which way is better
 	Tolerance float64 // how far the value may move the wrong way before it counts as a regression
-	// Value finds the number in the check's output: a regular expression
-	// whose first group (or whole match) is the number. Without it, the last
-	// number in the output is taken.
+	// Value finds the number in the check's output (or in ValueFile): a
+	// regular expression whose first group (or whole match) is the number.
+	// Without it, the last number in the output is taken (in ValueFile, see
+	// FileValue).
 	Value *regexp.Regexp
+	// ValueFile, when set, is a file the check writes, relative to where
+	// it runs (cleaned, with slashes; it does not leave that directory):
+	// the value is read from it after the check ran, not from the check's
+	// output, and only when the check wrote it.
+	ValueFile string
 }
 
 // Gate is the project's own test commands, run before the goals when a
@@ -486,8 +494,19 @@ func (p *parser) continuous(n *yaml.Node) *Continuous {
 			} else {
 				c.Value = re
 			}
+		case "value_file":
+			switch name := p.str(val, "value_file"); {
+			case name == "" && val.Tag == "!!str":
+				p.add(val, "value_file is empty")
+			case name != "":
+				if clean, err := valueFilePath(name); err != nil {
+					p.add(val, "value_file %q %v", name, err)
+				} else {
+					c.ValueFile = clean
+				}
+			}
 		default:
-			p.warn(key, "unknown continuous key %q (known: metric, threshold, direction, tolerance, value)", key.Value)
+			p.warn(key, "unknown continuous key %q (known: metric, threshold, direction, tolerance, value, value_file)", key.Value)
 		}
 	})
 	if c.Metric == "" && !p.has(n, "metric") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -317,6 +318,14 @@ func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 		t := g.Continuous.Threshold
 		r.Threshold = &t
 	}
+	// A value file is read only if this run of the check wrote it: the file
+	// as it was before the check ran, and when the check started, tell it
+	// from one an earlier run left.
+	var before fs.FileInfo
+	if c := g.Continuous; c != nil && c.ValueFile != "" {
+		before = statValueFile(dir, c.ValueFile)
+	}
+	start := time.Now()
 	sr := runShell(ctx, g.Check, dir, g.Timeout, env, "EVOLVE_GOAL_ID="+g.ID)
 	r.Duration, r.Output, r.ExitCode = sr.duration, shorten(sr.output), sr.exitCode
 	defer func() {
@@ -349,10 +358,17 @@ func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 		r.Result = Fail
 	}
 	if c := g.Continuous; c != nil && r.Result != Skip {
-		v, ok := ExtractValue(sr.output, c.Value)
+		var v float64
+		ok, none := false, "no value in the check's output"
+		if c.ValueFile != "" {
+			v, none = readValueFile(dir, c, before, start)
+			ok = none == ""
+		} else {
+			v, ok = ExtractValue(sr.output, c.Value)
+		}
 		if !ok {
 			if r.Result == Pass {
-				r.Result, r.Reason = Fail, "no value in the check's output"
+				r.Result, r.Reason = Fail, none
 			}
 			return r
 		}

@@ -12,3 +12,7 @@ import (
 func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
 
 func killGroup(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+// readFlags open a value file without waiting: a file swapped for a named
+// pipe after it was found regular must not hang the read.
+const readFlags = syscall.O_NONBLOCK

@@ -148,7 +148,10 @@ description; check, a shell command: exit 0 pass, 77 skip, 126 or 127 error
 (it cannot run here), anything else fail, past its timeout timeout; weight 1-10; type health|architecture|quality|meta; pillar;
 tags; timeout such as 90s; continuous {metric, threshold, direction
 higher|lower, tolerance, value: a regular expression whose first group is the
-number, else the last number in the output}), and gate: the project's test
+number, else the last number in the output; value_file: a file the check
+writes, relative to where it runs, read for the number instead of the output:
+a Go cover profile's coverage, a JUnit report's passing test cases, else
+value or its last number}), and gate: the project's test
 command(s) (gate: [] none; without a gate key, or with only gate: {timeout:
 10m}, the test command detected from the tree); non_substantive: paths whose changes do not count as a cycle's
 work, beside .agents/**, GOALS.yaml and GOALS.md ("dir/**" or a path.Match
