@@ -41,8 +41,9 @@ counted, not committed, and a revert puts it back as it was.
     test target, package.json's test script, Cargo.toml, pyproject.toml,
     pytest.ini or setup.cfg), then every goal. Pass must stay pass: a goal
     that passed and now fails, times out, skips or cannot run, or a
-    continuous value that moved the wrong way beyond its tolerance, is
-    measured once more before it counts. A test command that cannot run
+    continuous value that moved the wrong way beyond its tolerance, or that
+    the start measured and the finish cannot read, is measured once more
+    before it counts. A test command that cannot run
     (exit 126 or 127) gives no verdict: nothing is stored and the cycle stays
     open. What failed is printed with the end of its output, kept in the
     record, and told to the next agent.
