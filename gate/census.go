@@ -1,6 +1,11 @@
 package gate
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,4 +208,216 @@ func cutRunes(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// maxLine is the longest line ParseGoTestJSON holds. A longer one is not
+// an event (test2json cuts a test's output into events of a few KiB): it
+// is copied to the text cut short, its first maxLine bytes and "…".
+const maxLine = 1 << 20
+
+// goEvent is what the census reads of an event of go test -json: a
+// TestEvent of test2json, or a BuildEvent of the build.
+type goEvent struct {
+	Action      string
+	Package     string
+	Test        string
+	Output      string
+	FailedBuild string
+}
+
+// goPackage is what the census knows of a package tested.
+type goPackage struct {
+	result      string // its own pass, fail or skip; "" until it has one
+	failedBuild bool
+	failing     bool   // a test of it failed or did not finish
+	last        string // the test its last event passed or skipped, if its last event did
+}
+
+type goTest struct {
+	pkg *goPackage
+	o   outcome
+}
+
+// ParseGoTestJSON reads the event stream of go test -json (cmd/test2json's
+// TestEvent, and the BuildEvent of the build) and writes to text what
+// plain go test would have printed: the Output of each event, in order,
+// and every line that is not an event (a Makefile's echo, an error go
+// printed before any test, another tool's output) unchanged, but for a
+// line over 1 MiB, of which text gets the first MiB and "…". A nil text
+// discards it.
+//
+// A test is named "<package>.<Test>", a subtest with its slash path
+// ("example.com/m.TestA/case_1"), and has the outcome of its last pass,
+// fail or skip event. A test that ran and never reported an outcome (its
+// binary exited or was killed first) is failed, and so is the test a
+// package's own result names when the package's last event is that
+// result: test2json gives it the name of the test that was running when
+// the binary exited 0. A package whose build failed, or that failed with
+// no test failing, is failed under its path. A benchmark counts only when
+// it reports an outcome, as go test reports one only when it logs or
+// fails.
+//
+// It reads r to its end even when writing text fails, and returns the
+// first error of reading r or, after it, of writing text; the census is
+// never nil, and holds what was read before a read error.
+func ParseGoTestJSON(r io.Reader, text io.Writer) (*Census, error) {
+	if text == nil {
+		text = io.Discard
+	}
+	p := &goParser{tally: newTally("go"), pkgs: map[string]*goPackage{}, tests: map[string]goTest{}, text: text}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	long := false
+	var rerr error
+	for {
+		frag, err := br.ReadSlice('\n')
+		if room := maxLine - len(line); len(frag) <= room {
+			line = append(line, frag...)
+		} else if !long {
+			line = append(line, cutRunes(string(frag), room)...)
+			long = true
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(line) > 0 {
+			p.line(line, long, err == nil)
+		}
+		line, long = line[:0], false
+		if err != nil {
+			if err != io.EOF {
+				rerr = err
+			}
+			break
+		}
+	}
+	c := p.census()
+	if rerr != nil {
+		return c, rerr
+	}
+	return c, p.werr
+}
+
+type goParser struct {
+	*tally
+	pkgs  map[string]*goPackage
+	tests map[string]goTest
+	text  io.Writer
+	werr  error
+}
+
+func (p *goParser) write(b []byte) {
+	if p.werr == nil {
+		_, p.werr = p.text.Write(b)
+	}
+}
+
+// line takes one line of input: an event, or text to copy. A long line was
+// cut at maxLine; nl says whether it ended in a newline.
+func (p *goParser) line(line []byte, long, nl bool) {
+	if !long {
+		var ev goEvent
+		if l := bytes.TrimRight(line, "\r\n"); len(l) > 0 && l[0] == '{' && json.Unmarshal(l, &ev) == nil && ev.Action != "" {
+			p.event(ev)
+			return
+		}
+	}
+	p.write(line)
+	if long {
+		p.write([]byte("…"))
+		if nl {
+			p.write([]byte("\n"))
+		}
+	}
+}
+
+func (p *goParser) event(ev goEvent) {
+	if ev.Output != "" {
+		if p.werr == nil {
+			_, p.werr = io.WriteString(p.text, ev.Output)
+		}
+	}
+	if ev.Action == "build-output" || ev.Action == "build-fail" {
+		return // the package's own fail event follows, with FailedBuild
+	}
+	pkg := p.pkg(ev.Package)
+	if pkg != nil {
+		pkg.last = ""
+	}
+	if ev.Action != "run" && ev.Action != "pass" && ev.Action != "fail" && ev.Action != "skip" {
+		return
+	}
+	if ev.Test == "" {
+		if pkg != nil && ev.Action != "run" {
+			pkg.result, pkg.failedBuild = ev.Action, ev.FailedBuild != ""
+		}
+		return
+	}
+	if ev.Action == "run" && strings.HasPrefix(ev.Test, "Benchmark") {
+		return
+	}
+	name := ev.Test
+	if ev.Package != "" {
+		name = ev.Package + "." + ev.Test
+	}
+	name = boundName(name)
+	o := started
+	switch ev.Action {
+	case "pass":
+		o = passed
+	case "fail":
+		o = failed
+	case "skip":
+		o = skipped
+	}
+	if _, had := p.tests[name]; !had && len(p.tests) >= 3*MaxNames {
+		p.truncated = true
+		return
+	}
+	p.tests[name] = goTest{pkg: pkg, o: o}
+	if pkg != nil && (o == passed || o == skipped) {
+		pkg.last = name
+	}
+}
+
+// pkg is the package of an event, nil when it has none or there are too
+// many to keep.
+func (p *goParser) pkg(path string) *goPackage {
+	path = boundName(path)
+	if path == "" {
+		return nil
+	}
+	if pkg, ok := p.pkgs[path]; ok {
+		return pkg
+	}
+	if len(p.pkgs) >= MaxNames {
+		p.truncated = true
+		return nil
+	}
+	pkg := &goPackage{}
+	p.pkgs[path] = pkg
+	return pkg
+}
+
+func (p *goParser) census() *Census {
+	for _, pkg := range p.pkgs {
+		if t, ok := p.tests[pkg.last]; ok && pkg.result == "" {
+			t.o = started // the package's result, given to the test that was running
+			p.tests[pkg.last] = t
+		}
+	}
+	names := slices.Sorted(maps.Keys(p.tests)) // the same names kept, whatever the map's order
+	for _, name := range names {
+		t := p.tests[name]
+		if (t.o == started || t.o == failed) && t.pkg != nil {
+			t.pkg.failing = true
+		}
+		p.set(name, t.o)
+	}
+	for _, path := range slices.Sorted(maps.Keys(p.pkgs)) {
+		if pkg := p.pkgs[path]; pkg.result == "fail" && (pkg.failedBuild || !pkg.failing) {
+			p.set(path, failed)
+		}
+	}
+	return p.tally.census()
 }

@@ -1,12 +1,223 @@
 package gate
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
+
+// fixture reads a runner's real output from testdata/census (see its
+// README for how each was made).
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "census", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// checkCensus fails t unless c keeps the promises of a Census: sorted,
+// unique, disjoint lists of bounded, valid, non-empty names.
+func checkCensus(t testing.TB, c *Census) {
+	t.Helper()
+	if c == nil {
+		t.Fatal("nil census")
+	}
+	seen := map[string]string{}
+	for outcome, list := range map[string][]string{"passed": c.Passed, "failed": c.Failed, "skipped": c.Skipped} {
+		if len(list) > MaxNames {
+			t.Errorf("%d %s names, more than %d", len(list), outcome, MaxNames)
+		}
+		for i, name := range list {
+			if i > 0 && list[i-1] >= name {
+				t.Errorf("%s: %q before %q: not sorted and unique", outcome, list[i-1], name)
+			}
+			if name == "" || len(name) > MaxNameBytes+len("…") || !utf8.ValidString(name) {
+				t.Errorf("%s: name %q (%d bytes) is empty, too long or invalid", outcome, name, len(name))
+			}
+			if other, ok := seen[name]; ok {
+				t.Errorf("%q is both %s and %s", name, other, outcome)
+			}
+			seen[name] = outcome
+		}
+	}
+}
+
+func TestParseGoTestJSON(t *testing.T) {
+	var text strings.Builder
+	c, err := ParseGoTestJSON(bytes.NewReader(fixture(t, "go.json")), &text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCensus(t, c)
+	want := &Census{
+		Runner: "go",
+		Passed: []string{"example.com/m.TestPass", "example.com/m.TestSub/case_1", "example.com/m/exit3.TestFirst", "example.com/m/sysexit.TestFirst"},
+		// TestExits of exit3 called os.Exit(3) and never reported; the
+		// one of sysexit called syscall.Exit(0), and test2json gave it
+		// its package's pass. Neither finished. The package that did not
+		// build fails under its path; exits (a TestMain that exits 0)
+		// and initexit (an init that exits 0) passed and ran nothing.
+		Failed:  []string{"example.com/m.TestFail", "example.com/m.TestSub", "example.com/m.TestSub/case_2", "example.com/m/broken", "example.com/m/exit3.TestExits", "example.com/m/sysexit.TestExits"},
+		Skipped: []string{"example.com/m.TestSkip"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("census\n%+v\nwant\n%+v", c, want)
+	}
+	// The text is what go test without -json prints: every event's Output.
+	var outputs strings.Builder
+	for line := range strings.Lines(string(fixture(t, "go.json"))) {
+		var ev goEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		outputs.WriteString(ev.Output)
+	}
+	if text.String() != outputs.String() {
+		t.Errorf("text\n%s\nwant\n%s", text.String(), outputs.String())
+	}
+	for _, line := range []string{"# example.com/m/broken [example.com/m/broken.test]\n", "    m_test.go:13: Add(2, 2) = 4, want 5\n", "ok  \texample.com/m/exits\t"} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("text lacks %q", line)
+		}
+	}
+}
+
+func TestParseGoTestJSONText(t *testing.T) {
+	// make echoes its command and reports the failure, around go's events.
+	var text strings.Builder
+	c, err := ParseGoTestJSON(bytes.NewReader(fixture(t, "go-make.txt")), &text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Census{Runner: "go", Failed: []string{"./nothing/...", "example.com/m/broken"}}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("census %+v, want %+v", c, want)
+	}
+	got := text.String()
+	for _, line := range []string{"make: running the tests\n", "go test -trimpath -json ./exits ./broken ./nothing/... 2>&1\n", "make: *** [Makefile:3: test] Error 1\n",
+		"pattern ./nothing/...: lstat ./nothing/: no such file or directory\n", "ok  \texample.com/m/exits\t"} {
+		if !strings.Contains(got, line) {
+			t.Errorf("text lacks %q:\n%s", line, got)
+		}
+	}
+	if strings.Contains(got, `"Action"`) {
+		t.Errorf("an event copied as text:\n%s", got)
+	}
+}
+
+func TestParseGoTestJSONEvents(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		want     Census
+	}{
+		{"last outcome wins (-count=2)",
+			`{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"fail","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p"}
+`, Census{Passed: []string{"p.TestA"}}},
+		{"run again, never finished",
+			`{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"fail","Package":"p"}
+`, Census{Failed: []string{"p.TestA"}}},
+		{"a package that fails after its tests pass (TestMain exits 1)",
+			`{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"fail","Package":"p"}
+`, Census{Passed: []string{"p.TestA"}, Failed: []string{"p"}}},
+		{"a benchmark reports nothing unless it logs or fails",
+			`{"Action":"run","Package":"p","Test":"BenchmarkX"}
+{"Action":"output","Package":"p","Test":"BenchmarkX","Output":"BenchmarkX-2 \t 10\t 71.20 ns/op\n"}
+{"Action":"run","Package":"p","Test":"BenchmarkY"}
+{"Action":"fail","Package":"p","Test":"BenchmarkY"}
+{"Action":"fail","Package":"p"}
+`, Census{Failed: []string{"p.BenchmarkY"}}},
+		{"a stream cut short",
+			`{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"=== RUN   TestB\n"}`, Census{Passed: []string{"p.TestA"}, Failed: []string{"p.TestB"}}},
+		{"not events",
+			"{\"Action\":\n{}\n{\"Test\":\"TestA\"}\n[1]\n\n", Census{}},
+	} {
+		c, err := ParseGoTestJSON(strings.NewReader(tt.in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCensus(t, c)
+		tt.want.Runner = "go"
+		if !reflect.DeepEqual(*c, tt.want) {
+			t.Errorf("%s: census %+v, want %+v", tt.name, *c, tt.want)
+		}
+	}
+}
+
+func TestParseGoTestJSONLongLines(t *testing.T) {
+	// A line over the bound is copied cut short, once; a long event's
+	// Output whole; a last line without a newline as it is.
+	long := strings.Repeat("é", maxLine) // twice the bound in bytes
+	event, _ := json.Marshal(goEvent{Action: "output", Package: "p", Test: "TestA", Output: strings.Repeat("x", 100_000) + "\n"})
+	in := "before\n" + long + "\n" + string(event) + "\n" + `{"Action":"pass","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"p"}` + "\nafter"
+	var text strings.Builder
+	c, err := ParseGoTestJSON(strings.NewReader(in), &text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Passed, []string{"p.TestA"}) {
+		t.Errorf("census %+v", c)
+	}
+	want := "before\n" + long[:maxLine] + "…\n" + strings.Repeat("x", 100_000) + "\nafter"
+	if text.String() != want {
+		t.Errorf("text of %d bytes, want %d", text.Len(), len(want))
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(b []byte) (int, error) {
+	w.n++
+	return 0, errors.New("disk full")
+}
+
+type failingReader struct{ r *strings.Reader }
+
+func (r failingReader) Read(b []byte) (int, error) {
+	if r.r.Len() == 0 {
+		return 0, errors.New("connection reset")
+	}
+	return r.r.Read(b)
+}
+
+func TestParseGoTestJSONErrors(t *testing.T) {
+	in := `{"Action":"output","Package":"p","Test":"TestA","Output":"hi\n"}
+{"Action":"pass","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p"}
+`
+	// A writer that fails stops the text, not the reading.
+	w := &failingWriter{}
+	c, err := ParseGoTestJSON(strings.NewReader(in), w)
+	if err == nil || err.Error() != "disk full" || w.n != 1 || len(c.Passed) != 1 {
+		t.Errorf("failing writer: %v, %d writes, %+v", err, w.n, c)
+	}
+	// A read error is returned with what was read before it.
+	c, err = ParseGoTestJSON(failingReader{strings.NewReader(in)}, nil)
+	if err == nil || err.Error() != "connection reset" || len(c.Passed) != 1 {
+		t.Errorf("failing reader: %v, %+v", err, c)
+	}
+}
 
 func TestBoundName(t *testing.T) {
 	long := strings.Repeat("a", MaxNameBytes-1) + "é" + "tail"
