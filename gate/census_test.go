@@ -277,3 +277,79 @@ func TestVanished(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+func TestParseJUnitXML(t *testing.T) {
+	for _, tt := range []struct {
+		fixture string
+		want    Census
+	}{
+		// Written by hand in pytest's format (its junitxml.py), pytest
+		// not being installed where the fixtures were made.
+		{"pytest.xml", Census{
+			Passed:  []string{"tests.test_x.TestClass::test_method", "tests.test_x::test_param[1-2]", "tests.test_x::test_param[2-3]", "tests.test_x::test_y"},
+			Failed:  []string{"tests.test_broken", "tests.test_x::test_fails", "tests.test_x::test_setup_error"},
+			Skipped: []string{"tests.test_x::test_skipped", "tests.test_x::test_xfail"},
+		}},
+		// node 20's junit reporter: a test with subtests and a describe
+		// are testsuites, and the classname of every testcase is "test".
+		{"node-junit.xml", Census{
+			Passed:  []string{"test::adds", "test::child passes", "test::divides", "test::multiplies"},
+			Failed:  []string{"test::child fails", "test::fails"},
+			Skipped: []string{"test::by zero", "test::skipped", "test::todo"},
+		}},
+	} {
+		c, err := ParseJUnitXML(fixture(t, tt.fixture))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.fixture, err)
+		}
+		checkCensus(t, c)
+		tt.want.Runner = "junit"
+		if !reflect.DeepEqual(*c, tt.want) {
+			t.Errorf("%s: census\n%+v\nwant\n%+v", tt.fixture, *c, tt.want)
+		}
+	}
+}
+
+func TestParseJUnitXMLDocuments(t *testing.T) {
+	deep := "<testsuites>" + strings.Repeat("<testsuite>", 62) + `<testcase name="a"/>` + strings.Repeat("</testsuite>", 62) + "</testsuites>"
+	tooDeep := "<testsuites>" + strings.Repeat("<testsuite>", 64) + strings.Repeat("</testsuite>", 64) + "</testsuites>"
+	for _, tt := range []struct {
+		name, doc string
+		want      *Census // nil: an error
+	}{
+		{"nested 64 deep", deep, &Census{Passed: []string{"a"}}},
+		{"nested 65 deep", tooDeep, nil},
+		{"a testsuite root", `<testsuite name="x"><testcase classname="c" name="a"><system-err/></testcase><testcase name="a" classname="c"><error/></testcase></testsuite>`,
+			&Census{Failed: []string{"c::a"}}},
+		{"classname alone, no name, a testcase in a testcase", `<testsuites><testcase classname="c"><testcase name="inner"/><x><failure/></x></testcase><testcase/></testsuites>`,
+			&Census{Passed: []string{"c"}}},
+		{"an empty report", `<?xml version="1.0"?><testsuites/>`, &Census{}},
+		{"cut short", `<testsuites><testcase name="a"/><testcase name="b">`, nil},
+		{"not JUnit", `<html><testcase name="a"/></html>`, nil},
+		{"no root", ``, nil},
+		{"an undefined entity", `<testsuites><testcase name="&nbsp;"/></testsuites>`, nil},
+		{"entities defined in a doctype", `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><testsuites><testcase name="&lol2;"/></testsuites>`, nil},
+		{"an external entity", `<?xml version="1.0"?><!DOCTYPE t [<!ENTITY x SYSTEM "file:///etc/passwd">]><testsuites><testcase name="&x;"/></testsuites>`, nil},
+		{"another encoding", `<?xml version="1.0" encoding="ISO-8859-1"?><testsuites/>`, nil},
+	} {
+		c, err := ParseJUnitXML([]byte(tt.doc))
+		if tt.want == nil {
+			if err == nil {
+				t.Errorf("%s: no error, census %+v", tt.name, c)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		checkCensus(t, c)
+		tt.want.Runner = "junit"
+		if !reflect.DeepEqual(c, tt.want) {
+			t.Errorf("%s: census %+v, want %+v", tt.name, c, tt.want)
+		}
+	}
+	if _, err := ParseJUnitXML([]byte(`<html/>`)); !errors.Is(err, ErrNotJUnit) {
+		t.Errorf("not JUnit: %v", err)
+	}
+}
