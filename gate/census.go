@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/git-evolve/git-evolve/goals"
 )
 
 // The bounds of a census, whose every name is read from what the tested
@@ -529,4 +531,99 @@ func junitName(attrs []xml.Attr) string {
 		return class + name
 	}
 	return class + "::" + name
+}
+
+// ParseCargoTest reads the output of cargo test: libtest's lines "test
+// <name> ... ok", "... FAILED" and "... ignored" (with or without a
+// reason), from every test binary and doc-test run of the output. A name
+// is libtest's, without the mode it shows after it (" - should panic",
+// " - compile fail", " - compile"), so a doc test keeps its file, item and
+// line: "src/lib.rs - add (line 5)". A name two binaries both report has
+// the strongest of its outcomes: failed, then passed, then skipped.
+//
+// A test binary that said "running N tests" and ended without its "test
+// result:" line (it exited in the middle, as std::process::exit(0) in a
+// test does while cargo still exits 0, or it crashed) is failed under the
+// name cargo ran it by ("unittests src/lib.rs", "tests/api.rs",
+// "Doc-tests adder"), or "test binary" when the output does not say.
+// Lines are read as a terminal shows them (colours and carriage returns
+// applied); benchmarks are left out, and other formats (--format json or
+// terse, cargo nextest) give an empty census.
+func ParseCargoTest(out string) *Census {
+	t := newTally("cargo")
+	label, running := "", false
+	cutShort := func() {
+		if running {
+			if label == "" {
+				label = "test binary"
+			}
+			t.merge(label, failed)
+		}
+		running = false
+	}
+	for line := range strings.Lines(out) {
+		line = termLine(line)
+		switch trimmed := strings.TrimSpace(line); {
+		case strings.HasPrefix(line, "test result: "):
+			running = false
+		case strings.HasPrefix(line, "test "):
+			if name, o, ok := cargoResult(line[len("test "):]); ok {
+				t.merge(name, o)
+			}
+		case strings.HasPrefix(trimmed, "Running ") && line != trimmed:
+			cutShort()
+			label = strings.TrimPrefix(trimmed, "Running ")
+			if i := strings.LastIndex(label, " ("); i > 0 && strings.HasSuffix(label, ")") {
+				label = label[:i] // the binary's path, whose hash changes
+			}
+		case strings.HasPrefix(trimmed, "Doc-tests ") && line != trimmed:
+			cutShort()
+			label = trimmed
+		case strings.HasPrefix(line, "running "):
+			if n, _, _ := strings.Cut(line[len("running "):], " "); n != "" && strings.Trim(n, "0123456789") == "" {
+				cutShort()
+				running = true
+			}
+		}
+	}
+	cutShort()
+	return t.census()
+}
+
+// cargoResult reads what follows "test " on a line of libtest's: the
+// test's name and outcome, and false when the line is not a test's
+// result (a benchmark's, or another line that starts so).
+func cargoResult(s string) (string, outcome, bool) {
+	i := strings.LastIndex(s, " ... ")
+	if i < 0 {
+		return "", 0, false
+	}
+	name, result := strings.TrimRight(s[:i], " "), s[i+len(" ... "):]
+	for _, mode := range []string{" - should panic", " - compile fail", " - compile"} {
+		if n, ok := strings.CutSuffix(name, mode); ok {
+			name = n
+			break
+		}
+	}
+	word, _, _ := strings.Cut(result, " ") // "ok <0.001s>" with --report-time
+	word, _, _ = strings.Cut(word, ",")    // "ignored, reason"
+	switch word {
+	case "ok":
+		return name, passed, true
+	case "FAILED":
+		return name, failed, true
+	case "ignored":
+		return name, skipped, true
+	}
+	return "", 0, false
+}
+
+// termLine is a line of a runner's output as a terminal shows it, without
+// its line end.
+func termLine(line string) string {
+	line = strings.TrimRight(line, "\r\n")
+	if strings.ContainsAny(line, "\x1b\r") {
+		line = goals.CleanText(line)
+	}
+	return line
 }

@@ -353,3 +353,39 @@ func TestParseJUnitXMLDocuments(t *testing.T) {
 		t.Errorf("not JUnit: %v", err)
 	}
 }
+
+func TestParseCargoTest(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		want      Census
+	}{
+		// cargo 1.95 on a crate with unit tests (one should_panic, one
+		// ignored with a reason), an integration test of the same short
+		// name and doc tests (one should_panic, one ignored).
+		{"cargo.txt", string(fixture(t, "cargo.txt")), Census{
+			Passed:  []string{"adds", "src/lib.rs - add (line 3)", "src/lib.rs - div (line 12)", "tests::adds", "tests::divides_by_zero"},
+			Failed:  []string{"tests::fails"},
+			Skipped: []string{"src/lib.rs - div (line 16)", "tests::network", "tests::slow"},
+		}},
+		// A test that calls std::process::exit(0): the other tests never
+		// report, and cargo exits 0.
+		{"cargo-exit.txt", string(fixture(t, "cargo-exit.txt")), Census{
+			Passed: []string{"tests::a_first"},
+			Failed: []string{"unittests src/lib.rs"},
+		}},
+		{"a name from two binaries", "running 1 test\ntest a ... ok\n\ntest result: ok.\n\nrunning 2 tests\ntest a ... FAILED\ntest b ... ignored\n\ntest result: FAILED.\n" +
+			"running 1 test\ntest b ... ok\ntest result: ok.\n", Census{Passed: []string{"b"}, Failed: []string{"a"}}},
+		{"raw libtest, cut short", "\r\nrunning 2 tests\r\ntest a ... ok\r\n", Census{Passed: []string{"a"}, Failed: []string{"test binary"}}},
+		{"colours, times, padding and other lines",
+			"running 4 tests\ntest a ... \x1b[32mok\x1b[0m\ntest b ... ok <0.001s>\ntest c ... FAILED (time limit exceeded)\ntest bench_x   ... bench:       1,234 ns/iter (+/- 5)\n" +
+				"test d has been running for over 60 seconds\ntest e ... some output\nok\ntest result: FAILED.\n",
+			Census{Passed: []string{"a", "b"}, Failed: []string{"c"}}},
+	} {
+		c := ParseCargoTest(tt.out)
+		checkCensus(t, c)
+		tt.want.Runner = "cargo"
+		if !reflect.DeepEqual(*c, tt.want) {
+			t.Errorf("%s: census\n%+v\nwant\n%+v", tt.name, *c, tt.want)
+		}
+	}
+}
