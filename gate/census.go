@@ -627,3 +627,181 @@ func termLine(line string) string {
 	}
 	return line
 }
+
+// maxTAPDepth is the deepest nesting of subtests ParseTAP reads.
+const maxTAPDepth = 64
+
+// tapResult is a test point read, waiting for its parent's name.
+type tapResult struct {
+	name string
+	o    outcome
+}
+
+// ParseTAP reads TAP (versions 13 and 14) as node --test-reporter=tap
+// writes it: test points "ok 1 - name" and "not ok 2 - name", with
+// subtests indented four spaces a level before their parent's test
+// point. A subtest is named with its parents, outermost first, joined by
+// " > " ("math > division > divides"); a parent (a suite, or a test with
+// subtests) is a test too. A name is the description up to its directive
+// (an unescaped "#" after a space), with TAP's escapes "\#" and "\\"
+// undone. A test point whose directive is SKIP, or TODO on "not ok", is
+// skipped; else "ok" passed and "not ok" failed. YAML diagnostic blocks,
+// comments, plans and other lines are passed over, and so are subtests
+// nested deeper than 64 levels. Subtests whose parent never reported
+// (its process exited first) are named under the parent's "# Subtest:"
+// line where there was one. A name reported twice has the strongest of
+// its outcomes: failed, then passed, then skipped.
+func ParseTAP(out string) *Census {
+	p := &tapParser{tally: newTally("tap")}
+	var (
+		yamlEnd    string // the line that ends the YAML block being passed over
+		lastIndent = -1   // the indentation of the line before, if it was a test point
+	)
+	for line := range strings.Lines(out) {
+		line = termLine(line)
+		body := strings.TrimLeft(line, " ")
+		indent := len(line) - len(body)
+		testIndent := lastIndent
+		lastIndent = -1
+		if yamlEnd != "" {
+			if line == yamlEnd {
+				yamlEnd = ""
+				continue
+			}
+			if body == "" || indent >= len(yamlEnd)-len("...") {
+				continue
+			}
+			yamlEnd = "" // a line less indented than the block ends it unclosed
+		}
+		depth := indent / 4
+		if depth > maxTAPDepth {
+			continue
+		}
+		if body == "---" && indent > testIndent && testIndent >= 0 {
+			yamlEnd = line[:indent] + "..."
+			continue
+		}
+		if name, ok := strings.CutPrefix(body, "# Subtest:"); ok {
+			// Subtests still held belong to the subtest before, which
+			// never reported.
+			p.report(depth, p.children(depth, p.subtest[depth])...)
+			p.subtest[depth] = tapUnescape(strings.TrimSpace(name))
+			continue
+		}
+		if name, o, ok := tapPoint(body); ok {
+			lastIndent = indent
+			p.report(depth, append([]tapResult{{name, o}}, p.children(depth, name)...)...)
+			p.subtest[depth] = "" // it reported; the subtests after it are another's
+		}
+	}
+	for depth := maxTAPDepth - 1; depth >= 0; depth-- {
+		p.report(depth, p.children(depth, p.subtest[depth])...)
+	}
+	return p.census()
+}
+
+type tapParser struct {
+	*tally
+	held    [maxTAPDepth + 1][]tapResult // results by depth, until their parent reports
+	subtest [maxTAPDepth + 1]string      // the latest "# Subtest:" name by depth
+	n       int                          // results held
+}
+
+// report records results at depth: in the tally at the top, else held for
+// their parent.
+func (p *tapParser) report(depth int, results ...tapResult) {
+	if depth == 0 {
+		for _, r := range results {
+			p.merge(r.name, r.o)
+		}
+		return
+	}
+	if p.n+len(results) > 3*MaxNames {
+		p.truncated = true
+		return
+	}
+	p.held[depth] = append(p.held[depth], results...)
+	p.n += len(results)
+}
+
+// children takes the results held below depth, named under parent (kept
+// as they are when parent is "").
+func (p *tapParser) children(depth int, parent string) []tapResult {
+	if depth+1 > maxTAPDepth || len(p.held[depth+1]) == 0 {
+		return nil
+	}
+	out := p.held[depth+1]
+	p.held[depth+1], p.n = nil, p.n-len(out)
+	if parent != "" {
+		for i := range out {
+			out[i].name = boundName(parent + " > " + out[i].name)
+		}
+	}
+	return out
+}
+
+// tapPoint reads a test point, without its indentation: its name and
+// outcome, and false when the line is not a test point or has no name.
+func tapPoint(s string) (string, outcome, bool) {
+	o := passed
+	switch {
+	case s == "ok" || strings.HasPrefix(s, "ok "):
+		s = s[len("ok"):]
+	case s == "not ok" || strings.HasPrefix(s, "not ok "):
+		s, o = s[len("not ok"):], failed
+	default:
+		return "", 0, false
+	}
+	s = strings.TrimLeft(strings.TrimLeft(s, " "), "0123456789")
+	s = strings.TrimLeft(s, " ")
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		s = strings.TrimLeft(rest, " ")
+	}
+	desc, directive := tapDirective(s)
+	switch {
+	case hasWordPrefix(directive, "skip"):
+		o = skipped
+	case hasWordPrefix(directive, "todo") && o == failed:
+		o = skipped
+	}
+	name := tapUnescape(strings.TrimRight(desc, " "))
+	return name, o, name != ""
+}
+
+// tapDirective splits a test point's description from its directive: the
+// text after the first "#" that is not escaped and follows a space, or
+// starts the description.
+func tapDirective(s string) (desc, directive string) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++ // the escaped character is the description's
+		case '#':
+			if i == 0 || s[i-1] == ' ' {
+				return s[:i], strings.TrimLeft(s[i+1:], " ")
+			}
+		}
+	}
+	return s, ""
+}
+
+// hasWordPrefix reports whether s starts with the letters of word, in any
+// case (TAP's "# SKIP", "# skipped", "# Todo").
+func hasWordPrefix(s, word string) bool {
+	return len(s) >= len(word) && strings.EqualFold(s[:len(word)], word)
+}
+
+// tapUnescape undoes TAP's escapes of a description: "\#" and "\\".
+func tapUnescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '\\' || s[i+1] == '#') {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

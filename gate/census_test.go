@@ -389,3 +389,40 @@ func TestParseCargoTest(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTAP(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		want      Census
+	}{
+		// node 20's tap reporter on the file of node-junit.xml.
+		{"node.tap", string(fixture(t, "node.tap")), Census{
+			Passed:  []string{"adds", "math", "math > division", "math > division > divides", "math > multiplies", "parent > child passes"},
+			Failed:  []string{"fails", "parent", "parent > child fails"},
+			Skipped: []string{"math > division > by zero", "skipped", "todo"},
+		}},
+		// A file whose test calls process.exit(0) is one passing test
+		// named by the file's path; its tests are not listed. A test's
+		// console.log is a comment, whatever it prints.
+		{"node-exit.tap", string(fixture(t, "node-exit.tap")), Census{
+			Passed: []string{"/src/exit.test.mjs", `issue #12 \ back`},
+		}},
+		{"TAP 14 without Subtest comments", "TAP version 14\n    ok 1 - a\n    not ok 2 - b # todo later\n        ok 1 - deep\n    ok 3 - c\n    1..3\nnot ok 1 - parent\nok 2 # SKIP no name\nok 3 - s # skipped: flaky\nok 4 - t # TODO done already\nok 5 - slow # time=12.5ms\nok 6 - issue \\#12 is fixed\n1..6\n",
+			Census{Passed: []string{"issue #12 is fixed", "parent > a", "parent > c", "parent > c > deep", "slow", "t"}, Failed: []string{"parent"}, Skipped: []string{"parent > b", "s"}}},
+		{"YAML blocks and their ends",
+			"ok 1 - a\n  ---\n  error: |-\n    ok 9 - inside\n    ...\n  not ok 10 - inside too\n  ...\nnot ok 2 - b\n  ---\n  unclosed: true\nok 3 - c\n---\nok 4 - d\n",
+			Census{Passed: []string{"a", "c", "d"}, Failed: []string{"b"}}},
+		{"parents that never reported", "# Subtest: file\n    # Subtest: suite\n        ok 1 - x\n    ok 1 - suite\n    # Subtest: other\n        not ok 1 - z\n",
+			Census{Passed: []string{"file > suite", "file > suite > x"}, Failed: []string{"file > other > z"}}},
+		{"a file that never reported, then another", "# Subtest: one\n    ok 1 - a\n# Subtest: two\n    ok 1 - b\nok 2 - two\n    ok 1 - c\n",
+			Census{Passed: []string{"c", "one > a", "two", "two > b"}}},
+		{"colours and CRLF", "\x1b[32mok 1 - a\x1b[0m\r\nnot ok 2 - b\r\n", Census{Passed: []string{"a"}, Failed: []string{"b"}}},
+	} {
+		c := ParseTAP(tt.out)
+		checkCensus(t, c)
+		tt.want.Runner = "tap"
+		if !reflect.DeepEqual(*c, tt.want) {
+			t.Errorf("%s: census\n%+v\nwant\n%+v", tt.name, *c, tt.want)
+		}
+	}
+}
