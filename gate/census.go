@@ -466,7 +466,7 @@ func ParseJUnitXML(data []byte) (*Census, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("JUnit XML: %w", err)
+			return nil, fmt.Errorf("JUnit XML: %v", err)
 		}
 		switch el := tok.(type) {
 		case xml.StartElement:
