@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -425,4 +426,23 @@ func TestParseTAP(t *testing.T) {
 			t.Errorf("%s: census\n%+v\nwant\n%+v", tt.name, *c, tt.want)
 		}
 	}
+}
+
+// A TestMain that exits 0 before m.Run: go test passes the package, with
+// no test run, and the census counts the drop.
+func ExampleDropped() {
+	before, _ := ParseGoTestJSON(strings.NewReader(`{"Action":"run","Package":"example.com/m","Test":"TestA"}
+{"Action":"pass","Package":"example.com/m","Test":"TestA"}
+{"Action":"run","Package":"example.com/m","Test":"TestB"}
+{"Action":"pass","Package":"example.com/m","Test":"TestB"}
+{"Action":"pass","Package":"example.com/m"}
+`), nil)
+	after, _ := ParseGoTestJSON(strings.NewReader(`{"Action":"output","Package":"example.com/m","Output":"ok  \texample.com/m\t0.007s\n"}
+{"Action":"pass","Package":"example.com/m"}
+`), nil)
+	fmt.Println(before.Summary(), "→", after.Summary())
+	fmt.Println(Dropped(before, after), before.Vanished(after))
+	// Output:
+	// 2 passed, 0 failed, 0 skipped → 0 passed, 0 failed, 0 skipped
+	// true [example.com/m.TestA example.com/m.TestB]
 }
