@@ -9,7 +9,12 @@
 //     or cannot run, or a value that moved the wrong way beyond its
 //     tolerance, measured twice before it counts).
 //
-// It works on paths, goals files and snapshots; callers read git.
+// A Census is what a test command's runner said of each test it ran, so
+// that tests that stop running while the command still passes (a TestMain
+// or an init that exits 0, tests deselected) can count too.
+//
+// It works on paths, goals files, snapshots and the output of test
+// runners; callers read git and run the commands.
 package gate
 
 import (
