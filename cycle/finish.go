@@ -54,8 +54,16 @@ type Finishing struct {
 	Failing []string `json:"failing,omitempty"`
 	// GoalsEdited says the cycle changed the goals file: it was judged by
 	// the file as it was at the start all the same.
-	GoalsEdited bool              `json:"goals_edited,omitempty"`
-	Regressed   []gate.GoalChange `json:"regressed,omitempty"`
+	GoalsEdited bool `json:"goals_edited,omitempty"`
+	// Changed are the files the cycle changed ("+ path", "- path", "M
+	// path"; at most 200), RulerChanges those of them that judge it, Held
+	// the tree judged first (the work with the ruler as the cycle started,
+	// when it changed some), Accepted the ruler changes a person accepted.
+	Changed      []string          `json:"changed,omitempty"`
+	RulerChanges []RulerChange     `json:"ruler_changes,omitempty"`
+	Held         string            `json:"held,omitempty"`
+	Accepted     []Accepted        `json:"accepted,omitempty"`
+	Regressed    []gate.GoalChange `json:"regressed,omitempty"`
 	// Failures are why the gate failed, each with the failure's own words
 	// (the end of its output).
 	Failures []gate.Failure `json:"failures,omitempty"`
@@ -186,6 +194,11 @@ type FinishOptions struct {
 	// QualityScore, when set, gives the record's quality_score once the
 	// result is known (quality mode: the seeds' score of the findings left).
 	QualityScore func(result string) *float64
+	// AcceptRuler are ruler files the cycle changed whose change a person
+	// accepts (AcceptWhy says why): the first judgment runs with the
+	// cycle's version of them, and the record keeps who accepted what.
+	AcceptRuler []string
+	AcceptWhy   string
 }
 
 // FinishResult is what Finish did.
@@ -202,7 +215,10 @@ type FinishResult struct {
 	Saved gitstore.Hash
 	// Verdict is the gate's verdict; nil for an unchanged cycle and for a
 	// finish that resumed after an interruption (it was judged before).
-	Verdict *gate.Verdict
+	// With the ruler held, it is the first judgment's, with the ruler as
+	// the cycle started; OwnVerdict is then the second, with the cycle's
+	// own ruler (nil when the cycle changed none, or the first failed).
+	Verdict, OwnVerdict *gate.Verdict
 	// After is the goals measured after a later revert (RevertCycle).
 	After   *goals.Snapshot
 	Record  ledger.Record
@@ -353,6 +369,9 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			return err
 		}
 		f.GoalsEdited = !ok || blob.String() != c.Goals
+		if f.GoalsEdited {
+			f.Tampering = append(f.Tampering, "goals: the cycle changed "+c.goalsName()+"; it was judged by the file as the cycle started")
+		}
 	}
 	if f.Delta.Files == 0 {
 		// Nothing of the capture is kept: none of it is written, and the
@@ -373,27 +392,69 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 				return fmt.Errorf("%s: the goals measured at the start do not parse: %v", l.openPath(), err)
 			}
 		}
-		// The judged tree is what will be committed: it is written, and
-		// judged in a checkout of its own, never in the working tree, which
-		// another process may change while the gate runs. Its lines are
-		// counted meanwhile.
-		progress("checking out the work to judge")
-		judged, err := l.judgedCommit(c, tree, head)
+		// The ruler is held as it was when the cycle started: the work is
+		// judged with every ruler file the cycle changed put back first,
+		// then, when it changed some, with its own. Each judgment runs in a
+		// checkout of its own, never in the working tree, which another
+		// process may change meanwhile; what is committed is tree, judged
+		// last. The lines are counted meanwhile.
+		files, err := l.repo.ChangedFiles(start, tree)
 		if err != nil {
 			return err
+		}
+		f.Changed = changedList(files)
+		rr := l.rulerOf(ruler, start)
+		accept := map[string]bool{}
+		for _, p := range opts.AcceptRuler {
+			accept[p] = true
+		}
+		held, changes, err := l.holdRuler(rr, files, tree, accept)
+		if err != nil {
+			return err
+		}
+		if err := l.checkAccepted(c, changes, opts, f); err != nil {
+			return err
+		}
+		f.RulerChanges = changes
+		if held != tree {
+			f.Held = held.String()
 		}
 		counted := make(chan error, 1)
 		go func() { counted <- l.countLines(start, tree, deltas) }()
-		j, err := l.JudgeAt(judged)
-		if err != nil {
-			<-counted
-			return err
-		}
-		progress("running the gate")
+		var v, own *gate.Verdict
 		t1 := time.Now()
-		v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
-			func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) })
-		j.Release()
+		onlyRuler := rulerOnly(f.Delta, changes)
+		if !onlyRuler {
+			judge := func(t gitstore.Hash, what string) (*gate.Verdict, error) {
+				judged, err := l.judgedCommit(c, t, head, what)
+				if err != nil {
+					return nil, err
+				}
+				j, err := l.JudgeAt(judged)
+				if err != nil {
+					return nil, err
+				}
+				defer j.Release()
+				return gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
+					func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) }), nil
+			}
+			what := "as judged"
+			if held != tree {
+				what = "judged with the ruler as the cycle started"
+				progress("running the gate with the ruler as the cycle started (" + rulerList(changes) + " put back)")
+			} else {
+				progress("running the gate")
+			}
+			v, err = judge(held, what)
+			if err == nil && ctx.Err() == nil && held != tree && !v.NoVerdict() && !v.Regression() {
+				progress("running the gate again, with the cycle's own ruler")
+				own, err = judge(tree, "as judged")
+			}
+			if err != nil {
+				<-counted
+				return err
+			}
+		}
 		res.GateTime = time.Since(t1)
 		gitstore.Tracef("finish: the gate (%s)", ms(res.GateTime))
 		if err := <-counted; err != nil {
@@ -403,18 +464,42 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		if cr, ok := v.CannotRun(); ok && v.NoVerdict() {
-			return &Refusal{fmt.Sprintf("the gate cannot run here: `%s`: %s; nothing was stored, cycle %d is still open", cr.Command, strings.TrimPrefix(cr.Reason, "cannot run: "), c.Cycle),
-				"install what it needs and run git evolve cycle finish again, or close the cycle with git evolve cycle abort (its work is saved)"}
+		for _, x := range []*gate.Verdict{v, own} {
+			if x == nil {
+				continue
+			}
+			if cr, ok := x.CannotRun(); ok && x.NoVerdict() {
+				return &Refusal{fmt.Sprintf("the gate cannot run here: `%s`: %s; nothing was stored, cycle %d is still open", cr.Command, strings.TrimPrefix(cr.Reason, "cannot run: "), c.Cycle),
+					"the gate runs in a checkout of the work, which holds what git tracks and the working tree's " + strings.Join(LinkedDirs, ", ") +
+						": install what it needs (on PATH, or in one of those) and run git evolve cycle finish again, or close the cycle with git evolve cycle abort (its work is saved)"}
+			}
 		}
-		res.Verdict = v
+		if onlyRuler {
+			// Nothing of the product changed: the measure before stands,
+			// and the cycle is not improved whatever its tests now say.
+			v = &gate.Verdict{Commands: []goals.CommandResult{}, After: &before}
+		}
+		res.Verdict, res.OwnVerdict = v, own
 		f.Result = ledger.Improved
-		if v.Regression() {
-			f.Result = ledger.Regressed
-			f.Regressed = v.Regressed()
-		}
 		f.Gate = v.Text()
 		f.Failures = v.Failures()
+		f.Regressed = v.Regressed()
+		if own != nil && own.Regression() {
+			f.Gate = "FAIL: with the cycle's own ruler: " + strings.TrimPrefix(own.Text(), "FAIL: ")
+			for _, x := range own.Failures() {
+				x.OwnRuler = true
+				f.Failures = append(f.Failures, x)
+			}
+			f.Regressed = append(f.Regressed, own.Regressed()...)
+		}
+		if onlyRuler {
+			f.Gate = "FAIL: the cycle changed only its ruler"
+			f.Failures = []gate.Failure{{What: "ruler", Name: "ruler only", Status: goals.Fail,
+				Reason: "the cycle changed only files that judge it: " + rulerList(changes) + "; a person accepts such a change with git evolve cycle finish --accept-ruler-change PATH -m why"}}
+		}
+		if v.Regression() || (own != nil && own.Regression()) || onlyRuler {
+			f.Result = ledger.Regressed
+		}
 		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
 		f.Failing = failingIDs(v.After.Goals)
 		f.TimedOut, f.CannotRun = idsWith(v.After.Goals, goals.Timeout), idsWith(v.After.Goals, goals.Error)
@@ -466,12 +551,12 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 // work: tree on head, by the user's identity. It is not the commit an
 // improved cycle delivers (that one's message has the verdict's trailers),
 // and no ref names it but the checkout's HEAD.
-func (l *Ledger) judgedCommit(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash, error) {
+func (l *Ledger) judgedCommit(c *OpenCycle, tree, head gitstore.Hash, what string) (gitstore.Hash, error) {
 	author, committer, err := l.repo.Identity()
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	return l.repo.WriteCommit(tree, []gitstore.Hash{head}, fmt.Sprintf("git evolve: the work of cycle %d, as judged\n", c.Cycle), author, committer)
+	return l.repo.WriteCommit(tree, []gitstore.Hash{head}, fmt.Sprintf("git evolve: the work of cycle %d, %s\n", c.Cycle, what), author, committer)
 }
 
 // FileDelta is a file a cycle changed: committed, uncommitted or
@@ -1039,6 +1124,23 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	}
 	if len(f.Tampering) > 0 {
 		rec.Extra["tampering"] = mustJSON(f.Tampering)
+	}
+	if result != ledger.Unchanged {
+		if len(f.Changed) > 0 {
+			rec.Extra["changed"] = mustJSON(f.Changed)
+		}
+		var ruler []string
+		for _, ch := range f.RulerChanges {
+			if !ch.Accepted {
+				ruler = append(ruler, ch.String())
+			}
+		}
+		if len(ruler) > 0 {
+			rec.Extra["ruler_changed"] = mustJSON(ruler)
+		}
+		if len(f.Accepted) > 0 {
+			rec.Extra["ruler_accepted"] = mustJSON(f.Accepted)
+		}
 	}
 	if len(f.Markers) > 0 {
 		rec.Extra["markers"] = mustJSON(f.Markers)

@@ -68,13 +68,16 @@ func (v *Verdict) Regressed() []GoalChange {
 // Failure is one reason a cycle's gate failed, with the failure's own
 // words: a test command that did not pass, or a goal that regressed.
 type Failure struct {
-	What   string `json:"what"` // "gate" (a test command), "goal", or "hook" (a commit hook that refused)
+	What   string `json:"what"` // "gate" (a test command), "goal", "hook" (a commit hook that refused), or "ruler" (the cycle changed only its ruler)
 	Name   string `json:"name"` // the command, or the goal's id
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 	// Excerpt is the end of the command's or the check's output (see
 	// goals.Excerpt).
 	Excerpt string `json:"excerpt,omitempty"`
+	// OwnRuler says the failure came of the second judgment, with the
+	// ruler files the cycle changed as it left them (its new tests).
+	OwnRuler bool `json:"own_ruler,omitempty"`
 }
 
 // Failures are the reasons the gate failed: each test command that did not

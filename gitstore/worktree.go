@@ -598,6 +598,22 @@ func (r *Repo) CommitAll(message string) (Hash, error) {
 	return h[0], nil
 }
 
+// TrackedFiles are the paths of the files the index holds (git ls-files),
+// with slashes, from the top of the working tree.
+func (r *Repo) TrackedFiles() ([]string, error) {
+	out, err := r.git(context.Background(), nil, "ls-files", "-z", "--full-name", "--", ":/")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			files = append(files, string(p))
+		}
+	}
+	return files, nil
+}
+
 // Tracked reports whether git tracks path (relative to the top of the
 // working tree) in the index.
 func (r *Repo) Tracked(path string) (bool, error) {

@@ -12,6 +12,7 @@
 package goals
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -39,6 +40,13 @@ type File struct {
 	// work, beside .agents/**, GOALS.yaml and GOALS.md: "dir/**" for a
 	// directory, or a path.Match pattern.
 	NonSubstantive []string
+	// Ruler are more paths that judge a cycle (its scripts, fixtures, golden
+	// files) beside the goals file, the files the gate and the checks
+	// name, and the tests and test configuration every ecosystem's
+	// conventions name: "dir/**", a path.Match pattern, or a pattern with
+	// ** for any number of directories ("tools/**/check.sh"). The judge
+	// holds them as they were when a cycle started.
+	Ruler []string
 	// Era names the file's content: "goals-" and the first 12 hex digits of
 	// its SHA-256. Baselines are kept per era.
 	Era string
@@ -203,12 +211,33 @@ func ParseAs(file, display string, data []byte) (*File, error) {
 		case "gate":
 			f.Gate = p.gate(val)
 		case "non_substantive":
-			for i, pat := range p.strings(val, "non_substantive") {
+			if val.Kind != yaml.SequenceNode {
+				p.add(val, "non_substantive must be a list")
+				break
+			}
+			for _, c := range val.Content {
+				pat := p.str(c, "non_substantive entries")
+				if pat == "" {
+					continue
+				}
 				if _, err := path.Match(strings.TrimSuffix(pat, "/**"), ""); err != nil {
-					p.add(val.Content[i], "non_substantive pattern %q: %v", pat, err)
+					p.add(c, "non_substantive pattern %q: %v", pat, err)
 					continue
 				}
 				f.NonSubstantive = append(f.NonSubstantive, pat)
+			}
+		case "ruler":
+			if val.Kind != yaml.SequenceNode {
+				p.add(val, "ruler must be a list")
+				break
+			}
+			for _, c := range val.Content {
+				pat := p.str(c, "ruler entries")
+				if err := checkGlob(pat); err != nil {
+					p.add(c, "ruler pattern %q: %v", pat, err)
+					continue
+				}
+				f.Ruler = append(f.Ruler, pat)
 			}
 		case "vision":
 			f.Vision = p.scalar(val, "vision")
@@ -221,7 +250,7 @@ func ParseAs(file, display string, data []byte) (*File, error) {
 		case "anti_stars":
 			f.AntiStars = p.kept(val)
 		default:
-			p.warn(key, "unknown key %q (known: version, mission, goals, gate, non_substantive, vision, tagline, pillars, north_stars, anti_stars)", key.Value)
+			p.warn(key, "unknown key %q (known: version, mission, goals, gate, non_substantive, ruler, vision, tagline, pillars, north_stars, anti_stars)", key.Value)
 		}
 	})
 	if f.Version == 0 && !p.has(root, "version") {
@@ -549,4 +578,25 @@ func (p *parser) gate(n *yaml.Node) Gate {
 	}
 	p.add(n, "gate must be a command, a list of commands (gate: [] for none), or a mapping with commands and timeout")
 	return g
+}
+
+// checkGlob says what is wrong with a path pattern of the ruler key: each
+// segment must be a path.Match pattern or **, and the whole a relative
+// path.
+func checkGlob(pat string) error {
+	if pat == "" || strings.HasPrefix(pat, "/") || strings.Contains(pat, "\\") {
+		return errors.New("a pattern is a relative path with slashes")
+	}
+	for _, seg := range strings.Split(pat, "/") {
+		if seg == ".." {
+			return errors.New("a pattern names paths inside the repository (no ..)")
+		}
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }

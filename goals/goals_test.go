@@ -424,3 +424,21 @@ func TestMeasureOnCheckOneAtATime(t *testing.T) {
 		t.Errorf("%d OnCheck calls ran at once", most.Load())
 	}
 }
+
+func TestParseRuler(t *testing.T) {
+	doc := "version: 3\nruler: [scripts/**, \"tools/**/check.sh\", \"*.golden\"]\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n"
+	f, err := Parse("G.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(f.Ruler, ",") != "scripts/**,tools/**/check.sh,*.golden" {
+		t.Errorf("ruler = %q", f.Ruler)
+	}
+	for _, bad := range []string{`"/abs/**"`, `"../up"`, `"["`, `""`} {
+		_, err = Parse("G.yaml", []byte("version: 3\nruler: ["+bad+"]\ngoals:\n  - {id: a, description: d, check: c, weight: 1}\n"))
+		var ps Problems
+		if !errors.As(err, &ps) || !strings.Contains(ps[0].Error(), "G.yaml:2:") || !strings.Contains(ps[0].Error(), "ruler pattern") {
+			t.Errorf("ruler: [%s]: %v", bad, err)
+		}
+	}
+}

@@ -163,6 +163,9 @@ func (c *cycleStartCmd) Run(e *env) error {
 	for _, r := range before.CannotRun() {
 		fmt.Fprintf(e.stdout, "  error    %-24s weight %d  %s (not a target)\n", r.GoalID, r.Weight, termSafe(r.Reason))
 	}
+	for _, w := range rulerWarnings(e, f) {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", termLine(w))
+	}
 	if h := before.MissingHint(); h != "" {
 		fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termSafe(h))
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/git-evolve/git-evolve/cycle"
@@ -18,9 +20,10 @@ import (
 
 type cycleFinishCmd struct {
 	progressFlag
-	Message  string `short:"m" help:"The message of the commit that delivers the work (default: one that says what the cycle did); the cycle's trailers are added." placeholder:"MSG"`
-	JSON     bool   `name:"json" help:"Print {cycle, id, target, result, commit, saved, resumed, record, verdict}."`
-	NoVerify bool   `name:"no-verify" help:"Do not run the pre-commit and commit-msg hooks on the commit that delivers the work (as git commit --no-verify)."`
+	Message  string   `short:"m" help:"The message of the commit that delivers the work (default: one that says what the cycle did); the cycle's trailers are added." placeholder:"MSG"`
+	JSON     bool     `name:"json" help:"Print {cycle, id, target, result, commit, saved, resumed, record, verdict}."`
+	NoVerify bool     `name:"no-verify" help:"Do not run the pre-commit and commit-msg hooks on the commit that delivers the work (as git commit --no-verify)."`
+	Accept   []string `name:"accept-ruler-change" sep:"none" help:"Accept the cycle's change of this ruler file (a test, a check script, the test configuration), with -m saying why: the first judgment runs with the cycle's version, and the record keeps who accepted what. Repeat it for each file." placeholder:"PATH"`
 }
 
 func (cycleFinishCmd) Help() string {
@@ -47,6 +50,16 @@ counted, not committed, and a revert puts it back as it was.
     (exit 126 or 127) gives no verdict: nothing is stored and the cycle stays
     open. What failed is printed with the end of its output, kept in the
     record, and told to the next agent.
+    The ruler is held as it was when the cycle started: the goals file, the
+    files the gate and the checks name, the tests and test configuration
+    (*_test.go, testdata/, test_*.py, tests/, conftest.py, pytest.ini,
+    pyproject.toml, *.test.*, __tests__/, Makefiles, package.json's scripts,
+    go.mod's replace directives, ...) and the goals file's ruler: patterns.
+    When the cycle changed some, its work is judged first with them as they
+    were at the start (changed or removed ones put back, added ones left
+    out), then with its own versions: improved needs both. A cycle that
+    changed only ruler files is never improved. A person accepts a change of
+    the ruler with --accept-ruler-change PATH -m why.
  3. No regression: the work is committed (with -m or a default message) with
     the trailers Evolve-Cycle, Evolve-Id, Evolve-Target and Evolve-Result,
     and the record becomes a note on that commit. The result is improved.
@@ -104,8 +117,22 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			n = len(f.Goals)
 		}
 	}
+	opts := cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify}
+	if len(c.Accept) > 0 {
+		// The ruler is the operator's: no agent a run drives accepts a
+		// change of it.
+		if err := refuseWhileRunOwns(e, l.Repo(), "git evolve cycle finish --accept-ruler-change", "the ruler of the cycles it runs is the one the driver holds", true); err != nil {
+			return err
+		}
+		top, _ := l.Repo().WorkTree()
+		for _, p := range c.Accept {
+			opts.AcceptRuler = append(opts.AcceptRuler, repoPath(top, p))
+		}
+		opts.AcceptWhy = c.Message
+	}
 	onCheck, done := e.goalProgress("the gate: measuring goals", n)
-	res, err := l.Finish(e.ctx, cycle.FinishOptions{Message: c.Message, Progress: e.progress, OnCheck: onCheck, NoVerify: c.NoVerify})
+	opts.OnCheck = onCheck
+	res, err := l.Finish(e.ctx, opts)
 	done()
 	switch {
 	case errors.Is(err, cycle.ErrNoOpenCycle):
@@ -174,6 +201,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	}
 	fmt.Fprintf(w, "cycle %d (target %s): %s\n", c.Cycle, c.Target, res.Result)
 	fmt.Fprintf(w, "  changed: %d file(s), +%d -%d lines\n", f.Delta.Files, f.Delta.Insertions, f.Delta.Deletions)
+	writeRuler(w, f)
 	if len(f.GateCommands) == 0 && res.Verdict != nil {
 		why := "gate: [] in " + goals.FileName
 		if f.GateFrom == "" {
@@ -194,16 +222,23 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 			fmt.Fprintf(w, "  gate: %s%s %s (%.1fs)\n", termLine(cr.Command), from, termLine(status), cr.Duration)
 			writeExcerpt(w, cr.Excerpt)
 		}
-		for _, ch := range v.Changes {
-			switch {
-			case ch.Regressed:
-				fmt.Fprintf(w, "  regressed: %s: %s\n", ch.GoalID, termLine(ch.Reason))
-				writeExcerpt(w, ch.Excerpt)
-			case ch.Flaky:
-				fmt.Fprintf(w, "  flaky: %s failed, then passed when measured again\n", ch.GoalID)
-			case ch.Reason != "":
-				fmt.Fprintf(w, "  unknown: %s: %s\n", ch.GoalID, termLine(ch.Reason))
+		writeChanges(w, v, "")
+	}
+	if v := res.OwnVerdict; v != nil {
+		fmt.Fprintf(w, "  with the cycle's own ruler:\n")
+		for _, cr := range v.Commands {
+			status := "passed"
+			if !cr.Passed {
+				status = "failed: " + cr.Reason
 			}
+			fmt.Fprintf(w, "    gate: %s %s (%.1fs)\n", termLine(cr.Command), termLine(status), cr.Duration)
+			writeExcerpt(w, cr.Excerpt)
+		}
+		writeChanges(w, v, "  ")
+	}
+	for _, x := range f.Failures {
+		if x.What == "ruler" {
+			fmt.Fprintf(w, "  ruler only: %s\n", termLine(x.Reason))
 		}
 	}
 	if h := res.Hook; h != nil {
@@ -243,6 +278,37 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
 	}
 	return w.Flush()
+}
+
+// writeChanges prints the goals a verdict found regressed, flaky or
+// unknown, each line indented by indent beyond the usual.
+func writeChanges(w io.Writer, v *gate.Verdict, indent string) {
+	for _, ch := range v.Changes {
+		switch {
+		case ch.Regressed:
+			fmt.Fprintf(w, "  %sregressed: %s: %s\n", indent, ch.GoalID, termLine(ch.Reason))
+			writeExcerpt(w, ch.Excerpt)
+		case ch.Flaky:
+			fmt.Fprintf(w, "  %sflaky: %s failed, then passed when measured again\n", indent, ch.GoalID)
+		case ch.Reason != "":
+			fmt.Fprintf(w, "  %sunknown: %s: %s\n", indent, ch.GoalID, termLine(ch.Reason))
+		}
+	}
+}
+
+// writeRuler prints the ruler files the cycle changed, and those a person
+// accepted.
+func writeRuler(w io.Writer, f *cycle.Finishing) {
+	for _, ch := range f.RulerChanges {
+		how := "held as the cycle started for the first judgment"
+		if ch.Accepted {
+			how = "accepted"
+		}
+		fmt.Fprintf(w, "  ruler: %s %s (%s): %s\n", ch.Status, termLine(ch.Path), ch.Why, how)
+	}
+	for _, a := range f.Accepted {
+		fmt.Fprintf(w, "  accepted: %s by %s: %s\n", termLine(a.Path), termLine(a.By), termLine(a.Why))
+	}
 }
 
 func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
@@ -311,4 +377,18 @@ func writeNotOwn(w io.Writer, c *cycle.OpenCycle) {
 		fmt.Fprintf(w, "  the cycle changed or removed what the working tree held of its own at its start: %s; as it was: %s\n",
 			termLine(strings.Join(f.Preexisting, ", ")), strings.TrimPrefix(cycle.BaseRef(c.ID), "refs/"))
 	}
+}
+
+// repoPath is the path p a user gave (from the current directory) as a
+// path from the top of the repository, top: the path itself, with slashes,
+// when it does not lead inside top from here.
+func repoPath(top, p string) string {
+	if top != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			if rel, err := filepath.Rel(top, abs); err == nil && filepath.IsLocal(rel) {
+				return filepath.ToSlash(rel)
+			}
+		}
+	}
+	return path.Clean(filepath.ToSlash(p))
 }

@@ -155,7 +155,9 @@ value or its last number}), and gate: the project's test
 command(s) (gate: [] none; without a gate key, or with only gate: {timeout:
 10m}, the test command detected from the tree); non_substantive: paths whose changes do not count as a cycle's
 work, beside .agents/**, GOALS.yaml and GOALS.md ("dir/**" or a path.Match
-pattern). Exit 0 when the file is valid, 10 when it is not.
+pattern); ruler: more paths that judge a cycle, held as they were when it
+started (a pattern that matches no file git tracks, or every one, is warned
+about). Exit 0 when the file is valid, 10 when it is not.
 
 GOALS.md (read when there is no GOALS.yaml) holds the goals in the table of
 its "## Gates" section: | ID | Check | Weight | Description | Tags | (Type,
@@ -188,6 +190,9 @@ func (c *goalsValidateCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
+		if ws := rulerWarnings(e, f); len(ws) > 0 {
+			out["warnings"] = ws
+		}
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
 		return nil
 	}
@@ -198,8 +203,45 @@ func (c *goalsValidateCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s: %d goal(s), %d directive(s) (%d not complete), era %s\n", f.Path, len(f.Goals), len(f.Directives), len(f.Gaps()), f.Era)
 		return nil
 	}
+	for _, w := range rulerWarnings(e, f) {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", termLine(w))
+	}
 	fmt.Fprintf(e.stdout, "%s: %d goal(s), era %s\n", f.Path, len(f.Goals), f.Era)
 	return nil
+}
+
+// rulerWarnings are what is wrong with the patterns of f's ruler: key
+// against the files git tracks here: one that matches none (a typo, or a
+// path gone), one that matches every file (every cycle would change only
+// its ruler, and none could be improved). None outside a repository.
+func rulerWarnings(e *env, f *goals.File) []string {
+	if len(f.Ruler) == 0 {
+		return nil
+	}
+	repo, err := e.Repo()
+	if err != nil {
+		return nil
+	}
+	files, err := repo.TrackedFiles()
+	if err != nil || len(files) == 0 {
+		return nil
+	}
+	var out []string
+	for _, pat := range f.Ruler {
+		n := 0
+		for _, p := range files {
+			if gate.MatchRuler(pat, p) {
+				n++
+			}
+		}
+		switch n {
+		case 0:
+			out = append(out, fmt.Sprintf("ruler pattern %q matches no file git tracks here: a typo, or a path that is gone?", pat))
+		case len(files):
+			out = append(out, fmt.Sprintf("ruler pattern %q matches every file git tracks here (%d): every change would be the ruler's, and no cycle could be improved", pat, n))
+		}
+	}
+	return out
 }
 
 type goalsMeasureCmd struct {

@@ -1,0 +1,220 @@
+package cycle
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/git-evolve/git-evolve/gate"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
+)
+
+// RulerChange is a file of a cycle's ruler (gate.Ruler) that the cycle
+// changed.
+type RulerChange struct {
+	Path string `json:"path"`
+	// Status is "+" (the cycle added it), "-" (removed it) or "M"
+	// (changed it).
+	Status string `json:"status"`
+	// Why it judges, in a few words ("a Go test file").
+	Why string `json:"why"`
+	// Accepted says a person accepted the cycle's version (cycle finish
+	// --accept-ruler-change): the first judgment ran with it.
+	Accepted bool `json:"accepted,omitempty"`
+}
+
+// String is the change as the record lists it: "M add_test.go".
+func (r RulerChange) String() string { return r.Status + " " + r.Path }
+
+// Accepted is a change of the ruler a person accepted at the finish.
+type Accepted struct {
+	Path string `json:"path"`
+	By   string `json:"by"`
+	Why  string `json:"why"`
+}
+
+// rulerOf is the ruler of a cycle judged by f (its gate set) that started
+// on start: the files f's gate and checks name in start's tree, and f's
+// ruler: patterns.
+func (l *Ledger) rulerOf(f *goals.File, start gitstore.Hash) gate.Ruler {
+	var checks []string
+	for _, g := range f.Goals {
+		checks = append(checks, g.Check)
+	}
+	exists := func(p string) bool {
+		_, ok, err := l.repo.TreeFile(start, p)
+		return err == nil && ok
+	}
+	return gate.Ruler{Named: gate.NamedFiles(f.Gate.Commands, checks, exists), Globs: f.Ruler}
+}
+
+// maxPartFile bounds the package.json or go.mod read to hold its part: a
+// larger one is held whole.
+const maxPartFile = 1 << 20
+
+// holdRuler is the tree that judges a cycle's work with its ruler as it
+// was at the start, given the files it changed since (files): tree with every ruler file the cycle changed as start
+// had it (one it added left out, one it changed or removed put back; of a
+// package.json or a go.mod, only the part that judges), but for the paths
+// a person accepted. It returns held == tree when the cycle changed no
+// ruler file, and the ruler changes in path order, accepted ones included.
+func (l *Ledger) holdRuler(r gate.Ruler, files []gitstore.FileChange, tree gitstore.Hash, accept map[string]bool) (held gitstore.Hash, changes []RulerChange, err error) {
+	var edits []gitstore.CapturedPath
+	for _, fc := range files {
+		part, why := r.Part(fc.Path)
+		if part == gate.NotRuler {
+			continue
+		}
+		ch := RulerChange{Path: fc.Path, Status: "M", Why: why}
+		switch {
+		case fc.OldMode == 0:
+			ch.Status = "+"
+		case fc.NewMode == 0:
+			ch.Status = "-"
+		}
+		edit := gitstore.CapturedPath{Path: fc.Path, Mode: fc.OldMode, Blob: fc.Old}
+		if part != gate.WholeFile && ch.Status == "M" && isRegular(fc.OldMode) && isRegular(fc.NewMode) {
+			blob, changed, err := l.heldPart(part, fc.Old, fc.New)
+			if err != nil {
+				return gitstore.ZeroHash, nil, err
+			}
+			if !changed {
+				continue // the part that judges is as it was
+			}
+			edit = gitstore.CapturedPath{Path: fc.Path, Mode: fc.NewMode, Blob: blob}
+		}
+		if accept[fc.Path] {
+			ch.Accepted = true
+		} else {
+			edits = append(edits, edit)
+		}
+		changes = append(changes, ch)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	if len(edits) == 0 {
+		return tree, changes, nil
+	}
+	held, err = l.repo.EditTree(tree, edits)
+	if err != nil {
+		return gitstore.ZeroHash, nil, &Refusal{fmt.Sprintf("the ruler as the cycle started cannot be put back into its work: %v", err),
+			"move the files the cycle put where a ruler file was, or accept the change with git evolve cycle finish --accept-ruler-change PATH -m why"}
+	}
+	return held, changes, l.repo.Flush()
+}
+
+func isRegular(mode uint32) bool { return mode == 0o100644 || mode == 0o100755 }
+
+// heldPart is the blob of a file whose part judges (see gate.HeldPart):
+// the cycle's file, new, with the start's part, old; changed is false when
+// the parts are the same.
+func (l *Ledger) heldPart(part gate.RulerPart, old, new gitstore.Hash) (gitstore.Hash, bool, error) {
+	for _, h := range []gitstore.Hash{old, new} {
+		if n, err := l.repo.ObjectSize(h); err != nil {
+			return gitstore.ZeroHash, false, err
+		} else if n > maxPartFile {
+			return old, true, nil // too large to read: held whole
+		}
+	}
+	data, err := l.repo.ReadBlobs([]gitstore.Hash{old, new})
+	if err != nil {
+		return gitstore.ZeroHash, false, err
+	}
+	held, changed := gate.HeldPart(part, data[0], data[1])
+	if !changed {
+		return new, false, nil
+	}
+	blob, err := l.repo.WriteBlob(held)
+	return blob, true, err
+}
+
+// rulerOnly says whether the cycle's substantive change is to its ruler
+// alone (none of it accepted): such a cycle is never improved.
+func rulerOnly(d Delta, changes []RulerChange) bool {
+	held := map[string]bool{}
+	for _, c := range changes {
+		if !c.Accepted {
+			held[c.Path] = true
+		}
+	}
+	if d.Files == 0 || len(held) == 0 {
+		return false
+	}
+	for _, p := range d.Paths {
+		if !held[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// rulerList says the ruler changes in words: "M add_test.go (a Go test
+// file), - tests/test_x.py (under a tests/ directory)", the first few.
+func rulerList(changes []RulerChange) string {
+	var parts []string
+	for i, c := range changes {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(changes)-i))
+			break
+		}
+		parts = append(parts, c.String()+" ("+c.Why+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maxChanged bounds the paths a record lists as changed.
+const maxChanged = 200
+
+// changedList is the files a cycle changed as its record lists them: "+
+// path" (added), "- path" (removed) or "M path", at most maxChanged.
+func changedList(files []gitstore.FileChange) []string {
+	out := make([]string, 0, min(len(files), maxChanged))
+	for _, fc := range files {
+		if len(out) == maxChanged {
+			break
+		}
+		st := "M"
+		switch {
+		case fc.OldMode == 0:
+			st = "+"
+		case fc.NewMode == 0:
+			st = "-"
+		}
+		out = append(out, st+" "+fc.Path)
+	}
+	return out
+}
+
+// checkAccepted refuses (a *Refusal) an --accept-ruler-change of a path
+// that is no ruler file the cycle changed, and keeps who accepted what.
+func (l *Ledger) checkAccepted(c *OpenCycle, changes []RulerChange, opts FinishOptions, f *Finishing) error {
+	if len(opts.AcceptRuler) == 0 {
+		return nil
+	}
+	changed := map[string]bool{}
+	for _, ch := range changes {
+		changed[ch.Path] = true
+	}
+	for _, p := range opts.AcceptRuler {
+		if !changed[p] {
+			list := "none"
+			if len(changes) > 0 {
+				list = rulerList(changes)
+			}
+			return &Refusal{fmt.Sprintf("--accept-ruler-change %s: not a ruler file cycle %d changed (it changed: %s)", p, c.Cycle, list),
+				"name the paths as git diff --name-only names them, from the top of the repository"}
+		}
+	}
+	if strings.TrimSpace(opts.AcceptWhy) == "" {
+		return &Refusal{"--accept-ruler-change needs the reason, in -m", "say why the cycle's version of the ruler is right: git evolve cycle finish --accept-ruler-change PATH -m why"}
+	}
+	_, committer, err := l.repo.Identity()
+	if err != nil {
+		return err
+	}
+	by := committer.Name + " <" + committer.Email + ">"
+	for _, p := range opts.AcceptRuler {
+		f.Accepted = append(f.Accepted, Accepted{Path: p, By: by, Why: strings.TrimSpace(opts.AcceptWhy)})
+	}
+	return nil
+}
