@@ -4,14 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 )
@@ -135,7 +138,7 @@ func (l *Ledger) linkDeps(co *gitstore.Checkout, commit gitstore.Hash) error {
 }
 
 // MeasureAt measures the goals of f in the judging checkout of commit:
-// what a cycle that starts there is compared with.
+// what a later revert is compared with.
 func (l *Ledger) MeasureAt(ctx context.Context, commit gitstore.Hash, f *goals.File, opts goals.Options) (*goals.Snapshot, error) {
 	j, err := l.JudgeAt(commit)
 	if err != nil {
@@ -144,4 +147,73 @@ func (l *Ledger) MeasureAt(ctx context.Context, commit gitstore.Hash, f *goals.F
 	defer j.Release()
 	opts.Dir, opts.Env = j.Dir, j.Env()
 	return goals.Measure(ctx, f, opts), nil
+}
+
+// MeasureStart measures what a cycle that starts on commit is compared
+// with, in the judging checkout of commit: the goals of f, and the census
+// of the tests the gate g runs (nil when no runner can tell, or g runs
+// nothing). The census of the tree the last finish judged, by the same
+// gate, is taken from the census file instead of running the tests again:
+// a cycle that follows an improved one runs its tests once.
+func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goals.File, g goals.Gate, opts goals.Options) (*goals.Snapshot, *gate.Census, error) {
+	j, err := l.JudgeAt(commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer j.Release()
+	opts.Dir, opts.Env = j.Dir, j.Env()
+	snap := goals.Measure(ctx, f, opts)
+	if len(g.Commands) == 0 || ctx.Err() != nil {
+		return snap, nil, ctx.Err()
+	}
+	ci, err := l.repo.Commit(commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, ok := l.keptCensus(ci.Tree, g); ok {
+		return snap, c, nil
+	}
+	c, _, err := gate.Count(ctx, g, j.Dir, j.Env())
+	if err != nil || ctx.Err() != nil {
+		return snap, nil, err
+	}
+	if c != nil {
+		l.keepCensus(ci.Tree, g, c)
+	}
+	return snap, c, nil
+}
+
+// censusPath is where the census of the last tree judged is kept, per
+// worktree.
+func (l *Ledger) censusPath() string { return filepath.Join(l.repo.GitDir(), "evolve", "census.json") }
+
+// keptFile is the census file: the census the gate's commands gave of a
+// tree.
+type keptFile struct {
+	Tree     string       `json:"tree"`
+	Commands []string     `json:"commands"`
+	Census   *gate.Census `json:"census"`
+}
+
+// keptCensus is the census kept for tree by gate g, if the file has it.
+func (l *Ledger) keptCensus(tree gitstore.Hash, g goals.Gate) (*gate.Census, bool) {
+	data, err := os.ReadFile(l.censusPath())
+	if err != nil || len(data) > 64<<20 {
+		return nil, false
+	}
+	var k keptFile
+	if json.Unmarshal(data, &k) != nil || k.Tree != tree.String() || k.Census == nil || !slices.Equal(k.Commands, g.Commands) {
+		return nil, false
+	}
+	return k.Census, true
+}
+
+// keepCensus keeps the census gate g gave of tree, for the cycle that
+// starts there next; a failure to keep it only costs that cycle a run of
+// its tests.
+func (l *Ledger) keepCensus(tree gitstore.Hash, g goals.Gate, c *gate.Census) {
+	data, err := json.Marshal(keptFile{Tree: tree.String(), Commands: g.Commands, Census: c})
+	if err == nil {
+		_ = writeFileAtomic(l.censusPath(), data)
+	}
 }

@@ -59,7 +59,10 @@ type Finishing struct {
 	// path"; at most 200), RulerChanges those of them that judge it, Held
 	// the tree judged first (the work with the ruler as the cycle started,
 	// when it changed some), Accepted the ruler changes a person accepted.
-	Changed      []string          `json:"changed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	// Census is the count of the tests that passed at the start and in
+	// the first judgment, when the runner could tell both.
+	Census       *CensusCount      `json:"census,omitempty"`
 	RulerChanges []RulerChange     `json:"ruler_changes,omitempty"`
 	Held         string            `json:"held,omitempty"`
 	Accepted     []Accepted        `json:"accepted,omitempty"`
@@ -101,6 +104,14 @@ type Finishing struct {
 	// CheckedOut says the index (and, for a revert, the working tree) has
 	// been brought to Commit.
 	CheckedOut bool `json:"checked_out,omitempty"`
+}
+
+// CensusCount is how many tests passed at a cycle's start and in its
+// judgment, as a runner counted them (gate.Census).
+type CensusCount struct {
+	Runner string `json:"runner"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
 }
 
 // Delta is the substantive part of a cycle's work: files changed outside
@@ -425,7 +436,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		t1 := time.Now()
 		onlyRuler := rulerOnly(f.Delta, changes)
 		if !onlyRuler {
-			judge := func(t gitstore.Hash, what string) (*gate.Verdict, error) {
+			judge := func(t gitstore.Hash, what string, census *gate.Census) (*gate.Verdict, error) {
 				judged, err := l.judgedCommit(c, t, head, what)
 				if err != nil {
 					return nil, err
@@ -435,8 +446,14 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 					return nil, err
 				}
 				defer j.Release()
-				return gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
-					func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) }), nil
+				v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
+					func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) }, census)
+				if t == tree && v.Census != nil && ctx.Err() == nil {
+					// The next cycle starts on this tree when it is
+					// committed: its count is known.
+					l.keepCensus(tree, ruler.Gate, v.Census)
+				}
+				return v, nil
 			}
 			what := "as judged"
 			if held != tree {
@@ -445,10 +462,14 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			} else {
 				progress("running the gate")
 			}
-			v, err = judge(held, what)
+			// The first judgment counts the tests against the start; the
+			// second against the first: the cycle's own ruler runs at
+			// least the tests the start's ran, but for those a person
+			// accepted it removes.
+			v, err = judge(held, what, c.BeforeCensus)
 			if err == nil && ctx.Err() == nil && held != tree && !v.NoVerdict() && !v.Regression() {
 				progress("running the gate again, with the cycle's own ruler")
-				own, err = judge(tree, "as judged")
+				own, err = judge(tree, "as judged", v.Census)
 			}
 			if err != nil {
 				<-counted
@@ -499,6 +520,9 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		if v.Regression() || (own != nil && own.Regression()) || onlyRuler {
 			f.Result = ledger.Regressed
+		}
+		if v.Census != nil && c.BeforeCensus != nil {
+			f.Census = &CensusCount{Runner: v.Census.Runner, Before: len(c.BeforeCensus.Passed), After: len(v.Census.Passed)}
 		}
 		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
 		f.Failing = failingIDs(v.After.Goals)
@@ -1140,6 +1164,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 		}
 		if len(f.Accepted) > 0 {
 			rec.Extra["ruler_accepted"] = mustJSON(f.Accepted)
+		}
+		if f.Census != nil {
+			rec.Extra["tests_passed"] = mustJSON(f.Census)
 		}
 	}
 	if len(f.Markers) > 0 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/filelock"
+	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -30,6 +31,10 @@ type OpenCycle struct {
 	Era       string `json:"era"` // the goals file's era at the start
 	// Before is the goals as measured at the start (a fitness snapshot).
 	Before json.RawMessage `json:"before,omitempty"`
+	// BeforeCensus is what the test runners told of the tests the gate
+	// ran at the start (nil when none could tell): fewer passing at the
+	// finish is a regression.
+	BeforeCensus *gate.Census `json:"before_census,omitempty"`
 	// Goals is the blob of the goals file as it was at the start, kept by
 	// GoalsRef: the ruler the cycle is judged by, even if it was never
 	// committed.
@@ -147,6 +152,8 @@ type StartOptions struct {
 	GoalsFile []byte          // the goals file, kept as the cycle's ruler
 	GoalsName string          // its name (GOALS.yaml when empty, or GOALS.md)
 	Before    json.RawMessage // the goals measured as the cycle starts
+	// BeforeCensus is the census of the tests at the start (MeasureStart).
+	BeforeCensus *gate.Census
 	// Claim, when set, is asked for the number with the next free one and
 	// returns the number to take (one reserved on a remote, see
 	// share.Claim).
@@ -174,7 +181,8 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 		return nil, &Refusal{"there is no commit to start a cycle from", "commit first"}
 	}
 	c := &OpenCycle{ID: newID(), Target: target, Start: head[0].String(),
-		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before, Item: o.Item, Rung: o.Rung, Run: o.Run, Fields: o.Fields}
+		StartedAt: l.now().UTC().Format(time.RFC3339), Era: era, Before: before, BeforeCensus: o.BeforeCensus,
+		Item: o.Item, Rung: o.Rung, Run: o.Run, Fields: o.Fields}
 	if c.Branch, err = l.repo.HeadBranch(); err != nil {
 		return nil, err
 	}

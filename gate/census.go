@@ -245,10 +245,14 @@ type goTest struct {
 
 // ParseGoTestJSON reads the event stream of go test -json (cmd/test2json's
 // TestEvent, and the BuildEvent of the build) and writes to text what
-// plain go test would have printed: the Output of each event, in order,
-// and every line that is not an event (a Makefile's echo, an error go
-// printed before any test, another tool's output) unchanged, but for a
-// line over 1 MiB, of which text gets the first MiB and "…". A nil text
+// plain go test (without -v) would have printed: the output of each test
+// that failed or did not finish, once it is known (its "=== RUN" lines
+// left out), the packages' own output (the build's errors, "ok" and
+// "FAIL" lines; not the "PASS" line go test prints only with -v), and
+// every line that is not an event (a Makefile's echo, an error go printed
+// before any test, another tool's output) unchanged, but for a line over 1
+// MiB, of which text gets the first MiB and "…". What a test printed is
+// held until its outcome, to 1 MiB a test and 16 MiB in all. A nil text
 // discards it.
 //
 // A test is named "<package>.<Test>", a subtest with its slash path
@@ -269,7 +273,7 @@ func ParseGoTestJSON(r io.Reader, text io.Writer) (*Census, error) {
 	if text == nil {
 		text = io.Discard
 	}
-	p := &goParser{tally: newTally("go"), pkgs: map[string]*goPackage{}, tests: map[string]goTest{}, text: text}
+	p := &goParser{tally: newTally("go"), pkgs: map[string]*goPackage{}, tests: map[string]goTest{}, text: text, held: map[string][]byte{}}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	long := false
@@ -296,6 +300,9 @@ func ParseGoTestJSON(r io.Reader, text io.Writer) (*Census, error) {
 			break
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(p.held)) {
+		p.release(k, true) // a stream cut short: what did not finish
+	}
 	c := p.census()
 	if rerr != nil {
 		return c, rerr
@@ -309,6 +316,67 @@ type goParser struct {
 	tests map[string]goTest
 	text  io.Writer
 	werr  error
+	// held is what each test printed, until its outcome says whether
+	// plain go test would print it; heldBytes their sum.
+	held      map[string][]byte
+	heldBytes int
+}
+
+// The bounds of what a test's output is held to: per test and in all.
+const (
+	maxHeldTest = 1 << 20
+	maxHeld     = 16 << 20
+)
+
+// hold keeps out, printed by the test key, until its outcome.
+func (p *goParser) hold(key, out string) {
+	if strings.HasPrefix(out, "=== RUN") || strings.HasPrefix(out, "=== PAUSE") || strings.HasPrefix(out, "=== CONT") || strings.HasPrefix(out, "=== NAME") {
+		return // -v's progress, not printed without it
+	}
+	b := p.held[key]
+	room := min(maxHeldTest-len(b), maxHeld-p.heldBytes)
+	if room <= 0 {
+		return
+	}
+	if len(out) > room {
+		out = cutRunes(out, room) + "…\n"
+	}
+	p.held[key] = append(b, out...)
+	p.heldBytes += len(out)
+}
+
+// release writes what the test key printed (print), or drops it. Its
+// "--- FAIL" line goes first, as go test prints it without -v.
+func (p *goParser) release(key string, print bool) {
+	if b, ok := p.held[key]; ok {
+		if print {
+			if i := bytes.Index(b, []byte("--- FAIL:")); i > 0 {
+				start := bytes.LastIndexByte(b[:i], '\n') + 1
+				if strings.TrimSpace(string(b[start:i])) == "" {
+					end := len(b)
+					if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+						end = i + j + 1
+					}
+					b = slices.Concat(b[start:end], b[:start], b[end:])
+				}
+			}
+			p.write(b)
+		}
+		p.heldBytes -= len(b)
+		delete(p.held, key)
+	}
+}
+
+// releasePackage writes what the tests of package pkg that did not finish
+// printed.
+func (p *goParser) releasePackage(pkg string) {
+	prefix := pkg + "\x00"
+	keys := slices.Sorted(maps.Keys(p.held))
+	for _, k := range keys {
+		if strings.HasPrefix(k, prefix) {
+			p.release(k, true)
+		}
+	}
 }
 
 func (p *goParser) write(b []byte) {
@@ -337,10 +405,22 @@ func (p *goParser) line(line []byte, long, nl bool) {
 }
 
 func (p *goParser) event(ev goEvent) {
-	if ev.Output != "" {
+	key := ev.Package + "\x00" + ev.Test
+	switch {
+	case ev.Output == "":
+	case ev.Test != "":
+		p.hold(key, ev.Output)
+	case ev.Output == "PASS\n" && ev.Action == "output":
+		// a passing package's line, printed only with -v
+	default:
 		if p.werr == nil {
 			_, p.werr = io.WriteString(p.text, ev.Output)
 		}
+	}
+	if ev.Test != "" && (ev.Action == "pass" || ev.Action == "skip" || ev.Action == "fail") {
+		p.release(key, ev.Action == "fail")
+	} else if ev.Test == "" && (ev.Action == "pass" || ev.Action == "fail") {
+		p.releasePackage(ev.Package) // its tests that did not finish
 	}
 	if ev.Action == "build-output" || ev.Action == "build-fail" {
 		return // the package's own fail event follows, with FailedBuild

@@ -74,21 +74,17 @@ func TestParseGoTestJSON(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("census\n%+v\nwant\n%+v", c, want)
 	}
-	// The text is what go test without -json prints: every event's Output.
-	var outputs strings.Builder
-	for line := range strings.Lines(string(fixture(t, "go.json"))) {
-		var ev goEvent
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatal(err)
-		}
-		outputs.WriteString(ev.Output)
-	}
-	if text.String() != outputs.String() {
-		t.Errorf("text\n%s\nwant\n%s", text.String(), outputs.String())
-	}
-	for _, line := range []string{"# example.com/m/broken [example.com/m/broken.test]\n", "    m_test.go:13: Add(2, 2) = 4, want 5\n", "ok  \texample.com/m/exits\t"} {
+	// The text is what go test without -v prints: the output of the tests
+	// that failed or did not finish, the packages' own lines; not what
+	// passing tests printed, nor -v's progress.
+	for _, line := range []string{"# example.com/m/broken [example.com/m/broken.test]\n", "    m_test.go:13: Add(2, 2) = 4, want 5\n", "ok  \texample.com/m/exits\t", "--- FAIL: TestFail"} {
 		if !strings.Contains(text.String(), line) {
-			t.Errorf("text lacks %q", line)
+			t.Errorf("text lacks %q:\n%s", line, text.String())
+		}
+	}
+	for _, line := range []string{"=== RUN", "--- PASS", "\nPASS\n"} {
+		if strings.Contains("\n"+text.String(), line) {
+			t.Errorf("text has %q:\n%s", line, text.String())
 		}
 	}
 }
@@ -171,13 +167,13 @@ func TestParseGoTestJSONLongLines(t *testing.T) {
 	// Output whole; a last line without a newline as it is.
 	long := strings.Repeat("é", maxLine) // twice the bound in bytes
 	event, _ := json.Marshal(goEvent{Action: "output", Package: "p", Test: "TestA", Output: strings.Repeat("x", 100_000) + "\n"})
-	in := "before\n" + long + "\n" + string(event) + "\n" + `{"Action":"pass","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"p"}` + "\nafter"
+	in := "before\n" + long + "\n" + string(event) + "\n" + `{"Action":"fail","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"fail","Package":"p"}` + "\nafter"
 	var text strings.Builder
 	c, err := ParseGoTestJSON(strings.NewReader(in), &text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c.Passed, []string{"p.TestA"}) {
+	if !reflect.DeepEqual(c.Failed, []string{"p.TestA"}) {
 		t.Errorf("census %+v", c)
 	}
 	want := "before\n" + long[:maxLine] + "…\n" + strings.Repeat("x", 100_000) + "\nafter"
@@ -204,8 +200,10 @@ func (r failingReader) Read(b []byte) (int, error) {
 
 func TestParseGoTestJSONErrors(t *testing.T) {
 	in := `{"Action":"output","Package":"p","Test":"TestA","Output":"hi\n"}
-{"Action":"pass","Package":"p","Test":"TestA"}
-{"Action":"pass","Package":"p"}
+{"Action":"fail","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"bye\n"}
+{"Action":"pass","Package":"p","Test":"TestB"}
+{"Action":"fail","Package":"p"}
 `
 	// A writer that fails stops the text, not the reading.
 	w := &failingWriter{}
@@ -215,7 +213,7 @@ func TestParseGoTestJSONErrors(t *testing.T) {
 	}
 	// A read error is returned with what was read before it.
 	c, err = ParseGoTestJSON(failingReader{strings.NewReader(in)}, nil)
-	if err == nil || err.Error() != "connection reset" || len(c.Passed) != 1 {
+	if err == nil || err.Error() != "connection reset" || len(c.Passed) != 1 || len(c.Failed) != 1 {
 		t.Errorf("failing reader: %v, %+v", err, c)
 	}
 }

@@ -42,6 +42,14 @@ type Verdict struct {
 	// After is every goal measured after the cycle, re-runs included.
 	After   *goals.Snapshot `json:"after"`
 	Changes []GoalChange    `json:"changes"`
+	// Census is what the test runners told of the tests the gate's
+	// commands ran (nil when none could tell). When fewer tests passed
+	// than at the start (CensusBefore), Dropped is set, a regression, and
+	// Vanished names the tests that passed then and do not now.
+	Census       *Census  `json:"census,omitempty"`
+	CensusBefore *Census  `json:"-"`
+	Dropped      bool     `json:"dropped,omitempty"`
+	Vanished     []string `json:"vanished,omitempty"`
 }
 
 // CommandsPassed reports whether every test command passed.
@@ -81,13 +89,16 @@ type Failure struct {
 }
 
 // Failures are the reasons the gate failed: each test command that did not
-// pass, then each goal that regressed.
+// pass, the tests that vanished, then each goal that regressed.
 func (v *Verdict) Failures() []Failure {
 	var out []Failure
 	for _, c := range v.Commands {
 		if !c.Passed {
 			out = append(out, Failure{What: "gate", Name: c.Command, Status: c.Status, Reason: c.Reason, Excerpt: c.Excerpt})
 		}
+	}
+	if v.Dropped {
+		out = append(out, Failure{What: "census", Name: "tests", Status: goals.Fail, Reason: v.droppedText(), Excerpt: listNames(v.Vanished, 40)})
 	}
 	for _, c := range v.Regressed() {
 		out = append(out, Failure{What: "goal", Name: c.GoalID, Status: c.After, Reason: c.Reason, Excerpt: c.Excerpt})
@@ -111,8 +122,21 @@ func (v *Verdict) CannotRun() (goals.CommandResult, bool) {
 func (v *Verdict) NoVerdict() bool { return v.After == nil }
 
 // Regression reports whether the cycle must be reverted: a test command
-// failed or a goal regressed.
-func (v *Verdict) Regression() bool { return !v.CommandsPassed() || len(v.Regressed()) > 0 }
+// failed, fewer tests passed than at the start, or a goal regressed.
+func (v *Verdict) Regression() bool { return !v.CommandsPassed() || v.Dropped || len(v.Regressed()) > 0 }
+
+// droppedText says how many tests passed at the start and how many now.
+func (v *Verdict) droppedText() string {
+	return fmt.Sprintf("%d test(s) passed at the start, %d now: %d vanished", v.CensusBefore.passed(), v.Census.passed(), len(v.Vanished))
+}
+
+// listNames is the first n names, a line each, and how many more.
+func listNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, "\n")
+	}
+	return strings.Join(names[:n], "\n") + fmt.Sprintf("\n… and %d more", len(names)-n)
+}
 
 // Text is the gate outcome as the ledger records it: "PASS", or "FAIL: "
 // and the failure's surface (the command that failed and how, the goals
@@ -124,6 +148,9 @@ func (v *Verdict) Text() string {
 		if !c.Passed {
 			parts = append(parts, fmt.Sprintf("`%s` %s", c.Command, c.Reason))
 		}
+	}
+	if v.Dropped {
+		parts = append(parts, v.droppedText())
 	}
 	if reg := v.Regressed(); len(reg) > 0 {
 		ids := make([]string, len(reg))
@@ -140,7 +167,10 @@ func (v *Verdict) Text() string {
 
 // Judge runs the regression gate of a cycle whose ruler is f (the goals
 // file as it was when the cycle started) and whose goals measured before
-// are before: the gate's test commands, then every goal of f. A goal that
+// are before: the gate's test commands, then every goal of f. The tests
+// the commands run are counted where their runner can tell (see
+// censusTap); with census, the count at the start, fewer tests passing now
+// is a regression (Dropped) that names the tests that vanished. A goal that
 // looks regressed is measured once more before it counts (flaky first runs
 // are real). A goal that passed before must pass after: failing, timing
 // out, skipping or not running is a regression. A check that told before
@@ -155,10 +185,25 @@ func (v *Verdict) Text() string {
 // (After is nil) and CannotRun says which command it was. Otherwise (nil
 // noVerdict, or one that says the cycle broke the command) it is a failure
 // like any other.
-func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options, noVerdict func(goals.CommandResult) bool) *Verdict {
-	v := &Verdict{Commands: goals.RunGate(ctx, f.Gate, opts.Dir, opts.Env)}
+func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options, noVerdict func(goals.CommandResult) bool, census *Census) *Verdict {
+	v := &Verdict{}
+	if tap, done, err := newCensusTap(); err == nil {
+		v.Commands = goals.RunGate(ctx, f.Gate, opts.Dir, opts.Env, tap)
+		v.Census = tap.Census()
+		done()
+	} else {
+		v.Commands = goals.RunGate(ctx, f.Gate, opts.Dir, opts.Env, nil)
+	}
 	if cr, ok := v.CannotRun(); ok && noVerdict != nil && noVerdict(cr) {
 		return v
+	}
+	if census != nil && ctx.Err() == nil {
+		// Counted when the commands passed: a test that failed fails its
+		// command, which says so itself.
+		v.CensusBefore = census
+		if v.CommandsPassed() && Dropped(census, v.Census) {
+			v.Dropped, v.Vanished = true, census.Vanished(v.Census)
+		}
 	}
 	opts.Only = nil
 	v.After = goals.Measure(ctx, f, opts)

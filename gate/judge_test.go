@@ -96,7 +96,7 @@ func TestJudge(t *testing.T) {
 	}}
 	before := snapshot(goals.Result{GoalID: "steady", Result: goals.Pass}, goals.Result{GoalID: "flaky", Result: goals.Pass},
 		goals.Result{GoalID: "broken", Result: goals.Pass}, goals.Result{GoalID: "was-failing", Result: goals.Fail})
-	v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil)
+	v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil, nil)
 	if !v.CommandsPassed() {
 		t.Fatalf("gate commands: %+v", v.Commands)
 	}
@@ -125,12 +125,12 @@ func TestJudge(t *testing.T) {
 	// A failing test command is a regression on its own, and names itself.
 	f.Gate.Commands = []string{"exit 3"}
 	f.Goals = f.Goals[:1]
-	v = Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil)
+	v = Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil, nil)
 	if !v.Regression() || v.Text() != "FAIL: `exit 3` exit status 3" {
 		t.Errorf("failing gate command: regression %v, text %q", v.Regression(), v.Text())
 	}
 	f.Gate.Commands = nil
-	if v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil); v.Regression() || v.Text() != "PASS" {
+	if v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil, nil); v.Regression() || v.Text() != "PASS" {
 		t.Errorf("no commands, a passing goal: %q", v.Text())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err != nil {
@@ -197,7 +197,7 @@ func TestJudgeVanishedValue(t *testing.T) {
 	}}
 	before := snapshot(goals.Result{GoalID: "gone", Result: goals.Pass, Value: val(82.5)},
 		goals.Result{GoalID: "blinks", Result: goals.Pass, Value: val(82.5)})
-	v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil)
+	v := Judge(context.Background(), f, before, goals.Options{Dir: dir}, nil, nil)
 	for _, c := range v.Changes {
 		switch c.GoalID {
 		case "gone":

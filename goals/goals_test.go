@@ -374,7 +374,7 @@ func TestRunGate(t *testing.T) {
 	dir := t.TempDir()
 	g := Gate{Commands: []string{"echo built > out.txt", "grep -q built out.txt && echo tests ok", "exit 4", "echo never > never.txt"},
 		Timeout: 5 * time.Second}
-	res := RunGate(context.Background(), g, dir, nil)
+	res := RunGate(context.Background(), g, dir, nil, nil)
 	if len(res) != 3 {
 		t.Fatalf("RunGate ran %d commands, want 3 (it stops at the first failure): %+v", len(res), res)
 	}
@@ -387,15 +387,15 @@ func TestRunGate(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "never.txt")); err == nil {
 		t.Error("a command after the failure ran")
 	}
-	hang := RunGate(context.Background(), Gate{Commands: []string{"sleep 30"}, Timeout: 200 * time.Millisecond}, dir, nil)
+	hang := RunGate(context.Background(), Gate{Commands: []string{"sleep 30"}, Timeout: 200 * time.Millisecond}, dir, nil, nil)
 	if r := hang[0]; r.Passed || r.Status != Timeout || r.Limit != 0.2 || !strings.Contains(r.Reason, "timed out after 200ms") {
 		t.Errorf("a command that hangs: %+v (a timeout does not pass the gate)", r)
 	}
-	missing := RunGate(context.Background(), Gate{Commands: []string{"echo building; no-such-test-runner ./..."}, Timeout: 5 * time.Second}, dir, nil)
+	missing := RunGate(context.Background(), Gate{Commands: []string{"echo building; no-such-test-runner ./..."}, Timeout: 5 * time.Second}, dir, nil, nil)
 	if r := missing[0]; r.Passed || r.Status != Error || r.Missing != "no-such-test-runner" || !strings.Contains(r.Excerpt, "building") {
 		t.Errorf("a command that cannot run: %+v", r)
 	}
-	if res := RunGate(context.Background(), Gate{Timeout: time.Second}, dir, nil); len(res) != 0 {
+	if res := RunGate(context.Background(), Gate{Timeout: time.Second}, dir, nil, nil); len(res) != 0 {
 		t.Errorf("no commands: %+v", res)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -267,6 +268,13 @@ type shellRun struct {
 // environment base (nil: this process's) and extra variables. A timeout (or
 // an interrupt through ctx) ends the command and everything it started.
 func runShell(ctx context.Context, command, dir string, timeout time.Duration, base []string, env ...string) shellRun {
+	return runTapped(ctx, command, dir, timeout, base, nil, env...)
+}
+
+// runTapped is runShell with what the command prints going through filter
+// (nil: none): filter reads all of it, from its own goroutine, and writes
+// what is kept as the command's output; it returns once it has read all.
+func runTapped(ctx context.Context, command, dir string, timeout time.Duration, base []string, filter func(io.Reader, io.Writer), env ...string) shellRun {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sh := shell()
@@ -279,6 +287,19 @@ func runShell(ctx context.Context, command, dir string, timeout time.Duration, b
 	out := &capture{limit: captureLimit}
 	cmd.Stdout = out
 	cmd.Stderr = out
+	var pw *io.PipeWriter
+	filtered := make(chan struct{})
+	if filter != nil {
+		var pr *io.PipeReader
+		pr, pw = io.Pipe()
+		cmd.Stdout, cmd.Stderr = pw, pw
+		go func() {
+			defer close(filtered)
+			filter(pr, out)
+			_, _ = io.Copy(io.Discard, pr) // what the filter left unread
+		}()
+		defer pw.Close() // on every way out, so that the filter ends
+	}
 	ownGroup(cmd)
 	// A timeout (or an interrupt) ends the command and everything it
 	// started; once the shell has exited, output held open by a child it
@@ -289,6 +310,12 @@ func runShell(ctx context.Context, command, dir string, timeout time.Duration, b
 	err := cmd.Run()
 	if cmd.Process != nil {
 		killGroup(cmd) // children the command left behind
+	}
+	if filter != nil {
+		// The command's output is all written: the filter is told so, and
+		// what it keeps is waited for.
+		pw.Close()
+		<-filtered
 	}
 	r := shellRun{output: out.String()}
 	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == -1 && ctx.Err() != nil {
@@ -426,14 +453,37 @@ type CommandResult struct {
 	Excerpt string `json:"excerpt,omitempty"`
 }
 
+// A Tap watches the gate's test commands run, for what their runners say
+// of each test (see the gate package's census): it may rewrite a command
+// and add to its environment before it runs, and it reads all the command
+// prints, writing what is kept as the command's output.
+type Tap interface {
+	// Prepare is the command to run for command, and more environment.
+	Prepare(command string) (string, []string)
+	// Filter reads all the command prints and writes what is kept; it
+	// runs in a goroutine of its own while the command runs.
+	Filter(all io.Reader, kept io.Writer)
+	// Done is told the command ended.
+	Done()
+}
+
 // RunGate runs the gate's test commands in dir with the environment env
 // (nil: this process's), in order, each within the gate's timeout, and
 // stops at the first that does not pass (exit 0). A command that times out
-// does not pass: a gate is a verdict, not a goal that may be unknown.
-func RunGate(ctx context.Context, g Gate, dir string, env []string) []CommandResult {
+// does not pass: a gate is a verdict, not a goal that may be unknown. tap,
+// when not nil, watches each command (the command recorded is the one
+// given, whatever Prepare made of it).
+func RunGate(ctx context.Context, g Gate, dir string, env []string, tap Tap) []CommandResult {
 	out := []CommandResult{}
 	for _, c := range g.Commands {
-		sr := runShell(ctx, c, dir, g.Timeout, env)
+		var sr shellRun
+		if tap != nil {
+			run, more := tap.Prepare(c)
+			sr = runTapped(ctx, run, dir, g.Timeout, env, tap.Filter, more...)
+			tap.Done()
+		} else {
+			sr = runShell(ctx, c, dir, g.Timeout, env)
+		}
 		cr := CommandResult{Command: c, Status: Pass, ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
 		if status, reason := sr.status(g.Timeout, dir); status != "" {
 			cr.Status, cr.Reason = status, reason

@@ -615,7 +615,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		head, err := d.l.Repo().ResolveCommits("HEAD")
 		if err != nil {
 			return nil, err
-		} else if _, _, err := d.l.StartGate(head[0], s.Goals); err != nil {
+		}
+		g, _, err := d.l.StartGate(head[0], s.Goals)
+		if err != nil {
 			return nil, err // a cycle its gate cannot judge does not start
 		}
 		d.ranCycle = true
@@ -623,9 +625,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		d.say("cycle %d: measuring the goals", n)
 		// In the judging checkout of HEAD, where the cycle's work will be
 		// measured too.
-		measured, err := d.l.MeasureAt(ctx, head[0], s.Goals, goals.Options{Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
+		measured, census, err := d.l.MeasureStart(ctx, head[0], s.Goals, g, goals.Options{Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
 		if err != nil {
 			return nil, err
+		}
+		if census != nil {
+			d.say("cycle %d: tests: %s (counted by %s)", n, census.Summary(), census.Runner)
 		}
 		if ctx.Err() != nil {
 			return d.stop(StopInterrupted, "interrupted while the goals were measured"), nil
@@ -664,7 +669,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err != nil {
 			return nil, err
 		}
-		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName, Before: beforeJSON,
+		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName, Before: beforeJSON, BeforeCensus: census,
 			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID, Fields: s.CycleFields(w)})
 		if err != nil {
 			if uerr := s.Untake(w); uerr != nil {

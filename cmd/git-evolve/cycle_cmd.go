@@ -79,7 +79,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	e.noProgress = c.NoProgress
 	onCheck, done := e.goalProgress("measuring goals", len(f.Goals))
-	before, err := l.MeasureAt(e.ctx, head[0], f, goals.Options{Now: e.now, OnCheck: onCheck})
+	before, census, err := l.MeasureStart(e.ctx, head[0], f, g, goals.Options{Now: e.now, OnCheck: onCheck})
 	done()
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	} else if c.Remote != "" {
 		return usagef("--remote goes with --claim")
 	}
-	so := cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, GoalsName: f.Name(), Before: beforeJSON, Claim: claim}
+	so := cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, GoalsName: f.Name(), Before: beforeJSON, BeforeCensus: census, Claim: claim}
 	var st *loop.State
 	if c.Item != "" {
 		if st, err = loadState(e, ""); err != nil {
@@ -162,6 +162,9 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	for _, r := range before.CannotRun() {
 		fmt.Fprintf(e.stdout, "  error    %-24s weight %d  %s (not a target)\n", r.GoalID, r.Weight, termSafe(r.Reason))
+	}
+	if census != nil {
+		fmt.Fprintf(e.stdout, "tests: %s (counted by %s)\n", census.Summary(), census.Runner)
 	}
 	for _, w := range rulerWarnings(e, f) {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", termLine(w))

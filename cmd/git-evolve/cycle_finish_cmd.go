@@ -222,6 +222,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 			fmt.Fprintf(w, "  gate: %s%s %s (%.1fs)\n", termLine(cr.Command), from, termLine(status), cr.Duration)
 			writeExcerpt(w, cr.Excerpt)
 		}
+		writeCensus(w, v, "")
 		writeChanges(w, v, "")
 	}
 	if v := res.OwnVerdict; v != nil {
@@ -234,6 +235,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 			fmt.Fprintf(w, "    gate: %s %s (%.1fs)\n", termLine(cr.Command), termLine(status), cr.Duration)
 			writeExcerpt(w, cr.Excerpt)
 		}
+		writeCensus(w, v, "  ")
 		writeChanges(w, v, "  ")
 	}
 	for _, x := range f.Failures {
@@ -292,6 +294,27 @@ func writeChanges(w io.Writer, v *gate.Verdict, indent string) {
 			fmt.Fprintf(w, "  %sflaky: %s failed, then passed when measured again\n", indent, ch.GoalID)
 		case ch.Reason != "":
 			fmt.Fprintf(w, "  %sunknown: %s: %s\n", indent, ch.GoalID, termLine(ch.Reason))
+		}
+	}
+}
+
+// writeCensus prints how many tests passed before and in a judgment, and
+// those that vanished.
+func writeCensus(w io.Writer, v *gate.Verdict, indent string) {
+	if v.CensusBefore == nil || (v.Census == nil && !v.Dropped) {
+		return
+	}
+	after, runner := 0, v.CensusBefore.Runner
+	if v.Census != nil {
+		after, runner = len(v.Census.Passed), v.Census.Runner
+	}
+	fmt.Fprintf(w, "  %stests: %d → %d passed (counted by %s)\n", indent, len(v.CensusBefore.Passed), after, runner)
+	if v.Dropped {
+		for _, x := range v.Failures() {
+			if x.What == "census" {
+				fmt.Fprintf(w, "  %sregressed: %s\n", indent, termLine(x.Reason))
+				writeExcerpt(w, x.Excerpt)
+			}
 		}
 	}
 }
