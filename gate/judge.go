@@ -123,7 +123,9 @@ func (v *Verdict) NoVerdict() bool { return v.After == nil }
 
 // Regression reports whether the cycle must be reverted: a test command
 // failed, fewer tests passed than at the start, or a goal regressed.
-func (v *Verdict) Regression() bool { return !v.CommandsPassed() || v.Dropped || len(v.Regressed()) > 0 }
+func (v *Verdict) Regression() bool {
+	return !v.CommandsPassed() || v.Dropped || len(v.Regressed()) > 0
+}
 
 // droppedText says how many tests passed at the start and how many now.
 func (v *Verdict) droppedText() string {
