@@ -35,6 +35,23 @@ func Lock(path string) (unlock func(), err error) {
 // TryLock takes the lock on path if no one holds it; ok is false when
 // someone does.
 func TryLock(path string) (unlock func(), ok bool, err error) {
+	l, ok, err := TryLockFile(path)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return l.Unlock, true, nil
+}
+
+// File is a lock held: its .lock file, as it was made. A .lock file
+// removed or replaced while it is held is someone else's (see Intact).
+type File struct {
+	lock string
+	made os.FileInfo
+}
+
+// TryLockFile is TryLock that keeps what the lock's file was, to ask later
+// whether it is still there.
+func TryLockFile(path string) (l *File, ok bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, err
 	}
@@ -46,8 +63,34 @@ func TryLock(path string) (unlock func(), ok bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("cannot lock %s: %w", lock, err)
 	}
+	made, err := f.Stat()
 	f.Close()
-	return func() { os.Remove(lock) }, true, nil
+	if err != nil {
+		os.Remove(lock)
+		return nil, false, fmt.Errorf("cannot lock %s: %w", lock, err)
+	}
+	return &File{lock: lock, made: made}, true, nil
+}
+
+// Unlock lets the lock go: its .lock file is removed, unless it is no
+// longer the one made (another's lock is left alone).
+func (l *File) Unlock() {
+	if ok, err := l.Intact(); ok && err == nil {
+		os.Remove(l.lock)
+	}
+}
+
+// Intact reports whether the lock's .lock file is still the one made:
+// false when it was removed or replaced.
+func (l *File) Intact() (bool, error) {
+	now, err := os.Lstat(l.lock)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", l.lock, err)
+	}
+	return os.SameFile(l.made, now), nil
 }
 
 // Held reports whether someone holds the lock on path now: its .lock file

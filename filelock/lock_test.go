@@ -1,6 +1,7 @@
 package filelock
 
 import (
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -59,4 +60,41 @@ func TestHeldAskedAtOnce(t *testing.T) {
 	if seen > 0 {
 		t.Errorf("with no holder, %d of 3200 asks saw the lock held", seen)
 	}
+}
+
+// A lock's path removed or replaced while it is held names a file no one
+// holds: Intact says so, and Held of the path sees no holder.
+func TestFileIntact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.lock")
+	l, ok, err := TryLockFile(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLockFile = %v, %v", ok, err)
+	}
+	defer l.Unlock()
+	if intact, err := l.Intact(); err != nil || !intact {
+		t.Fatalf("Intact of a lock as taken = %v, %v; want true", intact, err)
+	}
+	for _, p := range []string{path, path + ".lock"} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	if intact, err := l.Intact(); err != nil || intact {
+		t.Errorf("Intact once its file was removed = %v, %v; want false", intact, err)
+	}
+	if held, err := Held(path); err != nil || held {
+		t.Errorf("Held once its file was removed = %v, %v; want false", held, err)
+	}
+	// A file made anew at the path is not the one held, and is free.
+	other, ok, err := TryLockFile(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLockFile of the path made anew = %v, %v; want it free", ok, err)
+	}
+	if intact, err := l.Intact(); err != nil || intact {
+		t.Errorf("Intact with another file at the path = %v, %v; want false", intact, err)
+	}
+	if intact, err := other.Intact(); err != nil || !intact {
+		t.Errorf("Intact of the new lock = %v, %v; want true", intact, err)
+	}
+	other.Unlock()
 }
