@@ -17,9 +17,14 @@ import (
 func runLock(gitDir string) string { return filepath.Join(gitDir, "evolve", "run.lock") }
 
 // RunOwns reports whether a git evolve run drives the worktree whose git
-// directory is gitDir now: it holds run.lock. Whoever asks, an agent with
-// its EVOLVE_* variables unset included, gets the same answer.
+// directory is gitDir now: it holds its socket (Linux), or run.lock. Whoever
+// asks, an agent with its EVOLVE_* variables unset included, gets the same
+// answer, and removing or replacing run.lock does not change it where the
+// socket is.
 func RunOwns(gitDir string) (bool, error) {
+	if holdBound(holdName(gitDir)) {
+		return true, nil
+	}
 	// Asked with a shared lock: commands asking at once (records written
 	// side by side) do not see each other as the run.
 	return filelock.Held(runLock(gitDir))
@@ -29,17 +34,8 @@ func RunOwns(gitDir string) (bool, error) {
 // whose common git directory is commonDir that a git evolve run drives now:
 // what is shared by all worktrees (trust, the ledger) is theirs too.
 func RunsOwning(commonDir string) ([]string, error) {
-	dirs := []string{commonDir}
-	wts, err := filepath.Glob(filepath.Join(commonDir, "worktrees", "*"))
-	if err != nil {
-		return nil, err
-	}
-	dirs = append(dirs, wts...)
 	var out []string
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "evolve")); err != nil {
-			continue // no run ever drove it
-		}
+	for _, d := range worktreeGitDirs(commonDir) {
 		owns, err := RunOwns(d)
 		if err != nil {
 			return nil, err
@@ -49,6 +45,15 @@ func RunsOwning(commonDir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// worktreeGitDirs are the git directories of the worktrees of the
+// repository whose common git directory is commonDir: its own, then each
+// linked worktree's.
+func worktreeGitDirs(commonDir string) []string {
+	dirs := []string{commonDir}
+	wts, _ := filepath.Glob(filepath.Join(commonDir, "worktrees", "*")) // a fixed pattern
+	return append(dirs, wts...)
 }
 
 // refusedPath lists the commands refused while a run owned the worktree,

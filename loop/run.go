@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
-	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/fitness"
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -294,25 +293,15 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		o.AgentOut = io.Discard
 	}
 	// One run drives a worktree at a time: a second would take the first's
-	// cycles and overwrite its run state. A command asking whether a run
-	// drives it holds the lock shared for an instant: a few tries tell that
-	// from a run.
-	var unlock func()
-	var err error
-	ok := false
-	for try := 0; try < 5 && !ok; try++ {
-		if try > 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if unlock, ok, err = filelock.TryLock(runLock(gitDir)); err != nil {
-			return nil, err
-		}
+	// cycles and overwrite its run state.
+	hold, warning, err := takeHold(gitDir)
+	if err != nil {
+		return nil, err
 	}
-	if !ok {
-		return nil, &RunError{Msg: "another git evolve run is driving this worktree",
-			Hint: "wait for it to end, or stop it: Ctrl-C in its terminal (or git evolve stop, which halts it before its next cycle)"}
+	defer hold.release()
+	if warning != "" {
+		progress("warning: " + warning)
 	}
-	defer unlock()
 	prior, err := LoadRunState(gitDir)
 	if err != nil {
 		return nil, err
@@ -420,7 +409,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	if err := r.save(gitDir); err != nil {
 		return nil, err
 	}
-	d := &driver{l: l, o: o, r: r, gitDir: gitDir, now: now, progress: progress, timeout: timeout}
+	d := &driver{l: l, o: o, r: r, gitDir: gitDir, hold: hold, now: now, progress: progress, timeout: timeout}
 	if o.Resume && prior.Stopped == "" && prior.Phase == PhaseAgent && open != nil && open.Run == prior.ID {
 		// The last run was killed while its agent worked: the agent may
 		// have gone on alone, with run.json in reach.
@@ -452,6 +441,7 @@ type driver struct {
 	o        RunOptions
 	r        *RunState
 	gitDir   string
+	hold     *runHold
 	now      func() time.Time
 	progress func(string)
 	timeout  time.Duration
@@ -783,6 +773,9 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	}
 	watch := watchMarkers(s.Markers, d.resumed(s.Markers), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
+	if herr := d.afterTurn(); err == nil {
+		err = herr
+	}
 	notes, removed := watch.end(s.Top)
 	if removed {
 		// Put back, and halting whatever its age: the operator's to lift.
@@ -854,6 +847,20 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		return d.stop(StopInterrupted, fmt.Sprintf("stopped after the agent of cycle %d; run --resume finishes the cycle", c.Cycle)), false, nil
 	}
 	return nil, false, nil
+}
+
+// afterTurn checks, as the agent's turn ends, that the driver still holds
+// the worktree: what the agent did to its hold is put right and marked
+// for the cycle's record.
+func (d *driver) afterTurn() error {
+	mark, err := d.hold.check()
+	if err != nil {
+		return err
+	}
+	if mark != "" {
+		d.marks = append(d.marks, mark)
+	}
+	return nil
 }
 
 // finishStep finishes the open cycle c and settles its work. The ruler is
