@@ -227,6 +227,29 @@ func (r *Repo) readConfig() {
 	}
 }
 
+// ParseConfigFile returns the settings of a config file's content (data),
+// as git config --list --file reads them: by key (section and name in
+// lower case, a subsection as it is), each key's values in order, a key
+// given without a value as "" (as git config --get-all prints it). Includes
+// are not followed. Content git cannot read returns a *GitError saying
+// where.
+func (r *Repo) ParseConfigFile(data []byte) (map[string][]string, error) {
+	out, err := startGit(r.dir, r.env, true, "config", "-z", "--list", "--no-includes", "--file", "-").finish(data)
+	if err != nil {
+		return nil, err
+	}
+	vals := parseConfigList(out)
+	for k, vs := range vals {
+		for i, v := range vs {
+			if v == valueless {
+				vs[i] = ""
+			}
+		}
+		vals[k] = vs
+	}
+	return vals, nil
+}
+
 // parseConfigList reads git config -z --list: "key\nvalue" or "key" (no
 // value: given as valueless) entries, each ended by NUL, every value of a
 // key in order.

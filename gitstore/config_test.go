@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -187,5 +189,26 @@ func TestConfigGetAllAsGit(t *testing.T) {
 	}
 	if got, err := repo.ConfigGetAll("remote.origin.fetch"); err != nil || len(got) != 1 || got[0] != "+refs/x:refs/y" {
 		t.Errorf("after ConfigAdd: %q, %v", got, err)
+	}
+}
+
+func TestParseConfigFile(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	got, err := repo.ParseConfigFile([]byte("[core]\n\tHooksPath = /dev/null\n\tbare\n[remote \"Up\"]\n\tfetch = a\n\tfetch = b\n[include]\n\tpath = elsewhere\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"core.hookspath": {"/dev/null"}, "core.bare": {""}, "remote.Up.fetch": {"a", "b"}, "include.path": {"elsewhere"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseConfigFile = %q, want %q", got, want)
+	}
+	if got, err := repo.ParseConfigFile(nil); err != nil || len(got) != 0 {
+		t.Errorf("ParseConfigFile of nothing = %q, %v", got, err)
+	}
+	var ge *GitError
+	if _, err := repo.ParseConfigFile([]byte("[core\n")); !errors.As(err, &ge) {
+		t.Errorf("ParseConfigFile of a broken file = %v, want a *GitError", err)
 	}
 }

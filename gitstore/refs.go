@@ -46,6 +46,29 @@ func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
 	return fmt.Errorf("updating %s: %w", ref, err)
 }
 
+// ResetRef sets ref itself from old to newHash, never what a symbolic ref
+// names: a symbolic ref is replaced by a plain one (or removed), and the
+// ref it named is left as it is. A zero newHash removes ref; a zero old
+// means ref must not exist. old is compared with what ref resolves to. It
+// returns an error wrapping ErrRefChanged when ref does not hold old. For
+// putting refs back as they were: a ref someone else made symbolic cannot
+// make the reset move another.
+func (r *Repo) ResetRef(ref string, newHash, old Hash, reason string) error {
+	input := fmt.Sprintf("update %s\x00%s\x00%s\x00", ref, newHash, old)
+	_, err := startGit(r.dir, r.env, true, "update-ref", "--no-deref", "-z", "--stdin", "-m", reason).finish([]byte(input))
+	if err == nil {
+		return nil
+	}
+	var ge *GitError
+	switch {
+	case errors.As(err, &ge) && isRefRace(ge.Stderr):
+		return fmt.Errorf("updating %s: %w", ref, ErrRefChanged)
+	case errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock': File exists"):
+		return &LockedError{Ref: ref, Err: ge}
+	}
+	return fmt.Errorf("updating %s: %w", ref, err)
+}
+
 // LockedError is a ref another process holds locked (git's <ref>.lock
 // exists): briefly, while it writes, or for good when a git process died.
 type LockedError struct {

@@ -515,3 +515,43 @@ func TestTrailerLogCase(t *testing.T) {
 		t.Errorf("TrailerLog = %q, want %q", got, want)
 	}
 }
+
+// ResetRef sets the ref itself: a symbolic ref someone made is replaced or
+// removed, and the ref it named is left alone; the compare-and-swap holds.
+func TestResetRef(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	repo := r.open()
+	r.git("update-ref", "refs/heads/keep", cs[1].String())
+
+	r.git("symbolic-ref", "refs/notes/sym", "refs/heads/keep")
+	if err := repo.ResetRef("refs/notes/sym", cs[0], cs[0], "stale"); !errors.Is(err, ErrRefChanged) {
+		t.Errorf("ResetRef with a stale old = %v, want ErrRefChanged", err)
+	}
+	if err := repo.ResetRef("refs/notes/sym", cs[0], cs[1], "put back"); err != nil {
+		t.Fatalf("ResetRef of a symbolic ref: %v", err)
+	}
+	if got := r.refAt("refs/notes/sym"); got != cs[0].String() {
+		t.Errorf("refs/notes/sym at %q, want %s", got, cs[0])
+	}
+	if out, err := r.gitErr("symbolic-ref", "-q", "refs/notes/sym"); err == nil {
+		t.Errorf("refs/notes/sym is still symbolic: %s", out)
+	}
+	r.git("symbolic-ref", "refs/notes/gone", "refs/heads/keep")
+	if err := repo.ResetRef("refs/notes/gone", ZeroHash, cs[1], "remove"); err != nil {
+		t.Fatalf("ResetRef removing a symbolic ref: %v", err)
+	}
+	if got := r.refAt("refs/notes/gone"); got != "" {
+		t.Errorf("refs/notes/gone at %q, want removed", got)
+	}
+	if got := r.refAt("refs/heads/keep"); got != cs[1].String() {
+		t.Errorf("the ref they named moved to %q, want %s", got, cs[1])
+	}
+	if err := repo.ResetRef("refs/notes/new", cs[0], ZeroHash, "made again"); err != nil {
+		t.Fatalf("ResetRef making a ref: %v", err)
+	}
+	if err := repo.ResetRef("refs/notes/new", cs[1], ZeroHash, "must not exist"); !errors.Is(err, ErrRefChanged) {
+		t.Errorf("ResetRef with a zero old on an existing ref = %v, want ErrRefChanged", err)
+	}
+}
