@@ -55,7 +55,9 @@ func (r *Repo) UpdateRef(ref string, newHash, old Hash, reason string) error {
 // make the reset move another.
 func (r *Repo) ResetRef(ref string, newHash, old Hash, reason string) error {
 	input := fmt.Sprintf("update %s\x00%s\x00%s\x00", ref, newHash, old)
-	_, err := startGit(r.dir, r.env, true, "update-ref", "--no-deref", "-z", "--stdin", "-m", reason).finish([]byte(input))
+	// Replace refs are not asked: what they say (a loop of them, even)
+	// has no part in what a ref holds.
+	_, err := startGit(r.dir, r.env, true, "--no-replace-objects", "update-ref", "--no-deref", "-z", "--stdin", "-m", reason).finish([]byte(input))
 	if err == nil {
 		return nil
 	}
