@@ -119,6 +119,9 @@ type RunState struct {
 	// agents' turns: a STOP that appeared, one an agent removed (put
 	// back), each with its cycle.
 	Markers []string `json:"markers,omitempty"`
+	// written is what save last wrote, for the guard of the agent's turn
+	// to compare the file with.
+	written []byte
 }
 
 // Tally counts a run's cycles by how they ended.
@@ -189,7 +192,12 @@ func (r *RunState) save(gitDir string) error {
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(RunStatePath(gitDir), append(data, '\n'))
+	data = append(data, '\n')
+	if err := WriteAtomic(RunStatePath(gitDir), data); err != nil {
+		return err
+	}
+	r.written = data
+	return nil
 }
 
 // RunOptions are a run's settings and where it reports.
@@ -771,9 +779,15 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	if err != nil {
 		return nil, false, err
 	}
+	// What the agent's turn changes under the git directory is put back
+	// after it, before the driver writes anything of its own.
+	guard, err := guardTurn(d.l.Repo(), c.ID, func() []byte { return d.r.written })
+	if err != nil {
+		return nil, false, err
+	}
 	watch := watchMarkers(s.Markers, d.resumed(s.Markers), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
-	if herr := d.afterTurn(); err == nil {
+	if herr := d.afterTurn(guard); err == nil {
 		err = herr
 	}
 	notes, removed := watch.end(s.Top)
@@ -806,6 +820,9 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.marks = append(d.marks, "trust: the goals files trusted on this machine were changed during the agent's turn; the driver put them back")
 	}
 	if ctx.Err() != nil {
+		for _, m := range d.marks {
+			d.say("warning: cycle %d: %s", c.Cycle, m)
+		}
 		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the agent worked on cycle %d; run --resume runs it again", c.Cycle)), false, nil
 	}
 	if failure != "" {
@@ -850,17 +867,15 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 }
 
 // afterTurn checks, as the agent's turn ends, that the driver still holds
-// the worktree: what the agent did to its hold is put right and marked
-// for the cycle's record.
-func (d *driver) afterTurn() error {
+// the worktree, and puts back what the turn changed under the git
+// directory (guard): each is marked for the cycle's record.
+func (d *driver) afterTurn(guard *turnGuard) error {
 	mark, err := d.hold.check()
-	if err != nil {
-		return err
-	}
 	if mark != "" {
 		d.marks = append(d.marks, mark)
 	}
-	return nil
+	d.marks = append(d.marks, guard.restore()...)
+	return err
 }
 
 // finishStep finishes the open cycle c and settles its work. The ruler is

@@ -1,0 +1,346 @@
+package loop
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-evolve/git-evolve/gitstore"
+)
+
+// gxRepo is a repository for the guard's tests: one commit, a commit-msg
+// hook, an exclude file and a ledger with one record, all made with the
+// git CLI.
+func gxRepo(t *testing.T) (dir string, repo *gitstore.Repo) {
+	t.Helper()
+	dir = fxRepoDir(t, "guarded")
+	gitDir := filepath.Join(dir, ".git")
+	gxWrite(t, filepath.Join(gitDir, "hooks", "commit-msg"), "#!/bin/sh\nexec git-evolve hook commit-msg \"$@\"\n", 0o755)
+	gxWrite(t, filepath.Join(gitDir, "info", "exclude"), ".agents/evolve/STOP\n", 0o644)
+	fxGit(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"id":"aaaaaaaaaaaaaaaaaaaa","cycle":1,"target":"t","result":"improved"}`, "HEAD")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return dir, repo
+}
+
+func gxWrite(t *testing.T, path, text string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gxRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// gxMarks checks that marks are exactly want, in any order.
+func gxMarks(t *testing.T, marks []string, want ...string) {
+	t.Helper()
+	left := map[string]int{}
+	for _, m := range marks {
+		left[m]++
+	}
+	for _, w := range want {
+		if left[w] == 0 {
+			t.Errorf("no mark %q", w)
+			continue
+		}
+		left[w]--
+	}
+	for m, n := range left {
+		if n > 0 {
+			t.Errorf("unexpected mark %q", m)
+		}
+	}
+}
+
+// A turn that changes nothing is marked with nothing.
+func TestGuardNothingChanged(t *testing.T) {
+	_, repo := gxRepo(t)
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marks := g.restore(); len(marks) != 0 {
+		t.Errorf("marks of a turn that changed nothing: %q", marks)
+	}
+}
+
+// The config, the hooks and the info files the turn changed are put back,
+// and the settings named.
+func TestGuardConfigAndHooks(t *testing.T) {
+	dir, repo := gxRepo(t)
+	gitDir := filepath.Join(dir, ".git")
+	hook := filepath.Join(gitDir, "hooks", "commit-msg")
+	wantHook := gxRead(t, hook)
+	wantConfig := gxRead(t, filepath.Join(gitDir, "config"))
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the agent's turn
+	fxGit(t, dir, "config", "core.hooksPath", "/dev/null")
+	fxGit(t, dir, "config", "--unset", "core.bare")
+	fxGit(t, dir, "config", "notes.rewriteRef", "refs/notes/other")
+	gxWrite(t, hook, "#!/bin/sh\nexit 0\n", 0o755)
+	gxWrite(t, filepath.Join(gitDir, "hooks", "pre-push"), "#!/bin/sh\nexit 0\n", 0o755)
+	if err := os.Remove(filepath.Join(gitDir, "info", "exclude")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/null", filepath.Join(gitDir, "info", "attributes")); err != nil {
+		t.Fatal(err)
+	}
+	marks := g.restore()
+	gxMarks(t, marks,
+		"config: core.bare (false) removed, core.hooksPath set to /dev/null, notes.rewriteRef set to refs/notes/other during the agent's turn; put back",
+		"hooks: commit-msg changed during the agent's turn; put back",
+		"hooks: pre-push added during the agent's turn; removed",
+		"info: attributes added during the agent's turn; removed",
+		"info: exclude removed during the agent's turn; put back")
+	if got := gxRead(t, hook); got != wantHook {
+		t.Errorf("commit-msg after the turn: %q, want %q", got, wantHook)
+	}
+	if fi, err := os.Stat(hook); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("commit-msg's mode after the turn: %v, %v", fi.Mode(), err)
+	}
+	if got := gxRead(t, filepath.Join(gitDir, "config")); got != wantConfig {
+		t.Errorf("config after the turn:\n%s\nwant\n%s", got, wantConfig)
+	}
+	for _, p := range []string{filepath.Join(gitDir, "hooks", "pre-push"), filepath.Join(gitDir, "info", "attributes")} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
+	}
+	if got := gxRead(t, filepath.Join(gitDir, "info", "exclude")); got != ".agents/evolve/STOP\n" {
+		t.Errorf("info/exclude after the turn: %q", got)
+	}
+}
+
+// A hooks directory replaced by a link is made a directory again, never
+// followed, its files put back.
+func TestGuardDirReplacedByLink(t *testing.T) {
+	dir, repo := gxRepo(t)
+	hooks := filepath.Join(dir, ".git", "hooks")
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.RemoveAll(hooks); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, hooks); err != nil {
+		t.Fatal(err)
+	}
+	gxMarks(t, g.restore(), "hooks/: replaced by a symbolic link during the agent's turn; made a directory again, its files put back")
+	if fi, err := os.Lstat(hooks); err != nil || !fi.IsDir() {
+		t.Fatalf("hooks after the turn: %v, %v", fi, err)
+	}
+	if !fxExists(filepath.Join(hooks, "commit-msg")) {
+		t.Error("commit-msg was not put back")
+	}
+	if des, _ := os.ReadDir(elsewhere); len(des) != 0 {
+		t.Errorf("the link was followed: %d files written where it pointed", len(des))
+	}
+}
+
+// Refs the turn made, moved or deleted under refs/notes/, refs/evolve/ and
+// refs/replace/ are set back, the tips kept under refs/evolve/tampered/;
+// the ledger's records are counted; a symbolic ref is never followed.
+func TestGuardRefs(t *testing.T) {
+	dir, repo := gxRepo(t)
+	const id = "cccccccccccccccccccc"
+	head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
+	fxGit(t, dir, "update-ref", "refs/evolve/cycles/"+id+"/base", head)
+	fxGit(t, dir, "update-ref", "refs/notes/evolve-fitness", strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve")))
+	ledgerBefore := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
+	g, err := guardTurn(repo, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the agent's turn
+	fxGit(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"id":"ffffffffffffffffffff","cycle":2,"target":"t","result":"improved"}`, "HEAD")
+	forged := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
+	fxGit(t, dir, "update-ref", "refs/notes/remotes/origin/evolve", forged)
+	other := strings.TrimSpace(fxGit(t, dir, "commit-tree", "-m", "other", "HEAD^{tree}"))
+	fxGit(t, dir, "update-ref", "refs/replace/"+head, other)
+	fxGit(t, dir, "symbolic-ref", "refs/notes/evolve-control", "refs/heads/"+strings.TrimSpace(fxGit(t, dir, "branch", "--show-current")))
+	fxGit(t, dir, "update-ref", "-d", "refs/evolve/cycles/"+id+"/base")
+	fxGit(t, dir, "update-ref", "-d", "refs/notes/evolve-fitness")
+	marks := g.restore()
+	short := forged[:7]
+	gxMarks(t, marks,
+		"ledger: 1 record written during the agent's turn, not by the driver (notes commit "+short+"); put back, kept under refs/evolve/tampered/"+id+"/notes/evolve",
+		"ledger copy refs/notes/remotes/origin/evolve: 1 record written during the agent's turn, not by the driver (notes commit "+short+"); removed, kept under refs/evolve/tampered/"+id+"/notes/remotes/origin/evolve",
+		"refs/notes/evolve-control: created during the agent's turn; removed, kept under refs/evolve/tampered/"+id+"/notes/evolve-control",
+		"refs/replace/"+head+": created during the agent's turn; removed, kept under refs/evolve/tampered/"+id+"/replace/"+head,
+		"refs/evolve/cycles/"+id+"/base: deleted during the agent's turn; put back",
+		"refs/notes/evolve-fitness: deleted during the agent's turn; put back")
+	for ref, want := range map[string]string{
+		"refs/notes/evolve": ledgerBefore, "refs/evolve/cycles/" + id + "/base": head, "refs/notes/evolve-fitness": ledgerBefore,
+		"refs/evolve/tampered/" + id + "/notes/evolve": forged, "refs/evolve/tampered/" + id + "/notes/remotes/origin/evolve": forged,
+		"HEAD": head, "refs/notes/remotes/origin/evolve": "", "refs/replace/" + head: "", "refs/notes/evolve-control": "",
+	} {
+		got, _ := gxGitOut(dir, "rev-parse", "-q", "--verify", ref)
+		if got != want {
+			t.Errorf("%s at %q, want %q", ref, got, want)
+		}
+	}
+}
+
+func gxGitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// What other worktrees had under way when the turn began is theirs: the
+// records, refs and lines of a cycle open there stay; the agent's do not.
+func TestGuardOtherWorktreeCycle(t *testing.T) {
+	dir, repo := gxRepo(t)
+	const id, theirs = "cccccccccccccccccccc", "bbbbbbbbbbbbbbbbbbbb"
+	gitDir := filepath.Join(dir, ".git")
+	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", filepath.Join(t.TempDir(), "side"))
+	gxWrite(t, filepath.Join(gitDir, "worktrees", "side", "evolve", "cycle.json"), `{"cycle":2,"id":"`+theirs+`"}`, 0o644)
+	reserved := filepath.Join(gitDir, "evolve", "reserved")
+	gxWrite(t, reserved, "2 "+theirs+"\n", 0o644)
+	head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
+	g, err := guardTurn(repo, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the other worktree's cycle finishes: its record, its ref, its
+	// number released
+	side := strings.TrimSpace(fxGit(t, dir, "commit-tree", "-m", "side", "HEAD^{tree}"))
+	fxGit(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"id":"`+theirs+`","cycle":2,"target":"t","result":"improved"}`, side)
+	theirLedger := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
+	fxGit(t, dir, "update-ref", "refs/evolve/cycles/"+theirs+"/regressed", head)
+	gxWrite(t, reserved, "", 0o644)
+	// the agent's
+	fxGit(t, dir, "update-ref", "refs/evolve/cycles/dddddddddddddddddddd/base", head)
+	gxWrite(t, filepath.Join(gitDir, "evolve", "journal.jsonl"), `{"v":1,"id":"eeeeeeeeeeeeeeeeeeee","cycle":9,"result":"unchanged"}`+"\n", 0o644)
+	marks := g.restore()
+	gxMarks(t, marks,
+		"refs/evolve/cycles/dddddddddddddddddddd/base: created during the agent's turn; removed, kept under refs/evolve/tampered/"+id+"/evolve/cycles/dddddddddddddddddddd/base",
+		"journal.jsonl: 1 line added during the agent's turn; removed")
+	if got, _ := gxGitOut(dir, "rev-parse", "refs/notes/evolve"); got != theirLedger {
+		t.Errorf("the ledger at %s, want the other worktree's record kept (%s)", got, theirLedger)
+	}
+	if got, _ := gxGitOut(dir, "rev-parse", "refs/evolve/cycles/"+theirs+"/regressed"); got != head {
+		t.Errorf("the other cycle's save is at %q", got)
+	}
+	if got := gxRead(t, reserved); got != "" {
+		t.Errorf("reserved after the turn: %q, want the number released", got)
+	}
+	if fxExists(filepath.Join(gitDir, "evolve", "journal.jsonl")) {
+		t.Error("the journal the agent made is still there")
+	}
+}
+
+// The run state is the driver's as it last wrote it; the derived caches
+// that changed are removed, unnamed; verified stays when it names the
+// ledger's tip, and is put back when it does not.
+func TestGuardStateFiles(t *testing.T) {
+	dir, repo := gxRepo(t)
+	gitDir := filepath.Join(dir, ".git")
+	runJSON := []byte("{\"id\": \"run\"}\n")
+	gxWrite(t, RunStatePath(gitDir), string(runJSON), 0o644)
+	view := filepath.Join(gitDir, "evolve", "ledger.view")
+	gxWrite(t, view, "view", 0o644)
+	brief := filepath.Join(gitDir, "evolve", "brief.md")
+	gxWrite(t, brief, "the brief", 0o644)
+	g, err := guardTurn(repo, "cccccccccccccccccccc", func() []byte { return runJSON })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
+	gxWrite(t, filepath.Join(gitDir, "evolve", "verified"), tip+"\n", 0o644) // a verify
+	gxWrite(t, view, "other view", 0o644)
+	gxWrite(t, filepath.Join(gitDir, "evolve", "subjects"), "new", 0o644)
+	gxWrite(t, RunStatePath(gitDir), `{"id": "run", "kept": {}}`, 0o644)
+	gxWrite(t, brief, "a brief of my own", 0o644)
+	gxMarks(t, g.restore(), "run.json: changed during the agent's turn; the driver wrote it again")
+	if got := gxRead(t, RunStatePath(gitDir)); got != string(runJSON) {
+		t.Errorf("run.json after the turn: %q", got)
+	}
+	if got := gxRead(t, brief); got != "the brief" {
+		t.Errorf("brief.md after the turn: %q", got)
+	}
+	for _, name := range []string{"ledger.view", "subjects"} {
+		if fxExists(filepath.Join(gitDir, "evolve", name)) {
+			t.Errorf("the cache %s changed and is still there", name)
+		}
+	}
+	if got := gxRead(t, filepath.Join(gitDir, "evolve", "verified")); got != tip+"\n" {
+		t.Errorf("verified after a verify in the turn: %q", got)
+	}
+
+	g, err = guardTurn(repo, "cccccccccccccccccccc", func() []byte { return runJSON })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gxWrite(t, filepath.Join(gitDir, "evolve", "verified"), strings.Repeat("1", 40)+"\n", 0o644)
+	gxMarks(t, g.restore(), "verified: set during the agent's turn to a tip the ledger does not descend from; put back")
+	if got := gxRead(t, filepath.Join(gitDir, "evolve", "verified")); got != tip+"\n" {
+		t.Errorf("verified after the turn: %q", got)
+	}
+}
+
+// A ref in the way of the name the tip is kept under (the agent can make
+// one under refs/evolve/tampered/) does not keep the ref from being put
+// back: the tip is kept under a name no one could guess.
+func TestGuardKeepNameTaken(t *testing.T) {
+	dir, repo := gxRepo(t)
+	const id = "cccccccccccccccccccc"
+	before := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
+	g, err := guardTurn(repo, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fxGit(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"id":"ffffffffffffffffffff","cycle":2}`, "HEAD")
+	fxGit(t, dir, "update-ref", "refs/evolve/tampered/"+id+"/notes/evolve/in-the-way", before)
+	marks := g.restore()
+	if len(marks) != 1 || !strings.Contains(marks[0], "; put back, kept under refs/evolve/tampered/"+id+"-") {
+		t.Errorf("marks: %q", marks)
+	}
+	if got, _ := gxGitOut(dir, "rev-parse", "refs/notes/evolve"); got != before {
+		t.Errorf("the ledger at %s, want %s", got, before)
+	}
+}
+
+// A replace ref the turn made that replaces a commit by itself (a loop,
+// which makes git refuse to read it) does not keep the refs from being
+// put back.
+func TestGuardReplaceLoop(t *testing.T) {
+	dir, repo := gxRepo(t)
+	const id = "cccccccccccccccccccc"
+	head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
+	fxGit(t, dir, "update-ref", "refs/evolve/cycles/"+id+"/base", head)
+	g, err := guardTurn(repo, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fxGit(t, dir, "update-ref", "refs/replace/"+head, head)
+	fxGit(t, dir, "update-ref", "-d", "refs/evolve/cycles/"+id+"/base")
+	gxMarks(t, g.restore(),
+		"refs/replace/"+head+": created during the agent's turn; removed, kept under refs/evolve/tampered/"+id+"/replace/"+head,
+		"refs/evolve/cycles/"+id+"/base: deleted during the agent's turn; put back")
+	if got, _ := gxGitOut(dir, "rev-parse", "refs/evolve/cycles/"+id+"/base"); got != head {
+		t.Errorf("the base at %q, want %s", got, head)
+	}
+}
