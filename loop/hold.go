@@ -23,7 +23,22 @@ import (
 type runHold struct {
 	gitDir string
 	lock   *filelock.File
-	name   io.Closer // nil where there is none
+	name   holdSocket // nil where there is none
+}
+
+// holdSocket is the socket of a run's hold.
+type holdSocket interface {
+	io.Closer
+	// drain returns the messages queued for the holder (refusals).
+	drain() [][]byte
+}
+
+// received are the refusals sent to the hold since the last call.
+func (h *runHold) received() [][]byte {
+	if h.name == nil {
+		return nil
+	}
+	return h.name.drain()
 }
 
 // holdName is the abstract socket name of the run driving the worktree

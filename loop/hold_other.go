@@ -2,11 +2,12 @@
 
 package loop
 
-import "io"
-
 // Without abstract unix sockets, the run's hold is its lock file: bindHold
-// binds nothing, and holdBound never answers.
+// binds nothing, holdBound never answers, and refusals reach the driver
+// through run-refused.jsonl alone.
 
-func bindHold(string) (io.Closer, error) { return nil, nil }
+func bindHold(string) (holdSocket, error) { return nil, nil }
 
 func holdBound(string) bool { return false }
+
+func noteHold(string, []byte) {}

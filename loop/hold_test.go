@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The run's hold is seen by every asker; removing or replacing run.lock
@@ -135,5 +137,50 @@ func TestHoldNameResolvesLinks(t *testing.T) {
 	}
 	if holdName(real) == holdName(dir) {
 		t.Errorf("two directories share the name %s", holdName(dir))
+	}
+}
+
+// The refusals of commands run while a run holds the worktree reach its
+// driver through the hold too (Linux): deleting run-refused.jsonl does not
+// hide them, and one noted both ways is named once.
+func TestRefusalsReachTheHold(t *testing.T) {
+	gitDir := t.TempDir()
+	h, warning, err := takeHold(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.release()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, what := range []string{"git evolve trust", "git evolve trust", "git evolve record"} {
+		if err := NoteRefused(gitDir, what, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"git evolve trust: refused, run at 2026-01-02T03:04:05Z while the driver owned the worktree",
+		"git evolve trust: refused, run at 2026-01-02T03:04:05Z while the driver owned the worktree",
+		"git evolve record: refused, run at 2026-01-02T03:04:05Z while the driver owned the worktree",
+	}
+	marks, err := takeRefused(gitDir, h.received())
+	if err != nil || !slices.Equal(marks, want) {
+		t.Errorf("takeRefused = %q, %v; want %q", marks, err, want)
+	}
+	if runtime.GOOS != "linux" || warning != "" {
+		return
+	}
+	for _, what := range []string{"git evolve trust", "git evolve record"} {
+		if err := NoteRefused(gitDir, what, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(refusedPath(gitDir)); err != nil {
+		t.Fatal(err)
+	}
+	marks, err = takeRefused(gitDir, h.received())
+	if err != nil || !slices.Equal(marks, []string{want[0], want[2]}) {
+		t.Errorf("takeRefused with run-refused.jsonl deleted = %q, %v", marks, err)
+	}
+	if marks, err := takeRefused(gitDir, h.received()); err != nil || len(marks) != 0 {
+		t.Errorf("takeRefused again = %q, %v; want none", marks, err)
 	}
 }

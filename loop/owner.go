@@ -2,6 +2,9 @@ package loop
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,10 +63,19 @@ func worktreeGitDirs(commonDir string) []string {
 // for its driver to mark in the cycle's record.
 func refusedPath(gitDir string) string { return filepath.Join(gitDir, "evolve", "run-refused.jsonl") }
 
+// maxRefused bounds the refusals a cycle's record names.
+const maxRefused = 100
+
 // NoteRefused records that command what was refused because a run owned
-// the worktree: the driver names it in the record of the cycle it finishes.
+// the worktree: the driver names it in the record of the cycle it
+// finishes. It is written to run-refused.jsonl and, where the run's hold
+// is a socket, sent to it as well: the agent can delete the file, not what
+// the socket has queued.
 func NoteRefused(gitDir, what string, now time.Time) error {
-	line, _ := json.Marshal(map[string]string{"what": what, "at": now.UTC().Format(time.RFC3339)})
+	nonce := make([]byte, 6)
+	rand.Read(nonce)
+	line, _ := json.Marshal(map[string]string{"what": what, "at": now.UTC().Format(time.RFC3339), "n": hex.EncodeToString(nonce)})
+	noteHold(holdName(gitDir), line)
 	f, err := os.OpenFile(refusedPath(gitDir), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -76,30 +88,44 @@ func NoteRefused(gitDir, what string, now time.Time) error {
 }
 
 // takeRefused returns the marks of the commands refused since the last
-// call, and forgets them.
-func takeRefused(gitDir string) ([]string, error) {
+// call, from run-refused.jsonl and from also (what the hold received; a
+// refusal in both is named once), and forgets them.
+func takeRefused(gitDir string, also [][]byte) ([]string, error) {
+	var lines [][]byte
 	p := refusedPath(gitDir)
 	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	var scanErr error
+	if f != nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() && len(lines) < maxRefused {
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+		}
+		scanErr = sc.Err()
+		f.Close()
+	}
+	lines = append(lines, also...)
 	var marks []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() && len(marks) < 100 {
+	seen := map[string]bool{}
+	for _, l := range lines {
+		l = bytes.TrimSpace(l)
 		var e struct{ What, At string }
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.What == "" {
+		if seen[string(l)] || json.Unmarshal(l, &e) != nil || e.What == "" {
 			continue
 		}
-		marks = append(marks, fmt.Sprintf("%s: refused, run at %s while the driver owned the worktree", oneLine(e.What, 80), oneLine(e.At, 40)))
+		seen[string(l)] = true
+		if len(marks) < maxRefused {
+			marks = append(marks, fmt.Sprintf("%s: refused, run at %s while the driver owned the worktree", oneLine(e.What, 80), oneLine(e.At, 40)))
+		}
 	}
-	f.Close()
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return marks, err
+	if f != nil {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return marks, err
+		}
 	}
-	return marks, sc.Err()
+	return marks, scanErr
 }
 
 // oneLine is s on one line, at most n runes: it comes from a file the

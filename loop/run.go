@@ -679,7 +679,7 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if d.r.Kept, err = keptCopy(c); err != nil {
 			return nil, err
 		}
-		if _, err := takeRefused(d.gitDir); err != nil { // none of this cycle's
+		if _, err := takeRefused(d.gitDir, d.hold.received()); err != nil { // none of this cycle's
 			return nil, err
 		}
 		if err := d.r.save(d.gitDir); err != nil {
@@ -883,7 +883,7 @@ func (d *driver) afterTurn(guard *turnGuard) error {
 // the last run began may be under way.
 func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bool) (*Summary, error) {
 	d.say("cycle %d: finishing: the gate runs", c.Cycle)
-	refused, err := takeRefused(d.gitDir)
+	refused, err := takeRefused(d.gitDir, d.hold.received())
 	if err != nil {
 		return nil, err
 	}
