@@ -119,6 +119,10 @@ type RunState struct {
 	// agents' turns: a STOP that appeared, one an agent removed (put
 	// back), each with its cycle.
 	Markers []string `json:"markers,omitempty"`
+	// PendingTampering are the open cycle's tampering marks the driver has
+	// not yet handed to a finish that recorded them: a run stopped after
+	// the agent's turn names them when it resumes.
+	PendingTampering []string `json:"pending_tampering,omitempty"`
 	// written is what save last wrote, for the guard of the agent's turn
 	// to compare the file with.
 	written []byte
@@ -422,6 +426,9 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		// The last run was killed while its agent worked: the agent may
 		// have gone on alone, with run.json in reach.
 		d.readBack = open.ID
+	}
+	if open != nil && r.CycleID == open.ID {
+		d.marks = slices.Clone(r.PendingTampering)
 	}
 	// The no-progress breaker counts the time this invocation works: the
 	// time a run stood stopped before --resume is no time without progress.
@@ -823,6 +830,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		for _, m := range d.marks {
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
+		d.r.PendingTampering = d.marks // saved as the run stops
 		return d.stop(StopInterrupted, fmt.Sprintf("interrupted while the agent worked on cycle %d; run --resume runs it again", c.Cycle)), false, nil
 	}
 	if failure != "" {
@@ -830,7 +838,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		for _, m := range d.marks {
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
-		d.marks, d.markerNotes = nil, nil
+		d.marks, d.markerNotes, d.r.PendingTampering = nil, nil, nil
 		_, saved, err := d.l.AbortCycle("the agent " + failure)
 		if err != nil {
 			return nil, false, err
@@ -856,11 +864,14 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		}
 		return nil, true, nil
 	}
-	d.r.Phase = PhaseFinish
+	d.r.Phase, d.r.PendingTampering = PhaseFinish, d.marks
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, false, err
 	}
 	if d.soft() {
+		for _, m := range d.marks {
+			d.say("warning: cycle %d: %s", c.Cycle, m)
+		}
 		return d.stop(StopInterrupted, fmt.Sprintf("stopped after the agent of cycle %d; run --resume finishes the cycle", c.Cycle)), false, nil
 	}
 	return nil, false, nil
@@ -926,7 +937,9 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	if d.readBack == c.ID {
 		opts.Tampering = append(opts.Tampering, "the run driving the cycle was killed during the agent's turn: its ruler was read back from run.json, which the agent could have changed")
 	}
-	d.r.Phase = PhaseJudge
+	// What the finish is to name is kept until it has: a finish that
+	// stops before its record names it when the run resumes.
+	d.r.Phase, d.r.PendingTampering = PhaseJudge, opts.Tampering
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
@@ -988,7 +1001,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept = "", "", false, nil
+	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering = "", "", false, nil, nil
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
