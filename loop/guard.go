@@ -87,9 +87,10 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 	},
 }
 
-// driverFiles are the worktree's files the driver writes before the turn,
-// put back silently.
-var driverFiles = []string{"brief.md", "brief.json"}
+// driverFiles are the worktree's files the driver writes before the turn
+// (the brief; the census of the tests at the start, which the next cycle's
+// start may read), put back silently.
+var driverFiles = []string{"brief.md", "brief.json", "census.json"}
 
 // fileState is a file (or a symbolic link) as the guard holds it.
 type fileState struct {
