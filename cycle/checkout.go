@@ -149,38 +149,87 @@ func (l *Ledger) MeasureAt(ctx context.Context, commit gitstore.Hash, f *goals.F
 	return goals.Measure(ctx, f, opts), nil
 }
 
+// Started is what a cycle that starts on a commit is compared with
+// (MeasureStart).
+type Started struct {
+	// Goals are the goals measured.
+	Goals *goals.Snapshot
+	// Census is the count of the tests the gate ran (nil when no runner
+	// could tell, or the gate runs nothing).
+	Census *gate.Census
+	// Holdout are the holdout checks (nil when there are none), HoldoutData
+	// their content and HoldoutBefore their measure: never told to an
+	// agent.
+	Holdout       *goals.File
+	HoldoutData   []byte
+	HoldoutBefore *goals.Snapshot
+}
+
+// StartOptions are the start's measure as StartCycle keeps it.
+func (s *Started) StartOptions(o StartOptions) (StartOptions, error) {
+	before, err := json.Marshal(s.Goals)
+	if err != nil {
+		return o, err
+	}
+	o.Before, o.BeforeCensus = before, s.Census
+	if s.Holdout != nil {
+		if o.HoldoutBefore, err = json.Marshal(s.HoldoutBefore); err != nil {
+			return o, err
+		}
+		o.HoldoutFile = s.HoldoutData
+	}
+	return o, nil
+}
+
 // MeasureStart measures what a cycle that starts on commit is compared
-// with, in the judging checkout of commit: the goals of f, and the census
-// of the tests the gate g runs (nil when no runner can tell, or g runs
-// nothing). The census of the tree the last finish judged, by the same
-// gate, is taken from the census file instead of running the tests again:
-// a cycle that follows an improved one runs its tests once.
-func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goals.File, g goals.Gate, opts goals.Options) (*goals.Snapshot, *gate.Census, error) {
+// with, in the judging checkout of commit: the goals of f, the holdout
+// checks (refused, a *Refusal, when this machine has not trusted them),
+// and the census of the tests the gate g runs. The census of the tree the
+// last finish judged, by the same gate, is taken from the census file
+// instead of running the tests again: a cycle that follows an improved
+// one runs its tests once.
+func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goals.File, g goals.Gate, opts goals.Options) (*Started, error) {
+	hf, hdata, err := l.Holdout()
+	if err != nil {
+		return nil, err
+	}
+	if hf != nil {
+		if err := l.checkHoldoutTrust(hdata); err != nil {
+			return nil, err
+		}
+	}
 	j, err := l.JudgeAt(commit)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer j.Release()
 	opts.Dir, opts.Env = j.Dir, j.Env()
-	snap := goals.Measure(ctx, f, opts)
+	s := &Started{Goals: goals.Measure(ctx, f, opts)}
+	if hf != nil && ctx.Err() == nil {
+		hopts := opts
+		hopts.OnCheck = nil // nothing of them is said
+		s.Holdout, s.HoldoutData, s.HoldoutBefore = hf, hdata, goals.Measure(ctx, hf, hopts)
+	}
 	if len(g.Commands) == 0 || ctx.Err() != nil {
-		return snap, nil, ctx.Err()
+		return s, nil // an interrupt is the caller's to see
 	}
 	ci, err := l.repo.Commit(commit)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if c, ok := l.keptCensus(ci.Tree, g); ok {
-		return snap, c, nil
+		s.Census = c
+		return s, nil
 	}
 	c, _, err := gate.Count(ctx, g, j.Dir, j.Env())
 	if err != nil || ctx.Err() != nil {
-		return snap, nil, err
+		return s, err // nil on an interrupt: the caller's to see
 	}
 	if c != nil {
 		l.keepCensus(ci.Tree, g, c)
 	}
-	return snap, c, nil
+	s.Census = c
+	return s, nil
 }
 
 // censusPath is where the census of the last tree judged is kept, per

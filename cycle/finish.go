@@ -62,7 +62,9 @@ type Finishing struct {
 	Changed []string `json:"changed,omitempty"`
 	// Census is the count of the tests that passed at the start and in
 	// the first judgment, when the runner could tell both.
-	Census       *CensusCount      `json:"census,omitempty"`
+	Census *CensusCount `json:"census,omitempty"`
+	// Holdout is what the holdout checks found (counts only).
+	Holdout      *gate.Holdout     `json:"holdout,omitempty"`
 	RulerChanges []RulerChange     `json:"ruler_changes,omitempty"`
 	Held         string            `json:"held,omitempty"`
 	Accepted     []Accepted        `json:"accepted,omitempty"`
@@ -436,7 +438,22 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		t1 := time.Now()
 		onlyRuler := rulerOnly(f.Delta, changes)
 		if !onlyRuler {
-			judge := func(t gitstore.Hash, what string, census *gate.Census) (*gate.Verdict, error) {
+			// The holdout checks the cycle started with judge the first
+			// time, beside the goals.
+			hf, hdata, err := l.cycleHoldout(c)
+			if err == nil && hf != nil {
+				err = l.checkHoldoutTrust(hdata)
+			}
+			if err != nil {
+				<-counted
+				return err
+			}
+			var holdBefore goals.Snapshot
+			if hf != nil && json.Unmarshal(c.HoldoutBefore, &holdBefore) != nil {
+				<-counted
+				return fmt.Errorf("%s: the holdout checks measured at the start do not parse", l.openPath())
+			}
+			judge := func(t gitstore.Hash, what string, census *gate.Census, holdout *goals.File) (*gate.Verdict, error) {
 				judged, err := l.judgedCommit(c, t, head, what)
 				if err != nil {
 					return nil, err
@@ -448,6 +465,13 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 				defer j.Release()
 				v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
 					func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) }, census)
+				if holdout != nil && !v.NoVerdict() && ctx.Err() == nil {
+					fixed := ""
+					if gate.ResultOf(&before, c.Target) != goals.Pass && gate.ResultOf(v.After, c.Target) == goals.Pass {
+						fixed = c.Target
+					}
+					v.Holdout = gate.JudgeHoldout(ctx, holdout, &holdBefore, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now}, fixed)
+				}
 				if t == tree && v.Census != nil && ctx.Err() == nil {
 					// The next cycle starts on this tree when it is
 					// committed: its count is known.
@@ -466,10 +490,10 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			// second against the first: the cycle's own ruler runs at
 			// least the tests the start's ran, but for those a person
 			// accepted it removes.
-			v, err = judge(held, what, c.BeforeCensus)
+			v, err = judge(held, what, c.BeforeCensus, hf)
 			if err == nil && ctx.Err() == nil && held != tree && !v.NoVerdict() && !v.Regression() {
 				progress("running the gate again, with the cycle's own ruler")
-				own, err = judge(tree, "as judged", v.Census)
+				own, err = judge(tree, "as judged", v.Census, nil)
 			}
 			if err != nil {
 				<-counted
@@ -521,6 +545,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		if v.Regression() || (own != nil && own.Regression()) || onlyRuler {
 			f.Result = ledger.Regressed
 		}
+		f.Holdout = v.Holdout
 		if v.Census != nil && c.BeforeCensus != nil {
 			f.Census = &CensusCount{Runner: v.Census.Runner, Before: len(c.BeforeCensus.Passed), After: len(v.Census.Passed)}
 		}
@@ -1167,6 +1192,9 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 		}
 		if f.Census != nil {
 			rec.Extra["tests_passed"] = mustJSON(f.Census)
+		}
+		if f.Holdout != nil {
+			rec.Extra["holdout"] = mustJSON(f.Holdout)
 		}
 	}
 	if len(f.Markers) > 0 {

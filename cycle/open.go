@@ -35,6 +35,11 @@ type OpenCycle struct {
 	// ran at the start (nil when none could tell): fewer passing at the
 	// finish is a regression.
 	BeforeCensus *gate.Census `json:"before_census,omitempty"`
+	// Holdout is the blob of the holdout checks the cycle started with,
+	// kept by HoldoutRef, and HoldoutBefore their measure then: what
+	// judges it besides its goals, never told to its agent.
+	Holdout       string          `json:"holdout,omitempty"`
+	HoldoutBefore json.RawMessage `json:"holdout_before,omitempty"`
 	// Goals is the blob of the goals file as it was at the start, kept by
 	// GoalsRef: the ruler the cycle is judged by, even if it was never
 	// committed.
@@ -87,6 +92,9 @@ func (c *OpenCycle) keptRefs() map[string]gitstore.Hash {
 	}
 	if h, err := gitstore.ParseHash(c.Base); err == nil {
 		refs[BaseRef(c.ID)] = h
+	}
+	if h, err := gitstore.ParseHash(c.Holdout); err == nil {
+		refs[HoldoutRef(c.ID)] = h
 	}
 	return refs
 }
@@ -154,6 +162,10 @@ type StartOptions struct {
 	Before    json.RawMessage // the goals measured as the cycle starts
 	// BeforeCensus is the census of the tests at the start (MeasureStart).
 	BeforeCensus *gate.Census
+	// HoldoutFile is the content of the holdout checks, kept as part of
+	// the cycle's ruler, and HoldoutBefore their measure at the start.
+	HoldoutFile   []byte
+	HoldoutBefore json.RawMessage
 	// Claim, when set, is asked for the number with the next free one and
 	// returns the number to take (one reserved on a remote, see
 	// share.Claim).
@@ -251,6 +263,16 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 		if o.GoalsName != goals.FileName {
 			c.GoalsName = o.GoalsName
 		}
+	}
+	if o.HoldoutFile != nil {
+		blob, err := l.repo.WriteBlob(o.HoldoutFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.repo.CreateRef(HoldoutRef(c.ID), blob, fmt.Sprintf("git evolve: cycle %d's holdout checks", c.Cycle)); err != nil {
+			return nil, err
+		}
+		c.Holdout, c.HoldoutBefore = blob.String(), o.HoldoutBefore
 	}
 	if !base.IsZero() {
 		if err := l.repo.CreateRef(BaseRef(c.ID), base, fmt.Sprintf("git evolve: cycle %d's working tree as it found it", c.Cycle)); err != nil {

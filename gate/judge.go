@@ -50,6 +50,9 @@ type Verdict struct {
 	CensusBefore *Census  `json:"-"`
 	Dropped      bool     `json:"dropped,omitempty"`
 	Vanished     []string `json:"vanished,omitempty"`
+	// Holdout is what the holdout checks found, when there are some (set
+	// by the caller: JudgeHoldout); one that regressed is a regression.
+	Holdout *Holdout `json:"holdout,omitempty"`
 }
 
 // CommandsPassed reports whether every test command passed.
@@ -76,7 +79,7 @@ func (v *Verdict) Regressed() []GoalChange {
 // Failure is one reason a cycle's gate failed, with the failure's own
 // words: a test command that did not pass, or a goal that regressed.
 type Failure struct {
-	What   string `json:"what"` // "gate" (a test command), "goal", "hook" (a commit hook that refused), or "ruler" (the cycle changed only its ruler)
+	What   string `json:"what"` // "gate" (a test command), "goal", "census" (tests vanished), "holdout" (holdout checks regressed: never which), "hook" (a commit hook that refused), or "ruler" (the cycle changed only its ruler)
 	Name   string `json:"name"` // the command, or the goal's id
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
@@ -96,6 +99,9 @@ func (v *Verdict) Failures() []Failure {
 		if !c.Passed {
 			out = append(out, Failure{What: "gate", Name: c.Command, Status: c.Status, Reason: c.Reason, Excerpt: c.Excerpt})
 		}
+	}
+	if h := v.Holdout; h.Failed() {
+		out = append(out, Failure{What: "holdout", Name: "holdout", Status: goals.Fail, Reason: h.text()})
 	}
 	if v.Dropped {
 		out = append(out, Failure{What: "census", Name: "tests", Status: goals.Fail, Reason: v.droppedText(), Excerpt: listNames(v.Vanished, 40)})
@@ -122,9 +128,10 @@ func (v *Verdict) CannotRun() (goals.CommandResult, bool) {
 func (v *Verdict) NoVerdict() bool { return v.After == nil }
 
 // Regression reports whether the cycle must be reverted: a test command
-// failed, fewer tests passed than at the start, or a goal regressed.
+// failed, fewer tests passed than at the start, or a goal or a holdout
+// check regressed.
 func (v *Verdict) Regression() bool {
-	return !v.CommandsPassed() || v.Dropped || len(v.Regressed()) > 0
+	return !v.CommandsPassed() || v.Dropped || len(v.Regressed()) > 0 || v.Holdout.Failed()
 }
 
 // droppedText says how many tests passed at the start and how many now.
@@ -150,6 +157,9 @@ func (v *Verdict) Text() string {
 		if !c.Passed {
 			parts = append(parts, fmt.Sprintf("`%s` %s", c.Command, c.Reason))
 		}
+	}
+	if h := v.Holdout; h.Failed() {
+		parts = append(parts, h.text())
 	}
 	if v.Dropped {
 		parts = append(parts, v.droppedText())

@@ -82,6 +82,10 @@ type Goal struct {
 	// PassWhen, when set, decides whether the check passed, from its exit
 	// code and its output (see PassWhen).
 	PassWhen *PassWhen
+	// HoldoutFor, in a holdout check, is the goal it holds out for: when a
+	// cycle makes that goal pass, this check must pass too (an answer fitted
+	// to the goal's check alone does not).
+	HoldoutFor string
 }
 
 // Continuous is a goal measured as a number.
@@ -476,6 +480,8 @@ func (p *parser) goal(n *yaml.Node) (Goal, *yaml.Node) {
 			g.Owner = p.scalar(val, "owner")
 		case "notes":
 			g.Notes = p.scalar(val, "notes")
+		case "holdout_for":
+			g.HoldoutFor = p.str(val, "holdout_for")
 		default:
 			p.warn(key, "unknown goal key %q", key.Value)
 		}

@@ -70,6 +70,7 @@ var briefRules = []string{
 	"Do the work in the working tree; commit or leave it uncommitted: git evolve cycle finish takes both.",
 	"Do not run git evolve cycle finish, cycle abort, stop or kill: the driver runs the cycle, only the operator stops the loop.",
 	"The gate measures every goal with the goals file as it was when the cycle started: weakening GOALS.yaml or GOALS.md does not pass a cycle.",
+	"The work is judged in a clean checkout of what will be committed, first with the tests, test configuration and check scripts as they were when the cycle started, then with yours: new tests must pass too, fewer tests passing is a regression, and a cycle that changes only tests is not improved.",
 	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
 	"To give the cycle's commit your own message, write it to the file $EVOLVE_COMMIT_MSG names (in the working tree; the driver adds its trailers).",
 	"Nothing here needs .git to be writable: the files the driver reads ($EVOLVE_COMMIT_MSG, $EVOLVE_VERDICTS) are in the working tree, and commits of your own are optional.",
@@ -236,6 +237,15 @@ func (b *Brief) Markdown() []byte {
 				what = "`" + x.Name + "`"
 			case "hook":
 				what = "the " + x.Name + " hook"
+			case "holdout":
+				what = "the holdout checks (which, and how, is not told)"
+			case "census":
+				what = "the tests counted"
+			case "ruler":
+				what = "the ruler"
+			}
+			if x.OwnRuler {
+				what += ", with the cycle's own ruler"
 			}
 			fmt.Fprintf(&w, "  - %s: %s\n", what, x.Reason)
 			if out := strings.TrimSpace(x.Excerpt); out != "" {

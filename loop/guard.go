@@ -87,6 +87,10 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 	},
 }
 
+// sharedFiles are the shared state files that are no lines of entries,
+// held whole and named when the turn changed them: the holdout checks.
+var sharedFiles = []string{"holdout.yaml"}
+
 // driverFiles are the worktree's files the driver writes before the turn
 // (the brief; the census of the tests at the start, which the next cycle's
 // start may read), put back silently.
@@ -301,6 +305,9 @@ func (g *turnGuard) heldFiles() []string {
 		files = append(files, filepath.Join(shared, name))
 	}
 	files = append(files, filepath.Join(shared, "verified"))
+	for _, name := range sharedFiles {
+		files = append(files, filepath.Join(shared, name))
+	}
 	for _, name := range driverFiles {
 		files = append(files, filepath.Join(g.gitDir, "evolve", name))
 	}
@@ -916,6 +923,16 @@ func (g *turnGuard) restoreState(theirs map[string]bool) []string {
 	}
 	if m := g.restoreVerified(filepath.Join(shared, "verified")); m != "" {
 		marks = append(marks, m)
+	}
+	for _, name := range sharedFiles {
+		p := filepath.Join(shared, name)
+		if after, err := readState(p, nil); err == nil && !g.files[p].same(after) {
+			done := "put back"
+			if err := putBack(p, g.files[p]); err != nil {
+				done = "could not be put back: " + err.Error()
+			}
+			marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", name, done))
+		}
 	}
 	for _, name := range driverFiles {
 		p := filepath.Join(g.gitDir, "evolve", name)

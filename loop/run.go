@@ -630,12 +630,16 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		d.say("cycle %d: measuring the goals", n)
 		// In the judging checkout of HEAD, where the cycle's work will be
 		// measured too.
-		measured, census, err := d.l.MeasureStart(ctx, head[0], s.Goals, g, goals.Options{Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
+		started, err := d.l.MeasureStart(ctx, head[0], s.Goals, g, goals.Options{Now: d.now, OnCheck: func(id string) { d.say("cycle %d: measuring %s", n, id) }})
 		if err != nil {
 			return nil, err
 		}
-		if census != nil {
-			d.say("cycle %d: tests: %s (counted by %s)", n, census.Summary(), census.Runner)
+		measured := started.Goals
+		if c := started.Census; c != nil {
+			d.say("cycle %d: tests: %s (counted by %s)", n, c.Summary(), c.Runner)
+		}
+		if h := started.Holdout; h != nil {
+			d.say("cycle %d: holdout: %d check(s), %d passing", n, len(h.Goals), started.HoldoutBefore.Summary.Passing)
 		}
 		if ctx.Err() != nil {
 			return d.stop(StopInterrupted, "interrupted while the goals were measured"), nil
@@ -670,12 +674,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if err := s.Take(w); err != nil {
 			return nil, err
 		}
-		beforeJSON, err := json.Marshal(measured)
-		if err != nil {
-			return nil, err
-		}
-		c, err := d.l.StartCycle(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName, Before: beforeJSON, BeforeCensus: census,
+		so, err := started.StartOptions(cycle.StartOptions{Target: w.Target, Era: s.Goals.Era, GoalsFile: data, GoalsName: s.GoalsName,
 			Item: w.ItemID(), Rung: w.Rung, Run: d.r.ID, Fields: s.CycleFields(w)})
+		var c *cycle.OpenCycle
+		if err == nil {
+			c, err = d.l.StartCycle(so)
+		}
 		if err != nil {
 			if uerr := s.Untake(w); uerr != nil {
 				err = fmt.Errorf("%w (and the claim on %s stays: %v)", err, w.ItemID(), uerr)

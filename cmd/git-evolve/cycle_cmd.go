@@ -79,11 +79,12 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	e.noProgress = c.NoProgress
 	onCheck, done := e.goalProgress("measuring goals", len(f.Goals))
-	before, census, err := l.MeasureStart(e.ctx, head[0], f, g, goals.Options{Now: e.now, OnCheck: onCheck})
+	started, err := l.MeasureStart(e.ctx, head[0], f, g, goals.Options{Now: e.now, OnCheck: onCheck})
 	done()
 	if err != nil {
 		return err
 	}
+	before, census := started.Goals, started.Census
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
 	}
@@ -98,10 +99,6 @@ func (c *cycleStartCmd) Run(e *env) error {
 				hint: "give --target ID to work on a goal anyway"}
 		}
 		target = failing[0].GoalID
-	}
-	beforeJSON, err := json.Marshal(before)
-	if err != nil {
-		return err
 	}
 	var claim func(int) (int, error)
 	if c.Claim {
@@ -123,7 +120,10 @@ func (c *cycleStartCmd) Run(e *env) error {
 	} else if c.Remote != "" {
 		return usagef("--remote goes with --claim")
 	}
-	so := cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, GoalsName: f.Name(), Before: beforeJSON, BeforeCensus: census, Claim: claim}
+	so, err := started.StartOptions(cycle.StartOptions{Target: target, Era: f.Era, GoalsFile: data, GoalsName: f.Name(), Claim: claim})
+	if err != nil {
+		return err
+	}
 	var st *loop.State
 	if c.Item != "" {
 		if st, err = loadState(e, ""); err != nil {
@@ -165,6 +165,9 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	if census != nil {
 		fmt.Fprintf(e.stdout, "tests: %s (counted by %s)\n", census.Summary(), census.Runner)
+	}
+	if h := started.Holdout; h != nil {
+		fmt.Fprintf(e.stdout, "holdout: %d check(s), %d passing (never told to an agent)\n", len(h.Goals), started.HoldoutBefore.Summary.Passing)
 	}
 	for _, w := range rulerWarnings(e, f) {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", termLine(w))

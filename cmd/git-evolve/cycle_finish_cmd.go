@@ -243,6 +243,13 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 			fmt.Fprintf(w, "  ruler only: %s\n", termLine(x.Reason))
 		}
 	}
+	if h := f.Holdout; h != nil {
+		what := "regressed"
+		if h.Regressed == 0 {
+			what = "none regressed"
+		}
+		fmt.Fprintf(w, "  holdout: %d → %d passing of %d, %s (see git evolve goals measure --holdout)\n", h.Before, h.After, h.Total, what)
+	}
 	if h := res.Hook; h != nil {
 		fmt.Fprintf(w, "  hook: the %s hook refused the commit: %s\n", termLine(h.Hook), termLine(h.Reason))
 		writeExcerpt(w, goals.Excerpt(h.Output))

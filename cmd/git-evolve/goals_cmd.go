@@ -249,7 +249,9 @@ type goalsMeasureCmd struct {
 	progressFlag
 	JSON bool     `name:"json" help:"Print the snapshot as JSON: {timestamp, git_sha, era, goals: [{goal_id, result, value, threshold, weight, duration_s, …}], summary}."`
 	Goal []string `name:"goal" help:"Measure only this goal (repeatable)." placeholder:"ID"`
-	Save bool     `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
+	// The operator's view of the checks agents are never told of.
+	Holdout bool `name:"holdout" help:"Measure the holdout checks instead (the git directory's evolve/holdout.yaml, or the file git config evolve.holdout names), in the working tree; refused while a run drives a worktree."`
+	Save    bool `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
 	// The seeds' ao goals measure --directives.
 	Directives bool `name:"directives" help:"List GOALS.md's directive gaps (the directives whose steer is not complete), in the order the work ladder takes them; runs no check."`
 }
@@ -275,8 +277,14 @@ as a JSON array of {number, id, title, steer, metric, body, line}.`
 }
 
 func (c *goalsMeasureCmd) Run(e *env) error {
-	f, data, err := c.load(e)
-	if err != nil {
+	var f *goals.File
+	var data []byte
+	var err error
+	if c.Holdout {
+		if f, err = c.holdout(e); err != nil {
+			return err
+		}
+	} else if f, data, err = c.load(e); err != nil {
 		return err
 	}
 	if c.Directives {
@@ -291,7 +299,9 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
+	if c.Holdout {
+		// trusted: c.holdout checked it
+	} else if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
 	}
 	top, err := repo.WorkTree()
@@ -454,7 +464,10 @@ Without a gate: key in the goals file, a cycle's gate runs the project's own
 tests, detected from the files at the top of the tree (go.mod, a Makefile with
 a test target, package.json's test script, Cargo.toml, pyproject.toml,
 pytest.ini or setup.cfg): the command detected, in the working tree and in
-HEAD, is trusted too.`
+HEAD, is trusted too. So are the repository's holdout checks, when it has
+some (the git directory's evolve/holdout.yaml, or the file git config
+evolve.holdout names): goals a cycle is judged by that its agent is never
+told of.`
 }
 
 func (c *trustCmd) Run(e *env) error {
@@ -481,9 +494,72 @@ func (c *trustCmd) Run(e *env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "trusted %s (sha256 %s)\n", displayPath(e, path), d[:12])
+	if err := trustHoldout(e); err != nil {
+		return err
+	}
 	if f, err := goals.Parse(displayPath(e, path), data); err == nil && !f.Gate.Set {
 		return trustGates(e)
 	}
+	return nil
+}
+
+// holdout is the holdout checks, for the operator to measure: refused
+// while a run drives a worktree (its agent is never told of them), and
+// unless this machine trusts them.
+func (c *goalsMeasureCmd) holdout(e *env) (*goals.File, error) {
+	if c.Save || c.Directives {
+		return nil, usagef("--holdout goes with neither --save nor --directives")
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseWhileRunOwns(e, l.Repo(), "git evolve goals measure --holdout", "its agent is never told of the holdout checks", true); err != nil {
+		return nil, err
+	}
+	path, ok, err := l.HoldoutPath()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &usageError{msg: "there are no holdout checks (" + displayPath(e, path) + " does not exist)",
+			hint: "write them there as a goals file (version: 3, goals: ...), then git evolve trust"}
+	}
+	f, data, err := l.Holdout()
+	var ps goals.Problems
+	if errors.As(err, &ps) {
+		return nil, &problemsError{ps}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, requireTrust(e, cycle.HoldoutDigest(data), displayPath(e, path))
+}
+
+// trustHoldout trusts the repository's holdout checks, when it has some
+// (their file must parse), and says so.
+func trustHoldout(e *env) error {
+	l, err := e.Ledger()
+	if err != nil {
+		return err
+	}
+	path, ok, err := l.HoldoutPath()
+	if err != nil || !ok {
+		return err
+	}
+	_, data, err := l.Holdout()
+	var ps goals.Problems
+	if errors.As(err, &ps) {
+		return &problemsError{ps}
+	}
+	if err != nil {
+		return err
+	}
+	d := cycle.HoldoutDigest(data)
+	if err := goals.TrustAt(stateDir(l.Repo().CommonDir())).Add(d, "holdout "+path); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "trusted the holdout checks %s (sha256 %s)\n", displayPath(e, path), d[:12])
 	return nil
 }
 
