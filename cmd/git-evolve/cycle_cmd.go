@@ -37,10 +37,13 @@ type cycleStartCmd struct {
 func (cycleStartCmd) Help() string {
 	return `Refuses while another cycle is open in this worktree, or while git has a merge
 or rebase in progress. Measures every goal as the cycle's "before" (the goals
-file must be trusted: see git evolve trust), takes the next cycle number
-(reserved, so that no other worktree or record takes it), keeps the start
-commit from gc with refs/evolve/cycles/<id>/start, and prints the cycle, its
-target and the failing goals by weight.`
+file must be trusted: see git evolve trust) in the judging checkout of HEAD,
+where the finish will measure the cycle's work, with the holdout checks, if
+any; counts the tests the gate runs there, where their runner can tell (go
+test, pytest, cargo test, TAP), unless the last finish judged that same tree;
+takes the next cycle number (reserved, so that no other worktree or record
+takes it), keeps the start commit from gc with refs/evolve/cycles/<id>/start,
+and prints the cycle, its target and the failing goals by weight.`
 }
 
 func (c *cycleStartCmd) Run(e *env) error {
