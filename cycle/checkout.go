@@ -32,7 +32,10 @@ var LinkedDirs = []string{"node_modules", ".venv", "venv"}
 // under a name made from the worktree's git directory. It is outside the
 // repository on purpose: tools look for their files up the directory tree
 // (node_modules, go.work, pytest.ini, conftest.py), and from a checkout
-// inside the repository they would find the working tree's.
+// inside the repository they would find the working tree's. The
+// directories git-evolve makes there are its own: one that is a symbolic
+// link is refused, since what is under it is removed and reset (a link
+// could lead to the working tree itself).
 func (l *Ledger) judgeDir() (string, error) {
 	gitDir, err := filepath.Abs(l.repo.GitDir())
 	if err != nil {
@@ -47,13 +50,38 @@ func (l *Ledger) judgeDir() (string, error) {
 	if wt, err := l.repo.WorkTree(); err == nil && filepath.Base(wt) != "" {
 		top = filepath.Base(wt)
 	}
+	var last error
 	for _, base := range cacheBases() {
-		dir := filepath.Join(base, "git-evolve", "judge", name)
-		if err := os.MkdirAll(dir, 0o700); err == nil {
+		dir, err := ownDirs(base, "git-evolve", "judge", name)
+		if err == nil {
 			return filepath.Join(dir, top), nil
 		}
+		last = err
 	}
-	return "", fmt.Errorf("no directory to judge cycles in: neither the user's cache directory nor %s can be written", os.TempDir())
+	return "", fmt.Errorf("no directory to judge cycles in, in the user's cache directory or %s: %w", os.TempDir(), last)
+}
+
+// ownDirs makes the directories names under base, each in the one before,
+// and returns the last: each must be a directory, not a symbolic link.
+func ownDirs(base string, names ...string) (string, error) {
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	dir := base
+	for _, name := range names {
+		dir = filepath.Join(dir, name)
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return "", err
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("%s is not a directory (a symbolic link, or a file): git-evolve judges cycles under it, and removes what it holds; remove it", dir)
+		}
+	}
+	return dir, nil
 }
 
 func cacheBases() []string {

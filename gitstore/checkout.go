@@ -37,14 +37,27 @@ var gitLocationEnv = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT
 // repository that is there, or, when there is none (dir missing, or
 // holding anything else), one made anew (git worktree add --detach
 // --no-checkout, on commit), after removing what dir held. dir must be a
-// directory git-evolve owns: its content is not kept.
+// directory git-evolve owns, with no symbolic link on its way: its content
+// is not kept. A symbolic link at dir is removed, never followed nor taken
+// for the checkout; a dir that holds a repository (a .git directory), or
+// this repository's working tree or git directory, is refused, not
+// removed.
 func (r *Repo) OpenCheckout(dir string, commit Hash) (*Checkout, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	if admin, ok := r.checkoutAdmin(abs); ok {
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A link to another worktree of this repository would pass for
+		// the checkout, and its files be reset and cleaned.
+		if err := os.Remove(abs); err != nil {
+			return nil, fmt.Errorf("the judging checkout %s is a symbolic link that cannot be removed: %w", abs, err)
+		}
+	} else if admin, ok := r.checkoutAdmin(abs); ok {
 		return &Checkout{r: r, Dir: abs, admin: admin}, nil
+	}
+	if err := r.notOwnWork(abs); err != nil {
+		return nil, err
 	}
 	if err := os.RemoveAll(abs); err != nil {
 		return nil, fmt.Errorf("the judging checkout %s cannot be made anew: %w", abs, err)
@@ -62,6 +75,29 @@ func (r *Repo) OpenCheckout(dir string, commit Hash) (*Checkout, error) {
 		return nil, fmt.Errorf("git worktree add made %s, but it is not a worktree of %s", abs, r.commonDir)
 	}
 	return &Checkout{r: r, Dir: abs, admin: admin}, nil
+}
+
+// notOwnWork refuses (an error) to take dir for a checkout to make anew
+// when removing what it holds would remove work: a repository (a .git
+// directory: a checkout has a .git file), or this repository's working
+// tree or git directory (dir reached through a link).
+func (r *Repo) notOwnWork(dir string) error {
+	if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+		return fmt.Errorf("the judging checkout %s holds a git repository: it is not removed; move it away", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil // nothing there, or nothing that resolves
+	}
+	for _, p := range []string{r.workTree, r.gitDir, r.commonDir} {
+		if p == "" {
+			continue
+		}
+		if rp, err := filepath.EvalSymlinks(p); err == nil && (rp == real || strings.HasPrefix(rp, real+string(filepath.Separator))) {
+			return fmt.Errorf("the judging checkout %s holds this repository's %s: it is not removed; remove the symbolic link that leads there", dir, rp)
+		}
+	}
+	return nil
 }
 
 // checkoutAdmin finds the git directory of the linked worktree at dir:

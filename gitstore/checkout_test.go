@@ -148,3 +148,83 @@ func TestCheckoutEnv(t *testing.T) {
 		t.Errorf("the checkout's environment:\n%s", env)
 	}
 }
+
+// TestCheckoutNotOthers: a judging checkout's directory that leads to work
+// of the user's (a symbolic link to another worktree of the repository, a
+// directory reached through a link that is the working tree itself, one
+// holding a repository) is never taken for the checkout, reset, cleaned or
+// removed.
+func TestCheckoutNotOthers(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	if err := os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "one")
+	head := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+	intact := func(dir string) {
+		t.Helper()
+		for name, want := range map[string]string{"a.txt": "mine\n", "untracked.txt": "keep\n"} {
+			if data, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(data) != want {
+				t.Fatalf("%s in %s: %q, %v, want %q", name, dir, data, err, want)
+			}
+		}
+	}
+	scribble := func(dir string) {
+		t.Helper()
+		for name, text := range map[string]string{"a.txt": "mine\n", "untracked.txt": "keep\n"} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// A link to another linked worktree of the repository.
+	other := filepath.Join(t.TempDir(), "other")
+	r.git("worktree", "add", "-q", "--detach", other, "HEAD")
+	scribble(other)
+	judge := filepath.Join(t.TempDir(), "judge")
+	if err := os.MkdirAll(judge, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(judge, "repo")
+	if err := os.Symlink(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	co, err := repo.OpenCheckout(dir, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := co.Switch(head, nil); err != nil {
+		t.Fatal(err)
+	}
+	intact(other)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("the checkout is not a directory of its own: %v, %v", fi, err)
+	}
+
+	// The parent of the checkout's directory a link to the working tree's
+	// parent: the directory is the working tree.
+	scribble(r.dir)
+	parent := filepath.Join(t.TempDir(), "hash")
+	if err := os.Symlink(filepath.Dir(r.dir), parent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.OpenCheckout(filepath.Join(parent, filepath.Base(r.dir)), head); err == nil {
+		t.Fatal("OpenCheckout took the working tree for the checkout's directory")
+	}
+	intact(r.dir)
+
+	// A directory holding a repository of its own.
+	another := filepath.Join(t.TempDir(), "another")
+	if out, err := runGitCmd("", "", nil, "init", "-q", another); err != nil {
+		t.Fatal(out, err)
+	}
+	scribble(another)
+	if _, err := repo.OpenCheckout(another, head); err == nil {
+		t.Fatal("OpenCheckout took a repository for the checkout's directory")
+	}
+	intact(another)
+}
