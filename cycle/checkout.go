@@ -131,7 +131,10 @@ func (l *Ledger) JudgeAt(commit gitstore.Hash) (*Judging, error) {
 }
 
 // linkDeps links the working tree's LinkedDirs into the checkout (those
-// commit does not track), and removes a link whose directory is gone.
+// commit does not track), and removes what the checkout holds in their
+// place when the working tree has none: a link whose directory is gone,
+// or a directory a judgment made there (npm ci in the gate), which Switch
+// keeps and which must not carry into the next judgment.
 func (l *Ledger) linkDeps(co *gitstore.Checkout, commit gitstore.Hash) error {
 	top, err := l.repo.WorkTree()
 	if err != nil {
@@ -147,7 +150,7 @@ func (l *Ledger) linkDeps(co *gitstore.Checkout, commit gitstore.Hash) error {
 		live := filepath.Join(top, name)
 		fi, err := os.Stat(live)
 		if err != nil || !fi.IsDir() {
-			if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := os.RemoveAll(link); err != nil {
 				return err
 			}
 			continue
