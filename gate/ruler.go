@@ -149,14 +149,29 @@ var interpreters = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh"
 	"python": true, "python3": true, "node": true, "ruby": true, "perl": true, "php": true, "deno": true,
 	"bun": true, "tsx": true, "ts-node": true, "Rscript": true, "lua": true, "pwsh": true, "source": true, ".": true}
 
-// configOptions are options whose next word names a configuration file.
-var configOptions = map[string]bool{"-c": true, "--config": true, "--rcfile": true, "--settings": true, "-f": true, "--file": true, "--makefile": true}
+// configOptions are options whose next word names a configuration file,
+// whatever the program.
+var configOptions = map[string]bool{"--config": true, "--rcfile": true, "--settings": true, "--file": true, "--makefile": true}
+
+// shortConfig are the programs whose short option (-f, -c) names a
+// configuration file: elsewhere -f and -c say other things (test -f FILE
+// and [ -f FILE ] ask whether FILE is there, cc -c compiles FILE, wc -c
+// counts its bytes), and FILE is what the command checks, not how.
+var shortConfig = map[string]string{"make": "-f", "gmake": "-f", "bmake": "-f", "just": "-f", "nox": "-f",
+	"pytest": "-c", "py.test": "-c", "tox": "-c"}
+
+// configOption says whether option opt of program prog names a
+// configuration file in the word after it.
+func configOption(prog, opt string) bool {
+	return configOptions[opt] || shortConfig[path.Base(prog)] == opt
+}
 
 // NamedFiles are the files of a tree that the gate's commands and the
 // goals' checks run or are configured by, each taken when it is a file of
 // the tree, as exists says:
 //   - an option's value (--config=lint.ini, make -f ci.mk, pytest -c
-//     ci.ini), in both;
+//     ci.ini; -f and -c only for the programs whose option names a
+//     configuration: not test -f FILE), in both;
 //   - the program of a simple command when it is a path (./run-tests), and
 //     the script an interpreter runs (sh test.sh, python3 tools/cover.py,
 //     . lib.sh; sh -c's command is read in turn): every one the gate runs,
@@ -167,7 +182,7 @@ var configOptions = map[string]bool{"-c": true, "--config": true, "--rcfile": tr
 //     usage) checks it: the product is no ruler, and a cycle that changes
 //     it must not count as one that changed only its ruler.
 //
-// The files a command only reads (grep x calc.go, test -e out) are not
+// The files a command only reads (grep x calc.go, test -f out) are not
 // taken: they are what it checks, not how; nor are directories, words with
 // shell expansions, and absolute paths.
 func NamedFiles(gate, checks []string, exists func(p string) bool) []string {
@@ -212,13 +227,14 @@ func NamedFiles(gate, checks []string, exists func(p string) bool) []string {
 					take(v, false, all)
 					continue
 				}
-				if configOptions[w] && i+1 < len(words) {
-					if w == "-c" && interp {
-						walk(words[i+1], all, depth+1) // sh -c 'command'
-						script = true
-					} else {
-						take(words[i+1], false, all)
-					}
+				if w == "-c" && interp && i+1 < len(words) {
+					walk(words[i+1], all, depth+1) // sh -c 'command'
+					script = true
+					i++
+					continue
+				}
+				if configOption(prog, w) && i+1 < len(words) {
+					take(words[i+1], false, all)
 					i++
 					continue
 				}

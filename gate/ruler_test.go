@@ -69,7 +69,7 @@ func TestRulerPart(t *testing.T) {
 func TestNamedFiles(t *testing.T) {
 	files := map[string]bool{"scripts/check.sh": true, "run-tests": true, "tools/cover.py": true, "cfg/lint.ini": true,
 		"Makefile": true, "ci.mk": true, "lib.sh": true, "calc.go": true, "out.txt": true, "in.txt": true, "bin/tool": true,
-		"test.sh": true, "greet.sh": true, "index.js": true, "bin/verify": true}
+		"test.sh": true, "greet.sh": true, "index.js": true, "bin/verify": true, "calc.c": true, "cfg/pytest.ini": true}
 	exists := func(p string) bool { return files[p] }
 	got := NamedFiles([]string{
 		"sh test.sh",    // the gate's script, whatever its name
@@ -82,6 +82,8 @@ func TestNamedFiles(t *testing.T) {
 		"make test",                  // Makefile is not named: it is configuration by convention
 		"grep -q 'func Sub' calc.go", // what a check reads is what it checks
 		"test -e out.txt && sort < in.txt > out.txt",
+		"test -f calc.go && [ -f out.txt ] && cc -c calc.c -o /dev/null && wc -c in.txt", // -f and -c of programs that check files
+		"pytest -c cfg/pytest.ini",
 		"sh greet.sh --help | grep -q usage", // the product, run by a check
 		"node index.js",
 		"CGO_ENABLED=0 bin/tool 2>&1",
@@ -89,7 +91,7 @@ func TestNamedFiles(t *testing.T) {
 		"cat $HOME/x /etc/passwd ../outside *.sh",
 		"go test ./...",
 	}, exists)
-	want := []string{"bin/verify", "cfg/lint.ini", "ci.mk", "lib.sh", "run-tests", "scripts/check.sh", "test.sh", "tools/cover.py"}
+	want := []string{"bin/verify", "cfg/lint.ini", "cfg/pytest.ini", "ci.mk", "lib.sh", "run-tests", "scripts/check.sh", "test.sh", "tools/cover.py"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("NamedFiles = %q, want %q", got, want)
 	}
