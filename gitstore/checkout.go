@@ -147,14 +147,18 @@ func (c *Checkout) git(args ...string) ([]byte, error) {
 // every tracked file as commit has them (a file changed there since is
 // written again), and every other file removed, untracked and ignored
 // alike (build outputs, caches), but for the top-level names in keep. It
-// runs no hook, and does not recurse into submodules.
+// runs no hook, does not recurse into submodules, and leaves out no file
+// for a sparse checkout's patterns.
 func (c *Checkout) Switch(commit Hash, keep []string) error {
 	// A git killed while it held the checkout's index lock leaves it
 	// behind; the caller holds the checkout alone, so none is at work.
 	if err := os.Remove(filepath.Join(c.admin, "index.lock")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if _, err := c.git("reset", "--hard", "-q", "--no-recurse-submodules", commit.String()); err != nil {
+	// Never sparse: git worktree add gives the checkout the sparse
+	// checkout of the worktree it was made from, and a judgment of part of
+	// the commit is no judgment of the commit.
+	if _, err := c.git("-c", "core.sparseCheckout=false", "reset", "--hard", "-q", "--no-recurse-submodules", commit.String()); err != nil {
 		return err
 	}
 	args := []string{"clean", "-ffdxq"}

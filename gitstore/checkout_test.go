@@ -228,3 +228,43 @@ func TestCheckoutNotOthers(t *testing.T) {
 	}
 	intact(another)
 }
+
+// TestCheckoutNotSparse: a checkout made from a worktree with a sparse
+// checkout (git worktree add gives it the same) holds every file of the
+// commit all the same.
+func TestCheckoutNotSparse(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	for _, name := range []string{"a/x.txt", "b/y.txt"} {
+		p := filepath.Join(r.dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "two directories")
+	head := r.hash("rev-parse", "HEAD")
+	if _, err := r.gitErr("sparse-checkout", "set", "a"); err != nil {
+		t.Skipf("git sparse-checkout: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(r.dir, "b", "y.txt")); !os.IsNotExist(err) {
+		t.Skipf("the working tree is not sparse (%v)", err)
+	}
+	repo := r.open()
+	dir := filepath.Join(t.TempDir(), "judge", "repo")
+	co, err := repo.OpenCheckout(dir, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := co.Switch(head, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a/x.txt", "b/y.txt"} {
+		if data, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(data) != name+"\n" {
+			t.Errorf("%s in the checkout: %q, %v", name, data, err)
+		}
+	}
+}
