@@ -66,8 +66,10 @@ func (r *Repo) OpenCheckout(dir string, commit Hash) (*Checkout, error) {
 		return nil, err
 	}
 	// -f: a checkout removed by hand (a cleared cache) is still
-	// registered; its entry is taken over.
-	if _, err := r.git(context.Background(), nil, "worktree", "add", "-f", "--detach", "--no-checkout", abs, commit.String()); err != nil {
+	// registered; its entry is taken over. Twice: git locks the entry of a
+	// worktree while it adds it, and a git killed then (a finish
+	// interrupted) leaves the entry locked.
+	if _, err := r.git(context.Background(), nil, "worktree", "add", "-f", "-f", "--detach", "--no-checkout", abs, commit.String()); err != nil {
 		return nil, err
 	}
 	admin, ok := r.checkoutAdmin(abs)

@@ -109,6 +109,21 @@ func TestCheckout(t *testing.T) {
 	if got := read("a.txt"); got != "one\n" {
 		t.Fatalf("a.txt in the checkout made anew: %q", got)
 	}
+	// One whose making was interrupted: git left its entry locked.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	write(co.admin, "locked", "initializing")
+	co, err = repo.OpenCheckout(dir, second)
+	if err != nil {
+		t.Fatalf("after the checkout's making was interrupted: %v", err)
+	}
+	if err := co.Switch(second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("sub/b.txt"); got != "b\n" {
+		t.Fatalf("sub/b.txt in the checkout made anew: %q", got)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
