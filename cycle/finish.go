@@ -537,12 +537,32 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			}
 			f.Regressed = append(f.Regressed, own.Regressed()...)
 		}
+		moved := movedByRuler(v, own, changes)
+		if len(moved) > 0 {
+			// What the work does not do, the cycle's change of an existing
+			// ruler file made pass: the next cycle would start from it.
+			f.Gate = "FAIL: the cycle's change of its ruler moved " + strings.Join(moved, ", ")
+			f.Failures = append(f.Failures, gate.Failure{What: "ruler", Name: "ruler moved", Status: goals.Fail,
+				Reason: fmt.Sprintf("with the cycle's own ruler %s passes, with the ruler as the cycle started it does not: the change of %s moved it; a person accepts such a change with git evolve cycle finish --accept-ruler-change PATH -m why",
+					strings.Join(moved, ", "), rulerList(changedExisting(changes)))})
+		}
+		links, err := l.linksOut(files)
+		if err != nil {
+			return err
+		}
+		for _, ln := range links {
+			f.Failures = append(f.Failures, gate.Failure{What: "link", Name: ln[0], Status: goals.Fail,
+				Reason: "a symbolic link out of the tree (to " + ln[1] + "): what it points to is not the cycle's work, and is not judged"})
+		}
+		if len(links) > 0 && !v.Regression() && (own == nil || !own.Regression()) {
+			f.Gate = "FAIL: " + ln0(links) + " is a symbolic link out of the tree"
+		}
 		if onlyRuler {
 			f.Gate = "FAIL: the cycle changed only its ruler"
 			f.Failures = []gate.Failure{{What: "ruler", Name: "ruler only", Status: goals.Fail,
 				Reason: "the cycle changed only files that judge it: " + rulerList(changes) + "; a person accepts such a change with git evolve cycle finish --accept-ruler-change PATH -m why"}}
 		}
-		if v.Regression() || (own != nil && own.Regression()) || onlyRuler {
+		if v.Regression() || (own != nil && own.Regression()) || onlyRuler || len(moved) > 0 || len(links) > 0 {
 			f.Result = ledger.Regressed
 		}
 		f.Holdout = v.Holdout

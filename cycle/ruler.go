@@ -2,6 +2,8 @@ package cycle
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -22,6 +24,10 @@ type RulerChange struct {
 	// Accepted says a person accepted the cycle's version (cycle finish
 	// --accept-ruler-change): the first judgment ran with it.
 	Accepted bool `json:"accepted,omitempty"`
+	// old and new are the file's blobs at the start and in the work (zero
+	// where absent): a file removed whose content the cycle added
+	// elsewhere was moved, not changed.
+	old, new gitstore.Hash
 }
 
 // String is the change as the record lists it: "M add_test.go".
@@ -66,7 +72,7 @@ func (l *Ledger) holdRuler(r gate.Ruler, files []gitstore.FileChange, tree gitst
 		if part == gate.NotRuler {
 			continue
 		}
-		ch := RulerChange{Path: fc.Path, Status: "M", Why: why}
+		ch := RulerChange{Path: fc.Path, Status: "M", Why: why, old: fc.Old, new: fc.New}
 		switch {
 		case fc.OldMode == 0:
 			ch.Status = "+"
@@ -218,3 +224,80 @@ func (l *Ledger) checkAccepted(c *OpenCycle, changes []RulerChange, opts FinishO
 	}
 	return nil
 }
+
+// changedExisting are the ruler files the cycle changed that were there
+// at its start, not accepted: changed, or removed but for those whose
+// content it put elsewhere (a test file renamed).
+func changedExisting(changes []RulerChange) []RulerChange {
+	added := map[gitstore.Hash]bool{}
+	for _, c := range changes {
+		if c.Status == "+" {
+			added[c.new] = true
+		}
+	}
+	var out []RulerChange
+	for _, c := range changes {
+		switch {
+		case c.Accepted || c.Status == "+":
+		case c.Status == "-" && added[c.old]:
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// movedByRuler are the goals that pass in the judgment with the cycle's
+// own ruler (own) and not in the one with the ruler as the cycle started
+// (held), when the cycle changed ruler files that were there at its start:
+// what the work does not do, that change made pass. New ruler files (new
+// tests) move nothing here.
+func movedByRuler(held, own *gate.Verdict, changes []RulerChange) []string {
+	if held == nil || own == nil || held.After == nil || own.After == nil || len(changedExisting(changes)) == 0 {
+		return nil
+	}
+	var out []string
+	for _, r := range own.After.Goals {
+		if r.Result == goals.Pass && gate.ResultOf(held.After, r.GoalID) != goals.Pass {
+			out = append(out, r.GoalID)
+		}
+	}
+	return out
+}
+
+// linksOut are the symbolic links the cycle added or changed (files) that
+// lead out of the tree: an absolute target, or one that climbs above the
+// top. A checkout would follow them to what is no part of the work (the
+// working tree itself): each is [path, target].
+func (l *Ledger) linksOut(files []gitstore.FileChange) ([][2]string, error) {
+	var out [][2]string
+	for _, fc := range files {
+		if fc.NewMode != 0o120000 {
+			continue
+		}
+		data, err := l.repo.ReadBlob(fc.New)
+		if err != nil {
+			return nil, err
+		}
+		target := string(data)
+		if len(target) > 4096 {
+			target = target[:4096]
+		}
+		if escapes(fc.Path, target) {
+			out = append(out, [2]string{fc.Path, target})
+		}
+	}
+	return out, nil
+}
+
+// escapes says whether a link at path p (slashes, from the top) to target
+// leads out of the tree.
+func escapes(p, target string) bool {
+	if target == "" || strings.HasPrefix(target, "/") || strings.HasPrefix(target, "\\") || (len(target) > 1 && target[1] == ':') {
+		return true
+	}
+	joined := path.Join(path.Dir(p), filepath.ToSlash(target))
+	return joined == ".." || strings.HasPrefix(joined, "../")
+}
+
+func ln0(links [][2]string) string { return links[0][0] }

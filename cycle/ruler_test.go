@@ -42,3 +42,41 @@ func TestChangedList(t *testing.T) {
 		t.Fatalf("%d paths listed, want at most %d", n, maxChanged)
 	}
 }
+
+func TestEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		path, target string
+		want         bool
+	}{
+		{"calc.sh", "impl.sh", false},
+		{"a/b/c.sh", "../impl.sh", false},
+		{"a/c.sh", "../../impl.sh", true},
+		{"c.sh", "../x", true},
+		{"c.sh", "/etc/passwd", true},
+		{"c.sh", "", true},
+		{"c.sh", `C:\x`, true},
+		{"a/c.sh", "./b/../../c", false},
+	} {
+		if got := escapes(tc.path, tc.target); got != tc.want {
+			t.Errorf("escapes(%q, %q) = %v, want %v", tc.path, tc.target, got, tc.want)
+		}
+	}
+}
+
+func TestChangedExisting(t *testing.T) {
+	h := func(b byte) gitstore.Hash { var x gitstore.Hash; x[0] = b; return x }
+	changes := []RulerChange{
+		{Path: "old_test.go", Status: "-", old: h(1)},
+		{Path: "new_test.go", Status: "+", new: h(1)}, // a rename
+		{Path: "gone_test.go", Status: "-", old: h(2)},
+		{Path: "check.sh", Status: "M", old: h(3), new: h(4)},
+		{Path: "ok_test.go", Status: "M", Accepted: true},
+	}
+	var got []string
+	for _, c := range changedExisting(changes) {
+		got = append(got, c.Path)
+	}
+	if want := []string{"gone_test.go", "check.sh"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("changedExisting = %q, want %q", got, want)
+	}
+}
