@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/git-evolve/git-evolve/filelock"
@@ -54,11 +55,70 @@ func (l *Ledger) judgeDir() (string, error) {
 	for _, base := range cacheBases() {
 		dir, err := ownDirs(base, "git-evolve", "judge", name)
 		if err == nil {
+			tidy(filepath.Dir(filepath.Dir(dir)), filepath.Dir(dir), dir, top)
 			return filepath.Join(dir, top), nil
 		}
 		last = err
 	}
 	return "", fmt.Errorf("no directory to judge cycles in, in the user's cache directory or %s: %w", os.TempDir(), last)
+}
+
+// tidy removes what no judgment put in git-evolve's own directories
+// above a checkout: tools look up the directory tree from the checkout
+// for their configuration (pytest.ini, conftest.py, go.work), and a file
+// left there would configure every judgment. top, the git-evolve and
+// judge directories keep their directories (other repositories'
+// checkouts); dir, the checkout's own, keeps the checkout and its lock.
+func tidy(top, judge, dir, name string) {
+	for _, d := range []string{top, judge} {
+		des, _ := os.ReadDir(d)
+		for _, de := range des {
+			if !de.IsDir() {
+				_ = os.Remove(filepath.Join(d, de.Name()))
+			}
+		}
+	}
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if n := de.Name(); n != name && n != name+".lock" {
+			_ = os.RemoveAll(filepath.Join(dir, n))
+		}
+	}
+}
+
+// JudgeIndex is the index of this worktree's judging checkout, when it has
+// been made: the driver's guard holds it through an agent's turn.
+func (l *Ledger) JudgeIndex() (string, bool) {
+	dir, err := l.judgeDir()
+	if err != nil {
+		return "", false
+	}
+	return l.repo.CheckoutIndex(dir)
+}
+
+// sweepJudged removes the judging checkouts in judge (the directory of
+// every repository's) whose repository is gone: a checkout's .git file
+// names its git directory, and nothing else removes them.
+func sweepJudged(judge string) {
+	des, _ := os.ReadDir(judge)
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		d := filepath.Join(judge, de.Name())
+		subs, _ := os.ReadDir(d)
+		for _, sub := range subs {
+			data, err := os.ReadFile(filepath.Join(d, sub.Name(), ".git"))
+			rest, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if err != nil || !ok || !filepath.IsAbs(rest) {
+				continue
+			}
+			if _, err := os.Stat(rest); errors.Is(err, fs.ErrNotExist) {
+				_ = os.RemoveAll(d)
+				break
+			}
+		}
+	}
 }
 
 // ownDirs makes the directories names under base, each in the one before,
@@ -115,6 +175,10 @@ func (l *Ledger) JudgeAt(commit gitstore.Hash) (*Judging, error) {
 		return nil, err
 	}
 	t0 := time.Now()
+	if _, err := os.Lstat(dir); err != nil {
+		// A checkout is made: those of repositories that are gone go.
+		sweepJudged(filepath.Dir(filepath.Dir(dir)))
+	}
 	co, err := l.repo.OpenCheckout(dir, commit)
 	if err == nil {
 		err = co.Switch(commit, LinkedDirs)

@@ -138,6 +138,25 @@ func (r *Repo) checkoutAdmin(dir string) (string, bool) {
 	return admin, true
 }
 
+// CheckoutIndex is the index of the checkout at dir, when dir is one of
+// this repository's worktrees: what a guard holds, since a forged index
+// (entries marked unchanged, stat data made to match) would have a switch
+// leave files of another content in place.
+func (r *Repo) CheckoutIndex(dir string) (string, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	if fi, err := os.Lstat(abs); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+		return "", false
+	}
+	admin, ok := r.checkoutAdmin(abs)
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(admin, "index"), true
+}
+
 // git runs git on the checkout, with its git directory and work tree
 // pinned, whatever the environment says.
 func (c *Checkout) git(args ...string) ([]byte, error) {

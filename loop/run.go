@@ -796,9 +796,10 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	if err != nil {
 		return nil, false, err
 	}
+	outside := watchOutside(d.l, s.Top)
 	watch := watchMarkers(s.Markers, d.resumed(s.Markers), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
-	if herr := d.afterTurn(guard); err == nil {
+	if herr := d.afterTurn(guard, outside); err == nil {
 		err = herr
 	}
 	notes, removed := watch.end(s.Top)
@@ -884,12 +885,13 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 // afterTurn checks, as the agent's turn ends, that the driver still holds
 // the worktree, and puts back what the turn changed under the git
 // directory (guard): each is marked for the cycle's record.
-func (d *driver) afterTurn(guard *turnGuard) error {
+func (d *driver) afterTurn(guard *turnGuard, outside *outsideTurn) error {
 	mark, err := d.hold.check()
 	if mark != "" {
 		d.marks = append(d.marks, mark)
 	}
 	d.marks = append(d.marks, guard.restore()...)
+	d.marks = append(d.marks, outside.check()...)
 	return err
 }
 
