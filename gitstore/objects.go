@@ -216,6 +216,53 @@ func (r *Repo) ObjectSize(h Hash) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 }
 
+// ObjectSizes returns the size of each object's content (-1 when it is
+// absent), asked of one git cat-file --batch-check: what a caller asks
+// before it reads blobs that may be of any size.
+func (r *Repo) ObjectSizes(hs []Hash) ([]int64, error) {
+	out := make([]int64, len(hs))
+	var names bytes.Buffer
+	var at []int
+	for i, h := range hs {
+		if typ, data, ok := r.pendingData(h); ok && typ != "" {
+			out[i] = int64(len(data))
+			continue
+		}
+		names.WriteString(h.String())
+		names.WriteByte('\n')
+		at = append(at, i)
+	}
+	if len(at) == 0 {
+		return out, nil
+	}
+	text, err := r.git(context.Background(), names.Bytes(), "cat-file", "--batch-check")
+	if err != nil {
+		return nil, err
+	}
+	lines := bytes.Split(bytes.TrimSuffix(text, []byte("\n")), []byte("\n"))
+	if len(lines) != len(at) {
+		return nil, fmt.Errorf("git cat-file --batch-check answered %d of %d objects", len(lines), len(at))
+	}
+	for j, i := range at {
+		typ, err := batchCheckType(lines[j], hs[i])
+		if err != nil {
+			return nil, err
+		}
+		if typ == "" {
+			out[i] = -1
+			continue
+		}
+		f := bytes.Fields(lines[j])
+		if len(f) != 3 {
+			return nil, fmt.Errorf("git cat-file --batch-check printed %q", lines[j])
+		}
+		if out[i], err = strconv.ParseInt(string(f[2]), 10, 64); err != nil {
+			return nil, fmt.Errorf("git cat-file --batch-check printed %q", lines[j])
+		}
+	}
+	return out, nil
+}
+
 // ReadBlobs returns the contents of several blobs, read in one exchange with
 // git; a zero hash reads as nil (a file absent on one side of a diff).
 func (r *Repo) ReadBlobs(hashes []Hash) ([][]byte, error) {

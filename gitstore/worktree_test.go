@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -584,6 +586,29 @@ func TestReadBlobs(t *testing.T) {
 	tree := r.hash("write-tree")
 	if _, err := repo.ReadBlobs([]Hash{tree}); err == nil {
 		t.Error("ReadBlobs of a tree gave no error")
+	}
+}
+
+// ObjectSizes says what git cat-file -s says of each object, -1 for one
+// that is absent, in one exchange.
+func TestObjectSizes(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	repo := r.open()
+	a, _ := repo.WriteBlob([]byte("a\n"))
+	empty, _ := repo.WriteBlob(nil)
+	big := mustHash(t, strings.TrimSpace(r.gitIn(strings.Repeat("b", 3<<20), "hash-object", "-w", "--stdin")))
+	tree := r.hash("write-tree")
+	got, err := repo.ObjectSizes([]Hash{a, fakeObj(1), empty, big, tree, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeSize, _ := strconv.ParseInt(strings.TrimSpace(r.git("cat-file", "-s", tree.String())), 10, 64)
+	if want := []int64{2, -1, 0, 3 << 20, treeSize, 2}; !slices.Equal(got, want) {
+		t.Errorf("ObjectSizes = %v, want %v", got, want)
+	}
+	if got, err := repo.ObjectSizes(nil); err != nil || len(got) != 0 {
+		t.Errorf("ObjectSizes(nil) = %v, %v", got, err)
 	}
 }
 
