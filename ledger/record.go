@@ -689,6 +689,30 @@ func (r *Record) Aborted() bool {
 	return aborted
 }
 
+// TargetUnmoved reports whether an improved cycle with a goal for its
+// target left that goal where it found it and the score no higher: its
+// target_before and target_after are the same, or neither is pass (it
+// failed before and still does not pass), and its score is not above the
+// score it started from (before.score). A record that does not say all of
+// these is not.
+func (r *Record) TargetUnmoved() bool {
+	if r.Result != Improved {
+		return false
+	}
+	before, after := jsonString(r.Extra["target_before"]), jsonString(r.Extra["target_after"])
+	if before == "" || after == "" || before != after && (before == "pass" || after == "pass") {
+		return false
+	}
+	var score float64
+	var start struct {
+		Score *float64 `json:"score"`
+	}
+	if json.Unmarshal(r.Extra["score"], &score) != nil || json.Unmarshal(r.Extra["before"], &start) != nil || start.Score == nil {
+		return false
+	}
+	return score <= *start.Score
+}
+
 // Less orders records for listing: by cycle, then timestamp, then id, so
 // two clones that both wrote cycle N list them the same way.
 func Less(a, b *Record) bool {

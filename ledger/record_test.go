@@ -268,6 +268,37 @@ func TestGateText(t *testing.T) {
 	}
 }
 
+func TestTargetUnmoved(t *testing.T) {
+	const b = `"before":{"goals_passing":1,"goals_total":3,"score":40}`
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40,"target_after":"fail","target_before":"fail"}`, true},
+		{`{"cycle":1,"result":"improved",` + b + `,"score":30,"target_after":"fail","target_before":"fail"}`, true},
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40,"target_after":"timeout","target_before":"fail"}`, true},
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40,"target_after":"pass","target_before":"pass"}`, true},
+		// the score rose: not unmoved, whatever the target did
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40.5,"target_after":"fail","target_before":"fail"}`, false},
+		// the target moved
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40,"target_after":"pass","target_before":"fail"}`, false},
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40,"target_after":"fail","target_before":"pass"}`, false},
+		// not improved, or not saying
+		{`{"cycle":1,"result":"regressed",` + b + `,"score":40,"target_after":"fail","target_before":"fail"}`, false},
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40}`, false},
+		{`{"cycle":1,"result":"improved",` + b + `,"target_after":"fail","target_before":"fail"}`, false},
+		{`{"cycle":1,"result":"improved","score":40,"target_after":"fail","target_before":"fail"}`, false},
+		{`{"cycle":1,"result":"improved","before":{"score":"x"},"score":40,"target_after":"fail","target_before":"fail"}`, false},
+		{`{"cycle":1,"result":"improved",` + b + `,"score":40,"target_after":1,"target_before":1}`, false},
+	}
+	for _, tt := range tests {
+		r := mustParse(t, tt.line)
+		if got := r.TargetUnmoved(); got != tt.want {
+			t.Errorf("TargetUnmoved(%s) = %v, want %v", tt.line, got, tt.want)
+		}
+	}
+}
+
 func TestCommit(t *testing.T) {
 	tests := []struct {
 		r    Record

@@ -11,7 +11,10 @@ import (
 // TableRecord reads these alone.
 var tableFields = map[string]bool{"v": true, "id": true, "cycle": true, "target": true, "result": true, "sha": true,
 	"canonical_sha": true, "timestamp": true, "goals_passing": true, "goals_total": true, "goal_ids": true,
-	"recorded_by": true, "host": true, "anchored": true, "aborted": true}
+	"recorded_by": true, "host": true, "anchored": true, "aborted": true,
+	// What the result column says of a finished cycle: it changed files
+	// of its ruler; its target did not move (Record.TargetUnmoved).
+	"ruler_changed": true, "ruler_accepted": true, "target_before": true, "target_after": true, "score": true, "before": true}
 
 // memberBufs are the slices TableRecord scans lines into: a listing of
 // 100,000 records reads them one after another, with one slice.
@@ -20,9 +23,10 @@ var memberBufs = sync.Pool{New: func() any { b := make([]member, 0, 32); return 
 // TableRecord reads from a line in canonical form (as the saved view holds
 // them) the fields a listing shows: v, id, cycle, target, result, sha,
 // canonical_sha, timestamp, goals_passing, goals_total and goal_ids, and
-// recorded_by, host, anchored and aborted in Extra. The other fields are left
-// empty: the record is for showing, never for writing. A line that is not
-// canonical is read whole by Parse.
+// recorded_by, host, anchored, aborted, ruler_changed, ruler_accepted,
+// target_before, target_after, score and before in Extra (as written: not
+// checked). The other fields are left empty: the record is for showing,
+// never for writing. A line that is not canonical is read whole by Parse.
 func TableRecord(line []byte) (Record, error) {
 	buf := memberBufs.Get().(*[]member)
 	defer memberBufs.Put(buf)
@@ -76,7 +80,7 @@ func TableRecord(line []byte) (Record, error) {
 			ok = num(r.GoalsTotal)
 		case "goal_ids":
 			ok = json.Unmarshal(v, &r.GoalIDs) == nil
-		default: // recorded_by, host, anchored, aborted
+		default: // recorded_by, host, anchored, aborted, …
 			if r.Extra == nil {
 				r.Extra = map[string]json.RawMessage{}
 			}

@@ -12,7 +12,7 @@ func tableView(r Record) Record {
 	t := Record{V: r.V, ID: r.ID, Cycle: r.Cycle, Target: r.Target, Result: r.Result, SHA: r.SHA,
 		CanonicalSHA: r.CanonicalSHA, Timestamp: r.Timestamp, GoalsPassing: r.GoalsPassing,
 		GoalsTotal: r.GoalsTotal, GoalIDs: r.GoalIDs}
-	for _, k := range []string{"recorded_by", "host", "anchored"} {
+	for _, k := range []string{"recorded_by", "host", "anchored", "aborted", "ruler_changed", "ruler_accepted", "target_before", "target_after", "score", "before"} {
 		if v, ok := r.Extra[k]; ok {
 			if t.Extra == nil {
 				t.Extra = map[string]json.RawMessage{}
@@ -50,6 +50,7 @@ func TestTableRecord(t *testing.T) {
 	for _, line := range []string{
 		`{"v":1,"id":"a","cycle":3,"target":"","result":"improved","sha":"x","goals_passing":2,"goals_total":4,"goal_ids":["a","b"],"host":"h","recorded_by":"R <r@x>","anchored":true}`,
 		`{"v":1,"cycle":3,"result":"harvested","goals_passing":null}`,
+		`{"v":1,"cycle":4,"result":"improved","before":{"goals_passing":1,"goals_total":2,"score":50},"ruler_accepted":[{"path":"a_test.go","by":"A <a@x>","why":"w"}],"ruler_changed":["M b_test.go"],"score":50,"target_after":"fail","target_before":"fail"}`,
 		`{"cycle":"3"}`,
 		`not json`,
 	} {
