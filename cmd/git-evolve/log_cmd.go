@@ -27,7 +27,7 @@ type logCmd struct {
 	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
 	Limit    int      `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells it." placeholder:"N"`
 	All      bool     `help:"Include the local journal (idle and unchanged cycles)."`
-	Markdown bool     `name:"markdown" help:"A Markdown table to paste into a pull request (cycle, target, result, goals before → after, delta, commit, who), with the fitness trajectory."`
+	Markdown bool     `name:"markdown" help:"A Markdown table to paste into a pull request (cycle, target, result, the ruler files it changed, goals before → after, delta, reason, commit, who), with the fitness trajectory."`
 	// FromTrailers reads commits instead of notes.
 	FromTrailers bool `name:"from-trailers" help:"Rebuild the productive cycles from commit trailers alone (Evolve-Cycle, Evolve-Id, Evolve-Target, Evolve-Result), for clones without the notes; the range defaults to HEAD."`
 }
@@ -38,7 +38,17 @@ this clone has not fetched (marked "not fetched"). With one, lists the records
 on those commits. The table shows cycle, result, target, goals passing/total,
 the commit, its subject and the record's age; --json prints the records
 themselves. A note that does not parse is reported on stderr with its commit,
-the rest are still listed, and the exit code is 2.`
+the rest are still listed, and the exit code is 2.
+
+The result column says more than the stored result where a bare one would
+mislead: "improved (target unmoved)" is an improved cycle whose target goal
+did not move (it still does not pass, or has the result it had) and whose
+score did not rise: it passed the gate without doing what it set out to do.
+An R after the result marks a cycle that changed files of its ruler (the
+tests, test configuration, check scripts or goals file that judge it),
+whether a person accepted the change or not: git evolve show N lists them,
+with their diffs. --result and --json read the stored result; --markdown
+has a ruler column naming the files.`
 }
 
 func (c *logCmd) Run(e *env) error {
@@ -226,7 +236,11 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 		}
 		// Every field may come from a remote's note or a commit message:
 		// escaped, so that none of them moves the cursor or breaks a row.
-		return [8]string{strconv.Itoa(r.Cycle), termLine(shownResult(r)), dash(termLine(target)), goals, commit,
+		result := termLine(listedResult(r))
+		if changedRuler(r) {
+			result += " R"
+		}
+		return [8]string{strconv.Itoa(r.Cycle), result, dash(termLine(target)), goals, commit,
 			truncate(termLine(subject), 60), age(r.Timestamp, now), dash(termLine(recordedBy(r)))}
 	}
 	var width [7]int
@@ -245,8 +259,12 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 	write := func(cells *[8]string, colored bool) {
 		for c := range width {
 			cell := cells[c]
-			if code, ok := resultColor[cell]; ok && c == 1 && colored {
-				w.WriteString("\x1b[" + code + "m" + cell + "\x1b[0m")
+			word, rest, _ := strings.Cut(cell, " ") // the result, then what is said of it
+			if code, ok := resultColor[word]; ok && c == 1 && colored {
+				w.WriteString("\x1b[" + code + "m" + word + "\x1b[0m")
+				if rest != "" {
+					w.WriteString(" " + rest)
+				}
 			} else {
 				w.WriteString(cell)
 			}
@@ -440,8 +458,8 @@ func recordedBy(r *ledger.Record) string {
 // printMarkdown writes the cycles as a Markdown table for a pull request,
 // and the fitness trajectory after it.
 func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) error {
-	fmt.Fprintln(w, "| cycle | target | result | goals | delta | reason | commit | by |")
-	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| cycle | target | result | ruler | goals | delta | reason | commit | by |")
+	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|---|")
 	var trajectory []string
 	subjects, err := subjectsOf(repoSubjects{repo}, entries)
 	if err != nil {
@@ -495,8 +513,8 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		default:
 			commit = "`" + en.Commit.Short() + "` " + truncate(subjects[i], 60)
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(shownResult(r)), goals, delta,
-			mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(listedResult(r)),
+			mdText(dash(rulerText(cycle.Disclose(r), 3))), goals, delta, mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
 	}
 	if len(trajectory) > 0 {
 		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
@@ -511,6 +529,46 @@ func shownResult(r *ledger.Record) string {
 		return "aborted"
 	}
 	return r.Result
+}
+
+// listedResult is a record's result as log, report and show list it:
+// shownResult, with "(target unmoved)" after an improved cycle whose goal
+// target did not move and whose score did not rise
+// (ledger.Record.TargetUnmoved).
+func listedResult(r *ledger.Record) string {
+	if r.TargetUnmoved() {
+		return r.Result + " (target unmoved)"
+	}
+	return shownResult(r)
+}
+
+// changedRuler says whether a finished cycle changed files of its ruler
+// (its record's ruler_changed or ruler_accepted lists one): the table marks
+// it with an R.
+func changedRuler(r *ledger.Record) bool {
+	if r.Extra["ruler_changed"] == nil && r.Extra["ruler_accepted"] == nil {
+		return false // most records: nothing decoded on a listing's path
+	}
+	return len(cycle.Disclose(r).Ruler) > 0
+}
+
+// rulerText lists in a few words the ruler files a cycle changed: the first
+// n ("M add_test.go", "M b_test.go (accepted)"), and how many more; "" for
+// none. Not escaped: the caller escapes it for where it goes.
+func rulerText(d cycle.Disclosure, n int) string {
+	var parts []string
+	for i, f := range d.Ruler {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(d.Ruler)-n))
+			break
+		}
+		s := f.String()
+		if f.Accepted != nil {
+			s += " (accepted)"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // failureReason says in a few words why a cycle's gate failed: its first
