@@ -2,11 +2,18 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // The bounds of the ruler diffs show prints: a file larger than
@@ -119,4 +126,161 @@ func max0(n int) int { return max(n, 0) }
 // first 8 KiB (as git tells), or not valid UTF-8.
 func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 || !utf8.Valid(data)
+}
+
+// rulerDiffs are the diffs of the ruler files a cycle changed, between the
+// commit it started from and its work as judged (show --json's ruler_diff).
+type rulerDiffs struct {
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Saved says To is the saved work of a regressed cycle, not a
+	// delivered commit.
+	Saved bool `json:"saved,omitempty"`
+	// Missing says why there are no diffs: the work is not here.
+	Missing   string      `json:"missing,omitempty"`
+	Files     []rulerDiff `json:"files,omitempty"`
+	MoreFiles int         `json:"more_files,omitempty"`
+}
+
+// rulerDiff is one ruler file's change: its lines (a unified diff, its
+// headers first), or a summary instead (a binary or large file).
+type rulerDiff struct {
+	Change   string   `json:"change"` // "M add_test.go"
+	Accepted bool     `json:"accepted,omitempty"`
+	Summary  string   `json:"summary,omitempty"`
+	Lines    []string `json:"lines,omitempty"`
+	More     int      `json:"more,omitempty"` // lines left out
+}
+
+// readRulerDiffs reads the diffs of the ruler files a finished cycle's
+// record lists (nil when it lists none).
+func readRulerDiffs(l *cycle.Ledger, r *ledger.Record) (*rulerDiffs, error) {
+	d := cycle.Disclose(r)
+	if len(d.Ruler) == 0 {
+		return nil, nil
+	}
+	j, ok := cycle.JudgedOf(r)
+	if !ok {
+		return &rulerDiffs{Missing: "the record names no work of the cycle's to compare with its start"}, nil
+	}
+	out := &rulerDiffs{From: j.Start.String(), To: j.Work.String(), Saved: j.Saved}
+	listed := d.Ruler[:min(len(d.Ruler), maxDiffFiles)]
+	out.MoreFiles = len(d.Ruler) - len(listed)
+	files, err := l.RulerFiles(j, listed)
+	if errors.Is(err, cycle.ErrWorkNotHere) {
+		out.Missing = "the work as judged (" + j.Work.Short() + ") or the cycle's start is not in this clone"
+		if j.Saved {
+			out.Missing = "the saved work " + j.Work.Short() + " is not in this clone (the clone that judged the cycle keeps it under " + cycle.RegressedRef(r.ID) + ")"
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The blobs to diff, read in one exchange.
+	textual := func(mode uint32, size int64) bool {
+		return mode == 0 || (mode&0o170000 == 0o100000 || mode == 0o120000) && size >= 0 && size <= maxDiffBytes
+	}
+	var want []gitstore.Hash
+	for _, f := range files {
+		if !f.Same && textual(f.OldMode, f.OldSize) && textual(f.NewMode, f.NewSize) {
+			want = append(want, f.Old, f.New) // a zero hash reads as nil
+		}
+	}
+	blobs, err := l.Repo().ReadBlobs(want)
+	if err != nil {
+		return nil, err
+	}
+	budget := maxDiffLines
+	for _, f := range files {
+		rd := rulerDiff{Change: f.String(), Accepted: f.Accepted != nil}
+		sizes := func(what string) string {
+			switch {
+			case f.OldMode == 0:
+				return fmt.Sprintf("%s, added: %d bytes", what, f.NewSize)
+			case f.NewMode == 0:
+				return fmt.Sprintf("%s, removed: %d bytes", what, f.OldSize)
+			}
+			return fmt.Sprintf("%s, %d → %d bytes", what, f.OldSize, f.NewSize)
+		}
+		switch {
+		case f.Same:
+			rd.Summary = "the start and the work hold it alike"
+		case f.OldMode == 0o160000 || f.NewMode == 0o160000:
+			rd.Summary = "a submodule: " + shortOrNone(f.Old, f.OldMode) + " → " + shortOrNone(f.New, f.NewMode)
+		case f.OldMode != 0 && f.OldSize < 0 || f.NewMode != 0 && f.NewSize < 0:
+			rd.Summary = "its content is not in this clone"
+		case !textual(f.OldMode, f.OldSize) || !textual(f.NewMode, f.NewSize):
+			rd.Summary = sizes("too large to show")
+		default:
+			old, new := blobs[0], blobs[1]
+			blobs = blobs[2:]
+			switch {
+			case isBinary(old) || isBinary(new):
+				rd.Summary = sizes("binary")
+			case bytes.Equal(old, new):
+				rd.Summary = fmt.Sprintf("the same content, mode %o → %o", f.OldMode, f.NewMode)
+			case budget <= 0:
+				rd.Summary = "not shown: the diffs above reached their bound"
+			default:
+				a, b := "a/"+f.Path, "b/"+f.Path
+				if f.OldMode == 0 {
+					a = "/dev/null"
+				}
+				if f.NewMode == 0 {
+					b = "/dev/null"
+				}
+				rd.Lines, rd.More = unifiedDiff(string(old), string(new), min(maxFileDiffLines, budget)-2)
+				rd.Lines = append([]string{"--- " + a, "+++ " + b}, rd.Lines...)
+				budget -= len(rd.Lines)
+			}
+		}
+		out.Files = append(out.Files, rd)
+	}
+	return out, nil
+}
+
+func shortOrNone(h gitstore.Hash, mode uint32) string {
+	if mode == 0 {
+		return "none"
+	}
+	return h.Short()
+}
+
+// writeRulerDiffs prints the diffs, every line from a record or a blob
+// escaped for the terminal.
+func writeRulerDiffs(w io.Writer, rd *rulerDiffs, id string) {
+	if rd.Missing != "" {
+		fmt.Fprintf(w, "%-16s not here: %s\n", "ruler diffs", termLine(rd.Missing))
+		return
+	}
+	to := "the delivered commit " + rd.To[:7]
+	if rd.Saved {
+		to = "saved as " + rd.To[:7] + ", " + cycle.RegressedRef(id)
+	}
+	fmt.Fprintf(w, "%-16s from the cycle's start %s to the work as judged (%s)\n", "ruler diffs", rd.From[:7], termLine(to))
+	for _, f := range rd.Files {
+		head := termLine(f.Change)
+		if f.Accepted {
+			head += " (accepted)"
+		}
+		if f.Summary != "" {
+			head += ": " + f.Summary
+		}
+		fmt.Fprintf(w, "%-16s %s\n", "ruler diff", head)
+		for i, l := range f.Lines {
+			if i < 2 {
+				l = termLine(l) // the headers, with the path: one line whatever it holds
+			} else {
+				l = termSafe(l) // a line of the file (no newline): its tabs as they are
+			}
+			fmt.Fprintln(w, l)
+		}
+		if f.More > 0 {
+			fmt.Fprintf(w, "… %d more line(s)\n", f.More)
+		}
+	}
+	if rd.MoreFiles > 0 {
+		fmt.Fprintf(w, "… %d more ruler file(s) not shown\n", rd.MoreFiles)
+	}
 }

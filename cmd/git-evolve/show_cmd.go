@@ -17,15 +17,28 @@ import (
 )
 
 type showCmd struct {
-	Query      string `complete:"cycles" arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
-	JSON       bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}."`
-	Transcript bool   `help:"Print the transcript of the cycle's agent (what it printed, kept by git evolve run) instead of the record."`
+	Query       string `complete:"cycles" arg:"" name:"cycle|commit" help:"A cycle number, or a revision naming a commit."`
+	JSON        bool   `name:"json" help:"One JSON object per record: {commit, journal, present, record}, and ruler_diff when the cycle changed ruler files."`
+	Transcript  bool   `help:"Print the transcript of the cycle's agent (what it printed, kept by git evolve run) instead of the record."`
+	NoRulerDiff bool   `name:"no-ruler-diff" help:"Leave out the diffs of the ruler files the cycle changed."`
 }
 
 func (showCmd) Help() string {
 	return `A number is a cycle number when the ledger or the journal has that cycle;
 anything else (or a number that is no cycle) is read as a revision. Shows every
 field of each matching record, the trace included, and the commit it sits on.
+
+A cycle that git evolve cycle finish judged lists the files it changed ("+"
+added, "-" removed, "M" changed), apart from them the files of its ruler it
+changed (the tests, test configuration, check scripts and goals file that
+judge it), each a person accepted with who and why, and the tests that passed
+at its start and at its finish. Then the diff of each ruler file, from the
+cycle's start to its work as judged: the delivered commit of an improved
+cycle, the saved work of a regressed one (which stays in the clone that
+judged it). A binary file is said by its sizes, and so is one over 1 MiB; a
+file's diff stops after 200 lines, all of them after 1000. --no-ruler-diff
+leaves the diffs out; --json gives them as ruler_diff: {from, to, saved,
+missing, files: [{change, accepted, summary, lines, more}]}.
 
 --transcript prints what the agent of the cycle printed, as git evolve run
 kept it (refs/evolve/transcripts/<cycle id>: the end of its output, terminal
@@ -55,14 +68,20 @@ func (c *showCmd) Run(e *env) error {
 	}
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
+		var rd *rulerDiffs
+		if !c.NoRulerDiff && !en.Journal && !en.Absent {
+			if rd, err = readRulerDiffs(l, &en.Record); err != nil {
+				return err
+			}
+		}
 		if c.JSON {
-			writeShowJSON(w, en)
+			writeShowJSON(w, en, rd)
 			continue
 		}
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := writeShow(w, l.Repo(), en); err != nil {
+		if err := writeShow(w, l.Repo(), en, rd); err != nil {
 			return err
 		}
 	}
@@ -126,13 +145,17 @@ func readTranscript(repo *gitstore.Repo, id, name string) ([]byte, error) {
 	return nil, fmt.Errorf("not in this clone (sync brings it when evolve.shareTranscripts is true)")
 }
 
-func writeShowJSON(w io.Writer, en cycle.Entry) {
+func writeShowJSON(w io.Writer, en cycle.Entry, rd *rulerDiffs) {
 	commit := ""
 	if !en.Journal {
 		commit = en.Commit.String()
 	}
-	fmt.Fprintf(w, `{"commit":%s,"journal":%t,"present":%t,"record":%s}`+"\n",
-		mustJSON(commit), en.Journal, !en.Journal && !en.Absent, en.Record.Marshal())
+	diffs := ""
+	if rd != nil {
+		diffs = `,"ruler_diff":` + string(mustJSON(rd))
+	}
+	fmt.Fprintf(w, `{"commit":%s,"journal":%t,"present":%t,"record":%s%s}`+"\n",
+		mustJSON(commit), en.Journal, !en.Journal && !en.Absent, en.Record.Marshal(), diffs)
 }
 
 func mustJSON(v any) []byte {
@@ -140,9 +163,9 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
+func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs) error {
 	r := &en.Record
-	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(shownResult(r)), termLine(dash(r.Target)))
+	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(listedResult(r)), termLine(dash(r.Target)))
 	where := "commit"
 	if anchored(r) {
 		where = "anchored to" // imported: the commit it names is not here (its sha below)
@@ -204,12 +227,14 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 	if json.Unmarshal(r.Extra["failures"], &failures) != nil {
 		failures = nil // not in this shape: shown as it is, below
 	}
+	disclosed := disclosedFields(r)
 	for _, k := range sortedKeys(r.Extra) {
-		if k == "failures" && failures != nil {
+		if k == "failures" && failures != nil || disclosed[k] {
 			continue
 		}
 		field("", 16, k, termSafe(string(r.Extra[k])))
 	}
+	writeDisclosure(w, r, disclosed)
 	// Why the gate failed, in the failure's own words.
 	for _, f := range failures {
 		what := "goal " + f.Name
@@ -233,7 +258,80 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry) error {
 			field("  ", 20, k, string(r.Trace.Extra[k]))
 		}
 	}
+	if rd != nil {
+		writeRulerDiffs(w, rd, r.ID)
+	}
 	return nil
+}
+
+// disclosedFields are the fields of what a cycle changed (cycle.Disclose)
+// that a record holds in the shape cycle finish writes: show lists them
+// in words; a field in another shape is shown as it is.
+func disclosedFields(r *ledger.Record) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range []string{"changed", "ruler_changed"} {
+		var list []string
+		if raw := r.Extra[k]; string(raw) == "null" || json.Unmarshal(raw, &list) != nil {
+			continue
+		}
+		out[k] = true
+		for _, c := range list {
+			if _, _, ok := cycle.ParseChange(c); !ok {
+				out[k] = false
+			}
+		}
+	}
+	var accepted []cycle.Accepted
+	if raw := r.Extra["ruler_accepted"]; string(raw) != "null" && json.Unmarshal(raw, &accepted) == nil {
+		out["ruler_accepted"] = true
+		for _, a := range accepted {
+			if a.Path == "" {
+				out["ruler_accepted"] = false
+			}
+		}
+	}
+	var tests cycle.CensusCount
+	if raw := r.Extra["tests_passed"]; string(raw) != "null" && json.Unmarshal(raw, &tests) == nil {
+		out["tests_passed"] = true
+	}
+	return out
+}
+
+// writeDisclosure lists what a finished cycle changed: the tests counted,
+// the files, the ruler files apart, each accepted one with who and why.
+func writeDisclosure(w io.Writer, r *ledger.Record, disclosed map[string]bool) {
+	if !disclosed["changed"] && !disclosed["ruler_changed"] && !disclosed["ruler_accepted"] && !disclosed["tests_passed"] {
+		return
+	}
+	d := cycle.Disclose(r)
+	list := func(k string, items []string) {
+		if len(items) > 0 {
+			fmt.Fprintf(w, "%-16s %s\n", k, strings.Join(items, "\n"+strings.Repeat(" ", 17)))
+		}
+	}
+	if t := d.Tests; t != nil && disclosed["tests_passed"] {
+		fmt.Fprintf(w, "%-16s %d → %d passed (counted by %s)\n", "tests", t.Before, t.After, termLine(t.Runner))
+	}
+	if disclosed["changed"] {
+		items := make([]string, len(d.Changed))
+		for i, c := range d.Changed {
+			items[i] = termLine(c)
+		}
+		if len(items) >= cycle.MaxChanged {
+			items = append(items, fmt.Sprintf("(the record lists the first %d)", cycle.MaxChanged))
+		}
+		list("changed", items)
+	}
+	var ruler, accepted []string
+	for _, f := range d.Ruler {
+		if a := f.Accepted; a != nil {
+			accepted = append(accepted, termLine(f.String())+", by "+termLine(a.By)+": "+termLine(a.Why))
+		} else {
+			ruler = append(ruler, termLine(f.String()))
+		}
+	}
+	list("ruler changed", ruler)
+	list("ruler accepted", accepted)
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {
