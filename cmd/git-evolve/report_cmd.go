@@ -323,9 +323,13 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	values := map[string]*goalValue{}
 	var order []string
 	tally := map[string]int{}
+	unmoved := 0
 	for _, row := range rows {
 		r := &row.rec
 		tally[shownResult(r)]++
+		if r.TargetUnmoved() {
+			unmoved++
+		}
 		if !haveBefore && json.Unmarshal(r.Extra["before"], &before) == nil && before.Passing != nil {
 			haveBefore = true
 		}
@@ -362,7 +366,11 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	var counts []string
 	for _, k := range []string{"improved", "harvested", "regressed", "unchanged", "aborted", "quarantined"} {
 		if n := tally[k]; n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, k))
+			c := fmt.Sprintf("%d %s", n, k)
+			if k == ledger.Improved && unmoved > 0 {
+				c += fmt.Sprintf(" (%d with the target unmoved)", unmoved)
+			}
+			counts = append(counts, c)
 		}
 	}
 	fmt.Fprintf(w, "%d cycle(s) in `%s`: %s.\n\n", len(rows), mdCode(rng), strings.Join(counts, ", "))
@@ -382,10 +390,15 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| cycle | result | target | goals | commit | reason |\n|---:|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| cycle | result | target | goals | commit | reason | ruler |\n|---:|---|---|---|---|---|---|\n")
+	var notes []string
 	for _, row := range rows {
 		r := &row.rec
-		result, reason, goals := shownResult(r), failureReason(r), goalsCell(r)
+		result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
+		ruler := rulerCell(r)
+		for _, n := range cycleNotes(r) {
+			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, mdText(n)))
+		}
 		commit := "-"
 		if row.commit != "" {
 			commit = "`" + row.commit[:7] + "`"
@@ -398,8 +411,42 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		} else if row.rec.Aborted() {
 			commit = "(local journal)"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", r.Cycle, mdText(result), mdText(dash(r.Target)), goals, commit, mdText(dash(reason)))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdText(result), mdText(dash(r.Target)), goals, commit, mdText(dash(reason)), mdText(dash(ruler)))
 	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+	}
+}
+
+// rulerCell is the report's ruler column: how many ruler files the cycle
+// changed, and the first five ("" for none). Not escaped.
+func rulerCell(r *ledger.Record) string {
+	d := cycle.Disclose(r)
+	if len(d.Ruler) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d: %s", len(d.Ruler), rulerText(d, 5))
+}
+
+// cycleNotes are what the report says of a cycle below its table: each
+// ruler change a person accepted (who, why), the tests that vanished. Not
+// escaped.
+func cycleNotes(r *ledger.Record) []string {
+	var out []string
+	for _, f := range cycle.Disclose(r).Ruler {
+		if a := f.Accepted; a != nil {
+			out = append(out, "ruler change accepted: "+f.String()+", by "+a.By+": "+a.Why)
+		}
+	}
+	var failures []struct{ What, Reason, Excerpt string }
+	_ = json.Unmarshal(r.Extra["failures"], &failures)
+	for _, f := range failures {
+		if f.What == "census" {
+			names := strings.Join(strings.Split(strings.TrimSpace(f.Excerpt), "\n"), ", ")
+			out = append(out, "tests vanished: "+truncate(f.Reason+": "+names, 300))
+		}
+	}
+	return out
 }
 
 func fitnessText(p fitnessPoint) string {

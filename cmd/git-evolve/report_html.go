@@ -132,7 +132,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 			color, r = "#c62828", 7
 		}
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%d" fill="%s" stroke="#fff" data-cycle="%d"><title>cycle %d: %s</title></circle>`,
-			x(i), ys[i], r, color, row.rec.Cycle, row.rec.Cycle, esc(shownResult(&row.rec)))
+			x(i), ys[i], r, color, row.rec.Cycle, row.rec.Cycle, esc(termLine(listedResult(&row.rec))))
 	}
 	b.WriteString("</svg>\n")
 	// The heatmap: a row a goal, a column a cycle.
@@ -190,10 +190,14 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 		b.WriteString("</table>\n")
 	}
 	// The cycles.
-	b.WriteString("<h2>Cycles</h2><table id=\"cycles\"><tr><th>cycle</th><th>result</th><th>target</th><th>goals</th><th>commit</th><th>reason</th></tr>\n")
+	b.WriteString("<h2>Cycles</h2><table id=\"cycles\"><tr><th>cycle</th><th>result</th><th>target</th><th>goals</th><th>commit</th><th>reason</th><th>ruler</th></tr>\n")
+	var notes []string
 	for _, row := range rows {
 		r := &row.rec
-		result, reason, goals := shownResult(r), failureReason(r), goalsCell(r)
+		result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
+		for _, n := range cycleNotes(r) {
+			notes = append(notes, fmt.Sprintf("<li>cycle %d: %s</li>", r.Cycle, esc(termLine(n))))
+		}
 		commit := "-"
 		if row.commit != "" {
 			commit = "<code>" + row.commit[:7] + "</code>"
@@ -204,10 +208,14 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-
 				commit += " (start)"
 			}
 		}
-		fmt.Fprintf(&b, "<tr data-cycle=\"%d\"><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			r.Cycle, r.Cycle, esc(result), esc(termLine(dash(r.Target))), goals, commit, esc(termLine(dash(reason))))
+		fmt.Fprintf(&b, "<tr data-cycle=\"%d\"><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			r.Cycle, r.Cycle, esc(termLine(result)), esc(termLine(dash(r.Target))), goals, commit, esc(termLine(dash(reason))), esc(termLine(dash(rulerCell(r)))))
 	}
-	b.WriteString("</table>\n</div></body></html>\n")
+	b.WriteString("</table>\n")
+	if len(notes) > 0 {
+		b.WriteString("<ul id=\"notes\">\n" + strings.Join(notes, "\n") + "\n</ul>\n")
+	}
+	b.WriteString("</div></body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
