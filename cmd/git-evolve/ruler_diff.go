@@ -136,7 +136,8 @@ type rulerDiffs struct {
 	// Saved says To is the saved work of a regressed cycle, not a
 	// delivered commit.
 	Saved bool `json:"saved,omitempty"`
-	// Missing says why there are no diffs: the work is not here.
+	// Missing says why there are no diffs: the work is not here, or
+	// cannot be read.
 	Missing   string      `json:"missing,omitempty"`
 	Files     []rulerDiff `json:"files,omitempty"`
 	MoreFiles int         `json:"more_files,omitempty"`
@@ -153,29 +154,31 @@ type rulerDiff struct {
 }
 
 // readRulerDiffs reads the diffs of the ruler files a finished cycle's
-// record lists (nil when it lists none).
-func readRulerDiffs(l *cycle.Ledger, r *ledger.Record) (*rulerDiffs, error) {
+// record lists (nil when it lists none). What it cannot read, it says in
+// Missing: the record is shown all the same.
+func readRulerDiffs(l *cycle.Ledger, r *ledger.Record) *rulerDiffs {
 	d := cycle.Disclose(r)
 	if len(d.Ruler) == 0 {
-		return nil, nil
+		return nil
 	}
 	j, ok := cycle.JudgedOf(r)
 	if !ok {
-		return &rulerDiffs{Missing: "the record names no work of the cycle's to compare with its start"}, nil
+		return &rulerDiffs{Missing: "none: the record names no work of the cycle's to compare with its start"}
 	}
 	out := &rulerDiffs{From: j.Start.String(), To: j.Work.String(), Saved: j.Saved}
 	listed := d.Ruler[:min(len(d.Ruler), maxDiffFiles)]
 	out.MoreFiles = len(d.Ruler) - len(listed)
 	files, err := l.RulerFiles(j, listed)
 	if errors.Is(err, cycle.ErrWorkNotHere) {
-		out.Missing = "the work as judged (" + j.Work.Short() + ") or the cycle's start is not in this clone"
+		out.Missing = "not here: the work as judged (" + j.Work.Short() + ") or the cycle's start is not in this clone"
 		if j.Saved {
-			out.Missing = "the saved work " + j.Work.Short() + " is not in this clone (the clone that judged the cycle keeps it under " + cycle.RegressedRef(r.ID) + ")"
+			out.Missing = "not here: the saved work " + j.Work.Short() + " is not in this clone (the clone that judged the cycle keeps it under " + cycle.RegressedRef(r.ID) + ")"
 		}
-		return out, nil
+		return out
 	}
 	if err != nil {
-		return nil, err
+		out.Missing = "cannot be read: " + err.Error()
+		return out
 	}
 	// The blobs to diff, read in one exchange.
 	textual := func(mode uint32, size int64) bool {
@@ -189,7 +192,8 @@ func readRulerDiffs(l *cycle.Ledger, r *ledger.Record) (*rulerDiffs, error) {
 	}
 	blobs, err := l.Repo().ReadBlobs(want)
 	if err != nil {
-		return nil, err
+		out.Missing = "cannot be read: " + err.Error()
+		return out
 	}
 	budget := maxDiffLines
 	for _, f := range files {
@@ -237,7 +241,7 @@ func readRulerDiffs(l *cycle.Ledger, r *ledger.Record) (*rulerDiffs, error) {
 		}
 		out.Files = append(out.Files, rd)
 	}
-	return out, nil
+	return out
 }
 
 func shortOrNone(h gitstore.Hash, mode uint32) string {
@@ -251,7 +255,7 @@ func shortOrNone(h gitstore.Hash, mode uint32) string {
 // escaped for the terminal.
 func writeRulerDiffs(w io.Writer, rd *rulerDiffs, id string) {
 	if rd.Missing != "" {
-		fmt.Fprintf(w, "%-16s not here: %s\n", "ruler diffs", termLine(rd.Missing))
+		fmt.Fprintf(w, "%-16s %s\n", "ruler diffs", termLine(rd.Missing))
 		return
 	}
 	to := "the delivered commit " + rd.To[:7]

@@ -69,10 +69,8 @@ func (c *showCmd) Run(e *env) error {
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
 		var rd *rulerDiffs
-		if !c.NoRulerDiff && !en.Journal && !en.Absent {
-			if rd, err = readRulerDiffs(l, &en.Record); err != nil {
-				return err
-			}
+		if !c.NoRulerDiff && !en.Journal {
+			rd = readRulerDiffs(l, &en.Record)
 		}
 		if c.JSON {
 			writeShowJSON(w, en, rd)
