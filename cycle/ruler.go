@@ -115,11 +115,13 @@ func isRegular(mode uint32) bool { return mode == 0o100644 || mode == 0o100755 }
 // the cycle's file, new, with the start's part, old; changed is false when
 // the parts are the same.
 func (l *Ledger) heldPart(part gate.RulerPart, old, new gitstore.Hash) (gitstore.Hash, bool, error) {
-	for _, h := range []gitstore.Hash{old, new} {
-		if n, err := l.repo.ObjectSize(h); err != nil {
-			return gitstore.ZeroHash, false, err
-		} else if n > maxPartFile {
-			return old, true, nil // too large to read: held whole
+	sizes, err := l.repo.ObjectSizes([]gitstore.Hash{old, new})
+	if err != nil {
+		return gitstore.ZeroHash, false, err
+	}
+	for _, n := range sizes {
+		if n < 0 || n > maxPartFile {
+			return old, true, nil // too large to read (or not here): held whole
 		}
 	}
 	data, err := l.repo.ReadBlobs([]gitstore.Hash{old, new})

@@ -203,19 +203,6 @@ func (r *Repo) ReadBlob(h Hash) ([]byte, error) {
 	return data, nil
 }
 
-// ObjectSize is the size of an object's content, as git cat-file -s says:
-// what a caller asks before it reads a blob that may be of any size.
-func (r *Repo) ObjectSize(h Hash) (int64, error) {
-	if typ, data, ok := r.pendingData(h); ok && typ != "" {
-		return int64(len(data)), nil
-	}
-	out, err := r.git(context.Background(), nil, "cat-file", "-s", h.String())
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-}
-
 // ObjectSizes returns the size of each object's content (-1 when it is
 // absent), asked of one git cat-file --batch-check: what a caller asks
 // before it reads blobs that may be of any size.
