@@ -312,17 +312,21 @@ func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goal
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := l.keptCensus(ci.Tree, g); ok {
-		s.Census = c
+	k, ok := l.keptCensus(g)
+	switch {
+	case ok && k.Tree == ci.Tree.String() && k.Census != nil:
+		s.Census = k.Census
+		return s, nil
+	case ok && k.Silent:
+		// The last time these commands ran, no runner told anything:
+		// they are not run again only to count nothing.
 		return s, nil
 	}
 	c, _, err := gate.Count(ctx, g, j.Dir, j.Env())
 	if err != nil || ctx.Err() != nil {
 		return s, err // nil on an interrupt: the caller's to see
 	}
-	if c != nil {
-		l.keepCensus(ci.Tree, g, c)
-	}
+	l.keepCensus(ci.Tree, g, c)
 	s.Census = c
 	return s, nil
 }
@@ -332,31 +336,33 @@ func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goal
 func (l *Ledger) censusPath() string { return filepath.Join(l.repo.GitDir(), "evolve", "census.json") }
 
 // keptFile is the census file: the census the gate's commands gave of a
-// tree.
+// tree, or that they gave none (Silent: no runner could tell).
 type keptFile struct {
 	Tree     string       `json:"tree"`
 	Commands []string     `json:"commands"`
-	Census   *gate.Census `json:"census"`
+	Census   *gate.Census `json:"census,omitempty"`
+	Silent   bool         `json:"silent,omitempty"`
 }
 
-// keptCensus is the census kept for tree by gate g, if the file has it.
-func (l *Ledger) keptCensus(tree gitstore.Hash, g goals.Gate) (*gate.Census, bool) {
+// keptCensus is what the census file keeps of the gate g's commands, if it
+// is theirs.
+func (l *Ledger) keptCensus(g goals.Gate) (keptFile, bool) {
 	data, err := os.ReadFile(l.censusPath())
 	if err != nil || len(data) > 64<<20 {
-		return nil, false
+		return keptFile{}, false
 	}
 	var k keptFile
-	if json.Unmarshal(data, &k) != nil || k.Tree != tree.String() || k.Census == nil || !slices.Equal(k.Commands, g.Commands) {
-		return nil, false
+	if json.Unmarshal(data, &k) != nil || !slices.Equal(k.Commands, g.Commands) {
+		return keptFile{}, false
 	}
-	return k.Census, true
+	return k, true
 }
 
-// keepCensus keeps the census gate g gave of tree, for the cycle that
-// starts there next; a failure to keep it only costs that cycle a run of
-// its tests.
+// keepCensus keeps the census gate g gave of tree (nil: none could tell),
+// for the cycle that starts there next; a failure to keep it only costs
+// that cycle a run of its tests.
 func (l *Ledger) keepCensus(tree gitstore.Hash, g goals.Gate, c *gate.Census) {
-	data, err := json.Marshal(keptFile{Tree: tree.String(), Commands: g.Commands, Census: c})
+	data, err := json.Marshal(keptFile{Tree: tree.String(), Commands: g.Commands, Census: c, Silent: c == nil})
 	if err == nil {
 		_ = writeFileAtomic(l.censusPath(), data)
 	}

@@ -472,9 +472,10 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 					}
 					v.Holdout = gate.JudgeHoldout(ctx, holdout, &holdBefore, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now}, fixed)
 				}
-				if t == tree && v.Census != nil && ctx.Err() == nil {
+				if t == tree && ctx.Err() == nil && !v.NoVerdict() {
 					// The next cycle starts on this tree when it is
-					// committed: its count is known.
+					// committed: its count is known (or that there is
+					// none to take).
 					l.keepCensus(tree, ruler.Gate, v.Census)
 				}
 				return v, nil
