@@ -6,6 +6,12 @@
 // commit they delivered and the rest in the local journal; and it reads the
 // ledger back for listing, showing, importing and exporting.
 //
+// It is also the cycle's state machine (start, finish, abort, revert), and
+// the judge's hand: a cycle's work is judged in a checkout of its own
+// (JudgeAt), first with the ruler files it changed put back as they were at
+// its start, then with its own; the holdout checks and the census of its
+// tests judge beside its goals (the rules are the gate package's).
+//
 // Writes are serialised between git-evolve processes by a lock file under
 // the common git directory and made safe against every other writer by the
 // compare-and-swap in gitstore: a write that loses the race is redone on

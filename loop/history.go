@@ -4,7 +4,10 @@
 // (tripped ones stay tripped until the operator resumes, which the shared
 // ledger records), oscillating goals and their quarantine, convergence,
 // the hypothesis ledger, the work ladder that picks the next cycle's work,
-// and the driver that runs cycles with an agent command.
+// and the driver that runs cycles with an agent command: its hold on the
+// worktree (on Linux an abstract socket no file operation removes), the
+// guard that puts back what an agent's turn changed under the git
+// directory, and what it names of the turn's changes outside it.
 package loop
 
 import (
