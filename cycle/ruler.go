@@ -55,10 +55,6 @@ func (l *Ledger) rulerOf(f *goals.File, start gitstore.Hash) gate.Ruler {
 	return gate.Ruler{Named: gate.NamedFiles(f.Gate.Commands, checks, exists), Globs: f.Ruler}
 }
 
-// maxPartFile bounds the package.json or go.mod read to hold its part: a
-// larger one is held whole.
-const maxPartFile = 1 << 20
-
 // holdRuler is the tree that judges a cycle's work with its ruler as it
 // was at the start, given the files it changed since (files): tree with every ruler file the cycle changed as start
 // had it (one it added left out, one it changed or removed put back; of a
@@ -120,7 +116,7 @@ func (l *Ledger) heldPart(part gate.RulerPart, old, new gitstore.Hash) (gitstore
 		return gitstore.ZeroHash, false, err
 	}
 	for _, n := range sizes {
-		if n < 0 || n > maxPartFile {
+		if n < 0 || n > gate.MaxRulerPart {
 			return old, true, nil // too large to read (or not here): held whole
 		}
 	}

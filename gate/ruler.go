@@ -361,9 +361,10 @@ func simpleCommands(s string) [][]string {
 // tests run, and the configuration of its test runners and coverage.
 var packageRulerKeys = map[string]bool{"scripts": true, "jest": true, "mocha": true, "nyc": true, "c8": true, "ava": true}
 
-// maxRulerPart bounds the files whose part is held apart (a package.json,
-// a go.mod): a larger one is held whole.
-const maxRulerPart = 1 << 20
+// MaxRulerPart bounds the files whose part is held apart (a package.json,
+// a go.mod): a larger one is held whole, by HeldPart and by whoever reads
+// the file to hold its part.
+const MaxRulerPart = 1 << 20
 
 // HeldPart is the file that judges a cycle whose ruler is held, for a file
 // whose part is held (PackageScripts, ModReplaces): the cycle's file with
@@ -372,7 +373,7 @@ const maxRulerPart = 1 << 20
 // the start's file, changed unless both are the same.
 func HeldPart(part RulerPart, start, cycle []byte) (held []byte, changed bool) {
 	whole := func() ([]byte, bool) { return start, !bytes.Equal(start, cycle) }
-	if len(start) > maxRulerPart || len(cycle) > maxRulerPart {
+	if len(start) > MaxRulerPart || len(cycle) > MaxRulerPart {
 		return whole()
 	}
 	switch part {

@@ -149,9 +149,9 @@ func TestHeldGoMod(t *testing.T) {
 		t.Fatalf("held:\n%s", held)
 	}
 	// One too large to read apart is held whole.
-	huge := append(bytes.Repeat([]byte("// padding\n"), maxRulerPart/10), cycle...)
+	huge := append(bytes.Repeat([]byte("// padding\n"), MaxRulerPart/10), cycle...)
 	if held, changed := HeldPart(ModReplaces, start, huge); !changed || !bytes.Equal(held, start) {
-		t.Fatalf("a go.mod over %d bytes: changed = %v, held %d bytes", maxRulerPart, changed, len(held))
+		t.Fatalf("a go.mod over %d bytes: changed = %v, held %d bytes", MaxRulerPart, changed, len(held))
 	}
 	onlyRequire := []byte("module example.com/m\n\ngo 1.22\n\nrequire example.com/dep v1.1.0\n\nreplace example.com/dep   =>   ../dep\n")
 	if held, changed := HeldPart(ModReplaces, start, onlyRequire); changed || !bytes.Equal(held, onlyRequire) {
