@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -507,106 +506,52 @@ func (p *goParser) census() *Census {
 	return p.tally.census()
 }
 
-// maxXMLDepth is the deepest nesting of elements ParseJUnitXML reads.
-const maxXMLDepth = 64
-
-// ErrNotJUnit is returned by ParseJUnitXML for a well-formed document
-// whose root is neither <testsuites> nor <testsuite>.
-var ErrNotJUnit = errors.New("not JUnit XML: the root element is neither testsuites nor testsuite")
+// ErrNotJUnit is returned by ParseJUnitXML for data that is no JUnit
+// report: a well-formed document whose root is neither <testsuites> nor
+// <testsuite>, or one that is not XML before its root (goals.ErrNotJUnit).
+var ErrNotJUnit = goals.ErrNotJUnit
 
 // ParseJUnitXML reads a JUnit XML report as pytest --junitxml, jest-junit,
-// vitest and node --test-reporter=junit write it: <testcase> elements in
-// <testsuite> elements (nested or not) under a <testsuites> or
-// <testsuite> root. A testcase is named "classname::name", or by the one
-// of the two it has (one with neither is left out). One with a
-// <skipped> child is skipped (node writes a failing todo test as both
-// skipped and failure), else one with a <failure> or <error> child is
-// failed, else it passed. A name reported more than once (pytest writes a
-// test that fails and errors in teardown twice) has the strongest of its
-// outcomes: failed, then passed, then skipped.
+// vitest and node --test-reporter=junit write it, with goals.JUnitCases:
+// <testcase> elements in <testsuite> elements (nested or not) under a
+// <testsuites> or <testsuite> root. A testcase is named
+// "classname::name", or by the one of the two it has (one with neither is
+// left out). One with a <skipped> child is skipped (node writes a failing
+// todo test as both skipped and failure), else one with a <failure> or
+// <error> child is failed, else it passed. A name reported more than once
+// (pytest writes a test that fails and errors in teardown twice) has the
+// strongest of its outcomes: failed, then passed, then skipped.
 //
 // It returns an error, and no census, for a document that is not
 // well-formed XML (a report cut short included), one nested deeper than
-// 64 elements, and ErrNotJUnit for one whose root is another element. It
-// reads nothing but data: no entity is defined beyond XML's own five, and
-// nothing external is fetched.
+// 64 elements or with a second root, and ErrNotJUnit (wrapped) for one
+// whose root is another element or that has none. It reads nothing but
+// data: no entity is defined beyond XML's own five, and nothing external
+// is fetched.
 func ParseJUnitXML(data []byte) (*Census, error) {
-	d := xml.NewDecoder(bytes.NewReader(data))
 	t := newTally("junit")
-	depth := 0
-	var tc struct {
-		depth           int // 0 outside a testcase
-		name            string
-		failed, skipped bool
-	}
-	root := false
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
+	err := goals.JUnitCases(data, func(class, name, result string) {
+		o := passed
+		switch result {
+		case goals.Skip:
+			o = skipped
+		case goals.Fail:
+			o = failed
 		}
-		if err != nil {
-			return nil, fmt.Errorf("JUnit XML: %v", err)
-		}
-		switch el := tok.(type) {
-		case xml.StartElement:
-			depth++
-			if depth > maxXMLDepth {
-				return nil, fmt.Errorf("JUnit XML: elements nested deeper than %d", maxXMLDepth)
-			}
-			if depth == 1 {
-				if el.Name.Local != "testsuites" && el.Name.Local != "testsuite" {
-					return nil, ErrNotJUnit
-				}
-				root = true
-			}
-			switch {
-			case el.Name.Local == "testcase" && tc.depth == 0:
-				tc.depth, tc.failed, tc.skipped = depth, false, false
-				tc.name = junitName(el.Attr)
-			case tc.depth > 0 && depth == tc.depth+1:
-				switch el.Name.Local {
-				case "failure", "error":
-					tc.failed = true
-				case "skipped":
-					tc.skipped = true
-				}
-			}
-		case xml.EndElement:
-			if depth == tc.depth {
-				o := passed
-				if tc.skipped {
-					o = skipped
-				} else if tc.failed {
-					o = failed
-				}
-				t.merge(tc.name, o)
-				tc.depth = 0
-			}
-			depth--
-		}
-	}
-	if !root {
-		return nil, errors.New("JUnit XML: no root element")
+		t.merge(junitName(class, name), o)
+	})
+	switch {
+	case errors.Is(err, ErrNotJUnit):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("JUnit XML: %v", err)
 	}
 	return t.census(), nil
 }
 
 // junitName is a testcase's name: "classname::name", or either alone when
 // the other is empty.
-func junitName(attrs []xml.Attr) string {
-	var class, name string
-	for _, a := range attrs {
-		if a.Name.Space != "" {
-			continue
-		}
-		switch a.Name.Local {
-		case "classname":
-			class = a.Value
-		case "name":
-			name = a.Value
-		}
-	}
+func junitName(class, name string) string {
 	if class == "" || name == "" {
 		return class + name
 	}

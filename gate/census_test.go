@@ -326,6 +326,7 @@ func TestParseJUnitXMLDocuments(t *testing.T) {
 		{"cut short", `<testsuites><testcase name="a"/><testcase name="b">`, nil},
 		{"not JUnit", `<html><testcase name="a"/></html>`, nil},
 		{"no root", ``, nil},
+		{"a second root", `<testsuites><testcase name="a"/></testsuites><testsuites/>`, nil},
 		{"an undefined entity", `<testsuites><testcase name="&nbsp;"/></testsuites>`, nil},
 		{"entities defined in a doctype", `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><testsuites><testcase name="&lol2;"/></testsuites>`, nil},
 		{"an external entity", `<?xml version="1.0"?><!DOCTYPE t [<!ENTITY x SYSTEM "file:///etc/passwd">]><testsuites><testcase name="&x;"/></testsuites>`, nil},

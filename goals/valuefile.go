@@ -3,7 +3,6 @@ package goals
 import (
 	"bufio"
 	"bytes"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -30,9 +29,6 @@ const maxValueFile = 4 << 20
 // stamp files with a clock coarser than time.Now (a tick; a second or two on
 // some).
 const mtimeSlack = 2 * time.Second
-
-// maxXMLDepth bounds how deep the elements of a JUnit report may nest.
-const maxXMLDepth = 64
 
 // valueFilePath checks a value_file as written: a path relative to where
 // the check runs that does not leave it. It returns the path cleaned, with
@@ -252,57 +248,21 @@ func cutLast(s string, sep byte) (before, after string, found bool) {
 }
 
 // junitPassed counts the test cases of a JUnit XML report that passed: a
-// <testcase> with no <failure>, <error> or <skipped> in it. junit is false
-// when data is not such a report (its root is not <testsuites> or
-// <testsuite>, or it is not XML); err says why a report does not parse
-// (elements nested deeper than maxXMLDepth included).
+// <testcase> with no <failure>, <error> or <skipped> in it (see
+// JUnitCases), each one whatever its name. junit is false when data is not
+// such a report (ErrNotJUnit); err says why a report does not parse.
 func junitPassed(data []byte) (v float64, junit bool, err error) {
-	if t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\ufeff")), " \t\r\n"); len(t) == 0 || t[0] != '<' {
+	passed := 0
+	err = JUnitCases(data, func(_, _, outcome string) {
+		if outcome == Pass {
+			passed++
+		}
+	})
+	switch {
+	case errors.Is(err, ErrNotJUnit):
 		return 0, false, nil
+	case err != nil:
+		return 0, true, err
 	}
-	d := xml.NewDecoder(bytes.NewReader(data))
-	depth, caseDepth, passed := 0, 0, 0
-	failed := false
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			if depth > 0 || !junit {
-				return 0, junit, io.ErrUnexpectedEOF
-			}
-			return float64(passed), true, nil
-		}
-		if err != nil {
-			return 0, junit, err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if depth == 0 {
-				if junit {
-					return 0, true, errors.New("a second root element")
-				}
-				if t.Name.Local != "testsuites" && t.Name.Local != "testsuite" {
-					return 0, false, nil
-				}
-				junit = true
-			}
-			depth++
-			if depth > maxXMLDepth {
-				return 0, true, fmt.Errorf("elements nested deeper than %d", maxXMLDepth)
-			}
-			switch {
-			case t.Name.Local == "testcase" && caseDepth == 0:
-				caseDepth, failed = depth, false
-			case caseDepth > 0 && depth == caseDepth+1 && (t.Name.Local == "failure" || t.Name.Local == "error" || t.Name.Local == "skipped"):
-				failed = true
-			}
-		case xml.EndElement:
-			if depth == caseDepth {
-				if !failed {
-					passed++
-				}
-				caseDepth = 0
-			}
-			depth--
-		}
-	}
+	return float64(passed), true, nil
 }
