@@ -45,23 +45,43 @@ type Ruler struct {
 }
 
 // configFiles are the files, at any depth, that configure a project's
-// tests or its coverage: they judge as a whole.
+// tests or its coverage, or steer how its test runner runs: they judge as
+// a whole. npm and yarn read .npmrc and .yarnrc(.yml) for the shell a
+// script runs in and the scripts run before a test; a module named pytest
+// (pytest.py), found first on Python's path, is what python3 -m pytest
+// runs.
 var configFiles = map[string]bool{
 	"GOALS.yaml": true, "GOALS.md": true,
 	"Makefile": true, "makefile": true, "GNUmakefile": true,
 	"pytest.ini": true, "tox.ini": true, "setup.cfg": true, "pyproject.toml": true, "conftest.py": true,
-	"noxfile.py": true, ".coveragerc": true,
+	"pytest.py": true, "noxfile.py": true, ".coveragerc": true,
+	".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true,
 	"go.work": true,
 }
 
 // configPrefixes are the names of test runners' configuration files whose
-// extension varies (jest.config.js, vitest.config.ts, .mocharc.yml).
-var configPrefixes = []string{"jest.config.", "vitest.config.", "vitest.workspace.", ".mocharc.", ".nycrc", "karma.conf.", "playwright.config."}
+// extension varies (jest.config.js, vitest.config.ts, .mocharc.yml), and
+// of the files they load before every test (jest.setup.js,
+// setupTests.ts, vitest.setup.ts) or through which they compile the tests
+// (babel.config.js, .babelrc).
+var configPrefixes = []string{"jest.config.", "jest.setup.", "jest.preset.", "jest-preset.", "vitest.config.", "vitest.workspace.",
+	"vitest.setup.", "setupTests.", ".mocharc.", ".nycrc", "karma.conf.", "playwright.config.", "babel.config.", ".babelrc"}
 
-// testDirs are directory names whose files are tests or test data: Go's
-// testdata, Python's and Rust's tests, JavaScript's __tests__, the test
-// directory of mocha and others.
-var testDirs = map[string]bool{"testdata": true, "tests": true, "test": true, "__tests__": true}
+// cargoConfigs are cargo's configuration files, in a .cargo directory at
+// any depth: they can set the runner of every test binary, or an alias
+// for cargo test.
+var cargoConfigs = map[string]bool{"config": true, "config.toml": true}
+
+// testDirs are directory names whose files are tests, test data or what
+// the tests are built on: Go's testdata, Python's and Rust's tests,
+// JavaScript's __tests__, the test directory of mocha and others, test
+// helpers, fixtures, and jest's snapshots and mocks. A vendor directory
+// is not among them: a dependency bump vendors new code beside its
+// go.mod, and holding vendor/ would judge the new go.mod with the old
+// code.
+var testDirs = map[string]bool{"testdata": true, "tests": true, "test": true, "__tests__": true,
+	"testutil": true, "testutils": true, "testhelper": true, "testhelpers": true, "fixtures": true,
+	"__snapshots__": true, "__mocks__": true}
 
 // Part says whether path p is part of the ruler, how much of the file is,
 // and why, in a few words ("a Go test file", "named by the gate").
@@ -85,8 +105,14 @@ func (r Ruler) Part(p string) (RulerPart, string) {
 		return PackageScripts, "a package.json's scripts"
 	case base == "go.mod":
 		return ModReplaces, "a go.mod's replace directives"
+	case base == "pytest.py":
+		return WholeFile, "a module named pytest, which python3 -m pytest runs"
 	case configFiles[base]:
 		return WholeFile, "test configuration"
+	case strings.HasSuffix(base, ".mk"):
+		return WholeFile, "a makefile, included by another"
+	case cargoConfigs[base] && path.Base(path.Dir(p)) == ".cargo":
+		return WholeFile, "cargo's configuration"
 	case strings.HasSuffix(base, "_test.go"):
 		return WholeFile, "a Go test file"
 	case strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")):
