@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // The ruler of a cycle is every file that judges it: the goals file, the
@@ -201,12 +202,14 @@ func configOption(prog, opt string) bool {
 //   - the program of a simple command when it is a path (./run-tests), and
 //     the script an interpreter runs (sh test.sh, python3 tools/cover.py,
 //     . lib.sh; sh -c's command is read in turn): every one the gate runs,
-//     and those a check runs whose path says it checks (a directory or a
-//     name with check, test, verify, lint, cover, bench, gate, score,
-//     measure or eval in it, or a scripts/, tools/, ci/ or hack/
-//     directory). A check that runs the product (sh greet.sh --help | grep
-//     usage) checks it: the product is no ruler, and a cycle that changes
-//     it must not count as one that changed only its ruler.
+//     and those a check runs whose path says it checks (a word of a
+//     directory or of the name starts with check, test, verify, lint,
+//     cover, bench, gate, score, measure or eval: run_tests.sh,
+//     checkMul.sh, coverage/, not latest.sh; or a scripts/, tools/, ci/ or
+//     hack/ directory; see checkPath). A check that runs the product (sh
+//     greet.sh --help | grep usage) checks it: the product is no ruler,
+//     and a cycle that changes it must not count as one that changed only
+//     its ruler.
 //
 // The files a command only reads (grep x calc.go, test -f out) are not
 // taken: they are what it checks, not how; nor are directories, words with
@@ -285,26 +288,82 @@ func NamedFiles(gate, checks []string, exists func(p string) bool) []string {
 	return out
 }
 
-// checkWords are what the path of a script that checks says.
-var checkWords = []string{"check", "test", "verify", "lint", "cover", "bench", "gate", "score", "measure", "eval"}
+// checkWords are what the path of a script that checks says, at the start
+// of one of its words (check, checks, checker, checkMul; test, tests,
+// testing; coverage; evaluate), and the few words that start with a test
+// (runtests, unittest, smoketest).
+var checkWords = []string{"check", "test", "verify", "lint", "cover", "bench", "gate", "score", "measure", "eval",
+	"runtest", "unittest", "smoketest", "selftest", "pytest", "doctest"}
+
+// notCheckWords are words that start with a check word and say no check:
+// a checkout, a gateway, a testament or testimony.
+var notCheckWords = []string{"checkout", "gateway", "testament", "testimon"}
 
 // checkDirs are the directories scripts that check live in.
 var checkDirs = map[string]bool{"scripts": true, "tools": true, "ci": true, "hack": true}
 
-// checkPath says whether a script's path says it checks (see NamedFiles).
+// checkPath says whether a script's path says it checks (see NamedFiles):
+// a directory of checkDirs holds it, or a word of a directory or of its
+// name starts with a check word. A word is a run of letters, cut where a
+// lower-case letter is followed by an upper-case one: run_tests.sh is
+// run, tests and sh; checkMul.sh is check, Mul and sh. A check word inside
+// a word (latest, aggregate, discover, retrieval) says nothing.
 func checkPath(p string) bool {
-	segs := strings.Split(strings.ToLower(p), "/")
+	segs := strings.Split(p, "/")
 	for i, seg := range segs {
-		if i < len(segs)-1 && checkDirs[seg] {
+		if i < len(segs)-1 && checkDirs[strings.ToLower(seg)] {
 			return true
 		}
-		for _, w := range checkWords {
-			if strings.Contains(seg, w) {
+		for _, w := range words(seg) {
+			if checkWord(strings.ToLower(w)) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// checkWord says whether a word, in lower case, starts with a check word.
+func checkWord(w string) bool {
+	for _, no := range notCheckWords {
+		if strings.HasPrefix(w, no) {
+			return false
+		}
+	}
+	for _, c := range checkWords {
+		if strings.HasPrefix(w, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// words splits s into its words: runs of letters, cut too where a
+// lower-case letter is followed by an upper-case one.
+func words(s string) []string {
+	var out []string
+	start := -1
+	var prev rune
+	for i, r := range s {
+		letter := unicode.IsLetter(r)
+		switch {
+		case !letter:
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		case start < 0:
+			start = i
+		case unicode.IsLower(prev) && unicode.IsUpper(r):
+			out = append(out, s[start:i])
+			start = i
+		}
+		prev = r
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
 }
 
 // isAssignment says whether a word is a variable assignment (NAME=value)

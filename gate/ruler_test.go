@@ -132,6 +132,34 @@ func TestNamedFiles(t *testing.T) {
 	}
 }
 
+// A check word names a check at the start of a word of the path, not
+// inside another word: ./latest.sh | grep -q v2 runs the product.
+func TestCheckPath(t *testing.T) {
+	for p, want := range map[string]bool{
+		// Check words at the start of a word.
+		"check.sh": true, "checks.sh": true, "checker.py": true, "checkMul.sh": true, "my-check.sh": true,
+		"test.sh": true, "tests.sh": true, "run_tests.sh": true, "run-tests": true, "RunTests.ps1": true,
+		"testing/run.sh": true, "tests/x.sh": true, "bin/verify": true, "verify_all.sh": true,
+		"linter.sh": true, "lint_all.sh": true, "coverage.sh": true, "cover.py": true, "bench/x.sh": true,
+		"benchmark.sh": true, "gate.sh": true, "score.py": true, "measure.sh": true, "eval.py": true,
+		"evaluate.py": true, "e2e_test.sh": true, "smokeTest.sh": true, "runtests.sh": true, "unittest.sh": true,
+		"CHECK.SH": true, "über/test.sh": true,
+		// Or in a directory of scripts.
+		"scripts/deploy.sh": true, "ci/build.sh": true, "hack/x": true, "tools/gen.py": true,
+		// Check words inside other words: the product.
+		"latest.sh": false, "latest/x.sh": false, "aggregate.sh": false, "discover.py": false,
+		"recover.sh": false, "retrieval.py": false, "contest.js": false, "protest.sh": false,
+		"attestation.sh": false, "delegate.sh": false, "unchecked.sh": false, "relinting.sh": false,
+		"medieval.py": false, "bin/greet": false, "greet.sh": false, "scripts": false,
+		// Words that start with one and are no check.
+		"checkout.sh": false, "gateway.sh": false, "testimonials.py": false,
+	} {
+		if got := checkPath(p); got != want {
+			t.Errorf("checkPath(%q) = %v, want %v (words %q)", p, got, want, words(p))
+		}
+	}
+}
+
 func TestHeldPackageJSON(t *testing.T) {
 	start := []byte(`{
   "name": "calc",
