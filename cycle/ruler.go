@@ -28,6 +28,10 @@ type RulerChange struct {
 	// where absent): a file removed whose content the cycle added
 	// elsewhere was moved, not changed.
 	old, new gitstore.Hash
+	// rest says the file's part that does not judge changed too (of a
+	// package.json, a go.mod or a Rust file, see gate.RestChanged): the
+	// change is the project's as well as the ruler's.
+	rest bool
 }
 
 // String is the change as the record lists it: "M add_test.go".
@@ -56,10 +60,12 @@ func (l *Ledger) rulerOf(f *goals.File, start gitstore.Hash) gate.Ruler {
 }
 
 // holdRuler is the tree that judges a cycle's work with its ruler as it
-// was at the start, given the files it changed since (files): tree with every ruler file the cycle changed as start
-// had it (one it added left out, one it changed or removed put back; of a
-// package.json or a go.mod, only the part that judges), but for the paths
-// a person accepted. It returns held == tree when the cycle changed no
+// was at the start, given the files it changed since (files): tree with
+// every ruler file the cycle changed as start had it (one it added left
+// out, one it changed or removed put back; of a package.json or a go.mod,
+// only the part that judges; of a Rust file, its test modules: those of
+// one it added left out, those of one it removed not put back), but for
+// the paths a person accepted. It returns held == tree when the cycle changed no
 // ruler file, and the ruler changes in path order, accepted ones included.
 func (l *Ledger) holdRuler(r gate.Ruler, files []gitstore.FileChange, tree gitstore.Hash, accept map[string]bool) (held gitstore.Hash, changes []RulerChange, err error) {
 	var edits []gitstore.CapturedPath
@@ -76,8 +82,18 @@ func (l *Ledger) holdRuler(r gate.Ruler, files []gitstore.FileChange, tree gitst
 			ch.Status = "-"
 		}
 		edit := gitstore.CapturedPath{Path: fc.Path, Mode: fc.OldMode, Blob: fc.Old}
-		if part != gate.WholeFile && ch.Status == "M" && isRegular(fc.OldMode) && isRegular(fc.NewMode) {
-			blob, changed, err := l.heldPart(part, fc.Old, fc.New)
+		switch {
+		case part == gate.WholeFile:
+		case part == gate.RustTests && (ch.Status == "-" || !isRegular(fc.NewMode) || ch.Status == "M" && !isRegular(fc.OldMode)):
+			// Its test modules went with the code they test (the census
+			// counts the tests that vanished), or it is no file to read.
+			continue
+		case part == gate.RustTests || ch.Status == "M" && isRegular(fc.OldMode) && isRegular(fc.NewMode):
+			old := fc.Old
+			if ch.Status == "+" {
+				old = gitstore.ZeroHash // a Rust file added: its own test modules are left out
+			}
+			blob, changed, rest, err := l.heldPart(part, old, fc.New)
 			if err != nil {
 				return gitstore.ZeroHash, nil, err
 			}
@@ -85,6 +101,7 @@ func (l *Ledger) holdRuler(r gate.Ruler, files []gitstore.FileChange, tree gitst
 				continue // the part that judges is as it was
 			}
 			edit = gitstore.CapturedPath{Path: fc.Path, Mode: fc.NewMode, Blob: blob}
+			ch.rest = rest
 		}
 		if accept[fc.Path] {
 			ch.Accepted = true
@@ -108,36 +125,49 @@ func (l *Ledger) holdRuler(r gate.Ruler, files []gitstore.FileChange, tree gitst
 func isRegular(mode uint32) bool { return mode == 0o100644 || mode == 0o100755 }
 
 // heldPart is the blob of a file whose part judges (see gate.HeldPart):
-// the cycle's file, new, with the start's part, old; changed is false when
-// the parts are the same.
-func (l *Ledger) heldPart(part gate.RulerPart, old, new gitstore.Hash) (gitstore.Hash, bool, error) {
-	sizes, err := l.repo.ObjectSizes([]gitstore.Hash{old, new})
+// the cycle's file, new, with the start's part, old (the zero hash for a
+// file the cycle added); changed is false when the parts are the same,
+// and rest says the rest of the file changed too (gate.RestChanged). A
+// package.json or go.mod too large to read is held whole; a Rust file too
+// large to read is not held.
+func (l *Ledger) heldPart(part gate.RulerPart, old, new gitstore.Hash) (held gitstore.Hash, changed, rest bool, err error) {
+	var ask []gitstore.Hash
+	for _, h := range []gitstore.Hash{old, new} {
+		if h != gitstore.ZeroHash {
+			ask = append(ask, h)
+		}
+	}
+	sizes, err := l.repo.ObjectSizes(ask)
 	if err != nil {
-		return gitstore.ZeroHash, false, err
+		return gitstore.ZeroHash, false, false, err
 	}
 	for _, n := range sizes {
 		if n < 0 || n > gate.MaxRulerPart {
-			return old, true, nil // too large to read (or not here): held whole
+			if part == gate.RustTests {
+				return new, false, false, nil // never hold what is not read
+			}
+			return old, true, false, nil // too large to read (or not here): held whole
 		}
 	}
-	data, err := l.repo.ReadBlobs([]gitstore.Hash{old, new})
+	data, err := l.repo.ReadBlobs([]gitstore.Hash{old, new}) // the zero hash reads as nil
 	if err != nil {
-		return gitstore.ZeroHash, false, err
+		return gitstore.ZeroHash, false, false, err
 	}
-	held, changed := gate.HeldPart(part, data[0], data[1])
+	h, changed := gate.HeldPart(part, data[0], data[1])
 	if !changed {
-		return new, false, nil
+		return new, false, false, nil
 	}
-	blob, err := l.repo.WriteBlob(held)
-	return blob, true, err
+	blob, err := l.repo.WriteBlob(h)
+	return blob, true, gate.RestChanged(part, data[0], data[1]), err
 }
 
 // rulerOnly says whether the cycle's substantive change is to its ruler
-// alone (none of it accepted): such a cycle is never improved.
+// alone (none of it accepted, and no file whose rest changed beside its
+// part that judges): such a cycle is never improved.
 func rulerOnly(d Delta, changes []RulerChange) bool {
 	held := map[string]bool{}
 	for _, c := range changes {
-		if !c.Accepted {
+		if !c.Accepted && !c.rest {
 			held[c.Path] = true
 		}
 	}

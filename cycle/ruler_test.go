@@ -8,7 +8,8 @@ import (
 )
 
 func TestRulerOnly(t *testing.T) {
-	changes := []RulerChange{{Path: "a_test.go", Status: "M"}, {Path: "tests/x.py", Status: "+"}, {Path: "b_test.go", Status: "M", Accepted: true}}
+	changes := []RulerChange{{Path: "a_test.go", Status: "M"}, {Path: "tests/x.py", Status: "+"}, {Path: "b_test.go", Status: "M", Accepted: true},
+		{Path: "src/lib.rs", Status: "M", rest: true}}
 	for _, tc := range []struct {
 		paths []string
 		want  bool
@@ -17,6 +18,8 @@ func TestRulerOnly(t *testing.T) {
 		{[]string{"a_test.go", "tests/x.py"}, true},
 		{[]string{"a_test.go", "a.go"}, false},
 		{[]string{"b_test.go"}, false}, // accepted: it counts as the cycle's work
+		{[]string{"src/lib.rs"}, false}, // its tests and its code changed
+		{[]string{"a_test.go", "src/lib.rs"}, false},
 		{nil, false},
 	} {
 		d := Delta{Files: len(tc.paths), Paths: tc.paths}

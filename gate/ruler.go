@@ -34,6 +34,10 @@ const (
 	// ModReplaces: a go.mod's replace directives, which can swap the code
 	// a test imports; its requirements are the project's.
 	ModReplaces
+	// RustTests: a Rust source file's test modules (#[cfg(test)] mod
+	// tests { … }); the rest of the file is the project's. A file the
+	// judge cannot read surely has none.
+	RustTests
 )
 
 // Ruler says which paths of a tree are part of a cycle's ruler.
@@ -131,6 +135,12 @@ func (r Ruler) Part(p string) (RulerPart, string) {
 		if testDirs[d] {
 			return WholeFile, "under a " + d + "/ directory"
 		}
+	}
+	switch {
+	case base == "tests.rs":
+		return WholeFile, "a Rust test module (#[cfg(test)] mod tests;)"
+	case strings.HasSuffix(base, ".rs"):
+		return RustTests, "a Rust file's #[cfg(test)] modules"
 	}
 	return NotRuler, ""
 }
@@ -452,11 +462,17 @@ var packageRulerKeys = map[string]bool{"scripts": true, "jest": true, "mocha": t
 const MaxRulerPart = 1 << 20
 
 // HeldPart is the file that judges a cycle whose ruler is held, for a file
-// whose part is held (PackageScripts, ModReplaces): the cycle's file with
-// the start's part in place of its own. changed says whether the two
-// parts differ. A file too large or that does not parse is held whole:
-// the start's file, changed unless both are the same.
+// whose part is held (PackageScripts, ModReplaces, RustTests): the
+// cycle's file with the start's part in place of its own. changed says
+// whether the two parts differ. A package.json or go.mod too large or
+// that does not parse is held whole: the start's file, changed unless
+// both are the same. A Rust file too large or that either file cannot
+// read surely is not held: the cycle's file, unchanged (see
+// rustTestsHeld). A start of nil is a file the cycle added.
 func HeldPart(part RulerPart, start, cycle []byte) (held []byte, changed bool) {
+	if part == RustTests {
+		return rustTestsHeld(start, cycle)
+	}
 	whole := func() ([]byte, bool) { return start, !bytes.Equal(start, cycle) }
 	if len(start) > MaxRulerPart || len(cycle) > MaxRulerPart {
 		return whole()
@@ -473,6 +489,57 @@ func HeldPart(part RulerPart, start, cycle []byte) (held []byte, changed bool) {
 		return heldMod(start, cycle)
 	}
 	return whole()
+}
+
+// RestChanged reports whether the rest of a file whose part is held (all
+// but the part HeldPart holds) differs between start and cycle: a cycle
+// that changed it changed the project too, not only its ruler. The rest
+// is compared as it reads: a package.json's other members whatever their
+// order and spacing, a go.mod without its replace directives, a Rust
+// file's tokens outside its test modules (white space and comments
+// aside). A file held whole (WholeFile, or one too large or that does not
+// parse) has no rest: false. A start of nil is a file the cycle added.
+func RestChanged(part RulerPart, start, cycle []byte) bool {
+	switch part {
+	case RustTests:
+		return rustRestChanged(start, cycle)
+	case PackageScripts, ModReplaces:
+		if len(start) > MaxRulerPart || len(cycle) > MaxRulerPart {
+			return false
+		}
+	}
+	switch part {
+	case PackageScripts:
+		s, ok1 := jsonMembers(start)
+		c, ok2 := jsonMembers(cycle)
+		if !ok1 || !ok2 {
+			return false
+		}
+		rest := func(ms []member) map[string]json.RawMessage {
+			out := map[string]json.RawMessage{}
+			for _, m := range ms {
+				if !packageRulerKeys[m.key] {
+					out[m.key] = m.raw
+				}
+			}
+			return out
+		}
+		sr, cr := rest(s), rest(c)
+		if len(sr) != len(cr) {
+			return true
+		}
+		for k, v := range sr {
+			if w, ok := cr[k]; !ok || !sameJSON(v, w) {
+				return true
+			}
+		}
+		return false
+	case ModReplaces:
+		_, s := splitReplaces(start)
+		_, c := splitReplaces(cycle)
+		return !bytes.Equal(bytes.TrimSpace(s), bytes.TrimSpace(c))
+	}
+	return false
 }
 
 type member struct {

@@ -55,6 +55,10 @@ func TestRulerPart(t *testing.T) {
 		{"go.mod", ModReplaces},
 		{"go.sum", NotRuler},
 		{"Cargo.toml", NotRuler},
+		{"src/lib.rs", RustTests},
+		{"crates/a/src/main.rs", RustTests},
+		{"tests/api.rs", WholeFile},
+		{"src/tests.rs", WholeFile},
 		{"src/testing.go", NotRuler},
 		{"latest/x.go", NotRuler},
 		// What steers a test runner: it can run other tests, or none.

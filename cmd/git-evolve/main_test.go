@@ -125,6 +125,11 @@ func setupScript(e *testscript.Env) error {
 	// Scripts that run go test share the build cache of the tests' own go
 	// (HOME is the script's, so go's default would be a cold cache).
 	e.Setenv("TEST_GOCACHE", goCache())
+	// Scripts that run cargo find its toolchain where rustup installed it
+	// for the tests' user (HOME is the script's).
+	if h := rustupHome(); h != "" {
+		e.Setenv("RUSTUP_HOME", h)
+	}
 	// The drop-in scripts, for the scripts that run the seeds' snippets.
 	contrib, err := filepath.Abs("../../contrib")
 	if err != nil {
@@ -143,6 +148,23 @@ var goCache = sync.OnceValue(func() string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+})
+
+// rustupHome is where rustup keeps the toolchains of the user who runs the
+// tests ("" when there is no such directory).
+var rustupHome = sync.OnceValue(func() string {
+	h := os.Getenv("RUSTUP_HOME")
+	if h == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		h = filepath.Join(home, ".rustup")
+	}
+	if fi, err := os.Stat(h); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return h
 })
 
 // cmdCommits makes N commits in the repository in the current directory:
