@@ -17,7 +17,7 @@ func TestRulerOnly(t *testing.T) {
 		{[]string{"a_test.go"}, true},
 		{[]string{"a_test.go", "tests/x.py"}, true},
 		{[]string{"a_test.go", "a.go"}, false},
-		{[]string{"b_test.go"}, false}, // accepted: it counts as the cycle's work
+		{[]string{"b_test.go"}, false},  // accepted: it counts as the cycle's work
 		{[]string{"src/lib.rs"}, false}, // its tests and its code changed
 		{[]string{"a_test.go", "src/lib.rs"}, false},
 		{nil, false},
