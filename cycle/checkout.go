@@ -336,23 +336,30 @@ func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goal
 func (l *Ledger) censusPath() string { return filepath.Join(l.repo.GitDir(), "evolve", "census.json") }
 
 // keptFile is the census file: the census the gate's commands gave of a
-// tree, or that they gave none (Silent: no runner could tell).
+// tree, or that they gave none (Silent: no runner could tell), in the
+// census's version (keptVersion).
 type keptFile struct {
+	Version  int          `json:"version,omitempty"`
 	Tree     string       `json:"tree"`
 	Commands []string     `json:"commands"`
 	Census   *gate.Census `json:"census,omitempty"`
 	Silent   bool         `json:"silent,omitempty"`
 }
 
+// keptVersion is the version of the census file: 2 since a census names
+// its groups (gate.Census.Groups), which a census kept before cannot say
+// apart from its tests.
+const keptVersion = 2
+
 // keptCensus is what the census file keeps of the gate g's commands, if it
-// is theirs.
+// is theirs, in this version.
 func (l *Ledger) keptCensus(g goals.Gate) (keptFile, bool) {
 	data, err := os.ReadFile(l.censusPath())
 	if err != nil || len(data) > 64<<20 {
 		return keptFile{}, false
 	}
 	var k keptFile
-	if json.Unmarshal(data, &k) != nil || !slices.Equal(k.Commands, g.Commands) {
+	if json.Unmarshal(data, &k) != nil || k.Version != keptVersion || !slices.Equal(k.Commands, g.Commands) {
 		return keptFile{}, false
 	}
 	return k, true
@@ -362,7 +369,7 @@ func (l *Ledger) keptCensus(g goals.Gate) (keptFile, bool) {
 // for the cycle that starts there next; a failure to keep it only costs
 // that cycle a run of its tests.
 func (l *Ledger) keepCensus(tree gitstore.Hash, g goals.Gate, c *gate.Census) {
-	data, err := json.Marshal(keptFile{Tree: tree.String(), Commands: g.Commands, Census: c, Silent: c == nil})
+	data, err := json.Marshal(keptFile{Version: keptVersion, Tree: tree.String(), Commands: g.Commands, Census: c, Silent: c == nil})
 	if err == nil {
 		_ = writeFileAtomic(l.censusPath(), data)
 	}

@@ -29,7 +29,9 @@ const (
 // by its outcome. The regression gate counts the tests that passed at the
 // start of a cycle and at its finish (see Dropped and Vanished), so that
 // tests that silently stop running (a TestMain that exits 0, an init that
-// exits, tests deselected) count against the cycle.
+// exits, tests deselected) count against the cycle; and it names the
+// tests that failed at the start and are not told of at the finish (see
+// Hidden), so that a failing test cannot be made to disappear.
 //
 // A name is what the runner calls the test, as the parser of its format
 // documents it: valid UTF-8 (invalid bytes become U+FFFD), never empty, at
@@ -41,6 +43,15 @@ type Census struct {
 	Passed  []string `json:"passed,omitempty"`
 	Failed  []string `json:"failed,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`
+	// Groups are the names of the lists that are no test but a package or
+	// a test binary as a whole, as the parser of its runner documents
+	// them (a Go package whose build failed, a cargo test binary cut
+	// short, a pytest module that could not be collected, a node test
+	// file that failed outside its tests), sorted. They count in Dropped
+	// and Vanished as any name does, and never as a hidden test: a
+	// package that did not build at the start is not one that hides a
+	// test when it builds.
+	Groups []string `json:"groups,omitempty"`
 	// Truncated is true when names were left out: an outcome had more
 	// than MaxNames of them.
 	Truncated bool `json:"truncated,omitempty"`
@@ -71,6 +82,38 @@ func (before *Census) Vanished(after *Census) []string {
 	var out []string
 	for _, name := range before.Passed {
 		if !now[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out) // a census read back from JSON is not known to be sorted
+	return slices.Compact(out)
+}
+
+// Hidden returns the names of the tests that failed in before and neither
+// pass nor fail in after (they are absent or skipped), sorted, groups of
+// before (see Groups) left out: a failing test the cycle made disappear
+// (product code that deselects it, or skips it) hides that the code it
+// tests is still broken. The judge counts them as a regression when the
+// gate's commands passed. A nil census is one where no test ran.
+func (before *Census) Hidden(after *Census) []string {
+	if before == nil {
+		return nil
+	}
+	told := map[string]bool{}
+	if after != nil {
+		for _, list := range [][]string{after.Passed, after.Failed} {
+			for _, name := range list {
+				told[name] = true
+			}
+		}
+	}
+	group := map[string]bool{}
+	for _, name := range before.Groups {
+		group[name] = true
+	}
+	var out []string
+	for _, name := range before.Failed {
+		if !told[name] && !group[name] {
 			out = append(out, name)
 		}
 	}
@@ -115,11 +158,20 @@ type tally struct {
 	runner    string
 	of        map[string]outcome
 	count     [failed + 1]int
+	groups    map[string]bool
 	truncated bool
 }
 
 func newTally(runner string) *tally {
-	return &tally{runner: runner, of: map[string]outcome{}}
+	return &tally{runner: runner, of: map[string]outcome{}, groups: map[string]bool{}}
+}
+
+// group marks name, given its outcome already, as a group (see
+// Census.Groups).
+func (t *tally) group(name string) {
+	if name = boundName(name); name != "" {
+		t.groups[name] = true
+	}
 }
 
 // set gives name the outcome o, whatever it had. A name that would be one
@@ -179,6 +231,20 @@ func (t *tally) census() *Census {
 			c.Truncated = true
 		}
 	}
+	for name := range t.groups {
+		o, ok := t.of[name]
+		list := c.Failed
+		switch o {
+		case passed:
+			list = c.Passed
+		case skipped:
+			list = c.Skipped
+		}
+		if _, kept := slices.BinarySearch(list, name); ok && kept {
+			c.Groups = append(c.Groups, name)
+		}
+	}
+	slices.Sort(c.Groups)
 	return c
 }
 
@@ -261,7 +327,8 @@ type goTest struct {
 // package's own result names when the package's last event is that
 // result: test2json gives it the name of the test that was running when
 // the binary exited 0. A package whose build failed, or that failed with
-// no test failing, is failed under its path. A benchmark counts only when
+// no test failing, is failed under its path, a group (Census.Groups). A
+// benchmark counts only when
 // it reports an outcome, as go test reports one only when it logs or
 // fails.
 //
@@ -501,6 +568,7 @@ func (p *goParser) census() *Census {
 	for _, path := range slices.Sorted(maps.Keys(p.pkgs)) {
 		if pkg := p.pkgs[path]; pkg.result == "fail" && (pkg.failedBuild || !pkg.failing) {
 			p.set(path, failed)
+			p.group(path)
 		}
 	}
 	return p.tally.census()
@@ -520,7 +588,9 @@ var ErrNotJUnit = goals.ErrNotJUnit
 // todo test as both skipped and failure), else one with a <failure> or
 // <error> child is failed, else it passed. A name reported more than once
 // (pytest writes a test that fails and errors in teardown twice) has the
-// strongest of its outcomes: failed, then passed, then skipped.
+// strongest of its outcomes: failed, then passed, then skipped. A
+// testcase with a name and no classname is a group (Census.Groups): it is
+// how pytest reports a module it could not collect, or skipped whole.
 //
 // It returns an error, and no census, for a document that is not
 // well-formed XML (a report cut short included), one nested deeper than
@@ -539,6 +609,9 @@ func ParseJUnitXML(data []byte) (*Census, error) {
 			o = failed
 		}
 		t.merge(junitName(class, name), o)
+		if class == "" {
+			t.group(name) // pytest's module it could not collect
+		}
 	})
 	switch {
 	case errors.Is(err, ErrNotJUnit):
@@ -570,10 +643,10 @@ func junitName(class, name string) string {
 // result:" line (it exited in the middle, as std::process::exit(0) in a
 // test does while cargo still exits 0, or it crashed) is failed under the
 // name cargo ran it by ("unittests src/lib.rs", "tests/api.rs",
-// "Doc-tests adder"), or "test binary" when the output does not say.
-// Lines are read as a terminal shows them (colours and carriage returns
-// applied); benchmarks are left out, and other formats (--format json or
-// terse, cargo nextest) give an empty census.
+// "Doc-tests adder"), or "test binary" when the output does not say: a
+// group (Census.Groups). Lines are read as a terminal shows them (colours
+// and carriage returns applied); benchmarks are left out, and other
+// formats (--format json or terse, cargo nextest) give an empty census.
 func ParseCargoTest(out string) *Census {
 	t := newTally("cargo")
 	label, running := "", false
@@ -583,6 +656,7 @@ func ParseCargoTest(out string) *Census {
 				label = "test binary"
 			}
 			t.merge(label, failed)
+			t.group(label)
 		}
 		running = false
 	}
@@ -675,7 +749,10 @@ type tapResult struct {
 // nested deeper than 64 levels. Subtests whose parent never reported
 // (its process exited first) are named under the parent's "# Subtest:"
 // line where there was one. A name reported twice has the strongest of
-// its outcomes: failed, then passed, then skipped.
+// its outcomes: failed, then passed, then skipped. A test point at the top
+// named by an absolute path to a JavaScript or TypeScript file is how node
+// reports a test file that failed (or exited) outside its tests: a group
+// (Census.Groups).
 func ParseTAP(out string) *Census {
 	p := &tapParser{tally: newTally("tap")}
 	var (
@@ -738,6 +815,9 @@ func (p *tapParser) report(depth int, results ...tapResult) {
 	if depth == 0 {
 		for _, r := range results {
 			p.merge(r.name, r.o)
+			if tapFile(r.name) {
+				p.group(r.name)
+			}
 		}
 		return
 	}
@@ -763,6 +843,22 @@ func (p *tapParser) children(depth int, parent string) []tapResult {
 		}
 	}
 	return out
+}
+
+// tapFile says whether a test point's name is an absolute path to a
+// JavaScript or TypeScript file, as node names a test file.
+func tapFile(name string) bool {
+	abs := strings.HasPrefix(name, "/") || strings.HasPrefix(name, "file://") ||
+		len(name) > 3 && name[1] == ':' && (name[2] == '\\' || name[2] == '/')
+	if !abs {
+		return false
+	}
+	for _, ext := range []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // tapPoint reads a test point, without its indentation: its name and

@@ -15,8 +15,8 @@ import (
 func checkFuzzedCensus(t *testing.T, c *Census) {
 	t.Helper()
 	checkCensus(t, c)
-	if Dropped(c, c) || len(c.Vanished(c)) > 0 || c.Summary() == "" {
-		t.Errorf("a census compared with itself: dropped %v, vanished %v", Dropped(c, c), c.Vanished(c))
+	if Dropped(c, c) || len(c.Vanished(c)) > 0 || len(c.Hidden(c)) > 0 || c.Summary() == "" {
+		t.Errorf("a census compared with itself: dropped %v, vanished %v, hidden %v", Dropped(c, c), c.Vanished(c), c.Hidden(c))
 	}
 }
 

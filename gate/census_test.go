@@ -51,6 +51,14 @@ func checkCensus(t testing.TB, c *Census) {
 			seen[name] = outcome
 		}
 	}
+	for i, name := range c.Groups {
+		if i > 0 && c.Groups[i-1] >= name {
+			t.Errorf("groups: %q before %q: not sorted and unique", c.Groups[i-1], name)
+		}
+		if _, ok := seen[name]; !ok {
+			t.Errorf("group %q is in no list", name)
+		}
+	}
 }
 
 func TestParseGoTestJSON(t *testing.T) {
@@ -70,6 +78,7 @@ func TestParseGoTestJSON(t *testing.T) {
 		// and initexit (an init that exits 0) passed and ran nothing.
 		Failed:  []string{"example.com/m.TestFail", "example.com/m.TestSub", "example.com/m.TestSub/case_2", "example.com/m/broken", "example.com/m/exit3.TestExits", "example.com/m/sysexit.TestExits"},
 		Skipped: []string{"example.com/m.TestSkip"},
+		Groups:  []string{"example.com/m/broken"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("census\n%+v\nwant\n%+v", c, want)
@@ -96,7 +105,7 @@ func TestParseGoTestJSONText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Census{Runner: "go", Failed: []string{"./nothing/...", "example.com/m/broken"}}
+	want := &Census{Runner: "go", Failed: []string{"./nothing/...", "example.com/m/broken"}, Groups: []string{"./nothing/...", "example.com/m/broken"}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("census %+v, want %+v", c, want)
 	}
@@ -134,7 +143,7 @@ func TestParseGoTestJSONEvents(t *testing.T) {
 			`{"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"pass","Package":"p","Test":"TestA"}
 {"Action":"fail","Package":"p"}
-`, Census{Passed: []string{"p.TestA"}, Failed: []string{"p"}}},
+`, Census{Passed: []string{"p.TestA"}, Failed: []string{"p"}, Groups: []string{"p"}}},
 		{"a benchmark reports nothing unless it logs or fails",
 			`{"Action":"run","Package":"p","Test":"BenchmarkX"}
 {"Action":"output","Package":"p","Test":"BenchmarkX","Output":"BenchmarkX-2 \t 10\t 71.20 ns/op\n"}
@@ -277,6 +286,39 @@ func TestVanished(t *testing.T) {
 	}
 }
 
+// A test that failed at the start and is neither passed nor failed at the
+// finish is hidden; a package or binary that failed as a whole is not.
+func TestHidden(t *testing.T) {
+	before := &Census{
+		Passed: []string{"p.TestOK"},
+		Failed: []string{"p.TestAbsent", "p.TestFixed", "p.TestSkipped", "p.TestStill", "q", "unittests src/lib.rs"},
+		Groups: []string{"q", "unittests src/lib.rs"},
+	}
+	after := &Census{
+		Passed:  []string{"p.TestFixed", "p.TestOK", "q.TestNew"},
+		Failed:  []string{"p.TestStill"},
+		Skipped: []string{"p.TestSkipped"},
+	}
+	if got := before.Hidden(after); !slices.Equal(got, []string{"p.TestAbsent", "p.TestSkipped"}) {
+		t.Errorf("hidden %v", got)
+	}
+	if got := before.Hidden(nil); !slices.Equal(got, []string{"p.TestAbsent", "p.TestFixed", "p.TestSkipped", "p.TestStill"}) {
+		t.Errorf("hidden from no census %v", got)
+	}
+	if (*Census)(nil).Hidden(after) != nil || after.Hidden(after) != nil || before.Hidden(before) != nil {
+		t.Error("nothing failed, or nothing changed: nothing hidden")
+	}
+	// A census read back from JSON is not trusted to be sorted.
+	if got := (&Census{Failed: []string{"b", "a", "b"}}).Hidden(nil); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("unsorted: %v", got)
+	}
+	// Merged, a group stays a group.
+	m := Merge(&Census{Runner: "go", Failed: []string{"q"}, Groups: []string{"q"}}, &Census{Runner: "junit", Passed: []string{"q", "r"}}, nil)
+	if !slices.Equal(m.Groups, []string{"q"}) || !slices.Equal(m.Failed, []string{"q"}) || m.Runner != "go+junit" {
+		t.Errorf("merged %+v", m)
+	}
+}
+
 func TestParseJUnitXML(t *testing.T) {
 	for _, tt := range []struct {
 		fixture string
@@ -288,6 +330,8 @@ func TestParseJUnitXML(t *testing.T) {
 			Passed:  []string{"tests.test_x.TestClass::test_method", "tests.test_x::test_param[1-2]", "tests.test_x::test_param[2-3]", "tests.test_x::test_y"},
 			Failed:  []string{"tests.test_broken", "tests.test_x::test_fails", "tests.test_x::test_setup_error"},
 			Skipped: []string{"tests.test_x::test_skipped", "tests.test_x::test_xfail"},
+			// The module pytest could not collect.
+			Groups: []string{"tests.test_broken"},
 		}},
 		// node 20's junit reporter: a test with subtests and a describe
 		// are testsuites, and the classname of every testcase is "test".
@@ -316,7 +360,7 @@ func TestParseJUnitXMLDocuments(t *testing.T) {
 		name, doc string
 		want      *Census // nil: an error
 	}{
-		{"nested 64 deep", deep, &Census{Passed: []string{"a"}}},
+		{"nested 64 deep", deep, &Census{Passed: []string{"a"}, Groups: []string{"a"}}}, // no classname: a group
 		{"nested 65 deep", tooDeep, nil},
 		{"a testsuite root", `<testsuite name="x"><testcase classname="c" name="a"><system-err/></testcase><testcase name="a" classname="c"><error/></testcase></testsuite>`,
 			&Census{Failed: []string{"c::a"}}},
@@ -372,10 +416,11 @@ func TestParseCargoTest(t *testing.T) {
 		{"cargo-exit.txt", string(fixture(t, "cargo-exit.txt")), Census{
 			Passed: []string{"tests::a_first"},
 			Failed: []string{"unittests src/lib.rs"},
+			Groups: []string{"unittests src/lib.rs"},
 		}},
 		{"a name from two binaries", "running 1 test\ntest a ... ok\n\ntest result: ok.\n\nrunning 2 tests\ntest a ... FAILED\ntest b ... ignored\n\ntest result: FAILED.\n" +
 			"running 1 test\ntest b ... ok\ntest result: ok.\n", Census{Passed: []string{"b"}, Failed: []string{"a"}}},
-		{"raw libtest, cut short", "\r\nrunning 2 tests\r\ntest a ... ok\r\n", Census{Passed: []string{"a"}, Failed: []string{"test binary"}}},
+		{"raw libtest, cut short", "\r\nrunning 2 tests\r\ntest a ... ok\r\n", Census{Passed: []string{"a"}, Failed: []string{"test binary"}, Groups: []string{"test binary"}}},
 		{"colours, times, padding and other lines",
 			"running 4 tests\ntest a ... \x1b[32mok\x1b[0m\ntest b ... ok <0.001s>\ntest c ... FAILED (time limit exceeded)\ntest bench_x   ... bench:       1,234 ns/iter (+/- 5)\n" +
 				"test d has been running for over 60 seconds\ntest e ... some output\nok\ntest result: FAILED.\n",
@@ -402,11 +447,16 @@ func TestParseTAP(t *testing.T) {
 			Skipped: []string{"math > division > by zero", "skipped", "todo"},
 		}},
 		// A file whose test calls process.exit(0) is one passing test
-		// named by the file's path; its tests are not listed. A test's
-		// console.log is a comment, whatever it prints.
+		// named by the file's path, a group; its tests are not listed. A
+		// test's console.log is a comment, whatever it prints.
 		{"node-exit.tap", string(fixture(t, "node-exit.tap")), Census{
 			Passed: []string{"/src/exit.test.mjs", `issue #12 \ back`},
+			Groups: []string{"/src/exit.test.mjs"},
 		}},
+		{"a file that failed to load, and names like paths",
+			"not ok 1 - /src/a.test.mjs\nnot ok 2 - C:\\src\\b.test.ts\nnot ok 3 - file:///src/c.test.js\nok 4 - src/d.test.js\nok 5 - /usr/bin\n# Subtest: /src/e.test.js\n    ok 1 - inner\n",
+			Census{Passed: []string{"/src/e.test.js > inner", "/usr/bin", "src/d.test.js"}, Failed: []string{"/src/a.test.mjs", `C:\src\b.test.ts`, "file:///src/c.test.js"},
+				Groups: []string{"/src/a.test.mjs", `C:\src\b.test.ts`, "file:///src/c.test.js"}}},
 		{"TAP 14 without Subtest comments", "TAP version 14\n    ok 1 - a\n    not ok 2 - b # todo later\n        ok 1 - deep\n    ok 3 - c\n    1..3\nnot ok 1 - parent\nok 2 # SKIP no name\nok 3 - s # skipped: flaky\nok 4 - t # TODO done already\nok 5 - slow # time=12.5ms\nok 6 - issue \\#12 is fixed\n1..6\n",
 			Census{Passed: []string{"issue #12 is fixed", "parent > a", "parent > c", "parent > c > deep", "slow", "t"}, Failed: []string{"parent"}, Skipped: []string{"parent > b", "s"}}},
 		{"YAML blocks and their ends",

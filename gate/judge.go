@@ -43,13 +43,17 @@ type Verdict struct {
 	After   *goals.Snapshot `json:"after"`
 	Changes []GoalChange    `json:"changes"`
 	// Census is what the test runners told of the tests the gate's
-	// commands ran (nil when none could tell). When fewer tests passed
-	// than at the start (CensusBefore), Dropped is set, a regression, and
-	// Vanished names the tests that passed then and do not now.
+	// commands ran (nil when none could tell). When the commands passed
+	// and fewer tests passed than at the start (CensusBefore), Dropped is
+	// set, a regression, and Vanished names the tests that passed then
+	// and do not now. Hidden names the tests that failed at the start and
+	// neither pass nor fail now (Census.Hidden), when the commands
+	// passed: a regression too.
 	Census       *Census  `json:"census,omitempty"`
 	CensusBefore *Census  `json:"-"`
 	Dropped      bool     `json:"dropped,omitempty"`
 	Vanished     []string `json:"vanished,omitempty"`
+	Hidden       []string `json:"hidden,omitempty"`
 	// Holdout is what the holdout checks found, when there are some (set
 	// by the caller: JudgeHoldout); one that regressed is a regression.
 	Holdout *Holdout `json:"holdout,omitempty"`
@@ -79,7 +83,7 @@ func (v *Verdict) Regressed() []GoalChange {
 // Failure is one reason a cycle's gate failed, with the failure's own
 // words: a test command that did not pass, or a goal that regressed.
 type Failure struct {
-	What   string `json:"what"` // "gate" (a test command), "goal", "census" (tests vanished), "holdout" (holdout checks regressed: never which), "hook" (a commit hook that refused), or "ruler" (the cycle changed only its ruler)
+	What   string `json:"what"` // "gate" (a test command), "goal", "census" (tests vanished, or hidden), "holdout" (holdout checks regressed: never which), "hook" (a commit hook that refused), or "ruler" (the cycle changed only its ruler)
 	Name   string `json:"name"` // the command, or the goal's id
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
@@ -92,7 +96,8 @@ type Failure struct {
 }
 
 // Failures are the reasons the gate failed: each test command that did not
-// pass, the tests that vanished, then each goal that regressed.
+// pass, the holdout checks, the tests that vanished (Name "tests") and
+// those hidden (Name "hidden"), then each goal that regressed.
 func (v *Verdict) Failures() []Failure {
 	var out []Failure
 	for _, c := range v.Commands {
@@ -105,6 +110,9 @@ func (v *Verdict) Failures() []Failure {
 	}
 	if v.Dropped {
 		out = append(out, Failure{What: "census", Name: "tests", Status: goals.Fail, Reason: v.droppedText(), Excerpt: listNames(v.Vanished, 40)})
+	}
+	if len(v.Hidden) > 0 {
+		out = append(out, Failure{What: "census", Name: "hidden", Status: goals.Fail, Reason: v.hiddenText(), Excerpt: listNames(v.Hidden, 40)})
 	}
 	for _, c := range v.Regressed() {
 		out = append(out, Failure{What: "goal", Name: c.GoalID, Status: c.After, Reason: c.Reason, Excerpt: c.Excerpt})
@@ -128,15 +136,20 @@ func (v *Verdict) CannotRun() (goals.CommandResult, bool) {
 func (v *Verdict) NoVerdict() bool { return v.After == nil }
 
 // Regression reports whether the cycle must be reverted: a test command
-// failed, fewer tests passed than at the start, or a goal or a holdout
-// check regressed.
+// failed, fewer tests passed than at the start, a test that failed at the
+// start is hidden, or a goal or a holdout check regressed.
 func (v *Verdict) Regression() bool {
-	return !v.CommandsPassed() || v.Dropped || len(v.Regressed()) > 0 || v.Holdout.Failed()
+	return !v.CommandsPassed() || v.Dropped || len(v.Hidden) > 0 || len(v.Regressed()) > 0 || v.Holdout.Failed()
 }
 
 // droppedText says how many tests passed at the start and how many now.
 func (v *Verdict) droppedText() string {
 	return fmt.Sprintf("%d test(s) passed at the start, %d now: %d vanished", v.CensusBefore.passed(), v.Census.passed(), len(v.Vanished))
+}
+
+// hiddenText says how many tests that failed at the start are hidden now.
+func (v *Verdict) hiddenText() string {
+	return fmt.Sprintf("%d test(s) that failed at the start neither pass nor fail now: hidden", len(v.Hidden))
 }
 
 // listNames is the first n names, a line each, and how many more.
@@ -164,6 +177,9 @@ func (v *Verdict) Text() string {
 	if v.Dropped {
 		parts = append(parts, v.droppedText())
 	}
+	if len(v.Hidden) > 0 {
+		parts = append(parts, v.hiddenText())
+	}
 	if reg := v.Regressed(); len(reg) > 0 {
 		ids := make([]string, len(reg))
 		for i, r := range reg {
@@ -181,8 +197,10 @@ func (v *Verdict) Text() string {
 // file as it was when the cycle started) and whose goals measured before
 // are before: the gate's test commands, then every goal of f. The tests
 // the commands run are counted where their runner can tell (see
-// censusTap); with census, the count at the start, fewer tests passing now
-// is a regression (Dropped) that names the tests that vanished. A goal that
+// censusTap); with census, the count at the start, and when the commands
+// passed, fewer tests passing now is a regression (Dropped) that names the
+// tests that vanished, and so is a test that failed at the start and is
+// now absent or skipped (Hidden). A goal that
 // looks regressed is measured once more before it counts (flaky first runs
 // are real). A goal that passed before must pass after: failing, timing
 // out, skipping or not running is a regression. A check that told before
@@ -213,8 +231,11 @@ func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goal
 		// Counted when the commands passed: a test that failed fails its
 		// command, which says so itself.
 		v.CensusBefore = census
-		if v.CommandsPassed() && Dropped(census, v.Census) {
-			v.Dropped, v.Vanished = true, census.Vanished(v.Census)
+		if v.CommandsPassed() {
+			if Dropped(census, v.Census) {
+				v.Dropped, v.Vanished = true, census.Vanished(v.Census)
+			}
+			v.Hidden = census.Hidden(v.Census)
 		}
 	}
 	opts.Only = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -212,5 +213,38 @@ func TestJudgeVanishedValue(t *testing.T) {
 	}
 	if got := v.Text(); got != "FAIL: regressed gone" {
 		t.Errorf("Text() = %q", got)
+	}
+}
+
+// A test that failed at the start and that the cycle made disappear
+// (absent, or skipped) is a regression when the gate's commands pass; a
+// package that failed as a whole is no test, and a failing command says
+// so itself.
+func TestJudgeHidden(t *testing.T) {
+	dir := t.TempDir()
+	before := &Census{Runner: "tap", Passed: []string{"adds"}, Failed: []string{"/src/broken.test.mjs", "divides", "subtracts"},
+		Groups: []string{"/src/broken.test.mjs"}}
+	judge := func(command string) *Verdict {
+		f := &goals.File{Era: "e", Gate: goals.Gate{Commands: []string{command}, Timeout: 5 * time.Second}}
+		return Judge(context.Background(), f, snapshot(), goals.Options{Dir: dir}, nil, before)
+	}
+	v := judge(`printf 'ok 1 - adds\nok 2 - subtracts # SKIP not today\nok 3 - new\n'`)
+	if !v.Regression() || !slices.Equal(v.Hidden, []string{"divides", "subtracts"}) || v.Dropped {
+		t.Fatalf("hidden %v, dropped %v, regression %v", v.Hidden, v.Dropped, v.Regression())
+	}
+	if got := v.Text(); got != "FAIL: 2 test(s) that failed at the start neither pass nor fail now: hidden" {
+		t.Errorf("Text() = %q", got)
+	}
+	fs := v.Failures()
+	if len(fs) != 1 || fs[0].What != "census" || fs[0].Name != "hidden" || fs[0].Excerpt != "divides\nsubtracts" {
+		t.Errorf("failures %+v", fs)
+	}
+	// Fixed, or still failing (its command fails): nothing hidden. The
+	// file that failed to load at the start loads now.
+	if v := judge(`printf 'ok 1 - adds\nok 2 - subtracts\nok 3 - divides\n'`); v.Regression() || v.Hidden != nil {
+		t.Errorf("fixed: hidden %v, %q", v.Hidden, v.Text())
+	}
+	if v := judge(`printf 'ok 1 - adds\nnot ok 2 - subtracts\nok 3 - divides\n'; exit 1`); v.Hidden != nil || v.Text() != "FAIL: `printf 'ok 1 - adds\\nnot ok 2 - subtracts\\nok 3 - divides\\n'; exit 1` exit status 1" {
+		t.Errorf("still failing: hidden %v, %q", v.Hidden, v.Text())
 	}
 }

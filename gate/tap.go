@@ -137,7 +137,8 @@ func shellQuote(s string) string {
 
 // Merge is one census of several (each runner's, each command's): a name
 // two of them give keeps its strongest outcome (failed, then passed, then
-// skipped); the runner is theirs, joined by "+".
+// skipped), and is a group when one of them says so; the runner is
+// theirs, joined by "+".
 func Merge(cs ...*Census) *Census {
 	var runners []string
 	t := newTally("")
@@ -156,6 +157,9 @@ func Merge(cs ...*Census) *Census {
 		}
 		for _, n := range c.Failed {
 			t.merge(n, failed)
+		}
+		for _, n := range c.Groups {
+			t.group(n)
 		}
 		t.truncated = t.truncated || c.Truncated
 	}

@@ -306,9 +306,9 @@ func writeChanges(w io.Writer, v *gate.Verdict, indent string) {
 }
 
 // writeCensus prints how many tests passed before and in a judgment, and
-// those that vanished.
+// those that vanished or are hidden.
 func writeCensus(w io.Writer, v *gate.Verdict, indent string) {
-	if v.CensusBefore == nil || (v.Census == nil && !v.Dropped) {
+	if v.CensusBefore == nil || (v.Census == nil && !v.Dropped && len(v.Hidden) == 0) {
 		return
 	}
 	after, runner := 0, v.CensusBefore.Runner
@@ -316,12 +316,10 @@ func writeCensus(w io.Writer, v *gate.Verdict, indent string) {
 		after, runner = len(v.Census.Passed), v.Census.Runner
 	}
 	fmt.Fprintf(w, "  %stests: %d → %d passed (counted by %s)\n", indent, len(v.CensusBefore.Passed), after, runner)
-	if v.Dropped {
-		for _, x := range v.Failures() {
-			if x.What == "census" {
-				fmt.Fprintf(w, "  %sregressed: %s\n", indent, termLine(x.Reason))
-				writeExcerpt(w, x.Excerpt)
-			}
+	for _, x := range v.Failures() {
+		if x.What == "census" {
+			fmt.Fprintf(w, "  %sregressed: %s\n", indent, termLine(x.Reason))
+			writeExcerpt(w, x.Excerpt)
 		}
 	}
 }
