@@ -54,6 +54,13 @@ type Verdict struct {
 	Dropped      bool     `json:"dropped,omitempty"`
 	Vanished     []string `json:"vanished,omitempty"`
 	Hidden       []string `json:"hidden,omitempty"`
+	// CensusRechecked is true when the gate's commands ran a second time
+	// because the first count found a drop or a hidden test; only what
+	// the second count found too counts (Census is then the second count
+	// when it cleared all). CensusFlaky is true when the second count did
+	// not find all the first did.
+	CensusRechecked bool `json:"census_rechecked,omitempty"`
+	CensusFlaky     bool `json:"census_flaky,omitempty"`
 	// Holdout is what the holdout checks found, when there are some (set
 	// by the caller: JudgeHoldout); one that regressed is a regression.
 	Holdout *Holdout `json:"holdout,omitempty"`
@@ -200,10 +207,11 @@ func (v *Verdict) Text() string {
 // censusTap); with census, the count at the start, and when the commands
 // passed, fewer tests passing now is a regression (Dropped) that names the
 // tests that vanished, and so is a test that failed at the start and is
-// now absent or skipped (Hidden). A goal that
-// looks regressed is measured once more before it counts (flaky first runs
-// are real). A goal that passed before must pass after: failing, timing
-// out, skipping or not running is a regression. A check that told before
+// now absent or skipped (Hidden); the commands run a second time, and
+// counted again, before either counts (see recount). A goal that looks
+// regressed is measured once more before it counts (flaky first runs are
+// real). A goal that passed before must pass after: failing, timing out,
+// skipping or not running is a regression. A check that told before
 // (pass, fail, timeout) must still tell: one that skips or cannot run now
 // regressed too, so a skip or an error is neutral only when the goal was
 // unknown before as well.
@@ -217,13 +225,7 @@ func (v *Verdict) Text() string {
 // like any other.
 func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goals.Options, noVerdict func(goals.CommandResult) bool, census *Census) *Verdict {
 	v := &Verdict{}
-	if tap, done, err := newCensusTap(); err == nil {
-		v.Commands = goals.RunGate(ctx, f.Gate, opts.Dir, opts.Env, tap)
-		v.Census = tap.Census()
-		done()
-	} else {
-		v.Commands = goals.RunGate(ctx, f.Gate, opts.Dir, opts.Env, nil)
-	}
+	v.Commands, v.Census = runCounted(ctx, f.Gate, opts, false)
 	if cr, ok := v.CannotRun(); ok && noVerdict != nil && noVerdict(cr) {
 		return v
 	}
@@ -236,6 +238,9 @@ func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goal
 				v.Dropped, v.Vanished = true, census.Vanished(v.Census)
 			}
 			v.Hidden = census.Hidden(v.Census)
+		}
+		if (v.Dropped || len(v.Hidden) > 0) && ctx.Err() == nil {
+			v.recount(ctx, f.Gate, opts, census)
 		}
 	}
 	opts.Only = nil
@@ -271,6 +276,61 @@ func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goal
 	}
 	v.Changes = changes
 	return v
+}
+
+// runCounted runs the gate's commands g with a census tap (fresh: see
+// censusTap): the commands' results, and the census of the tests they ran
+// (nil when no runner could tell).
+func runCounted(ctx context.Context, g goals.Gate, opts goals.Options, fresh bool) ([]goals.CommandResult, *Census) {
+	tap, done, err := newCensusTap()
+	if err != nil {
+		return goals.RunGate(ctx, g, opts.Dir, opts.Env, nil), nil
+	}
+	defer done()
+	tap.fresh = fresh
+	return goals.RunGate(ctx, g, opts.Dir, opts.Env, tap), tap.Census()
+}
+
+// recount runs the gate's commands g a second time, when the first count
+// found a drop or a hidden test against census, the count at the start: a
+// test skipped once (a flaky skip, a test runner that lost a test) must not
+// regress an honest cycle, as a goal that fails once does not. The tests
+// run again, not as go test cached them. Only what
+// the second count finds too counts: a drop, and the hidden tests hidden
+// both times. A second run whose commands do not pass clears nothing (a
+// test that fails fails its command; product code that hides a failing
+// test once must not make the second run clear it by failing), nor does
+// an interrupted one.
+func (v *Verdict) recount(ctx context.Context, g goals.Gate, opts goals.Options, census *Census) {
+	v.CensusRechecked = true
+	cmds, again := runCounted(ctx, g, opts, true) // not the results go test cached
+	if ctx.Err() != nil {
+		return
+	}
+	for _, c := range cmds {
+		if !c.Passed {
+			return
+		}
+	}
+	dropped := v.Dropped && Dropped(census, again)
+	still := map[string]bool{}
+	for _, name := range census.Hidden(again) {
+		still[name] = true
+	}
+	var hidden []string
+	for _, name := range v.Hidden {
+		if still[name] {
+			hidden = append(hidden, name)
+		}
+	}
+	v.CensusFlaky = dropped != v.Dropped || len(hidden) != len(v.Hidden)
+	if !dropped {
+		v.Dropped, v.Vanished = false, nil
+	}
+	v.Hidden = hidden
+	if !v.Dropped && len(v.Hidden) == 0 {
+		v.Census = again // the count that holds
+	}
 }
 
 // Compare sets every goal of f as measured after a cycle beside its

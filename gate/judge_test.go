@@ -235,6 +235,9 @@ func TestJudgeHidden(t *testing.T) {
 	if got := v.Text(); got != "FAIL: 2 test(s) that failed at the start neither pass nor fail now: hidden" {
 		t.Errorf("Text() = %q", got)
 	}
+	if !v.CensusRechecked || v.CensusFlaky {
+		t.Errorf("hidden twice: rechecked %v, flaky %v", v.CensusRechecked, v.CensusFlaky)
+	}
 	fs := v.Failures()
 	if len(fs) != 1 || fs[0].What != "census" || fs[0].Name != "hidden" || fs[0].Excerpt != "divides\nsubtracts" {
 		t.Errorf("failures %+v", fs)
@@ -246,5 +249,70 @@ func TestJudgeHidden(t *testing.T) {
 	}
 	if v := judge(`printf 'ok 1 - adds\nnot ok 2 - subtracts\nok 3 - divides\n'; exit 1`); v.Hidden != nil || v.Text() != "FAIL: `printf 'ok 1 - adds\\nnot ok 2 - subtracts\\nok 3 - divides\\n'; exit 1` exit status 1" {
 		t.Errorf("still failing: hidden %v, %q", v.Hidden, v.Text())
+	}
+}
+
+// A drop or a hidden test is counted a second time before it counts: what
+// the second count does not find is flaky, and not a regression; a second
+// run whose commands fail clears nothing; and a count that finds nothing
+// runs the commands once.
+func TestJudgeRecount(t *testing.T) {
+	before := &Census{Runner: "tap", Passed: []string{"a", "b"}, Failed: []string{"c"}}
+	judge := func(t *testing.T, command string) (*Verdict, int) {
+		t.Helper()
+		dir := t.TempDir()
+		f := &goals.File{Era: "e", Gate: goals.Gate{Commands: []string{"echo >> runs; " + command}, Timeout: 5 * time.Second}}
+		v := Judge(context.Background(), f, snapshot(), goals.Options{Dir: dir}, nil, before)
+		data, err := os.ReadFile(filepath.Join(dir, "runs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, len(data)
+	}
+	t.Run("flaky", func(t *testing.T) {
+		// b is lost and c skipped on the first run only.
+		v, runs := judge(t, `if [ -e ran ]; then printf 'ok 1 - a\nok 2 - b\nok 3 - c\n'; else touch ran; printf 'ok 1 - a\nok 2 - c # SKIP\n'; fi`)
+		if runs != 2 || v.Regression() || !v.CensusRechecked || !v.CensusFlaky || v.Dropped || v.Hidden != nil || v.Vanished != nil {
+			t.Errorf("%d runs, %q, %+v", runs, v.Text(), v)
+		}
+		if v.Census == nil || len(v.Census.Passed) != 3 {
+			t.Errorf("the census kept is not the second count: %+v", v.Census)
+		}
+	})
+	t.Run("one of two flaky", func(t *testing.T) {
+		// b is lost on both runs; c is skipped on the first only, and
+		// fails on the second (a command that lets it).
+		v, runs := judge(t, `if [ -e ran ]; then printf 'ok 1 - a\nnot ok 2 - c\n'; else touch ran; printf 'ok 1 - a\nok 2 - c # SKIP\n'; fi`)
+		if runs != 2 || !v.Regression() || !v.CensusFlaky || !v.Dropped || v.Hidden != nil || !slices.Equal(v.Vanished, []string{"b"}) {
+			t.Errorf("%d runs, %q, %+v", runs, v.Text(), v)
+		}
+	})
+	t.Run("the second run fails", func(t *testing.T) {
+		v, runs := judge(t, `if [ -e ran ]; then exit 1; else touch ran; printf 'ok 1 - a\nok 2 - b\n'; fi`)
+		if runs != 2 || !v.Regression() || !v.CensusRechecked || v.CensusFlaky || !slices.Equal(v.Hidden, []string{"c"}) || !v.CommandsPassed() {
+			t.Errorf("%d runs, %q, %+v", runs, v.Text(), v)
+		}
+	})
+	t.Run("nothing found", func(t *testing.T) {
+		v, runs := judge(t, `printf 'ok 1 - a\nok 2 - b\nnot ok 3 - c # TODO\nok 4 - c\n'`)
+		if runs != 1 || v.Regression() || v.CensusRechecked || v.CensusFlaky {
+			t.Errorf("%d runs, %q, %+v", runs, v.Text(), v)
+		}
+	})
+}
+
+// A fresh count runs go test's tests again, not the results it cached;
+// another count lets go cache them.
+func TestCensusTapFresh(t *testing.T) {
+	t.Setenv("GOFLAGS", "-mod=mod")
+	for _, fresh := range []bool{false, true} {
+		tap := &censusTap{dir: t.TempDir(), fresh: fresh}
+		cmd, env := tap.Prepare("go test ./...")
+		if cmd != "go test -json ./..." {
+			t.Errorf("command %q", cmd)
+		}
+		if got := slices.Contains(env, "GOFLAGS=-mod=mod -count=1"); got != fresh {
+			t.Errorf("fresh %v: env %q", fresh, env)
+		}
 	}
 }

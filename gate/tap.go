@@ -28,8 +28,13 @@ const maxCensusText = 32 << 20
 //   - the lines of cargo test and of TAP (node --test) are read from what
 //     the command printed.
 //
-// What it finds of all the commands is one census (Census).
+// What it finds of all the commands is one census (Census). A fresh tap
+// counts the tests as they run now: go test replays the results it cached
+// for a package whose files did not change, a flaky skip with them, so it
+// runs with -count=1 (in GOFLAGS, which go applies where it knows the
+// flag).
 type censusTap struct {
+	fresh  bool
 	dir    string // where the JUnit reports are written
 	n      int
 	goJSON bool
@@ -58,7 +63,11 @@ func (t *censusTap) Prepare(command string) (string, []string) {
 		t.goJSON = true
 	}
 	opts := strings.TrimSpace(os.Getenv("PYTEST_ADDOPTS") + " " + shellQuote("--junitxml="+t.report))
-	return command, []string{"PYTEST_ADDOPTS=" + opts}
+	env := []string{"PYTEST_ADDOPTS=" + opts}
+	if t.fresh {
+		env = append(env, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -count=1"))
+	}
+	return command, env
 }
 
 func (t *censusTap) Filter(all io.Reader, kept io.Writer) {

@@ -306,7 +306,7 @@ func writeChanges(w io.Writer, v *gate.Verdict, indent string) {
 }
 
 // writeCensus prints how many tests passed before and in a judgment, and
-// those that vanished or are hidden.
+// those that vanished or are hidden (or were only once: flaky).
 func writeCensus(w io.Writer, v *gate.Verdict, indent string) {
 	if v.CensusBefore == nil || (v.Census == nil && !v.Dropped && len(v.Hidden) == 0) {
 		return
@@ -316,6 +316,9 @@ func writeCensus(w io.Writer, v *gate.Verdict, indent string) {
 		after, runner = len(v.Census.Passed), v.Census.Runner
 	}
 	fmt.Fprintf(w, "  %stests: %d → %d passed (counted by %s)\n", indent, len(v.CensusBefore.Passed), after, runner)
+	if v.CensusFlaky {
+		fmt.Fprintf(w, "  %sflaky: tests vanished or hidden in the first count and not when counted again do not count\n", indent)
+	}
 	for _, x := range v.Failures() {
 		if x.What == "census" {
 			fmt.Fprintf(w, "  %sregressed: %s\n", indent, termLine(x.Reason))
