@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -312,12 +313,14 @@ func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goal
 	if err != nil {
 		return nil, err
 	}
-	k, ok := l.keptCensus(g)
-	switch {
-	case ok && k.Tree == ci.Tree.String() && k.Census != nil:
-		s.Census = k.Census
-		return s, nil
-	case ok && k.Silent:
+	kept := l.keptCensus(g)
+	for _, k := range kept {
+		if k.Tree == ci.Tree.String() && k.Census != nil {
+			s.Census = k.Census
+			return s, nil
+		}
+	}
+	if len(kept) > 0 && kept[0].Silent {
 		// The last time these commands ran, no runner told anything:
 		// they are not run again only to count nothing.
 		return s, nil
@@ -331,13 +334,16 @@ func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goal
 	return s, nil
 }
 
-// censusPath is where the census of the last tree judged is kept, per
+// censusPath is where the census of the last trees judged is kept, per
 // worktree.
 func (l *Ledger) censusPath() string { return filepath.Join(l.repo.GitDir(), "evolve", "census.json") }
 
-// keptFile is the census file: the census the gate's commands gave of a
-// tree, or that they gave none (Silent: no runner could tell), in the
-// census's version (keptVersion).
+// keptFile is an entry of the census file: the census the gate's commands
+// gave of a tree, or that they gave none (Silent: no runner could tell),
+// in the census's version (keptVersion). The file holds the last
+// keptEntries, the newest first: the start of a cycle and the work it
+// judged, so that the start after a regression (on the tree the one before
+// started on) runs no tests either.
 type keptFile struct {
 	Version  int          `json:"version,omitempty"`
 	Tree     string       `json:"tree"`
@@ -351,26 +357,60 @@ type keptFile struct {
 // apart from its tests.
 const keptVersion = 2
 
-// keptCensus is what the census file keeps of the gate g's commands, if it
-// is theirs, in this version.
-func (l *Ledger) keptCensus(g goals.Gate) (keptFile, bool) {
+// keptEntries is how many censuses the file keeps.
+const keptEntries = 4
+
+// keptCensus is what the census file keeps of the gate g's commands, in
+// this version, the newest first.
+func (l *Ledger) keptCensus(g goals.Gate) []keptFile {
+	var out []keptFile
+	for _, k := range l.readKept() {
+		if k.Version == keptVersion && slices.Equal(k.Commands, g.Commands) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// readKept reads the census file: a JSON line an entry (nothing when it
+// is missing, too large or damaged: the tests run again).
+func (l *Ledger) readKept() []keptFile {
 	data, err := os.ReadFile(l.censusPath())
 	if err != nil || len(data) > 64<<20 {
-		return keptFile{}, false
+		return nil
 	}
-	var k keptFile
-	if json.Unmarshal(data, &k) != nil || k.Version != keptVersion || !slices.Equal(k.Commands, g.Commands) {
-		return keptFile{}, false
+	var out []keptFile
+	for _, line := range strings.Split(string(data), "\n") {
+		var k keptFile
+		if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &k) != nil {
+			continue
+		}
+		out = append(out, k)
 	}
-	return k, true
+	return out
 }
 
 // keepCensus keeps the census gate g gave of tree (nil: none could tell),
 // for the cycle that starts there next; a failure to keep it only costs
 // that cycle a run of its tests.
 func (l *Ledger) keepCensus(tree gitstore.Hash, g goals.Gate, c *gate.Census) {
-	data, err := json.Marshal(keptFile{Version: keptVersion, Tree: tree.String(), Commands: g.Commands, Census: c, Silent: c == nil})
-	if err == nil {
-		_ = writeFileAtomic(l.censusPath(), data)
+	entries := []keptFile{{Version: keptVersion, Tree: tree.String(), Commands: g.Commands, Census: c, Silent: c == nil}}
+	for _, k := range l.readKept() {
+		if len(entries) == keptEntries {
+			break
+		}
+		if k.Tree != tree.String() || !slices.Equal(k.Commands, g.Commands) {
+			entries = append(entries, k)
+		}
 	}
+	var b bytes.Buffer
+	for _, k := range entries {
+		line, err := json.Marshal(k)
+		if err != nil {
+			return
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	_ = writeFileAtomic(l.censusPath(), b.Bytes())
 }
