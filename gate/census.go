@@ -39,7 +39,7 @@ const (
 // escape for a terminal or Markdown). A name has one outcome: the lists
 // are disjoint, each sorted and without repeats.
 type Census struct {
-	Runner  string   `json:"runner"` // "go", "junit", "cargo" or "tap"
+	Runner  string   `json:"runner"` // "go", "junit", "jest", "cargo" or "tap"
 	Passed  []string `json:"passed,omitempty"`
 	Failed  []string `json:"failed,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`

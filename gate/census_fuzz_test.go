@@ -79,3 +79,19 @@ func FuzzParseTAP(f *testing.F) {
 		checkFuzzedCensus(t, ParseTAP(out))
 	})
 }
+
+func FuzzParseJestJSON(f *testing.F) {
+	f.Add(fixture(f, "jest.json"), "/home/dev/app")
+	f.Add(fixture(f, "vitest.json"), "/home/dev/app/")
+	f.Add([]byte(`{"testResults":[{"name":"a","status":"failed","assertionResults":[{"title":"","fullName":"","status":"x"}]}]}`), "")
+	f.Fuzz(func(t *testing.T, data []byte, root string) {
+		c, err := ParseJestJSON(data, root)
+		if err != nil {
+			if c != nil {
+				t.Fatalf("a census with the error %v", err)
+			}
+			return
+		}
+		checkFuzzedCensus(t, c)
+	})
+}

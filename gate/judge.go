@@ -282,7 +282,7 @@ func Judge(ctx context.Context, f *goals.File, before *goals.Snapshot, opts goal
 // censusTap): the commands' results, and the census of the tests they ran
 // (nil when no runner could tell).
 func runCounted(ctx context.Context, g goals.Gate, opts goals.Options, fresh bool) ([]goals.CommandResult, *Census) {
-	tap, done, err := newCensusTap()
+	tap, done, err := newCensusTap(opts.Dir)
 	if err != nil {
 		return goals.RunGate(ctx, g, opts.Dir, opts.Env, nil), nil
 	}

@@ -25,6 +25,9 @@ const maxCensusText = 32 << 20
 //     test would have printed is kept as the command's output;
 //   - pytest, wherever a command runs it, writes a JUnit report
 //     (--junitxml, through PYTEST_ADDOPTS) that is read after the command;
+//   - a command that runs jest or vitest, or npm running a package script
+//     that does, writes jest's JSON report (see jsCountArgs), read after
+//     the command;
 //   - the lines of cargo test and of TAP (node --test) are read from what
 //     the command printed.
 //
@@ -34,14 +37,16 @@ const maxCensusText = 32 << 20
 // runs with -count=1 (in GOFLAGS, which go applies where it knows the
 // flag).
 type censusTap struct {
-	fresh  bool
-	dir    string // where the JUnit reports are written
-	n      int
-	goJSON bool
-	report string
-	text   bytes.Buffer // what the current command printed, to maxCensusText
-	cut    bool
-	found  []*Census
+	fresh   bool
+	dir     string // where the reports are written
+	workdir string // where the commands run
+	n       int
+	goJSON  bool
+	report  string
+	jest    string       // the jest report of the current command, "" if none
+	text    bytes.Buffer // what the current command printed, to maxCensusText
+	cut     bool
+	found   []*Census
 }
 
 // goTestCmd finds go test at the start of a command, after assignments.
@@ -61,6 +66,13 @@ func (t *censusTap) Prepare(command string) (string, []string) {
 			command = goTestCmd.ReplaceAllString(command, "${1}go test -json")
 		}
 		t.goJSON = true
+	}
+	t.jest = ""
+	if report := filepath.Join(t.dir, fmt.Sprintf("jest-%d.json", t.n)); !t.goJSON {
+		if more, ok := jsCountArgs(command, t.workdir, report); ok {
+			command += more
+			t.jest = report
+		}
 	}
 	opts := strings.TrimSpace(os.Getenv("PYTEST_ADDOPTS") + " " + shellQuote("--junitxml="+t.report))
 	env := []string{"PYTEST_ADDOPTS=" + opts}
@@ -107,6 +119,14 @@ func (t *censusTap) Done() {
 			t.found = append(t.found, c)
 		}
 		_ = os.Remove(t.report)
+	}
+	if t.jest != "" {
+		if data, err := readBounded(t.jest); err == nil {
+			if c, err := ParseJestJSON(data, t.workdir); err == nil {
+				t.found = append(t.found, c)
+			}
+			_ = os.Remove(t.jest)
+		}
 	}
 }
 
@@ -180,7 +200,7 @@ func Merge(cs ...*Census) *Census {
 // the census of the tests they run (nil when no runner could tell): the
 // count a cycle's finish is compared with.
 func Count(ctx context.Context, g goals.Gate, dir string, env []string) (*Census, []goals.CommandResult, error) {
-	tap, done, err := newCensusTap()
+	tap, done, err := newCensusTap(dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,12 +209,15 @@ func Count(ctx context.Context, g goals.Gate, dir string, env []string) (*Census
 	return tap.Census(), res, nil
 }
 
-// newCensusTap is a census tap with a directory of its own for the
-// reports, removed by done.
-func newCensusTap() (*censusTap, func(), error) {
+// newCensusTap is a census tap for commands run in workdir, with a
+// directory of its own for the reports, removed by done.
+func newCensusTap(workdir string) (*censusTap, func(), error) {
 	dir, err := os.MkdirTemp("", "git-evolve-census-")
 	if err != nil {
 		return nil, nil, err
 	}
-	return &censusTap{dir: dir}, func() { _ = os.RemoveAll(dir) }, nil
+	if workdir == "" {
+		workdir, _ = os.Getwd()
+	}
+	return &censusTap{dir: dir, workdir: workdir}, func() { _ = os.RemoveAll(dir) }, nil
 }
