@@ -3,9 +3,11 @@
 # It builds git-evolve twice, as it was before the judging checkout
 # ($BEFORE, default 445c2a5: the gate ran in the working tree) and as this
 # tree has it (the gate runs in a linked worktree kept in the cache
-# directory, brought to the judged commit with git reset --hard and git
-# clean -ffdx; cycle start measures the goals, and counts the tests, in the
-# checkout of HEAD), and times both, run by run in turn, so that noise hits
+# directory: cycle start brings it to HEAD with git reset --hard and git
+# clean -ffdx, and measures the goals and counts the tests there; cycle
+# finish brings it to the cycle's start the same way while it captures the
+# working tree, then advances it to the judged commit by git restore of the
+# paths that differ), and times both, run by run in turn, so that noise hits
 # both alike. Every figure is a median of RUNS runs (default 7); beside the
 # wall time of a command, its processor time (user + sys, GNU time's: its
 # own and that of the processes it started), which the load of a shared
@@ -18,8 +20,10 @@
 #             committed, 5 not, no ruler file): its wall time, its gate
 #             (GIT_EVOLVE_TRACE's "of which the gate", which holds the
 #             judging checkout), the rest (wall less gate), and the judging
-#             checkout ("judge: the checkout at"), reused, with its git
-#             reset --hard and git clean -ffdx
+#             checkout on the way to the gate ("judge: the checkout at", or
+#             "advanced to"), reused, and apart the checkout made ready at
+#             the start beside the capture ("made ready at": git reset
+#             --hard and git clean -ffdx, in parallel)
 #   start     cycle start before it (after: the judging checkout brought to
 #             HEAD, reused)
 #   anew      the same finish and start with the judging checkout removed
@@ -95,7 +99,7 @@ trsum() {
 
 # traced NAME SIDE ARGS...: one run of git evolve ARGS as SIDE, traced;
 # appends to $work/NAME.SIDE.* its wall time, its processor time, its gate,
-# its judging checkouts and their git reset and git clean (ms), and the
+# its judging checkouts on the way and the one made ready (ms), and the
 # runs of go test it made.
 traced() {
   local name=$1 side=$2 t0 t1 rc=0 n0 f
@@ -109,9 +113,8 @@ traced() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }' >>"$f.wall"
   awk '{ printf "%.0f\n", ($1 + $2) * 1000 }' "$work/cpu" >>"$f.cpu"
   sed -n 's/.*finish: done .* of which the gate \([0-9.]*\)ms).*/\1/p' "$work/trace" >>"$f.gate"
-  trsum 'judge: the checkout at' >>"$f.judge"
-  trsum ' git reset --hard ' >>"$f.reset"
-  trsum ' git clean -ffdx' >>"$f.clean"
+  echo "$(trsum 'judge: the checkout at') $(trsum 'judge: the checkout advanced')" | awk '{ printf "%.2f\n", $1 + $2 }' >>"$f.judge"
+  trsum 'judge: the checkout made ready' >>"$f.ready"
   echo $(($(wc -l <"$work/gotest.runs") - n0)) >>"$f.runs"
   cp "$work/trace" "$f.trace" # the last one, to read
 }
@@ -352,9 +355,8 @@ if [[ $parts == *" tree "* ]]; then
   row "  processor time" finish cpu
   row "  the gate (after: with the judging checkout)" finish gate
   row "  the rest (wall less the gate)" finish rest
-  row "  the judging checkout, reused" finish judge
-  row "    git reset --hard" finish reset
-  row "    git clean -ffdx" finish clean
+  row "  the judging checkout, reused, on the way" finish judge
+  row "  made ready beside the capture (in parallel)" finish ready
   row "  the gate less the judging checkout" finish bare
   row "start: wall" start wall
   row "  processor time" start cpu
@@ -367,6 +369,7 @@ if [[ $parts == *" tree "* ]]; then
   printf '%-52s %13s %13s %7s\n' "the judging checkout beside git's own switch" judge git ratio
   frow "reused, vs git checkout --detach -f + git clean -ffdx" finish.after.judge floor.checkout
   frow "reused, vs git reset --hard + git clean -ffdx by hand" finish.after.judge floor.reset
+  frow "made ready, vs git reset --hard + git clean -ffdx" finish.after.ready floor.reset
   frow "made anew, vs git worktree add --detach" anew-finish.after.judge floor.add
   echo
 fi

@@ -167,6 +167,11 @@ type Judging struct {
 // (a git worktree add), and after that reused: switching it costs what
 // changed between the two commits and a walk of its files.
 func (l *Ledger) JudgeAt(commit gitstore.Hash) (*Judging, error) {
+	return l.judgeAt(commit, "judge: the checkout at")
+}
+
+// judgeAt is JudgeAt, its time traced after what.
+func (l *Ledger) judgeAt(commit gitstore.Hash, what string) (*Judging, error) {
 	dir, err := l.judgeDir()
 	if err != nil {
 		return nil, err
@@ -191,8 +196,82 @@ func (l *Ledger) JudgeAt(commit gitstore.Hash) (*Judging, error) {
 		unlock()
 		return nil, fmt.Errorf("the judging checkout (%s): %w", dir, err)
 	}
-	gitstore.Tracef("judge: the checkout at %s (%s)", commit.Short(), ms(time.Since(t0)))
+	gitstore.Tracef("%s %s (%s)", what, commit.Short(), ms(time.Since(t0)))
 	return &Judging{Checkout: co, Release: unlock}, nil
+}
+
+// readyJudge is the judging checkout brought to a cycle's start in the
+// background (readyAt), to be advanced to the work once the work is
+// known: the walk of every file that a switch costs is then made while
+// the finish captures the working tree, and the judgment waits only for
+// the files the cycle changed.
+type readyJudge struct {
+	at    gitstore.Hash
+	done  chan struct{}
+	j     *Judging
+	err   error
+	taken bool
+}
+
+// readyAt starts bringing this worktree's judging checkout to commit in
+// the background (JudgeAt, which holds it), when the checkout exists (one
+// made anew is made when a judgment needs it: a cycle that changed
+// nothing waits for none). The caller takes it with judgeFrom, and calls
+// release when done.
+func (l *Ledger) readyAt(commit gitstore.Hash) *readyJudge {
+	r := &readyJudge{at: commit, done: make(chan struct{})}
+	dir, err := l.judgeDir()
+	if err == nil {
+		_, err = os.Lstat(dir)
+	}
+	if err != nil {
+		r.err = err
+		close(r.done)
+		return r
+	}
+	go func() {
+		defer close(r.done)
+		r.j, r.err = l.judgeAt(commit, "judge: the checkout made ready at")
+	}()
+	return r
+}
+
+// judgeFrom is the judging checkout at commit (as JudgeAt gives it): the
+// checkout r made ready, advanced to commit (gitstore.Checkout.Advance),
+// the first time it is asked and when r could make it ready; else
+// JudgeAt. Nothing but this process changes the checkout between the two:
+// it is held throughout.
+func (l *Ledger) judgeFrom(r *readyJudge, commit gitstore.Hash) (*Judging, error) {
+	if r == nil || r.taken {
+		return l.JudgeAt(commit)
+	}
+	<-r.done
+	r.taken = true
+	if r.err != nil {
+		return l.JudgeAt(commit)
+	}
+	t0 := time.Now()
+	j := r.j
+	err := j.Advance(r.at, commit, LinkedDirs)
+	if err == nil {
+		err = l.linkDeps(j.Checkout, commit)
+	}
+	if err != nil {
+		j.Release()
+		return nil, fmt.Errorf("the judging checkout (%s): %w", j.Dir, err)
+	}
+	gitstore.Tracef("judge: the checkout advanced to %s (%s)", commit.Short(), ms(time.Since(t0)))
+	return j, nil
+}
+
+// release lets go of the checkout r made ready, when judgeFrom did not
+// take it, once it is ready.
+func (r *readyJudge) release() {
+	<-r.done
+	if !r.taken && r.j != nil {
+		r.j.Release()
+	}
+	r.taken = true
 }
 
 // linkDeps links the working tree's LinkedDirs into the checkout (those

@@ -348,6 +348,10 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	if err != nil {
 		return err
 	}
+	// The judging checkout is brought to the start while the working tree
+	// is captured; the judgment advances it to the work.
+	ready := l.readyAt(start)
+	defer ready.release()
 	progress("saving the working tree")
 	t0 := time.Now()
 	capture, err := l.repo.CaptureWorktree()
@@ -458,7 +462,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 				if err != nil {
 					return nil, err
 				}
-				j, err := l.JudgeAt(judged)
+				j, err := l.judgeFrom(ready, judged)
 				if err != nil {
 					return nil, err
 				}

@@ -178,8 +178,10 @@ func (c *Checkout) Switch(commit Hash, keep []string) error {
 	}
 	// Never sparse: git worktree add gives the checkout the sparse
 	// checkout of the worktree it was made from, and a judgment of part of
-	// the commit is no judgment of the commit.
-	if _, err := c.git("-c", "core.sparseCheckout=false", "reset", "--hard", "-q", "--no-recurse-submodules", commit.String()); err != nil {
+	// the commit is no judgment of the commit. Files are written by as
+	// many workers as there are cores, when there are many to write (a
+	// checkout made anew: half the time, or less, on a tree of 20,000).
+	if _, err := c.git("-c", "core.sparseCheckout=false", "-c", "checkout.workers=0", "reset", "--hard", "-q", "--no-recurse-submodules", commit.String()); err != nil {
 		return err
 	}
 	args := []string{"clean", "-ffdxq"}
@@ -187,6 +189,54 @@ func (c *Checkout) Switch(commit Hash, keep []string) error {
 		args = append(args, "-e", "/"+k)
 	}
 	_, err := c.git(args...)
+	return err
+}
+
+// maxAdvance is the most paths Advance writes one by one; a switch that
+// changes more is a Switch, whose walk of every file then costs less than
+// git restore given that many paths.
+const maxAdvance = 2000
+
+// Advance brings to commit a checkout that Switch put at from and that
+// nothing has changed since: HEAD detached at commit, and only the files
+// that differ between the two commits written or removed, index and work
+// tree (git restore of those paths from commit, which removes those it
+// lacks), not a walk of every file as Switch does. That nothing changed
+// the checkout since is the caller's to know (it held the checkout since
+// the Switch); the result is then the same as Switch(commit). More than
+// maxAdvance paths, it is Switch(commit, keep).
+func (c *Checkout) Advance(from, commit Hash, keep []string) error {
+	changes, err := c.r.ChangedFiles(from, commit)
+	if err != nil {
+		return err
+	}
+	if len(changes) > maxAdvance {
+		return c.Switch(commit, keep)
+	}
+	// The files commit lacks are removed first: restored with the others,
+	// one whose place a file of commit takes (d/e, where commit has a file
+	// d) would be dropped from the index before git matched its path, and
+	// git refuses a path it did not match.
+	var gone, rest bytes.Buffer
+	for _, ch := range changes {
+		b := &rest
+		if ch.NewMode == 0 {
+			b = &gone
+		}
+		b.WriteString(ch.Path)
+		b.WriteByte(0)
+	}
+	env := append(c.Env(), "GIT_DIR="+c.admin, "GIT_WORK_TREE="+c.Dir, "GIT_NO_LAZY_FETCH=1", "GIT_LITERAL_PATHSPECS=1")
+	for _, paths := range []*bytes.Buffer{&gone, &rest} {
+		if paths.Len() == 0 {
+			continue
+		}
+		if _, err := startGit(c.Dir, env, true, "-c", "core.sparseCheckout=false", "restore", "--source="+commit.String(),
+			"--staged", "--worktree", "--no-recurse-submodules", "--pathspec-from-file=-", "--pathspec-file-nul").finish(paths.Bytes()); err != nil {
+			return err
+		}
+	}
+	_, err = c.git("update-ref", "--no-deref", "HEAD", commit.String())
 	return err
 }
 

@@ -1,8 +1,10 @@
 package gitstore
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -280,6 +282,122 @@ func TestCheckoutNotSparse(t *testing.T) {
 	for _, name := range []string{"a/x.txt", "b/y.txt"} {
 		if data, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(data) != name+"\n" {
 			t.Errorf("%s in the checkout: %q, %v", name, data, err)
+		}
+	}
+}
+
+// TestCheckoutAdvance: a checkout Switch put at one commit, advanced to
+// another, holds what Switch to the other gives, whatever the change: a
+// file changed, added, removed, made executable, a file become a directory
+// and a directory a file, a symbolic link, names a pathspec would read as
+// magic or a glob, a submodule; both ways.
+func TestCheckoutAdvance(t *testing.T) {
+	setEnv(t)
+	r := newRepo(t)
+	write := func(name, text string) {
+		t.Helper()
+		writeFile(t, filepath.Join(r.dir, name), text)
+	}
+	write("kept.txt", "same\n")
+	write("changed.txt", "one\n")
+	write("removed.txt", "gone soon\n")
+	write("script.sh", "echo hi\n")
+	write("x", "a file, later a directory\n")
+	write("d/e", "a directory, later a file\n")
+	write("link-later-file", "was a file\n")
+	write(":(glob)*", "a name that is pathspec magic\n")
+	write("star*.txt", "a name that is a glob\n")
+	write("starry.txt", "what the glob would match\n")
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "start")
+	start := r.hash("rev-parse", "HEAD")
+	write("changed.txt", "two\n")
+	write("added/deep/new.txt", "new\n")
+	write("star*.txt", "the glob's own file, changed\n")
+	if err := os.Remove(filepath.Join(r.dir, "removed.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(r.dir, "script.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"x", "d", "link-later-file"} {
+		if err := os.RemoveAll(filepath.Join(r.dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("x/y", "now in a directory\n")
+	write("d", "now a file\n")
+	if err := os.Symlink("kept.txt", filepath.Join(r.dir, "link-later-file")); err != nil {
+		t.Fatal(err)
+	}
+	r.git("add", "-A")
+	r.git("update-index", "--add", "--cacheinfo", "160000,"+start.String()+",sub")
+	r.git("commit", "-q", "-m", "work")
+	work := r.hash("rev-parse", "HEAD")
+	repo := r.open()
+
+	// snapshot is what a checkout holds: each path's kind, mode and content.
+	snapshot := func(dir string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		err := filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			if rel == "." || rel == ".git" {
+				return nil
+			}
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			switch {
+			case fi.Mode()&os.ModeSymlink != 0:
+				target, _ := os.Readlink(p)
+				out[rel] = "link " + target
+			case fi.IsDir():
+				out[rel] = "dir"
+			default:
+				data, _ := os.ReadFile(p)
+				out[rel] = fmt.Sprintf("%v %q", fi.Mode().Perm()&0o100 != 0, data)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, way := range [][2]Hash{{start, work}, {work, start}} {
+		from, to := way[0], way[1]
+		base := t.TempDir()
+		advanced, err := repo.OpenCheckout(filepath.Join(base, "advanced"), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switched, err := repo.OpenCheckout(filepath.Join(base, "switched"), to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := advanced.Switch(from, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := advanced.Advance(from, to, nil); err != nil {
+			t.Fatalf("%s to %s: %v", from.Short(), to.Short(), err)
+		}
+		if err := switched.Switch(to, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, want := snapshot(advanced.Dir), snapshot(switched.Dir)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s to %s: advanced\n%v\nswitched\n%v", from.Short(), to.Short(), got, want)
+		}
+		if head, err := runGitCmd(advanced.Dir, "", nil, "rev-parse", "HEAD"); err != nil || strings.TrimSpace(head) != to.String() {
+			t.Errorf("HEAD: %q, %v", head, err)
+		}
+		if st, err := runGitCmd(advanced.Dir, "", nil, "status", "--porcelain", "--ignored"); err != nil || st != "" {
+			t.Errorf("git status after the advance: %q, %v", st, err)
 		}
 	}
 }
