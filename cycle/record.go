@@ -76,7 +76,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		return nil, fieldInput(err)
 	}
 	if ledger.Productive(rec.Result) && rec.Target == "" {
-		return nil, inputErr("target", "a %s cycle names its target (--target: a goal id, or parallel-wave with --goal-ids)", rec.Result)
+		return nil, inputErr("target", "a cycle whose result is %s names its target (--target: a goal id, or parallel-wave with --goal-ids)", rec.Result)
 	}
 	if _, err := ledger.Parse(rec.Marshal()); err != nil {
 		// Never store what the ledger's own reader would reject.
