@@ -129,7 +129,9 @@ asked of the remote then). When the ledger is ahead of the remote's as last
 seen, it is pushed without a fetch first, with a lease on what was last seen: a
 remote that moved since refuses it, and is then fetched and merged. A remote
 given by URL alone (no remote of that name) gets no ledger: name the remote, or
-run git evolve sync.`
+run git evolve sync. The ledger goes before git pushes the branch: when git
+will refuse that push unless it is forced (the remote's branch is at a commit
+this clone lacks), the hook says the ledger went ahead of it.`
 }
 
 func (c *hookPrePushCmd) Run(e *env) error {
