@@ -228,6 +228,10 @@ type RunOptions struct {
 	Now      func() time.Time
 	// Trusted refuses a goals file this machine has not trusted.
 	Trusted func(data []byte, path string) error
+	// SyncLedger syncs the ledger with a remote (git evolve sync): with
+	// SyncUpstream, the upstream's remote, before each cycle, so that the
+	// cycle is numbered after every cycle the remote holds.
+	SyncLedger func(remote string) error
 }
 
 // RunError is a run that could not start or go on, with what to do.
@@ -1143,9 +1147,10 @@ func (d *driver) restore() error {
 
 // upstreamGuard is the seeds' stale-checkout guard, before each cycle:
 // when the branch's upstream has commits the branch lacks, the run says so;
-// with SyncUpstream the upstream is fetched first and the branch
-// fast-forwarded to it (a branch that diverged stops the run: only a
-// fast-forward is the driver's to make).
+// with SyncUpstream the upstream is fetched first, the ledger synced with
+// its remote (SyncLedger), and the branch fast-forwarded to it (a branch
+// that diverged stops the run: only a fast-forward is the driver's to
+// make).
 func (d *driver) upstreamGuard() error {
 	repo := d.l.Repo()
 	u, err := repo.BranchUpstream()
@@ -1155,6 +1160,12 @@ func (d *driver) upstreamGuard() error {
 	if d.r.SyncUpstream {
 		if err := repo.FetchUpstream(u); err != nil {
 			return &RunError{Msg: "--sync-upstream: " + err.Error(), Hint: "check the remote (git fetch), or run without --sync-upstream"}
+		}
+		if d.o.SyncLedger != nil && u.Remote != "" && u.Remote != "." {
+			if err := d.o.SyncLedger(u.Remote); err != nil {
+				return &RunError{Msg: fmt.Sprintf("--sync-upstream: the ledger was not synced with %s: %v", u.Remote, err),
+					Hint: "git evolve sync " + u.Remote + " says why; run again once it succeeds, or run without --sync-upstream"}
+			}
 		}
 	}
 	if _, err := repo.ResolveCommits(u.Ref); err != nil {
