@@ -232,6 +232,9 @@ type RunOptions struct {
 	// SyncUpstream, the upstream's remote, before each cycle, so that the
 	// cycle is numbered after every cycle the remote holds.
 	SyncLedger func(remote string) error
+	// CheckLedger verifies the ledger before each cycle opens: an error
+	// (a breach) stops the run with it.
+	CheckLedger func() error
 }
 
 // RunError is a run that could not start or go on, with what to do.
@@ -575,6 +578,13 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		}
 		if err := d.upstreamGuard(); err != nil {
 			return nil, err
+		}
+		// No cycle opens on a ledger that fails verify: its number, and
+		// what it is judged against, would build on the breach.
+		if d.o.CheckLedger != nil {
+			if err := d.o.CheckLedger(); err != nil {
+				return nil, err
+			}
 		}
 		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
 		if err != nil {

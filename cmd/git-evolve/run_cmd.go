@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/loop"
 )
@@ -54,7 +55,8 @@ undone. Before each cycle, when the branch's upstream (as last fetched) has
 commits the branch lacks, the run says so; --sync-upstream fetches it first,
 syncs the ledger with its remote (so that the cycle is numbered after every
 cycle there) and fast-forwards the branch (the seeds' stale-checkout guard); a
-ledger that cannot be synced stops the run.
+ledger that cannot be synced stops the run. No cycle opens on a ledger that
+fails git evolve verify: the run stops with exit 2, saying how to repair it.
 
 The first Ctrl-C stops the run after the step under way; a second (a second
 or more later) stops it at once (the agent is signalled; its cycle stays
@@ -140,6 +142,13 @@ func (c *runCmd) Run(e *env) error {
 			return requireTrust(e, goals.DigestOf(path, data), path)
 		},
 		SyncLedger: func(remote string) error { return syncLedgerWith(e, l, remote) },
+		CheckLedger: func() error {
+			rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
+			if err != nil {
+				return err
+			}
+			return breachRefusal(e, rep, fmt.Sprintf("the ledger fails verify (%d breach(es)): no cycle is opened on it", rep.Breaches()))
+		},
 	})
 	if sum == nil {
 		return err
