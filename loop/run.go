@@ -123,6 +123,10 @@ type RunState struct {
 	// not yet handed to a finish that recorded them: a run stopped after
 	// the agent's turn names them when it resumes.
 	PendingTampering []string `json:"pending_tampering,omitempty"`
+	// TurnHead is HEAD as the open cycle's agent left it: the work a
+	// resumed finish judges. A branch that moved since while the run stood
+	// stopped holds commits that are not the cycle's.
+	TurnHead string `json:"turn_head,omitempty"`
 	// written is what save last wrote, for the guard of the agent's turn
 	// to compare the file with.
 	written []byte
@@ -558,6 +562,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			}
 		}
 		if open != nil {
+			if err := d.sameTurnHead(open); err != nil {
+				return nil, err
+			}
 			// A finish the last run began itself is completed; one it did
 			// not begin is the agent's, and is dropped.
 			resuming := d.r.Phase == PhaseJudge && open.Finish != nil
@@ -884,6 +891,10 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		return nil, true, nil
 	}
 	d.r.Phase, d.r.PendingTampering = PhaseFinish, d.marks
+	d.r.TurnHead = ""
+	if head, err := d.l.Repo().ResolveCommits("HEAD"); err == nil {
+		d.r.TurnHead = head[0].String()
+	}
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, false, err
 	}
@@ -1153,6 +1164,57 @@ func (d *driver) restore() error {
 	}
 	d.r.Phase, d.r.Restore = "", nil
 	return d.r.save(d.gitDir)
+}
+
+// sameTurnHead refuses to finish the open cycle c of a resumed run when
+// the branch moved after the agent's turn ended (TurnHead): the commits
+// made meanwhile (by hand, while the run stood stopped) are not the
+// cycle's, and a finish would judge them as its work, and revert them
+// with it on a regression.
+func (d *driver) sameTurnHead(c *cycle.OpenCycle) error {
+	// (Once the finish began, PhaseJudge, it may have moved HEAD itself.)
+	if d.r.TurnHead == "" || d.r.Phase != PhaseFinish {
+		return nil
+	}
+	turn, err := gitstore.ParseHash(d.r.TurnHead)
+	if err != nil {
+		return nil
+	}
+	repo := d.l.Repo()
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil || head[0] == turn {
+		return err
+	}
+	hint := fmt.Sprintf("keep them on a branch of their own and put this one back where the agent left it (git branch my-work && git reset --hard %s), then git evolve run --resume; or close the cycle with git evolve cycle abort, which saves and takes back everything since the cycle's start %s, these commits too", turn.Short(), shortHash(c.Start))
+	commits, descends, err := repo.RevListSince(turn, head[0])
+	if err != nil {
+		return err
+	}
+	if !descends {
+		return &RunError{Msg: fmt.Sprintf("the branch was rewritten while run %s stood stopped: HEAD is %s, not a descendant of %s, where cycle %d's agent left it; the cycle is not finished on it", d.r.ID, head[0].Short(), turn.Short(), c.Cycle), Hint: hint}
+	}
+	subjects, _, _ := repo.CommitSubjects(commits)
+	var list []string
+	for i, h := range commits {
+		if i == 5 {
+			list = append(list, fmt.Sprintf("and %d more", len(commits)-5))
+			break
+		}
+		sub := ""
+		if i < len(subjects) {
+			sub = " " + cleanLine(subjects[i])
+		}
+		list = append(list, h.Short()+sub)
+	}
+	return &RunError{Msg: fmt.Sprintf("the branch moved while run %s stood stopped: %d commit(s) since cycle %d's agent left it at %s (%s); they are not the cycle's work, and the cycle is not finished on them", d.r.ID, len(commits), c.Cycle, turn.Short(), strings.Join(list, "; ")), Hint: hint}
+}
+
+// shortHash is the first 7 characters of a hash given as text.
+func shortHash(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
 }
 
 // upstreamGuard is the seeds' stale-checkout guard, before each cycle:
