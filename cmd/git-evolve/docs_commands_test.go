@@ -470,3 +470,47 @@ func TestHelpEverywhere(t *testing.T) {
 		t.Errorf("only %d commands walked", n)
 	}
 }
+
+// What the README and the help say of the demo is how many cycles it runs.
+func TestDemoCountSaid(t *testing.T) {
+	word := numberWord(demoCycleCount)
+	count := regexp.MustCompile(`\b(two|three|four|five|six|seven|eight|nine|ten) (scripted )?cycles\b`)
+	// check reports each other count in text, which starts on line
+	// (0: text is a line of help).
+	check := func(where string, line int, text string) {
+		for _, m := range count.FindAllStringSubmatchIndex(text, -1) {
+			if text[m[2]:m[3]] != word {
+				if line > 0 {
+					where = fmt.Sprintf("%s:%d", where, line+strings.Count(text[:m[0]], "\n"))
+				}
+				t.Errorf("%s: %q: the demo runs %s cycles", where, text[m[0]:m[1]], word)
+			}
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 1
+	for _, para := range strings.Split(string(readme), "\n\n") {
+		// a paragraph, or a table row, that speaks of the demo
+		for _, part := range strings.Split(para, "\n|") {
+			if strings.Contains(part, "demo") {
+				check("README.md", line+strings.Count(para[:strings.Index(para, part)], "\n"), part)
+			}
+		}
+		line += strings.Count(para, "\n") + 2
+	}
+	for _, args := range [][]string{{"-h"}, {"demo", "-h"}} {
+		var out bytes.Buffer
+		run(args, strings.NewReader(""), &out, &out, func(string) string { return "" })
+		if !strings.Contains(out.String(), word+" scripted cycles") {
+			t.Errorf("git evolve %s does not say %q:\n%s", strings.Join(args, " "), word+" scripted cycles", out.String())
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "demo") || strings.Contains(l, "scripted") {
+				check("git evolve "+strings.Join(args, " "), 0, l)
+			}
+		}
+	}
+}

@@ -67,7 +67,7 @@ func sameFile(a, b string) bool {
 // runs only).
 func fullModel() (*kong.Node, error) {
 	var c cli
-	k, err := kong.New(&c, kong.Name("git-evolve"), kong.Description(description))
+	k, err := kong.New(&c, kong.Name("git-evolve"), kong.Description(description), helpVars)
 	if err != nil {
 		return nil, err
 	}
