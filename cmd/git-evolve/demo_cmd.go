@@ -165,7 +165,7 @@ esac
 `
 
 func (c *demoCmd) Run(e *env) error {
-	dir, err := demoDir(c.Dir)
+	dir, err := demoDir(e, c.Dir)
 	if err != nil {
 		return err
 	}
@@ -263,16 +263,14 @@ func (c *demoCmd) Run(e *env) error {
 	return nil
 }
 
-// demoDir returns the directory to build the demo in: dir, which must not
-// exist or be empty, or a new temporary one.
-func demoDir(dir string) (string, error) {
+// demoDir returns the directory to build the demo in: dir (relative to
+// the working directory, -C's), which must not exist or be empty, or a new
+// temporary one.
+func demoDir(e *env, dir string) (string, error) {
 	if dir == "" {
 		return os.MkdirTemp("", "git-evolve-demo-")
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
+	abs := e.path(dir)
 	entries, err := os.ReadDir(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
