@@ -430,6 +430,20 @@ func TestDocCommandsFindsMismatches(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// and in help text, which is prose
+	for text, want := range map[string]string{
+		"goals check, then":            `[git evolve goals has no command "check"]`,
+		"goals measure, then":          `[]`,
+		"run --resume continues":       `[]`,
+		"--help and git help":          `[]`,
+		"'git evolve log --bogus'.":    `[--bogus: git evolve log takes no such flag]`,
+		"itself, not its hook":         `[]`,
+		"cycle finish. Then the cycle": `[]`,
+	} {
+		if got := fmt.Sprint(helpMention(root, strings.Fields(strings.TrimPrefix(text, "'git evolve ")))); got != want {
+			t.Errorf("help %q: %s, want %s", text, got, want)
+		}
+	}
 }
 
 // Every command, subcommands and hidden ones included, answers -h, --help
@@ -513,4 +527,72 @@ func TestDemoCountSaid(t *testing.T) {
 			}
 		}
 	}
+}
+
+// helpProse are words that follow "git evolve" in help texts as prose, not
+// as a command ("git evolve itself", "the git evolve command of the same
+// name").
+var helpProse = map[string]bool{"command": true, "itself": true}
+
+// What every command's help names as a git evolve command exists, with the
+// flags it gives it. Help is prose: a mention ends at the first word that
+// is no command (a leaf's argument, a word of the sentence) or at a
+// punctuation mark.
+func TestHelpNamesRealCommands(t *testing.T) {
+	root, err := fullModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var walk func(node *kong.Node)
+	walk = func(node *kong.Node) {
+		path := strings.Fields(pathOf(node))
+		var out bytes.Buffer
+		run(append(slices.Clone(path), "-h"), strings.NewReader(""), &out, &out, func(string) string { return "" })
+		for _, line := range strings.Split(out.String(), "\n") {
+			for _, rest := range afterGitEvolve(line) {
+				n++
+				for _, p := range helpMention(root, strings.Fields(rest)) {
+					t.Errorf("git evolve%s -h: %q: %s", pathOf(node), strings.TrimSpace(line), p)
+				}
+			}
+		}
+		for _, c := range node.Children {
+			if c.Type == kong.CommandNode {
+				walk(c)
+			}
+		}
+	}
+	walk(root)
+	if n < 30 {
+		t.Errorf("found only %d git evolve commands in the help: the scan is broken", n)
+	}
+}
+
+// helpMention walks the words after a "git evolve" of help text: the
+// problems of the command and flags they name.
+func helpMention(root *kong.Node, words []string) (problems []string) {
+	node, flags := root, false
+	for _, w := range words {
+		bare := strings.TrimRight(w, ".,:;)'\"`")
+		switch {
+		case strings.HasPrefix(bare, "-") && len(bare) > 1:
+			if findFlag(node, bare) == nil {
+				problems = append(problems, fmt.Sprintf("%s: git evolve%s takes no such flag", flagName(bare), pathOf(node)))
+			}
+			flags = true
+		case flags || commandChildren(node) == 0 || placeholder(docWord{s: bare}) || helpProse[bare]:
+			return problems
+		default:
+			c := child(node, bare)
+			if c == nil {
+				return append(problems, fmt.Sprintf("git evolve%s has no command %q", pathOf(node), bare))
+			}
+			node = c
+		}
+		if bare != w {
+			return problems // the end of a clause
+		}
+	}
+	return problems
 }
