@@ -14,18 +14,20 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// notCommands are the `git evolve …` lines the documentation names to say
-// that they are not commands ("there is no git evolve pause: …"), by the
-// words after git evolve. Keep it short: a command the docs name is one
-// that works.
+// notCommands are the commands the documentation names that are not
+// git-evolve's to run: one it names to say that it does not exist ("there
+// is no git evolve pause"), or git's own beside ours, by the words after
+// git evolve (or the whole code span). Keep it short: a command the docs
+// name is one that works.
 var notCommands = map[string]bool{
-	// (none yet)
+	"log -20": true, // git's log, beside ours in docs/benchmarks.md
 }
 
 // Every `git evolve …` that README.md and docs/*.md name, in a code span or
-// a code block, is a command that exists and answers -h with exit 0, and
-// every flag the docs give it (in the same span or line, or in the same
-// row of a table whose first cell names it) is one it takes.
+// a code block (and every code span that starts with a command's name,
+// such as `cycle start --claim`), is a command that exists and answers -h
+// with exit 0, and every flag the docs give it (in the same span or line,
+// or in the same row of a table whose first cell names it) is one it takes.
 func TestDocsNameRealCommands(t *testing.T) {
 	root, err := fullModel()
 	if err != nil {
@@ -45,10 +47,13 @@ func TestDocsNameRealCommands(t *testing.T) {
 		}
 		name := strings.TrimPrefix(file, "../../")
 		for _, dc := range docCommands(string(src)) {
+			if !ours(root, dc) {
+				continue
+			}
 			seen++
 			where := fmt.Sprintf("%s:%d: `git evolve %s`", name, dc.line, dc.text)
-			if notCommands[dc.text] {
-				continue
+			if dc.bare {
+				where = fmt.Sprintf("%s:%d: `%s`", name, dc.line, dc.text)
 			}
 			paths, problems := resolveDocCommand(root, dc)
 			for _, p := range problems {
@@ -68,8 +73,18 @@ func TestDocsNameRealCommands(t *testing.T) {
 		}
 	}
 	if seen < 100 {
-		t.Errorf("found only %d git evolve commands in the docs: the scan is broken", seen)
+		t.Errorf("found only %d commands in the docs: the scan is broken", seen)
 	}
+}
+
+// ours reports whether a doc command is one to check: not in notCommands,
+// and, named without git evolve, one whose first word is a command of ours
+// (not `git log`, `go test -json`).
+func ours(root *kong.Node, dc docCommand) bool {
+	if notCommands[dc.text] {
+		return false
+	}
+	return !dc.bare || len(dc.words) > 0 && child(root, dc.words[0].s) != nil
 }
 
 // answersHelp runs git evolve path… -h in process: "" when it exits 0 with
@@ -100,6 +115,7 @@ type docCommand struct {
 	text   string // as written after git evolve, for messages
 	words  []docWord
 	beside []string // flags named beside it
+	bare   bool     // named without "git evolve": a command only if its first word is one
 }
 
 type docWord struct {
@@ -143,9 +159,16 @@ func docCommands(src string) []docCommand {
 			continue
 		}
 		span = strings.ReplaceAll(span, "\n", " ")
-		for _, rest := range afterGitEvolve(span) {
+		rests := afterGitEvolve(span)
+		for _, rest := range rests {
 			dc := newDocCommand(lineAt(m[0]), rest, true)
 			dc.beside = besideInRow(text, m[0], m[1])
+			out = append(out, dc)
+		}
+		if len(rests) == 0 && !strings.HasPrefix(span, " ") {
+			// a command named without git evolve: `cycle start --claim`
+			dc := newDocCommand(lineAt(m[0]), span, true)
+			dc.bare = true
 			out = append(out, dc)
 		}
 	}
@@ -406,9 +429,13 @@ func TestDocCommandsFindsMismatches(t *testing.T) {
 		"\n```sh\ngit evolve -C repo log -n 3 --since yesterday | less   # git evolve nope\n```\n\n" +
 		"| command | what |\n|---|---|\n" +
 		"| `git evolve stop\\|kill [reason]` | `--json`; `--accept-remote -m WHY` |\n" +
-		"| `git evolve cycle start [--target ID] [--item ID] [--nope]` | see `git evolve cycle start` |\n"
+		"| `git evolve cycle start [--target ID] [--item ID] [--nope]` | see `git evolve cycle start` |\n" +
+		"\nThen `cycle start --claimm`, `git log -20` and `log -20`.\n"
 	var got []string
 	for _, dc := range docCommands(doc) {
+		if !ours(root, dc) {
+			continue
+		}
 		paths, problems := resolveDocCommand(root, dc)
 		got = append(got, fmt.Sprintf("%d %s %v %v", dc.line, dc.text, paths, problems))
 	}
@@ -426,6 +453,7 @@ func TestDocCommandsFindsMismatches(t *testing.T) {
 			`-m (beside it in the table): git evolve kill takes no such flag]`,
 		`11 cycle start [--target ID] [--item ID] [--nope] [[cycle start]] [--nope: git evolve cycle start takes no such flag]`,
 		`11 cycle start [[cycle start]] []`,
+		`13 cycle start --claimm [[cycle start]] [--claimm: git evolve cycle start takes no such flag]`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
