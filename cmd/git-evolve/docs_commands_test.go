@@ -624,3 +624,40 @@ func helpMention(root *kong.Node, words []string) (problems []string) {
 	}
 	return problems
 }
+
+// The README's table of exit codes and the help's list are the codes the
+// program exits with.
+func TestExitCodesSaid(t *testing.T) {
+	codes := []int{exitOK, exitRuntime, exitIntegrity, exitRecoverable, exitHalted, exitPaused, exitUsage}
+	var want []string
+	for _, c := range codes {
+		want = append(want, fmt.Sprint(c))
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "\n## Exit codes\n")
+	if !ok {
+		t.Fatal("README.md has no ## Exit codes section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	var inREADME []string
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllStringSubmatch(table, -1) {
+		inREADME = append(inREADME, m[1])
+	}
+	if !slices.Equal(inREADME, want) {
+		t.Errorf("README.md's exit codes are %v, the program's %v", inREADME, want)
+	}
+	_, list, ok := strings.Cut(strings.Join(strings.Fields(description), " "), "Exit codes: ")
+	if !ok {
+		t.Fatal("the help says no exit codes")
+	}
+	var inHelp []string
+	for _, m := range regexp.MustCompile(`(?:^|, |\) )(\d+) `).FindAllStringSubmatch(list, -1) {
+		inHelp = append(inHelp, m[1])
+	}
+	if !slices.Equal(inHelp, want) {
+		t.Errorf("git evolve -h says exit codes %v, the program's are %v (%q)", inHelp, want, list)
+	}
+}
