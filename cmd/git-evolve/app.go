@@ -56,7 +56,7 @@ type cli struct {
 
 	Mcp        mcpCmd        `cmd:"" name:"mcp" help:"Serve the loop to an agent over the Model Context Protocol (stdio): status, next, cycles, goals, the ledger; never stop, kill, resume or trust."`
 	Hook       hookCmd       `cmd:"" help:"What the installed git hooks run."`
-	Demo       demoCmd       `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
+	Demo       demoCmd       `cmd:"" help:"Run ${demo_cycles} scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version    versionCmd    `cmd:"" help:"Print git-evolve's version."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
 	InstallMan installManCmd `cmd:"" name:"install-man" help:"Install the manual pages, which git evolve --help and git help evolve show."`
@@ -78,6 +78,10 @@ history of what the loop did is cloned, fetched and pushed with the repository.
 
 Exit codes: 0 ok, 1 runtime error, 2 integrity breach, 3 recoverable failure
 (a cycle regressed and was reverted), 4 halted, 5 paused, 10 usage error.`
+
+// helpVars are the values help texts take from the code: ${demo_cycles}.
+// Every parser of the grammar is built with them.
+var helpVars = kong.Vars{"demo_cycles": numberWord(demoCycleCount)}
 
 // env is what commands work with: streams, the clock, and the repository,
 // opened on first use so that --help and version work anywhere.
@@ -276,6 +280,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Bind(e),
+		helpVars,
 	}
 	var grammar any = &c
 	if one, ok := oneCommand(&c, args); ok && !wholeGrammar {

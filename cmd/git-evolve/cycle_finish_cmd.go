@@ -126,7 +126,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 		}
 		top, _ := l.Repo().WorkTree()
 		for _, p := range c.Accept {
-			opts.AcceptRuler = append(opts.AcceptRuler, repoPath(top, p))
+			opts.AcceptRuler = append(opts.AcceptRuler, repoPath(top, e.dir, p))
 		}
 		opts.AcceptWhy = c.Message
 	}
@@ -410,15 +410,18 @@ func writeNotOwn(w io.Writer, c *cycle.OpenCycle) {
 	}
 }
 
-// repoPath is the path p a user gave (from the current directory) as a
-// path from the top of the repository, top: the path itself, with slashes,
-// when it does not lead inside top from here.
-func repoPath(top, p string) string {
+// repoPath is the path p a user gave (from the working directory dir,
+// -C's when it is given) as a path from the top of the repository, top:
+// the path itself, with slashes, when it does not lead inside top from
+// there.
+func repoPath(top, dir, p string) string {
 	if top != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			if rel, err := filepath.Rel(top, abs); err == nil && filepath.IsLocal(rel) {
-				return filepath.ToSlash(rel)
-			}
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(dir, p)
+		}
+		if rel, err := filepath.Rel(top, abs); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
 		}
 	}
 	return path.Clean(filepath.ToSlash(p))
