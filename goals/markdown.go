@@ -644,12 +644,18 @@ func (p *mdParser) row(l mdLine, cols []string) (g Goal, idCol int, ok bool) {
 	}
 	var missing []string
 	for j, key := range cols {
-		if j >= len(row) && (key == "id" || key == "check" || key == "weight") {
-			missing = append(missing, strings.ToUpper(key[:1])+key[1:])
+		if j >= len(row) {
+			if name := map[string]string{"id": "ID", "check": "Check", "weight": "Weight"}[key]; name != "" {
+				missing = append(missing, name)
+			}
 		}
 	}
 	if len(missing) > 0 {
-		bad(len(l.text)+1, "the row has %d cell(s), the header %d: it has no %s cell", len(row), len(cols), strings.Join(missing, " or "))
+		names := strings.Join(missing, ", ")
+		if k := len(missing) - 1; k > 0 {
+			names = strings.Join(missing[:k], ", ") + " or " + missing[k]
+		}
+		bad(len(l.text)+1, "the row has %d cell(s), the header %d: it has no %s cell", len(row), len(cols), names)
 	}
 	idCol = 1
 	for j, key := range cols {

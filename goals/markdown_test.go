@@ -197,6 +197,7 @@ func rowsOf(row string) string {
 func TestMarkdownRowLeftOut(t *testing.T) {
 	for _, c := range []struct{ name, row, want string }{
 		{"too few cells", "| short | `true` |", "GOALS.md:8:19: the row has 2 cell(s), the header 4: it has no Weight cell"},
+		{"no cells", "|", "GOALS.md:8:2: the row has 0 cell(s), the header 4: it has no ID, Check or Weight cell"},
 		{"too many cells", "| many | `true` | 2 | d | extra |", "GOALS.md:8:27: the row has 5 cell(s), the header 4: a | inside a cell is written \\|"},
 		{"pipe in a code span", "| pipe | `echo a | wc -l` | 3 | d |", "GOALS.md:8:18: this | is inside the code span that opens at column 10: GitHub's tables end a cell at every | not escaped, even between backticks; write it \\| (the check still gets a plain |)"},
 		{"empty check", "| empty | `` | 1 | d |", "GOALS.md:8:11: the check is empty"},
