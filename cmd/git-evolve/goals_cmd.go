@@ -85,12 +85,20 @@ func (g goalsFile) read(e *env, alwaysWarn bool) (*goals.File, []byte, error) {
 	f, err := goals.Parse(displayPath(e, path), data)
 	if f != nil && len(f.Warnings) > 0 && (alwaysWarn || firstWarning(e, f.Era)) {
 		for _, w := range f.Warnings {
-			fmt.Fprintf(e.stderr, "git-evolve: warning: %s (ignored)\n", w)
+			fmt.Fprintf(e.stderr, "git-evolve: warning: %s%s\n", w, w.Suffix())
 		}
+	}
+	// What is left out is not measured: said on every command that reads
+	// the file (goals validate fails on it instead).
+	if f != nil && len(f.LeftOut) > 0 && !alwaysWarn {
+		for _, p := range f.LeftOut {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: %s (left out)\n", p)
+		}
+		fmt.Fprintf(e.stderr, "git-evolve: hint: the other %d goal(s) are measured; git evolve goals validate lists what is left out\n", len(f.Goals))
 	}
 	var ps goals.Problems
 	if errors.As(err, &ps) {
-		return nil, data, &problemsError{ps}
+		return nil, data, &problemsError{ps: ps}
 	}
 	return f, data, err
 }
@@ -119,13 +127,20 @@ func firstWarning(e *env, era string) bool {
 }
 
 // problemsError is an invalid goals file: a usage error listing each
-// problem on a line of its own.
-type problemsError struct{ ps goals.Problems }
+// problem on a line of its own. Measured, when not 0, is how many goals are
+// measured nonetheless: the problems are entries of a GOALS.md left out.
+type problemsError struct {
+	ps       goals.Problems
+	measured int
+}
 
 func (e *problemsError) Error() string {
 	path := "the goals file"
 	if len(e.ps) > 0 {
 		path = e.ps[0].Path
+	}
+	if e.measured > 0 {
+		return fmt.Sprintf("%s has %d problem(s): the other %d goal(s) are measured without the entries left out", path, e.ps.Errors(), e.measured)
 	}
 	return fmt.Sprintf("No goals to measure: %s has %d problem(s)", path, e.ps.Errors())
 }
@@ -162,13 +177,21 @@ about). Exit 0 when the file is valid, 10 when it is not.
 GOALS.md (read when there is no GOALS.yaml) holds the goals in the table of
 its "## Gates" section: | ID | Check | Weight | Description | Tags | (Type,
 Pillar, Timeout and Pass When columns too), the check in backticks, \| for a
-pipe inside a cell; its "## Directives" section holds numbered "### N. Title"
-entries with prose and a **Steer:** increase|decrease|hold|explore|complete
-line (and an optional **Directive ID:**). See docs/goals.md.`
+pipe inside a cell (even between backticks); its "## Directives" section holds
+numbered "### N. Title" entries with prose and a **Steer:**
+increase|decrease|hold|explore|complete line (and an optional **Directive
+ID:**). The check is the cell's code span: text beside it is prose, warned
+about and not run. A row or a directive that cannot be read is left out: the
+other goals are measured, and validate names it and exits 10. See
+docs/goals.md.`
 }
 
 func (c *goalsValidateCmd) Run(e *env) error {
 	f, _, err := c.read(e, true)
+	if err == nil && len(f.LeftOut) > 0 {
+		// The file is measured without them, but it is not valid.
+		err = &problemsError{ps: f.LeftOut, measured: len(f.Goals)}
+	}
 	var pe *problemsError
 	if c.JSON {
 		out := map[string]any{"valid": err == nil, "problems": []any{}}
@@ -180,7 +203,11 @@ func (c *goalsValidateCmd) Run(e *env) error {
 		}
 		if errors.As(err, &pe) {
 			var ps []any
-			for _, p := range pe.ps {
+			all := pe.ps
+			if f != nil {
+				all = append(slices.Clone(all), f.Warnings...)
+			}
+			for _, p := range all {
 				ps = append(ps, map[string]any{"file": p.Path, "line": p.Line, "column": p.Col, "message": p.Msg, "warning": p.Warning})
 			}
 			out["problems"] = ps
@@ -528,7 +555,7 @@ func (c *goalsMeasureCmd) holdout(e *env) (*goals.File, error) {
 	f, data, err := l.Holdout()
 	var ps goals.Problems
 	if errors.As(err, &ps) {
-		return nil, &problemsError{ps}
+		return nil, &problemsError{ps: ps}
 	}
 	if err != nil {
 		return nil, err
@@ -550,7 +577,7 @@ func trustHoldout(e *env) error {
 	_, data, err := l.Holdout()
 	var ps goals.Problems
 	if errors.As(err, &ps) {
-		return &problemsError{ps}
+		return &problemsError{ps: ps}
 	}
 	if err != nil {
 		return err
