@@ -576,40 +576,48 @@ func (ix *index) holders(n int) ([]gitstore.Hash, error) {
 			return nil, err
 		}
 	}
+	// A cycle copied to many commits has as many entries: each is kept
+	// once by a set, and the file's run of them read in one read, so that
+	// the cost is linear in the copies.
 	var out []gitstore.Hash
+	seen := map[gitstore.Hash]bool{}
 	keep := func(e indexEntry) {
-		if int(e.cycle) == n && !slices.Contains(out, e.obj) {
+		if int(e.cycle) == n && !seen[e.obj] {
+			seen[e.obj] = true
 			out = append(out, e.obj)
 		}
 	}
 	if f := ix.file; f != nil {
 		var b [24]byte
-		at := func(i int) (indexEntry, error) {
-			_, err := f.f.ReadAt(b[:], int64(indexHeader+24*i))
-			return entryAt(b[:]), err
-		}
 		var err error
-		i := sort.Search(f.sorted, func(i int) bool {
-			e, rerr := at(i)
-			err = cmp.Or(err, rerr)
-			return int(e.cycle) >= n
-		})
-		for ; i < f.sorted && err == nil; i++ {
-			e, rerr := at(i)
-			if err = rerr; err != nil || int(e.cycle) != n {
-				break
-			}
-			keep(e)
+		// The first of the sorted entries whose cycle is at least c.
+		search := func(c int) int {
+			return sort.Search(f.sorted, func(i int) bool {
+				_, rerr := f.f.ReadAt(b[:], int64(indexHeader+24*i))
+				err = cmp.Or(err, rerr)
+				return int(entryAt(b[:]).cycle) >= c
+			})
 		}
-		tail := make([]byte, 24*(f.count-f.sorted))
+		lo := search(n)
+		hi := search(n + 1)
+		run := make([]byte, 24*(hi-lo)+24*(f.count-f.sorted))
 		if err == nil {
-			_, err = f.f.ReadAt(tail, int64(indexHeader+24*f.sorted))
+			// The run of cycle n, then the unsorted tail, in one read
+			// when they meet (the run ends the sorted part).
+			if hi == f.sorted {
+				_, err = f.f.ReadAt(run, int64(indexHeader+24*lo))
+			} else {
+				_, err = f.f.ReadAt(run[:24*(hi-lo)], int64(indexHeader+24*lo))
+				if err == nil {
+					_, err = f.f.ReadAt(run[24*(hi-lo):], int64(indexHeader+24*f.sorted))
+				}
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.f.Name(), err)
 		}
-		for ; len(tail) > 0; tail = tail[24:] {
-			keep(entryAt(tail))
+		for ; len(run) > 0; run = run[24:] {
+			keep(entryAt(run))
 		}
 	}
 	for _, e := range ix.entries {
