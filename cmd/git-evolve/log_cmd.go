@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
@@ -497,6 +498,8 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		if json.Unmarshal(r.Extra["delta"], &d) == nil && r.Extra["delta"] != nil {
 			delta = fmt.Sprintf("%d file(s), +%d −%d", d.Files, d.Insertions, d.Deletions)
 		}
+		// Every field may come from a remote's note or a commit message:
+		// escaped, so that it stays text in a pull request.
 		commit := "-"
 		switch {
 		case en.Journal:
@@ -504,17 +507,17 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		case anchored(r):
 			commit = "(imported, anchored to `" + en.Commit.Short() + "`)"
 			if c := r.Commit(); c != "" {
-				commit = "`" + shortSHA(c) + "` " + commit
+				commit = mdSHA(shortSHA(c)) + " " + commit
 			}
 		case en.Absent:
 			commit = "`" + en.Commit.Short() + "` (not fetched)"
 		case r.Aborted():
-			commit = "`" + en.Commit.Short() + "` (its start) " + truncate(subjects[i], 60)
+			commit = "`" + en.Commit.Short() + "` (its start) " + escape.Markdown(truncate(subjects[i], 60))
 		default:
-			commit = "`" + en.Commit.Short() + "` " + truncate(subjects[i], 60)
+			commit = "`" + en.Commit.Short() + "` " + escape.Markdown(truncate(subjects[i], 60))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(listedResult(r)),
-			mdText(dash(rulerText(cycle.Disclose(r), 3))), goals, delta, mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, dash(escape.Markdown(r.Target)), escape.Markdown(listedResult(r)),
+			dash(escape.Markdown(rulerText(cycle.Disclose(r), 3))), goals, delta, dash(escape.Markdown(failureReason(r))), commit, dash(escape.Markdown(recordedBy(r))))
 	}
 	if len(trajectory) > 0 {
 		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
@@ -621,7 +624,11 @@ func telling(excerpt string) string {
 	return ""
 }
 
-// mdCell makes text safe inside a Markdown table cell.
-func mdCell(s string) string {
-	return termLine(strings.NewReplacer("|", "\\|", "\n", " ").Replace(s))
+// mdSHA is a record's sha as the Markdown table shows it: a code span
+// when it is hexadecimal, escaped text otherwise (it is as imported).
+func mdSHA(s string) string {
+	if s != "" && strings.Trim(s, "0123456789abcdef") == "" {
+		return "`" + s + "`"
+	}
+	return escape.Markdown(s)
 }
