@@ -387,7 +387,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			if v.Direction != "" && v.Threshold != nil {
 				thr += " (" + v.Direction + ")"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", escape.Markdown(id), num(v.Before), num(v.After), escape.Markdown(thr), meets)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdCell(id, targetWidth), num(v.Before), num(v.After), mdCell(thr, resultWidth), meets)
 		}
 		fmt.Fprintln(w)
 	}
@@ -398,7 +398,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
 		ruler := rulerCell(r)
 		for _, n := range cycleNotes(r) {
-			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, escape.Markdown(n)))
+			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, escape.Markdown(truncate(n, noteWidth))))
 		}
 		commit := "-"
 		if row.commit != "" {
@@ -412,12 +412,15 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		} else if row.rec.Aborted() {
 			commit = "(local journal)"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, escape.Markdown(result), dash(escape.Markdown(r.Target)), goals, commit, dash(escape.Markdown(reason)), dash(escape.Markdown(ruler)))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(result, resultWidth), mdCell(r.Target, targetWidth), goals, commit, mdCell(reason, reasonWidth), mdCell(ruler, rulerWidth))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
 }
+
+// noteWidth is how long a note below the report's table may be.
+const noteWidth = 300
 
 // rulerCell is the report's ruler column: how many ruler files the cycle
 // changed, and the first five ("" for none). Not escaped.
@@ -444,7 +447,7 @@ func cycleNotes(r *ledger.Record) []string {
 	for _, f := range failures {
 		if f.What == "census" {
 			names := strings.Join(strings.Split(strings.TrimSpace(f.Excerpt), "\n"), ", ")
-			out = append(out, "tests vanished: "+truncate(f.Reason+": "+names, 300))
+			out = append(out, "tests vanished: "+truncate(f.Reason+": "+names, noteWidth))
 		}
 	}
 	return out
