@@ -46,12 +46,21 @@ func Host() string {
 }
 
 // lastRecord is the ledger's last record in listing order (ledger.Less),
-// found through the cycle index: the highest cycle, read from its note.
-// It is nil for an empty ledger.
+// found through the cycle index: its head, checked against the note it
+// names, when it knows it; else the highest cycle, read from its notes
+// (each blob once: copies share one), which makes it the head. It is nil
+// for an empty ledger.
 func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
 	n := ix.max()
 	if n == 0 {
 		return nil, nil
+	}
+	if h := ix.head; h != nil && h.Cycle == n {
+		r, err := l.headRecord(snap, h)
+		if err != nil || r != nil {
+			return r, err
+		}
+		ix.head = nil // not in the note it names: read them all
 	}
 	holders, err := ix.holders(n)
 	if err != nil {
@@ -61,29 +70,53 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 	if err != nil {
 		return nil, err
 	}
-	var blobs []gitstore.Hash
-	for _, obj := range holders {
-		blobs = append(blobs, notes[obj]...)
-	}
 	var best *ledger.Record
+	var bestAt gitstore.Hash
 	read := map[gitstore.Hash]bool{} // copies share one blob: read it once
-	for _, b := range blobs {
-		if read[b] {
-			continue
+	for _, obj := range holders {
+		for _, b := range notes[obj] {
+			if read[b] {
+				continue
+			}
+			read[b] = true
+			data, err := l.repo.ReadBlob(b)
+			if err != nil {
+				return nil, err
+			}
+			recs, _ := ledger.ParseLines(data)
+			for i := range recs {
+				if r := &recs[i]; r.Cycle == n && (best == nil || ledger.Less(best, r)) {
+					best, bestAt = r, obj
+				}
+			}
 		}
-		read[b] = true
+	}
+	if best != nil {
+		ix.head = headOf(best, bestAt)
+	}
+	return best, nil
+}
+
+// headRecord is the record the index's head names, read from the note of
+// the commit it names; nil when that note does not hold it.
+func (l *Ledger) headRecord(snap *gitstore.Notes, h *indexHead) (*ledger.Record, error) {
+	blobs, err := snap.Find(h.Commit)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range blobs {
 		data, err := l.repo.ReadBlob(b)
 		if err != nil {
 			return nil, err
 		}
 		recs, _ := ledger.ParseLines(data)
 		for i := range recs {
-			if r := &recs[i]; r.Cycle == n && (best == nil || ledger.Less(best, r)) {
-				best = r
+			if r := &recs[i]; r.Cycle == h.Cycle && r.ID == h.ID && ledger.Link(r) == h.Link {
+				return r, nil
 			}
 		}
 	}
-	return best, nil
+	return nil, nil
 }
 
 // notesOf finds the notes of commits in snap: one lookup when they are

@@ -315,7 +315,7 @@ func (l *Ledger) copiesMax() (int, error) {
 			n = max(n, whole.max())
 			continue
 		}
-		cycles, err := l.changedCycles(changes)
+		cycles, err := l.changedCycles(changes, 0, nil)
 		if err != nil {
 			return 0, err
 		}

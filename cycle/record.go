@@ -173,7 +173,8 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		}
 		// The largest cycle once written, for a clone with no index
 		// (indexFromHistory).
-		top := ix.max()
+		above := ix.max()
+		top := above
 		for _, rs := range add {
 			for _, r := range rs {
 				top = max(top, r.Cycle)
@@ -199,6 +200,11 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 			} else if ix.set(obj, cycles) != nil {
 				ix.close() // unreadable: rebuilt by the next reader
 				return next, nil
+			}
+		}
+		for obj, rs := range add {
+			for i := range rs {
+				ix.offer(&rs[i], obj, above) // the next record's head
 			}
 		}
 		_ = ix.save(l.indexPath())
