@@ -135,6 +135,9 @@ func FuzzParseLines(f *testing.F) {
 	f.Add([]byte(strings.Join(bugLines, "\n")))
 	f.Add([]byte(""))
 	f.Add([]byte("\n\n"))
+	// records nested past the bound (a hostile remote's), and within it
+	f.Add([]byte(seed1 + "\n" + `{"v":1,"cycle":2,"x":` + nested(maxDepth+5, "mixed") + "}\n" + seed3))
+	f.Add([]byte(`{"v":1,"cycle":2,"trace":{"z":` + nested(maxDepth-2, "array") + "}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, bad := ParseLines(data)
 		// Cycles reads the same numbers without building the records.
