@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
 
+	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 )
@@ -97,6 +98,7 @@ type env struct {
 	now            func() time.Time
 	repo           *gitstore.Repo
 	ledger         *cycle.Ledger
+	copiesTold     bool // the remote-tracking copies left out are said already
 }
 
 // Repo opens the repository git would use in the working directory.
@@ -149,7 +151,8 @@ func (e *env) ledgerWith(opts ...gitstore.Option) (*cycle.Ledger, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.ledger = cycle.Open(r, e.now)
+		// A remote's copy is read only when it passes sync's check.
+		e.ledger = cycle.Open(r, e.now).CheckCopies(audit.CopyCheck(r))
 	}
 	return e.ledger, nil
 }
@@ -310,7 +313,9 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 			return exitUsage
 		}
 	}
-	if err := kctx.Run(); err != nil {
+	err = kctx.Run()
+	e.copyNotices()
+	if err != nil {
 		if errors.Is(err, errPagerGone) {
 			return exitOK // the user quit the pager before the end, as with git log
 		}
