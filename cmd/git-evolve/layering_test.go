@@ -15,7 +15,7 @@ import (
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
 	"cmd/git-evolve": {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue"},
-	"loop":           {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate"},
+	"loop":           {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "redact"},
 	"audit":          {"cycle", "gitstore", "ledger"},
 	"share":          {"gitstore", "ledger"},
 	"fitness":        {"gitstore", "goals"},
@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"revert":         {"gitstore"},
 	"journal":        {"ledger"},
 	"ledger":         {},
+	"redact":         {},
 	"gitstore":       {},
 }
 
