@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"audit":          {"cycle", "gitstore", "ledger"},
 	"share":          {"gitstore", "ledger"},
 	"fitness":        {"gitstore", "goals"},
-	"goals":          {},
+	"goals":          {"redact"},
 	"setup":          {"gitstore"},
 	"cycle":          {"gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock"},
 	"filelock":       {},
