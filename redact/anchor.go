@@ -3,6 +3,8 @@ package redact
 import (
 	"regexp"
 	"regexp/syntax"
+	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -74,7 +76,7 @@ func anchorOf(expr string, keywords []string) *anchor {
 	if err != nil || !startsWithKeyword(prog, keywords) {
 		return nil
 	}
-	compiled, err := regexp.Compile(`^(?:` + rest.String() + `)`)
+	compiled, err := regexp.Compile(`^(?:` + source(rest) + `)`)
 	if err != nil {
 		return nil
 	}
@@ -346,4 +348,113 @@ func startsWithKeyword(prog *syntax.Prog, keywords []string) bool {
 		}
 	}
 	return true
+}
+
+// source writes re as an expression Go's regexp reads back to the same
+// language, its groups not capturing. It is syntax.Regexp.String without
+// what makes that slow for a long character class in a case-insensitive
+// expression (working out which flags the class needs: 20 ms of the first
+// use of gitleaks' generic rule): a class is written as the ranges it
+// holds, its other cases included, and a literal's flags beside it.
+func source(re *syntax.Regexp) string {
+	var b strings.Builder
+	writeSource(&b, re)
+	return b.String()
+}
+
+func writeSource(b *strings.Builder, re *syntax.Regexp) {
+	lazy := func() {
+		if re.Flags&syntax.NonGreedy != 0 {
+			b.WriteByte('?')
+		}
+	}
+	group := func(sub *syntax.Regexp) {
+		b.WriteString("(?:")
+		writeSource(b, sub)
+		b.WriteByte(')')
+	}
+	switch re.Op {
+	case syntax.OpNoMatch:
+		b.WriteString(`[^\x00-\x{10FFFF}]`)
+	case syntax.OpEmptyMatch:
+		b.WriteString(`(?:)`)
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			b.WriteString("(?i:")
+		} else {
+			b.WriteString("(?:")
+		}
+		for _, r := range re.Rune {
+			writeRune(b, r)
+		}
+		b.WriteByte(')')
+	case syntax.OpCharClass:
+		b.WriteByte('[')
+		if len(re.Rune) == 0 {
+			b.WriteString(`^\x00-\x{10FFFF}`)
+		}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			writeRune(b, re.Rune[i])
+			if re.Rune[i+1] != re.Rune[i] {
+				b.WriteByte('-')
+				writeRune(b, re.Rune[i+1])
+			}
+		}
+		b.WriteByte(']')
+	case syntax.OpAnyCharNotNL:
+		b.WriteString(`[^\n]`)
+	case syntax.OpAnyChar:
+		b.WriteString(`(?s:.)`)
+	case syntax.OpBeginLine:
+		b.WriteString(`(?m:^)`)
+	case syntax.OpEndLine:
+		b.WriteString(`(?m:$)`)
+	case syntax.OpBeginText:
+		b.WriteString(`\A`)
+	case syntax.OpEndText:
+		b.WriteString(`\z`)
+	case syntax.OpWordBoundary:
+		b.WriteString(`\b`)
+	case syntax.OpNoWordBoundary:
+		b.WriteString(`\B`)
+	case syntax.OpCapture:
+		group(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		group(re.Sub[0])
+		b.WriteString(map[syntax.Op]string{syntax.OpStar: "*", syntax.OpPlus: "+", syntax.OpQuest: "?"}[re.Op])
+		lazy()
+	case syntax.OpRepeat:
+		group(re.Sub[0])
+		b.WriteString("{" + strconv.Itoa(re.Min))
+		if re.Max != re.Min {
+			b.WriteByte(',')
+			if re.Max >= 0 {
+				b.WriteString(strconv.Itoa(re.Max))
+			}
+		}
+		b.WriteByte('}')
+		lazy()
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			group(sub)
+		}
+	case syntax.OpAlternate:
+		b.WriteString("(?:")
+		for i, sub := range re.Sub {
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			writeSource(b, sub)
+		}
+		b.WriteByte(')')
+	}
+}
+
+// writeRune writes r so that it stands for itself, in a class too.
+func writeRune(b *strings.Builder, r rune) {
+	if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+		b.WriteRune(r)
+		return
+	}
+	b.WriteString(`\x{` + strconv.FormatInt(int64(r), 16) + `}`)
 }

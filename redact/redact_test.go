@@ -2,6 +2,9 @@ package redact
 
 import (
 	"math/rand/v2"
+	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -310,5 +313,34 @@ keywords = ["tok_"]
 	}
 	if _, err := loadRules([]byte(file+"\n[[rules.required]]\nid = \"t\"\n"), nil); err == nil {
 		t.Error("a rule file with a part of gitleaks' configuration not read here was read")
+	}
+}
+
+// source writes an expression Go's regexp reads back to the same one: each
+// rule's expression, written by it, matches where the rule's own does.
+func TestSource(t *testing.T) {
+	var inputs []string
+	for _, tc := range secretCases() {
+		inputs = append(inputs, tc.in)
+	}
+	inputs = append(inputs, plainCases()...)
+	inputs = append(inputs, strings.Split(transcript(4<<10), "\n")...)
+	inputs = append(inputs, "İstanbul ſecret KEY=ſſſſſſſſſſſſ \u212aey=0123456789abcdef")
+	for _, r := range rules().rules {
+		re := r.compiled()
+		parsed, err := syntax.Parse(r.source, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written, err := regexp.Compile(source(parsed))
+		if err != nil {
+			t.Errorf("%s: %v", r.id, err)
+			continue
+		}
+		for _, in := range inputs {
+			if a, b := re.FindStringIndex(in), written.FindStringIndex(in); !slices.Equal(a, b) {
+				t.Errorf("%s on %q: %v, written %v", r.id, in, a, b)
+			}
+		}
 	}
 }
