@@ -4,9 +4,10 @@
 // 127 error, past the time limit timeout, anything else fail; in parallel
 // where that is safe), the value of a continuous goal (from its check's
 // output, or from a file the check wrote in this run), the excerpt of a
-// check's output a person or the next agent reads, the fitness snapshot they
-// give, and the local trust that must be given to a goals file before its
-// commands run.
+// check's output a person or the next agent reads (what a result keeps of
+// an output has its secrets redacted), the fitness snapshot they give, and
+// the local trust that must be given to a goals file before its commands
+// run.
 //
 // It knows nothing of git: callers hand it a file and a directory.
 package goals

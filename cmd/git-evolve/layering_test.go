@@ -15,11 +15,11 @@ import (
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
 	"cmd/git-evolve": {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape"},
-	"loop":           {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape"},
+	"loop":           {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact"},
 	"audit":          {"cycle", "gitstore", "ledger"},
 	"share":          {"gitstore", "ledger"},
 	"fitness":        {"gitstore", "goals"},
-	"goals":          {},
+	"goals":          {"redact"},
 	"setup":          {"gitstore"},
 	"cycle":          {"gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock"},
 	"filelock":       {},
@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"revert":         {"gitstore"},
 	"journal":        {"ledger"},
 	"ledger":         {},
+	"redact":         {},
 	"gitstore":       {},
 	"escape":         {},
 }
