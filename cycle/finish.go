@@ -35,6 +35,9 @@ type Finishing struct {
 	// Worktree is the whole working tree, when that differs.
 	Tree     string `json:"tree"`
 	Worktree string `json:"worktree,omitempty"`
+	// Index is the index as a tree when the working tree was captured:
+	// a regressed cycle's save keeps it (its second parent).
+	Index string `json:"index,omitempty"`
 	// Predating are files the working tree holds that were there, ignored,
 	// when the cycle started, and that it did not write: not its work, not
 	// committed, left in place by a revert. Preexisting are the files the
@@ -367,6 +370,9 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering, Markers: opts.Markers,
 		Predating: not.predating, Preexisting: not.changed}
+	if !capture.Index.IsZero() {
+		f.Index = capture.Index.String()
+	}
 	if tree != capture.Tree {
 		f.Worktree = capture.Tree.String()
 		res.capture = ownCapture(capture, tree, not.left)
@@ -393,7 +399,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	if f.Delta.Files == 0 {
 		// Nothing of the capture is kept: none of it is written, and the
 		// open cycle's file does not name it.
-		f.Result, f.Tree, f.Worktree = ledger.Unchanged, "", ""
+		f.Result, f.Tree, f.Worktree, f.Index = ledger.Unchanged, "", "", ""
 	} else {
 		g, detected, err := l.GateAt(start, ruler)
 		if err != nil {
@@ -877,7 +883,7 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 			if f.Worktree != "" {
 				whole = f.Worktree
 			}
-			saved, err = l.commitTree(mustParse(whole), head, savedMessage(c, "regressed"))
+			saved, err = l.repo.CommitSave(mustParse(whole), mustParse(f.Index), head, savedMessage(c, "regressed"))
 		} else {
 			saved, _, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
 		}
@@ -1050,8 +1056,17 @@ func (l *Ledger) keepSaved(c *OpenCycle, saved gitstore.Hash) error {
 }
 
 func savedMessage(c *OpenCycle, what string) string {
-	return fmt.Sprintf("git evolve: the work of cycle %d, %s\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, what, c.Cycle, c.ID)
+	return fmt.Sprintf("git evolve: the work of cycle %d, %s\n\n%s\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, what, SaveHowTo, c.Cycle, c.ID)
 }
+
+// SaveHowTo is what the message of a save of the working tree (see
+// gitstore.CommitSave) says of getting its files back.
+const SaveHowTo = `Its tree is the working tree as it was (untracked files too); its second
+parent's tree, the index as it was. To get a file back as the working tree
+had it: git restore --source=<this commit> -- PATH; as the index had it:
+git restore --staged --source=<this commit>^2 -- PATH; both at once, on
+its first parent: git stash apply --index <this commit>.
+`
 
 // commitTree writes a commit of tree on parent.
 func (l *Ledger) commitTree(tree, parent gitstore.Hash, message string) (gitstore.Hash, error) {

@@ -370,7 +370,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		saved = s
 	}
 	if saved.IsZero() {
-		saved, _, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+		saved, _, err = l.repo.SaveWorktree(head[0], savedMessage(c, "aborted"))
 		if err != nil {
 			return nil, gitstore.ZeroHash, err
 		}

@@ -64,7 +64,7 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if len(sc.Parents) != 1 {
+	if len(sc.Parents) == 0 || len(sc.Parents) > 2 { // the commit it is on, and the index
 		return gitstore.ZeroHash, fmt.Errorf("%s is no save of cycle %d's working tree", saved.Short(), c.Cycle)
 	}
 	head := sc.Parents[0] // where the abort found HEAD

@@ -278,6 +278,9 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	}
 	if res.Result == ledger.Regressed {
 		fmt.Fprintf(w, "saved the working tree as %s (%s)\n", res.Saved.Short(), strings.TrimPrefix(cycle.RegressedRef(c.ID), "refs/"))
+		if how := saveHowTo(l.Repo(), res.Saved); how != "" {
+			fmt.Fprintf(w, "  get it back: %s\n", how)
+		}
 		what := c.Start[:7] + ".." + f.Head[:7] + " and the uncommitted work"
 		if c.Start == f.Head {
 			what = "the uncommitted work"
@@ -422,4 +425,21 @@ func repoPath(top, p string) string {
 		}
 	}
 	return path.Clean(filepath.ToSlash(p))
+}
+
+// saveHowTo says how to get a file back from a save of the working tree
+// (gitstore.CommitSave): as the working tree had it, and, when the save
+// keeps the index (its second parent), as the index had it. "" when the
+// save is not in this clone.
+func saveHowTo(repo *gitstore.Repo, saved gitstore.Hash) string {
+	ci, err := repo.Commit(saved)
+	if err != nil {
+		return ""
+	}
+	s := saved.Short()
+	how := fmt.Sprintf("git restore --source=%s -- PATH (the working tree's)", s)
+	if len(ci.Parents) == 2 {
+		how += fmt.Sprintf(", git restore --staged --source=%s^2 -- PATH (the index's)", s)
+	}
+	return how
 }
