@@ -197,6 +197,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		fmt.Fprintf(w, "cycle %d (target %s): unchanged: nothing changed outside .agents/**, the goals files and the non_substantive paths\n", c.Cycle, c.Target)
 		writeNotOwn(w, c)
 		fmt.Fprintf(w, "recorded in the local journal; nothing was committed\n")
+		writeIgnored(w, c, f.IgnoredChanged, f.IgnoredPut, f.IgnoredNotBack, false)
 		return w.Flush()
 	}
 	fmt.Fprintf(w, "cycle %d (target %s): %s\n", c.Cycle, c.Target, res.Result)
@@ -289,7 +290,40 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	} else {
 		fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
 	}
+	writeIgnored(w, c, f.IgnoredChanged, f.IgnoredPut, f.IgnoredNotBack, res.Result == ledger.Regressed)
 	return w.Flush()
+}
+
+// writeIgnored says what became of the ignored files cycle c's start kept
+// that the cycle removed or changed (changed: "- path", "M path"): put
+// back (a regressed or aborted cycle: putBack), or left as the cycle left
+// them; and where they are kept as the cycle found them.
+func writeIgnored(w io.Writer, c *cycle.OpenCycle, changed, put, notBack []string, putBack bool) {
+	kept := strings.TrimPrefix(cycle.IgnoredRef(c.ID), "refs/")
+	if !putBack {
+		if len(changed) > 0 {
+			paths := make([]string, len(changed))
+			for i, x := range changed {
+				paths[i] = x[min(2, len(x)):]
+			}
+			fmt.Fprintf(w, "ignored files the cycle removed or changed: %s (as the cycle found them: %s)\n", termLine(listSome(paths, 10)), kept)
+		}
+		return
+	}
+	if len(put) > 0 {
+		fmt.Fprintf(w, "put back %d ignored file(s) the cycle removed or changed: %s\n", len(put), termLine(listSome(put, 10)))
+	}
+	for _, x := range notBack {
+		fmt.Fprintf(w, "not put back: %s; as the cycle found it: %s)\n", termLine(strings.TrimSuffix(x, ")")), kept)
+	}
+}
+
+// listSome joins the first n items with commas, and says how many more.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 // writeChanges prints the goals a verdict found regressed, flaky or
