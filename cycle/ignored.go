@@ -178,7 +178,7 @@ func (l *Ledger) captureIgnored(id string) (*IgnoredKept, error) {
 	if budget == 0 {
 		return k, nil
 	}
-	files, left, err := l.repo.ListIgnored(func(dir string) bool { return revert.IsKept(dir) || isRegenerable(dir) })
+	files, left, err := l.repo.ListIgnored(func(dir string) bool { return revert.IsKept(dir) || isRegenerable(dir) }, 4*maxIgnoredFiles)
 	if err != nil {
 		return nil, err
 	}

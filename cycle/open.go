@@ -231,7 +231,9 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 		ignored <- kept{}
 	} else {
 		go func() {
+			t0 := time.Now()
 			k, err := l.captureIgnored(c.ID)
+			gitstore.Tracef("start: the ignored files kept (%s)", ms(time.Since(t0)))
 			ignored <- kept{k, err}
 		}()
 	}

@@ -33,7 +33,9 @@ type WorktreeFile struct {
 // it says yes to is neither walked nor taken, and is returned in left
 // (with a trailing slash), as is a repository inside the working tree
 // (a directory holding .git). Sockets, devices and pipes are no files.
-func (r *Repo) ListIgnored(leaveOut func(dir string) bool) (files []WorktreeFile, left []string, err error) {
+// Past limit files (0: no limit), a directory is left out whole rather
+// than walked, and so is one whose walk would go past it.
+func (r *Repo) ListIgnored(leaveOut func(dir string) bool, limit int) (files []WorktreeFile, left []string, err error) {
 	top, err := r.WorkTree()
 	if err != nil {
 		return nil, nil, err
@@ -87,10 +89,11 @@ func (r *Repo) ListIgnored(leaveOut func(dir string) bool) (files []WorktreeFile
 		if i+1 < len(names) && strings.HasPrefix(names[i+1], name) {
 			continue
 		}
-		if leftOnTheWay(name) || leaveOut(dir) {
+		if leftOnTheWay(name) || leaveOut(dir) || limit > 0 && len(files) >= limit {
 			leave(dir)
 			continue
 		}
+		before := len(files)
 		err := filepath.WalkDir(filepath.Join(top, filepath.FromSlash(dir)), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -117,8 +120,17 @@ func (r *Repo) ListIgnored(leaveOut func(dir string) bool) (files []WorktreeFile
 			if f, ok := worktreeFile(top, rel); ok {
 				files = append(files, f)
 			}
+			if limit > 0 && len(files) > limit {
+				return errPastLimit
+			}
 			return nil
 		})
+		if errors.Is(err, errPastLimit) {
+			files = files[:before]
+			left = slicesDeleteUnder(left, leftSeen, dir)
+			leave(dir)
+			continue
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("listing the ignored files in %s: %w", dir, err)
 		}
@@ -126,6 +138,23 @@ func (r *Repo) ListIgnored(leaveOut func(dir string) bool) (files []WorktreeFile
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	sort.Strings(left)
 	return files, left, nil
+}
+
+// errPastLimit stops a walk of ListIgnored past its limit.
+var errPastLimit = errors.New("past the limit")
+
+// slicesDeleteUnder removes from left (and seen) the directories under
+// dir: it is left out whole.
+func slicesDeleteUnder(left []string, seen map[string]bool, dir string) []string {
+	out := left[:0]
+	for _, d := range left {
+		if strings.HasPrefix(d, dir+"/") {
+			delete(seen, strings.TrimSuffix(d, "/"))
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // worktreeFile is the file at p (from the top), when it is a regular file

@@ -52,7 +52,7 @@ func TestListIgnoredAgreesWithGit(t *testing.T) {
 	}
 	sort.Strings(want)
 
-	files, left, err := r.open().ListIgnored(func(string) bool { return false })
+	files, left, err := r.open().ListIgnored(func(string) bool { return false }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestListIgnoredAgreesWithGit(t *testing.T) {
 
 	// Left out: a directory on the way to a file git names, and one met
 	// in a walk.
-	files, left, err = r.open().ListIgnored(func(d string) bool { return d == "only-logs" || d == "bin/sub" })
+	files, left, err = r.open().ListIgnored(func(d string) bool { return d == "only-logs" || d == "bin/sub" }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +92,21 @@ func TestListIgnoredAgreesWithGit(t *testing.T) {
 	}
 	if got, want := strings.Join(left, " "), "bin/sub/ nested/ only-logs/"; got != want {
 		t.Errorf("left %q, want %q", got, want)
+	}
+
+	// Past the limit, a directory is left out whole rather than walked
+	// (bin/ holds 5 files; the files named one by one come first).
+	files, left, err = r.open().ListIgnored(func(string) bool { return false }, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, "bin/") || strings.HasPrefix(f.Path, "out/") {
+			t.Errorf("%s listed past the limit", f.Path)
+		}
+	}
+	if got := strings.Join(left, " "); !strings.Contains(got, "bin/") || strings.Contains(got, "bin/sub/") {
+		t.Errorf("left %q, want bin/ whole", got)
 	}
 }
 

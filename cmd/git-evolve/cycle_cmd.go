@@ -43,7 +43,14 @@ any; counts the tests the gate runs there, where their runner can tell (go
 test, pytest, cargo test, TAP), unless the last finish judged that same tree;
 takes the next cycle number (reserved, so that no other worktree or record
 takes it), keeps the start commit from gc with refs/evolve/cycles/<id>/start,
-and prints the cycle, its target and the failing goals by weight.`
+and prints the cycle, its target and the failing goals by weight.
+
+It keeps the working tree's ignored files, within git config
+evolve.ignoredBudget (64m by default; 0 keeps none), under
+refs/evolve/cycles/<id>/ignored, and says in one line what it kept and what
+it left out (trees tools make again, such as node_modules/, and the files
+past the budget): a regressed or aborted cycle puts back those it removed or
+changed.`
 }
 
 func (c *cycleStartCmd) Run(e *env) error {

@@ -63,14 +63,20 @@ counted, not committed, and a revert puts it back as it was.
  3. No regression: the work is committed (with -m or a default message) with
     the trailers Evolve-Cycle, Evolve-Id, Evolve-Target and Evolve-Result,
     and the record becomes a note on that commit. The result is improved.
+    The ignored files the cycle's start kept that the cycle removed or
+    changed are left as they are, named in the record, and kept as they
+    were under refs/evolve/cycles/<id>/ignored.
  4. A regression: the working tree is saved as a commit under
-    refs/evolve/cycles/<id>/regressed, then one commit on top of HEAD
+    refs/evolve/cycles/<id>/regressed (the index as it was its second
+    parent, as git stash saves it), then one commit on top of HEAD
     reverts the cycle's whole range (its tree is the start's, with .agents/**
     as the cycle left it) with the trailers and Evolve-Reverts; the index and
     the working tree are brought to it (ignored files are left alone, and an
-    ignored file the revert must remove or overwrite is saved first), and
-    the record, naming the goals that regressed, becomes a note on it. The
-    result is regressed and the exit code is 3.
+    ignored file the revert must remove or overwrite is saved first), the
+    ignored files the cycle's start kept that the cycle removed or changed
+    are put back (its versions saved first), and the record, naming the
+    goals that regressed, becomes a note on it. The result is regressed and
+    the exit code is 3.
 
 The commit that delivers an improved cycle's work passes the pre-commit and
 commit-msg hooks (core.hooksPath honoured) as git commit would: pre-commit sees
