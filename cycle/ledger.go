@@ -14,6 +14,12 @@
 // its start, then with its own; the holdout checks and the census of its
 // tests judge beside its goals (the rules are the gate package's).
 //
+// Nothing of the user's is lost to a cycle: what the working tree held of
+// its own at the start (BaseRef) and its ignored files, within a budget
+// (IgnoredRef), are kept as the cycle starts; a cycle's work is saved,
+// index and working tree, before a revert or an abort; and a regressed or
+// aborted cycle puts back what it removed or changed of them.
+//
 // Writes are serialised between git-evolve processes by a lock file under
 // the common git directory and made safe against every other writer by the
 // compare-and-swap in gitstore: a write that loses the race is redone on

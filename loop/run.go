@@ -718,6 +718,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.say("cycle %d started: %s (%s), %s", c.Cycle, c.Target, w.Rung, w.Why)
+		if line := c.Ignored.Line(); line != "" {
+			d.say("%s", line)
+		}
 		sum, closed, err := d.agentStep(ctx, s, c, w, measured, false)
 		if sum != nil || err != nil {
 			return sum, err
@@ -865,9 +868,15 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
 		d.marks, d.markerNotes, d.r.PendingTampering = nil, nil, nil
-		_, saved, err := d.l.AbortCycle("the agent " + failure)
+		aborted, saved, err := d.l.AbortCycle("the agent " + failure)
 		if err != nil {
 			return nil, false, err
+		}
+		if a := aborted.Aborting; a != nil && len(a.IgnoredPut) > 0 {
+			d.say("cycle %d: put back %d ignored file(s) the agent removed or changed", c.Cycle, len(a.IgnoredPut))
+		}
+		if a := aborted.Aborting; a != nil && len(a.IgnoredNotBack) > 0 {
+			d.say("warning: cycle %d: %d ignored file(s) the agent changed were not put back: the start's versions stay in %s", c.Cycle, len(a.IgnoredNotBack), cycle.IgnoredRef(c.ID))
 		}
 		// The restore to do is kept before anything else can fail: a run
 		// that stops here completes it when it resumes.

@@ -232,6 +232,9 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs)
 		}
 		field("", 16, k, termSafe(string(r.Extra[k])))
 	}
+	if saved, err := gitstore.ParseHash(r.ExtraString("saved")); err == nil && !en.Journal {
+		kv("get it back", saveHowTo(repo, saved))
+	}
 	writeDisclosure(w, r, disclosed)
 	// Why the gate failed, in the failure's own words.
 	for _, f := range failures {
