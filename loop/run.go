@@ -884,7 +884,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Cycles++
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
-		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept = PhaseRestore, "", false, nil
+		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.TurnHead = PhaseRestore, "", false, nil, ""
 		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch, Base: c.Base, Clock: c.Clock}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
@@ -1041,7 +1041,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering = "", "", false, nil, nil
+	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering, d.r.TurnHead = "", "", false, nil, nil, ""
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
