@@ -37,12 +37,14 @@ func ourRules() []*rule {
 			whole:    true,
 		},
 		{
-			// The credentials of an HTTP Authorization header, whatever
-			// its scheme: gitleaks finds them only in a curl command
-			// line, and a verbose client, a proxy log or a test printing
-			// a request shows the header alone. The scheme stays.
+			// The credentials of an HTTP Authorization header: gitleaks
+			// finds them only in a curl command line, and a verbose
+			// client, a proxy log or a test printing a request shows the
+			// header alone. The scheme stays; the credentials are a
+			// token, or the rest of the line for the schemes whose
+			// credentials are a list of parameters (Digest, AWS4).
 			id:       "authorization-header",
-			source:   `(?i)\b(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\[?\\?["']?(?:(?:bearer|basic|token|bot|digest|negotiate|ntlm|hoba|mutual|vapid|scram-sha-256|aws4-hmac-sha256|sso-key|apikey|api-key)[ \t]+)?([^\s"'\\\]][^\r\n"'\\\]]*)`,
+			source:   `(?i)\b(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\[?\\?["']?(?:(?:digest|aws4-hmac-sha256|hoba|mutual|vapid|scram-sha-1|scram-sha-256)[ \t]+([^\r\n]+)|(?:(?:bearer|basic|token|bot|negotiate|ntlm|sso-key|apikey|api-key)[ \t]+)?([^\s"'\\\]]+))`,
 			keywords: []string{"authorization"},
 		},
 		{
@@ -56,8 +58,10 @@ func ourRules() []*rule {
 			// A .netrc entry's password (machine … login … password …,
 			// on one line or several), which curl, git and ftp read;
 			// low-entropy passwords pass gitleaks' generic rule.
-			id:       "netrc-password",
-			source:   `(?i)\b(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(\S+)`,
+			id: "netrc-password",
+			// (A default entry names its login first: "the default
+			// password is …" in prose is no entry.)
+			source:   `(?i)\b(?:machine[ \t\r\n]+\S+(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*|default(?:[ \t\r\n]+(?:login|account)[ \t\r\n]+\S+)+)[ \t\r\n]+password[ \t\r\n]+(\S+)`,
 			keywords: []string{"machine", "default"},
 		},
 		{
