@@ -12,6 +12,9 @@ func ourRules() []*rule {
 	// A value: quoted (the secret is inside the quotes), a shell
 	// variable (which the global allowlist lets be), or a word.
 	const value = `(?:"([^"\r\n]+)"|'([^'\r\n]+)'|(\$\{[^}\s]*\})|([^\s"',;&|)}\]]+))`
+	// The "value" of a name in code that puts a string together
+	// ("PASSWORD=" + password + "\n"): the quotes are the code's.
+	const codeAround = `^[ \t]*(?:[+.&,)]|\|\|)`
 	return []*rule{
 		{
 			// A private key block, also one cut short: gitleaks' rule
@@ -37,13 +40,18 @@ func ourRules() []*rule {
 			whole:    true,
 		},
 		{
-			// The credentials of an HTTP Authorization header, whatever
-			// its scheme: gitleaks finds them only in a curl command
-			// line, and a verbose client, a proxy log or a test printing
-			// a request shows the header alone. The scheme stays.
+			// The credentials of an HTTP Authorization header: gitleaks
+			// finds them only in a curl command line, and a verbose
+			// client, a proxy log or a test printing a request shows the
+			// header alone. The scheme stays; the credentials are a
+			// token, or the rest of the line for the schemes whose
+			// credentials are a list of parameters (Digest, AWS4).
 			id:       "authorization-header",
-			source:   `(?i)\b(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\[?\\?["']?(?:(?:bearer|basic|token|bot|digest|negotiate|ntlm|hoba|mutual|vapid|scram-sha-256|aws4-hmac-sha256|sso-key|apikey|api-key)[ \t]+)?([^\s"'\\\]][^\r\n"'\\\]]*)`,
+			source:   `(?i)\b(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\[?\\?["']?(?:(?:digest|aws4-hmac-sha256|hoba|mutual|vapid|scram-sha-1|scram-sha-256)[ \t]+([^\r\n]+)|(?:(?:bearer|basic|token|bot|negotiate|ntlm|sso-key|apikey|api-key)[ \t]+)?([^\s"'\x60\\\]]+))`,
 			keywords: []string{"authorization"},
+			// A scheme with its credentials in a variable after it, in
+			// code: "Authorization: Bearer " + token.
+			allow: secretsLike(`(?i)^(?:bearer|basic|token|bot|digest|negotiate|ntlm)$`),
 		},
 		{
 			// A bearer token outside a header: a token type and its
@@ -56,9 +64,12 @@ func ourRules() []*rule {
 			// A .netrc entry's password (machine … login … password …,
 			// on one line or several), which curl, git and ftp read;
 			// low-entropy passwords pass gitleaks' generic rule.
-			id:       "netrc-password",
-			source:   `(?i)\b(?:machine[ \t\r\n]+\S+|default)(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(\S+)`,
+			id: "netrc-password",
+			// (A default entry names its login first: "the default
+			// password is …" in prose is no entry.)
+			source:   `(?i)\b(?:machine[ \t\r\n]+\S+(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*|default(?:[ \t\r\n]+(?:login|account)[ \t\r\n]+\S+)+)[ \t\r\n]+password[ \t\r\n]+(\S+)`,
 			keywords: []string{"machine", "default"},
+			allow:    secretsLike(codeAround, `^["'\x60]+$`),
 		},
 		{
 			// The credentials of a Docker config.json (auths.<registry>
@@ -102,12 +113,14 @@ func ourRules() []*rule {
 			id:       "secret-assignment",
 			source:   `(?i)[\w.-]*(?:password|passwd|passphrase|secret|token)\b["']?=` + value,
 			keywords: []string{"password", "passwd", "passphrase", "secret", "token"},
+			allow:    secretsLike(codeAround),
 		},
 		{
 			// The same given to a command line's flag.
 			id:       "secret-flag",
 			source:   `(?i)--(?:password|passwd|passphrase|secret|token|api-key)(?:=|[ \t]+)` + value,
 			keywords: []string{"--password", "--passwd", "--passphrase", "--secret", "--token", "--api-key"},
+			allow:    secretsLike(codeAround),
 		},
 		{
 			// A password in JSON or YAML ("password": "…", password: …):
@@ -116,6 +129,13 @@ func ourRules() []*rule {
 			id:       "password-field",
 			source:   `(?i)[\w.-]*(?:password|passwd|passphrase)\\?["']?[ \t]*:[ \t]*(?:\\?"([^"\r\n\\]+)\\?"|'([^'\r\n]+)'|([^\s"',;]*[0-9!@#$%^&*+=?~][^\s"',;]*))`,
 			keywords: []string{"password", "passwd", "passphrase"},
+			allow:    secretsLike(codeAround),
 		},
 	}
+}
+
+// secretsLike is an allowlist of the secrets the expressions match: what a
+// rule of ours finds that is no secret.
+func secretsLike(exprs ...string) []*allowlist {
+	return []*allowlist{{target: "secret", sources: exprs}}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/redact"
 )
 
 type cycleFinishCmd struct {
@@ -394,10 +395,11 @@ func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
 }
 
 // writeExcerpt prints the end of a failure's output under its line,
-// indented, with what a terminal would act on escaped.
+// indented, with what a terminal would act on escaped and its secrets
+// redacted (again: a record an older git-evolve wrote may hold them).
 func writeExcerpt(w io.Writer, excerpt string) {
 	if excerpt = strings.TrimSpace(excerpt); excerpt != "" {
-		fmt.Fprintln(w, indentLines(termSafe(excerpt), "    | "))
+		fmt.Fprintln(w, indentLines(termSafe(redact.String(excerpt)), "    | "))
 	}
 }
 
