@@ -228,6 +228,12 @@ type RunOptions struct {
 	Now      func() time.Time
 	// Trusted refuses a goals file this machine has not trusted.
 	Trusted func(data []byte, path string) error
+	// OnStart, when set, is told each cycle the run starts (its number,
+	// its start commit, the goals measured there) before the agent's
+	// turn; OnFinish each finish's result. The seeds' local files follow
+	// them.
+	OnStart  func(n int, start gitstore.Hash, measured *goals.Snapshot)
+	OnFinish func(res *cycle.FinishResult)
 }
 
 // RunError is a run that could not start or go on, with what to do.
@@ -697,6 +703,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.say("cycle %d started: %s (%s), %s", c.Cycle, c.Target, w.Rung, w.Why)
+		if d.o.OnStart != nil {
+			d.o.OnStart(c.Cycle, head[0], measured)
+		}
 		sum, closed, err := d.agentStep(ctx, s, c, w, measured, false)
 		if sum != nil || err != nil {
 			return sum, err
@@ -993,6 +1002,9 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	e.Settled = st.Action
 	if err := SaveMeasured(repo, res); err != nil {
 		d.say("warning: the goals measured were not stored: %v", err)
+	}
+	if d.o.OnFinish != nil {
+		d.o.OnFinish(res)
 	}
 	d.r.Tally.Cycles++
 	switch {

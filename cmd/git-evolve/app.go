@@ -305,7 +305,9 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 			return exitUsage
 		}
 	}
-	if err := kctx.Run(); err != nil {
+	err = kctx.Run()
+	keepSeedHistory(e) // the seeds' cycle-history.jsonl follows the ledger (seedfiles.go)
+	if err != nil {
 		if errors.Is(err, errPagerGone) {
 			return exitOK // the user quit the pager before the end, as with git log
 		}

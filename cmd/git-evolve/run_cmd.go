@@ -129,7 +129,7 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	}
-	sum, err := loop.Run(ctx, l, loop.RunOptions{
+	opts := loop.RunOptions{
 		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
@@ -137,7 +137,9 @@ func (c *runCmd) Run(e *env) error {
 		Trusted: func(data []byte, path string) error {
 			return requireTrust(e, goals.DigestOf(path, data), path)
 		},
-	})
+	}
+	seedRunHooks(e, l, &opts)
+	sum, err := loop.Run(ctx, l, opts)
 	if sum == nil {
 		return err
 	}
