@@ -20,7 +20,7 @@ type initCmd struct {
 	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
 	Quiet   bool `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints."`
 	// The seeds' local files, for loops that read them.
-	HistoryFile *bool `name:"history-file" negatable:"" help:"Keep the seeds' .agents/evolve/cycle-history.jsonl from the ledger in this worktree even without an .agents/evolve directory (git config evolve.historyFile true); --no-history-file: never, even with one (false)."`
+	HistoryFile *bool `name:"history-file" negatable:"" help:"Keep the seeds' .agents/evolve/cycle-history.jsonl (and fitness-latest.json) from the ledger in this worktree even without an .agents/evolve directory (git config evolve.historyFile true); --no-history-file: never, even with one (false)."`
 }
 
 func (initCmd) Help() string {
@@ -46,9 +46,10 @@ add yourself, and commit. Running it again changes nothing.
 In a working tree with the seeds' .agents/evolve directory (AgentOps'
 layout), git-evolve keeps .agents/evolve/cycle-history.jsonl as a local
 mirror of the ledger (the records of the cycles HEAD reaches, and the
-journal's), so that the seeds' scripts and skills read the ledger's answers; --history-file keeps
-it anywhere (git config evolve.historyFile true), --no-history-file nowhere.
-It is never committed (info/exclude lists it) and never read as truth.`
+journal's) and .agents/evolve/fitness-latest.json after every measure, so that
+the seeds' scripts and skills read the ledger's answers; --history-file keeps
+them anywhere (git config evolve.historyFile true), --no-history-file nowhere.
+They are never committed (info/exclude lists them) and never read as truth.`
 }
 
 func (c initCmd) Run(e *env) error {

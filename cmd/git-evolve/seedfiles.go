@@ -1,20 +1,24 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/mirror"
 )
 
 // The seeds' local files (mirror): .agents/evolve/cycle-history.jsonl kept
-// from the ledger after every command that read or wrote it, in a working
-// tree with the seeds' layout (an .agents/evolve directory) or where git
-// config evolve.historyFile is true (git evolve init --history-file).
+// from the ledger after every command that read or wrote it, and
+// .agents/evolve/fitness-latest.json after every measure, in a working tree
+// with the seeds' layout (an .agents/evolve directory) or where git config
+// evolve.historyFile is true (git evolve init --history-file).
 
 // historyFileKey is the git config key that turns the seeds' files on
 // (true, even without .agents/evolve) or off (false).
@@ -103,10 +107,61 @@ func reportRefresh(e *env, res *mirror.Refreshed) {
 	}
 }
 
+// keepSeedFitness writes the seeds' fitness-latest.json: the goals just
+// measured, for cycle n from start (0 and zero outside a cycle).
+func keepSeedFitness(e *env, repo *gitstore.Repo, s *goals.Snapshot, n int, start gitstore.Hash) {
+	if s == nil {
+		return
+	}
+	m, ok := seedMirror(repo)
+	if !ok {
+		return
+	}
+	f := mirror.Fitness{Cycle: n, Snapshot: s}
+	if !start.IsZero() {
+		f.CycleStartSHA = start.String()
+	}
+	if err := m.WriteFitness(mirror.FitnessFile, f); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s was not written: %v\n", mirror.FitnessFile, err)
+	}
+}
+
+// keepSeedFinish writes fitness-latest.json after a finish or a revert:
+// the goals the gate measured when the cycle's work stays (improved, a
+// later revert's), the goals of its start when it was reverted (the
+// working tree is the start's again); nothing for an unchanged cycle.
+func keepSeedFinish(e *env, repo *gitstore.Repo, res *cycle.FinishResult) {
+	c := res.Cycle
+	start, _ := gitstore.ParseHash(c.Start)
+	switch {
+	case res.After != nil:
+		keepSeedFitness(e, repo, res.After, c.Cycle, start)
+	case res.Verdict == nil || res.Verdict.After == nil:
+	case res.Result == ledger.Regressed:
+		var before goals.Snapshot
+		if json.Unmarshal(c.Before, &before) == nil && before.Goals != nil {
+			keepSeedFitness(e, repo, &before, c.Cycle, start)
+		}
+	default:
+		keepSeedFitness(e, repo, res.Verdict.After, c.Cycle, start)
+	}
+}
+
 // seedRunHooks are the run driver's hooks that keep the seeds' files in
 // step with each cycle it starts and finishes, so that an agent reading
-// them sees the ledger as it is.
+// them sees the ledger and the goals as they are.
 func seedRunHooks(e *env, l *cycle.Ledger, o *loop.RunOptions) {
-	o.OnStart = func(int, gitstore.Hash, *goals.Snapshot) { refreshSeedHistory(e, l) }
-	o.OnFinish = func(*cycle.FinishResult) { refreshSeedHistory(e, l) }
+	o.OnStart = func(n int, start gitstore.Hash, measured *goals.Snapshot) {
+		refreshSeedHistory(e, l)
+		keepSeedFitness(e, l.Repo(), measured, n, start)
+	}
+	o.OnFinish = func(res *cycle.FinishResult) {
+		refreshSeedHistory(e, l)
+		keepSeedFinish(e, l.Repo(), res)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
