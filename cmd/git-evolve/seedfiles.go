@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -58,17 +59,20 @@ func seedFilesOn(repo *gitstore.Repo, m mirror.Mirror) bool {
 	return set && on || !set && present
 }
 
-// keepSeedHistory brings the seeds' cycle-history.jsonl up to date after a
-// command that opened the ledger: written when the ledger, the journal or
-// HEAD moved (a record, a finish, a sync, a fetch read), else left alone
+// keepSeedHistory brings the seeds' cycle-history.jsonl up to date after
+// command, when it opened the ledger: written when the ledger, the journal
+// or HEAD moved (a record, a finish, a sync, a fetch read), else left alone
 // at the cost of reading a few refs.
-func keepSeedHistory(e *env) {
-	// Not in a run's agent: the driver keeps the file before each turn,
-	// and what a turn writes under the git directory is the driver's to
-	// put back.
-	if e.ledger != nil && e.getenv("EVOLVE_RUN_ID") == "" {
-		refreshSeedHistory(e, e.ledger)
+func keepSeedHistory(e *env, command string) {
+	// Not in the hooks that git runs on every commit and push, nor in
+	// completion: the next command does it. Not in a run's agent: the
+	// driver keeps the file before each turn, and what a turn writes under
+	// the git directory is the driver's to put back.
+	switch name, _, _ := strings.Cut(command, " "); {
+	case e.ledger == nil, name == "hook", name == "__complete", e.getenv("EVOLVE_RUN_ID") != "":
+		return
 	}
+	refreshSeedHistory(e, e.ledger)
 }
 
 // refreshSeedHistory brings the history file of l's working tree up to
