@@ -239,6 +239,12 @@ type RunOptions struct {
 	// CheckLedger verifies the ledger before each cycle opens: an error
 	// (a breach) stops the run with it.
 	CheckLedger func() error
+	// OnStart, when set, is told each cycle the run starts (its number,
+	// its start commit, the goals measured there) before the agent's
+	// turn; OnFinish each finish's result. The seeds' local files follow
+	// them.
+	OnStart  func(n int, start gitstore.Hash, measured *goals.Snapshot)
+	OnFinish func(res *cycle.FinishResult)
 }
 
 // RunError is a run that could not start or go on, with what to do.
@@ -721,6 +727,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if line := c.Ignored.Line(); line != "" {
 			d.say("%s", line)
 		}
+		if d.o.OnStart != nil {
+			d.o.OnStart(c.Cycle, head[0], measured)
+		}
 		sum, closed, err := d.agentStep(ctx, s, c, w, measured, false)
 		if sum != nil || err != nil {
 			return sum, err
@@ -1027,6 +1036,9 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	e.Settled = st.Action
 	if err := SaveMeasured(repo, res); err != nil {
 		d.say("warning: the goals measured were not stored: %v", err)
+	}
+	if d.o.OnFinish != nil {
+		d.o.OnFinish(res)
 	}
 	d.r.Tally.Cycles++
 	switch {

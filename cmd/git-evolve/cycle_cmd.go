@@ -153,6 +153,8 @@ func (c *cycleStartCmd) Run(e *env) error {
 		}
 		return err
 	}
+	start, _ := gitstore.ParseHash(open.Start)
+	keepSeedFitness(e, l.Repo(), before, open.Cycle, start)
 	if c.JSON {
 		defer sweep(e, l)
 		b, _ := json.Marshal(open)

@@ -157,6 +157,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 	if err := loop.SaveMeasured(l.Repo(), res); err != nil {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
 	}
+	keepSeedFinish(e, l.Repo(), res)
 	if res.Cycle.Reverts == nil {
 		settle(e, l, res.Cycle, res.Result, false)
 	}

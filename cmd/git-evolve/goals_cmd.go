@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/fitness"
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/mirror"
 )
 
 type goalsCmd struct {
@@ -281,6 +284,10 @@ type goalsMeasureCmd struct {
 	Save    bool `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
 	// The seeds' ao goals measure --directives.
 	Directives bool `name:"directives" help:"List GOALS.md's directive gaps (the directives whose steer is not complete), in the order the work ladder takes them; runs no check."`
+	// The seeds' evolve-measure-fitness.sh.
+	Output       string `name:"output" help:"Write the snapshot to FILE as JSON (the seeds' shape: goals[] with id, result, value, threshold, weight), atomically, and print its path; a measure that fails or runs out of time leaves the file as it was." placeholder:"FILE"`
+	Timeout      string `name:"timeout" help:"No check runs longer than this: seconds (60) or a duration (90s, 2m); a goal's own shorter timeout stays." placeholder:"S"`
+	TotalTimeout string `name:"total-timeout" help:"The whole measure's limit: seconds or a duration; past it the checks still running are stopped, nothing is written and the exit code is 1." placeholder:"S"`
 }
 
 func (goalsMeasureCmd) Help() string {
@@ -296,6 +303,14 @@ cannot run are not counted, and a last line names the tools that are missing.
 
 A goals file runs only once this machine trusts its content: see git evolve
 trust.
+
+A whole measure (every goal, not the holdout checks) also writes
+.agents/evolve/fitness-latest.json where the working tree has the seeds'
+.agents/evolve directory (or git config evolve.historyFile is true): the
+seeds' loops read it. --output FILE writes the snapshot there too, in the same
+shape, and prints the file's path (as the seeds' evolve-measure-fitness.sh
+does); --timeout caps each check's time limit and --total-timeout the whole
+measure's.
 
 With --directives, nothing runs: the directives of GOALS.md's ## Directives
 section that are not complete are listed, the one the work ladder takes next
@@ -320,6 +335,15 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	for _, id := range c.Goal {
 		if !hasGoal(f, id) {
 			return usagef("--goal: no goal %q in %s", id, f.Path)
+		}
+	}
+	limit, total, err := c.limits()
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		for i := range f.Goals {
+			f.Goals[i].Timeout = min(f.Goals[i].Timeout, limit)
 		}
 	}
 	repo, err := e.Repo()
@@ -351,10 +375,23 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		n = len(c.Goal)
 	}
 	onCheck, done := e.goalProgress("measuring goals", n)
-	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck})
+	ctx, cancel := e.ctx, func() {}
+	if total > 0 {
+		ctx, cancel = context.WithTimeout(e.ctx, total)
+	}
+	defer cancel()
+	snap := goals.Measure(ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck})
 	done()
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
+	}
+	if ctx.Err() != nil {
+		kept := "nothing was written"
+		if c.Output != "" {
+			kept = displayPath(e, e.path(c.Output)) + " is left as it was"
+		}
+		return withHint(fmt.Errorf("measuring the goals took longer than --total-timeout %s: the checks still running were stopped, %s", total, kept),
+			"raise --total-timeout, lower --timeout, or measure fewer goals with --goal")
 	}
 	if headErr == nil {
 		snap.GitSHA = head[0].String()
@@ -362,6 +399,22 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	if c.Save {
 		snap.Dirty = dirty
 		if err := fitness.Save(repo, head[0], fitness.KindSnapshot, snap); err != nil {
+			return err
+		}
+	}
+	if !c.Holdout && len(c.Goal) == 0 {
+		keepSeedFitness(e, repo, snap, 0, gitstore.ZeroHash)
+	}
+	if c.Output != "" && !c.Holdout {
+		out := e.path(c.Output)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		if err := mirror.WriteFitnessAt(out, mirror.Fitness{Snapshot: snap}); err != nil {
+			return err
+		}
+		if !c.JSON {
+			_, err := fmt.Fprintln(e.stdout, out)
 			return err
 		}
 	}
@@ -389,6 +442,33 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termSafe(h))
 	}
 	return nil
+}
+
+// limits are --timeout and --total-timeout (0 when not given).
+func (c *goalsMeasureCmd) limits() (limit, total time.Duration, err error) {
+	if c.Holdout && c.Output != "" {
+		return 0, 0, usagef("--output writes a file an agent may read: it does not go with --holdout")
+	}
+	if limit, err = seconds("--timeout", c.Timeout); err != nil {
+		return 0, 0, err
+	}
+	total, err = seconds("--total-timeout", c.TotalTimeout)
+	return limit, total, err
+}
+
+// seconds reads a time limit as the seeds' scripts give it: a number of
+// seconds, or a duration (90s, 2m); "" and 0 are none.
+func seconds(flag, v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 && n <= 86400 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 && d <= 24*time.Hour {
+		return d, nil
+	}
+	return 0, usagef("%s: %q is not a time limit (seconds, as 60, or a duration, as 90s; at most a day)", flag, v)
 }
 
 // directives prints the directive gaps in the order the ladder takes them.
@@ -626,6 +706,9 @@ type goalsBaselineCmd struct {
 	goalsFile
 	Force bool `help:"Capture another baseline even when the era has one."`
 	JSON  bool `name:"json" help:"Print {era, captured, commit, snapshot}."`
+	// The seeds' evolve-capture-baseline.sh.
+	Label   string `help:"A name for the baseline, as the seeds' capture script takes it (era-20260101T000000Z): kept in .agents/evolve/fitness-0-baseline.json." placeholder:"LABEL"`
+	Timeout string `name:"timeout" help:"No check runs longer than this: seconds (60) or a duration (90s); a goal's own shorter timeout stays." placeholder:"S"`
 }
 
 func (goalsBaselineCmd) Help() string {
@@ -633,7 +716,13 @@ func (goalsBaselineCmd) Help() string {
 starts a new era. The first time this runs in an era it measures every goal
 and stores the snapshot, marked as the era's baseline, in the note on HEAD in
 refs/notes/evolve-fitness, where other clones fetch it. Later it only says
-when and where the era's baseline was captured.`
+when and where the era's baseline was captured.
+
+Where the working tree has the seeds' .agents/evolve directory (or git config
+evolve.historyFile is true), the era's baseline is also written to
+.agents/evolve/fitness-0-baseline.json (local, derived: the seeds' loops
+capture a baseline only when it is missing), and a baseline measured now to
+.agents/evolve/fitness-latest.json.`
 }
 
 func (c *goalsBaselineCmd) Run(e *env) error {
@@ -654,7 +743,19 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 		return err
 	}
 	if found != nil && !c.Force {
+		if m, ok := seedMirror(repo); ok && !fileExists(m.Path(mirror.BaselineFile)) {
+			keepSeedBaseline(e, repo, &found.Snapshot, "") // its label, if it had one, is not kept in git
+		}
 		return c.print(e, f.Era, false, found.Commit, &found.Snapshot)
+	}
+	limit, err := seconds("--timeout", c.Timeout)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		for i := range f.Goals {
+			f.Goals[i].Timeout = min(f.Goals[i].Timeout, limit)
+		}
 	}
 	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
@@ -676,7 +777,21 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 	if err := fitness.Save(repo, head[0], fitness.KindBaseline, snap); err != nil {
 		return err
 	}
+	keepSeedFitness(e, repo, snap, 0, gitstore.ZeroHash)
+	keepSeedBaseline(e, repo, snap, c.Label)
 	return c.print(e, f.Era, true, head[0], snap)
+}
+
+// keepSeedBaseline writes the era's baseline to the seeds'
+// fitness-0-baseline.json, whose presence their Step 0.5 checks.
+func keepSeedBaseline(e *env, repo *gitstore.Repo, s *goals.Snapshot, label string) {
+	m, ok := seedMirror(repo)
+	if !ok {
+		return
+	}
+	if err := m.WriteFitness(mirror.BaselineFile, mirror.Fitness{Label: label, Snapshot: s}); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s was not written: %v\n", mirror.BaselineFile, err)
+	}
 }
 
 func (c *goalsBaselineCmd) print(e *env, era string, captured bool, commit gitstore.Hash, s *goals.Snapshot) error {

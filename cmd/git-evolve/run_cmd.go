@@ -133,7 +133,7 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	}
-	sum, err := loop.Run(ctx, l, loop.RunOptions{
+	opts := loop.RunOptions{
 		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
@@ -149,7 +149,9 @@ func (c *runCmd) Run(e *env) error {
 			}
 			return breachRefusal(e, rep, fmt.Sprintf("the ledger fails verify (%d breach(es)): no cycle is opened on it", rep.Breaches()))
 		},
-	})
+	}
+	seedRunHooks(e, l, &opts)
+	sum, err := loop.Run(ctx, l, opts)
 	if sum == nil {
 		return err
 	}
