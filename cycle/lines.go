@@ -13,6 +13,11 @@ import (
 type Line struct {
 	Summary ledger.Summary
 	Text    []byte // the canonical form, without a newline
+	// Commit is, in what Lines returns, the commit whose note holds the
+	// line now (for a record on several commits, the one Entries lists it
+	// on); zero for the journal's lines, and in the view, which keeps each
+	// line's commit beside it.
+	Commit gitstore.Hash
 }
 
 // Lines returns the records List would return, as canonical lines in the
@@ -33,14 +38,41 @@ func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Lin
 		}
 	}
 	out := make([]Line, 0, len(v.lines))
-	for i, ln := range v.lines {
+	var place func(*Entry) int
+	for j := 0; j < len(v.lines); {
 		// A record on several commits (a note git copied when a commit was
-		// amended or rebased) is listed once: the view sorts copies together.
-		if i > 0 && bytes.Equal(v.lines[i-1].Text, ln.Text) && (want == nil || want[v.lines[i-1].commit]) {
-			continue
+		// amended or rebased) is listed once: the view sorts copies
+		// together. It is listed on the copy Entries lists it on: the
+		// commit the current branch has, else one this clone has.
+		ln := v.lines[j]
+		i := j + 1
+		for i < len(v.lines) && bytes.Equal(v.lines[i].Text, ln.Text) {
+			i++
 		}
-		if (want == nil || want[ln.commit]) && (keep == nil || keep(&ln.Summary)) {
-			out = append(out, ln.Line)
+		var best *Entry
+		for _, c := range v.lines[j:i] {
+			if want != nil && !want[c.commit] {
+				continue
+			}
+			en := &Entry{Commit: c.commit}
+			if best == nil {
+				best = en
+				continue
+			}
+			if place == nil {
+				place = l.placer()
+			}
+			if best.Record.ID == "" { // parsed once, for what placer reads
+				best.Record, _ = ledger.Parse(ln.Text)
+			}
+			en.Record = best.Record
+			if place(en) > place(best) {
+				best = en
+			}
+		}
+		j = i
+		if best != nil && (keep == nil || keep(&ln.Summary)) {
+			out = append(out, Line{Summary: ln.Summary, Text: ln.Text, Commit: best.Commit})
 		}
 	}
 	var errs []*NoteError

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -54,6 +55,11 @@ type Event struct {
 	// started and after it (finished cycles record them).
 	FailingBefore, FailingAfter []string
 	Record                      ledger.Record
+	// Commit is the commit whose note holds the record now (zero for the
+	// journal's: for those, the commit the record names); Absent says this
+	// clone does not have it.
+	Commit gitstore.Hash
+	Absent bool
 }
 
 // Productive reports whether the cycle delivered work that stayed.
@@ -111,7 +117,10 @@ func events(entries []cycle.Entry) []Event {
 	for _, en := range entries {
 		r := en.Record
 		e := Event{Cycle: r.Cycle, ID: r.ID, Target: r.Target, Result: r.Result, Gate: r.GateText(), Journal: en.Journal,
-			Passing: r.GoalsPassing, Total: r.GoalsTotal, Record: r}
+			Passing: r.GoalsPassing, Total: r.GoalsTotal, Record: r, Commit: en.Commit, Absent: en.Absent}
+		if en.Journal {
+			e.Commit, _ = gitstore.ParseHash(r.Commit())
+		}
 		e.Time, _ = time.Parse(time.RFC3339, r.Timestamp)
 		_ = json.Unmarshal(r.Extra["aborted"], &e.Aborted)
 		_ = json.Unmarshal(r.Extra["rung"], &e.Rung)

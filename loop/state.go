@@ -140,7 +140,9 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 	if s.Branch, err = repo.HeadBranch(); err != nil {
 		return nil, err
 	}
-	s.Events = OnLine(s.All, s.Branch)
+	if s.Events, err = OnHistory(repo, s.All, s.Branch); err != nil {
+		return nil, err
+	}
 	if s.Controls, err = Controls(repo); err != nil {
 		return nil, err
 	}
@@ -343,21 +345,66 @@ func (s *State) LastFailing() ([]string, bool) {
 	return nil, false
 }
 
-// OnLine are the events of the line of history of branch: those of cycles
-// started on it, those that name no branch, and quarantines (a goal's
-// oscillation is the goal's, wherever it showed). A detached HEAD ("")
-// takes them all.
-func OnLine(events []Event, branch string) []Event {
-	if branch == "" {
-		return events
+// OnHistory are the events of the history HEAD reaches: those of cycles
+// whose commit (the one its note is on; a journal record's, the one it
+// names) HEAD reaches, whatever branch they were made on, and the
+// quarantines (a goal's oscillation is the goal's, wherever it showed). A
+// record whose commit this clone does not have (the ledger was fetched,
+// the commit was not; a shallow clone), or a journal record whose commit
+// HEAD does not reach, is taken by the branch it names (OnLine). So a new
+// branch starts with its base's cycles, a merge brings the merged
+// branch's, and a cycle made on a branch that never reached HEAD is not
+// HEAD's.
+func OnHistory(repo *gitstore.Repo, events []Event, branch string) ([]Event, error) {
+	var commits []gitstore.Hash
+	seen := map[gitstore.Hash]bool{}
+	for _, e := range events {
+		if !e.Commit.IsZero() && !e.Absent && !seen[e.Commit] {
+			seen[e.Commit] = true
+			commits = append(commits, e.Commit)
+		}
+	}
+	reach, err := repo.Reachable("HEAD", commits)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Event, 0, len(events))
 	for _, e := range events {
-		if e.Branch == "" || e.Branch == branch || e.Result == ledger.Quarantined {
+		switch {
+		case e.Result == ledger.Quarantined:
+		case reached(reach, e.Commit):
+		case e.Commit.IsZero() || e.Absent || e.Journal:
+			if !onLine(e, branch) {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// OnLine are the events of the line of history of branch by the branch
+// each names: those of cycles started on it, those that name no branch,
+// and quarantines. A detached HEAD ("") takes them all.
+func OnLine(events []Event, branch string) []Event {
+	out := make([]Event, 0, len(events))
+	for _, e := range events {
+		if onLine(e, branch) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+func reached(reach map[gitstore.Hash]int, c gitstore.Hash) bool {
+	_, ok := reach[c]
+	return ok
+}
+
+func onLine(e Event, branch string) bool {
+	return branch == "" || e.Branch == "" || e.Branch == branch || e.Result == ledger.Quarantined
 }
 
 // MaxCycle is the highest cycle number the ledger and the journal hold, or

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,7 @@ import (
 
 type logCmd struct {
 	Range    []string `arg:"" optional:"" name:"revision-range" help:"Show only records on these commits (anything git rev-list accepts, e.g. main..topic)."`
-	JSON     bool     `name:"json" help:"One record per line in the seeds' schema, in cycle order."`
+	JSON     bool     `name:"json" help:"One record per line in the seeds' schema, in cycle order, with noted_on where its note is now on another commit than it names."`
 	Target   string   `complete:"goals" help:"Only cycles with this target." placeholder:"ID"`
 	Result   string   `complete:"results" help:"Only cycles with this result." placeholder:"RESULT"`
 	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
@@ -38,7 +39,10 @@ func (logCmd) Help() string {
 this clone has not fetched (marked "not fetched"). With one, lists the records
 on those commits. The table shows cycle, result, target, goals passing/total,
 the commit, its subject and the record's age; --json prints the records
-themselves. A note that does not parse is reported on stderr with its commit,
+themselves; one whose note is now on another commit than it names (after a
+rebase or an amend, git copied the note to the new commit; canonical_sha still
+names the one it was made on) has "noted_on", that commit: a script finds a
+record's commit as (.noted_on // .canonical_sha). A note that does not parse is reported on stderr with its commit,
 the rest are still listed, and the exit code is 2.
 
 The result column says more than the stored result where a bare one would
@@ -120,8 +124,7 @@ func (c *logCmd) Run(e *env) error {
 			return err
 		}
 		for _, en := range list.Entries {
-			w.Write(en.Record.Marshal())
-			w.WriteByte('\n')
+			writeNotedOn(w, en.Record.Marshal(), en.Commit)
 		}
 		errs = list.Errors
 	} else if c.JSON {
@@ -133,8 +136,7 @@ func (c *logCmd) Run(e *env) error {
 			lines = lines[len(lines)-c.Limit:]
 		}
 		for _, ln := range lines {
-			w.Write(ln.Text)
-			w.WriteByte('\n')
+			writeNotedOn(w, ln.Text, ln.Commit)
 		}
 		errs = lerrs
 	} else {
@@ -470,8 +472,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 	w := bufio.NewWriter(e.stdout)
 	if c.JSON {
 		for i := range entries {
-			w.Write(entries[i].Record.Marshal())
-			w.WriteByte('\n')
+			writeNotedOn(w, entries[i].Record.Marshal(), entries[i].Commit)
 		}
 	} else if err := printTable(w, repoSubjects{repo}, entries, now, e.color()); err != nil {
 		return err
@@ -670,4 +671,51 @@ func mdSHA(s string) string {
 		return "`" + s + "`"
 	}
 	return escape.Markdown(s)
+}
+
+// writeNotedOn writes a record's canonical line and a newline, with, for a
+// record of the ledger whose note is not on the commit it names (after a
+// rebase or an amend git copied the note to the new commit; canonical_sha
+// still names the one it was made on), "noted_on": the commit whose note
+// holds it now. A script finds the commit as (.noted_on // .canonical_sha).
+// A line that has a member of that name already (written by another tool)
+// has it replaced, or taken out where the record is on its own commit.
+func writeNotedOn(w *bufio.Writer, line []byte, commit gitstore.Hash) {
+	if bytes.Contains(line, []byte(`"noted_on"`)) {
+		if rec, err := ledger.Parse(line); err == nil {
+			delete(rec.Extra, "noted_on")
+			line = rec.Marshal()
+		}
+	}
+	if commit.IsZero() || len(line) < 2 || line[len(line)-1] != '}' || onItsCommit(line, commit) {
+		w.Write(line)
+		w.WriteByte('\n')
+		return
+	}
+	w.Write(line[:len(line)-1])
+	if len(line) > 2 {
+		w.WriteByte(',')
+	}
+	w.WriteString(`"noted_on":"`)
+	w.WriteString(commit.String())
+	w.WriteString("\"}\n")
+}
+
+// onItsCommit reports whether the record of the canonical line names
+// commit: its canonical_sha, else its sha, is commit or an abbreviation of
+// it. A canonical line has the record's own members before any other
+// tool's, so the first of each name is the record's; no line is parsed.
+func onItsCommit(line []byte, commit gitstore.Hash) bool {
+	for _, key := range []string{`,"canonical_sha":"`, `,"sha":"`} {
+		i := bytes.Index(line, []byte(key))
+		if i < 0 {
+			continue
+		}
+		v := line[i+len(key):]
+		if j := bytes.IndexByte(v, '"'); j >= 4 {
+			return strings.HasPrefix(commit.String(), strings.ToLower(string(v[:j])))
+		}
+		return false
+	}
+	return false
 }

@@ -8,18 +8,23 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/fitness"
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/loop"
 )
 
 type statusCmd struct {
-	JSON bool `name:"json" help:"Print {open_cycle, halt: {markers, breakers, quarantined}, last_cycles, failing_goals, queue_next, ledger: {remote, fetched, not_pushed, not_merged}}."`
+	JSON bool `name:"json" help:"Print {open_cycle, halt: {markers, breakers, quarantined}, last_cycles, failing_goals, measured_by, queue_next, ledger: {remote, fetched, not_pushed, not_merged}}."`
 }
 
 func (statusCmd) Help() string {
 	return `One screen on where the loop stands: the open cycle (its number, target, age
 and its work so far), the halt state (the markers that hold, with their
 reasons; the breakers tripped and not acknowledged; the quarantined goals),
-the last five cycles, the goals failing as the last cycle measured them, the
+the last five cycles of the history HEAD reaches (whatever branch they were
+made on), the goals failing as last measured there (by the newest of the last
+of those cycles and the latest fitness snapshot of a commit HEAD reaches), the
 work the queue holds next, and the ledger against its remote-tracking copy
 (ledger commits not pushed yet, and not merged yet from the remote as last
 fetched: git evolve sync does both).
@@ -30,14 +35,18 @@ used, nothing is written.`
 
 // statusReport is git evolve status --json.
 type statusReport struct {
-	Open     *statusOpen   `json:"open_cycle"`
-	Halt     statusHalt    `json:"halt"`
-	Last     []statusCycle `json:"last_cycles"`
-	Failing  []string      `json:"failing_goals"`
-	Queue    *statusQueue  `json:"queue_next"`
-	Ledger   statusLedger  `json:"ledger"`
-	Warnings []string      `json:"warnings,omitempty"`
-	breakers []loop.ControlEvent
+	Open    *statusOpen   `json:"open_cycle"`
+	Halt    statusHalt    `json:"halt"`
+	Last    []statusCycle `json:"last_cycles"`
+	Failing []string      `json:"failing_goals"`
+	// MeasuredBy is the measurement failing_goals is read from: the
+	// newest of the last cycle HEAD reaches and the latest fitness
+	// snapshot of a commit HEAD reaches (none: never measured).
+	MeasuredBy *statusMeasured `json:"measured_by"`
+	Queue      *statusQueue    `json:"queue_next"`
+	Ledger     statusLedger    `json:"ledger"`
+	Warnings   []string        `json:"warnings,omitempty"`
+	breakers   []loop.ControlEvent
 }
 
 type statusOpen struct {
@@ -83,6 +92,13 @@ type statusCycle struct {
 	Aborted   bool   `json:"aborted,omitempty"`
 }
 
+type statusMeasured struct {
+	Kind      string `json:"kind"` // "cycle" or "snapshot"
+	Cycle     int    `json:"cycle,omitempty"`
+	Commit    string `json:"commit,omitempty"`
+	Timestamp string `json:"timestamp"`
+}
+
 type statusQueue struct {
 	Rung  string `json:"rung"`
 	ID    string `json:"id"`
@@ -111,8 +127,8 @@ func (c *statusCmd) Run(e *env) error {
 		return err
 	}
 	if len(s.Events) < 5 && len(s.All) >= 50 {
-		// A ledger busy on other branches: this line's last cycles are
-		// further back.
+		// A ledger busy on other branches: the last cycles HEAD reaches
+		// are further back.
 		if s, err = loop.Load(l, loop.LoadOptions{Now: e.now(), Getenv: e.getenv}); err != nil {
 			return err
 		}
@@ -155,13 +171,36 @@ func (c *statusCmd) Run(e *env) error {
 	events := s.Events
 	for _, ev := range events[max(0, len(events)-5):] {
 		sc := statusCycle{Cycle: ev.Cycle, Result: ev.Result, Target: ev.Target, Timestamp: ev.Record.Timestamp, Gate: ev.Gate, Aborted: ev.Aborted}
-		if h := ev.Record.CanonicalSHA; len(h) >= 7 {
+		switch h := ev.Record.Commit(); {
+		case !ev.Journal && !ev.Commit.IsZero():
+			sc.Commit = ev.Commit.String() // where the record is now (after a rebase, the rebased commit)
+		case len(h) >= 7:
 			sc.Commit = h
 		}
 		r.Last = append(r.Last, sc)
 	}
 	if failing, ok := s.LastFailing(); ok {
 		r.Failing = nonNil(failing)
+		for i := len(events) - 1; i >= 0; i-- {
+			if ev := events[i]; ev.HasBefore {
+				r.MeasuredBy = &statusMeasured{Kind: "cycle", Cycle: ev.Cycle, Timestamp: ev.Record.Timestamp}
+				if !ev.Journal && !ev.Commit.IsZero() {
+					r.MeasuredBy.Commit = ev.Commit.String()
+				}
+				break
+			}
+		}
+	}
+	if snap, err := latestSnapshot(s.Repo); err != nil {
+		r.Warnings = append(r.Warnings, "the fitness snapshots could not be read: "+err.Error())
+	} else if snap != nil && (r.MeasuredBy == nil || snapshotNewer(s.Repo, snap, r.MeasuredBy)) {
+		r.Failing = []string{}
+		for _, g := range snap.Goals {
+			if goals.Failing(g.Result) {
+				r.Failing = append(r.Failing, g.GoalID)
+			}
+		}
+		r.MeasuredBy = &statusMeasured{Kind: "snapshot", Commit: snap.Commit.String(), Timestamp: snap.Timestamp}
 	}
 	// The queue's next item: the pinned roadmap's, else the harvested
 	// queue's first.
@@ -249,10 +288,19 @@ func (r *statusReport) print(e *env) error {
 			fmt.Fprintf(w, "  %-5d %-11s %-20s %-7s %s\n", c.Cycle, termSafe(result), termSafe(c.Target), short7(c.Commit), age(c.Timestamp, e.now()))
 		}
 	}
+	by := ""
+	switch m := r.MeasuredBy; {
+	case m == nil:
+		by = " (never measured here)"
+	case m.Kind == "cycle":
+		by = fmt.Sprintf(" (as cycle %d measured them, %s)", m.Cycle, age(m.Timestamp, e.now()))
+	default:
+		by = fmt.Sprintf(" (as measured on %s, %s)", short7(m.Commit), age(m.Timestamp, e.now()))
+	}
 	if len(r.Failing) > 0 {
-		fmt.Fprintf(w, "failing goals: %s\n", termSafe(strings.Join(r.Failing, ", ")))
+		fmt.Fprintf(w, "failing goals: %s%s\n", termSafe(strings.Join(r.Failing, ", ")), by)
 	} else {
-		fmt.Fprintf(w, "failing goals: none as last measured\n")
+		fmt.Fprintf(w, "failing goals: none%s\n", by)
 	}
 	if q := r.Queue; q != nil {
 		fmt.Fprintf(w, "next in the queue: %s (%s): %s\n", termSafe(q.ID), q.Rung, termSafe(q.Title))
@@ -280,4 +328,52 @@ func short7(h string) string {
 		return h[:7]
 	}
 	return h
+}
+
+// latestSnapshot is the latest fitness snapshot (or baseline) measured on
+// a commit HEAD reaches with a clean working tree: the one on the commit
+// nearest HEAD; nil when there is none.
+func latestSnapshot(repo *gitstore.Repo) (*fitness.Found, error) {
+	all, err := fitness.All(repo)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	var commits []gitstore.Hash
+	for _, f := range all {
+		commits = append(commits, f.Commit)
+	}
+	reach, err := repo.Reachable("HEAD", commits)
+	if err != nil {
+		return nil, err
+	}
+	// The one on the commit nearest HEAD; of those on one commit, the last
+	// measured (All is in the order they were measured).
+	var best *fitness.Found
+	at := 0
+	for i := range all {
+		f := &all[i]
+		if n, ok := reach[f.Commit]; ok && !f.Dirty && (best == nil || n <= at) {
+			best, at = f, n
+		}
+	}
+	return best, nil
+}
+
+// snapshotNewer reports whether the snapshot is a later measurement than
+// the cycle's: by history first (one measured on a commit that descends
+// from the cycle's is later, one on an ancestor of it earlier), else, on
+// the same commit or on two lines of history, by time (a tie to the
+// cycle: a run keeps a snapshot of what its cycle measured).
+func snapshotNewer(repo *gitstore.Repo, snap *fitness.Found, c *statusMeasured) bool {
+	if cc, err := gitstore.ParseHash(c.Commit); err == nil && cc != snap.Commit {
+		if in, err := repo.IsAncestor(cc, snap.Commit); err == nil && in {
+			return true
+		}
+		if in, err := repo.IsAncestor(snap.Commit, cc); err == nil && in {
+			return false
+		}
+	}
+	ts, errS := time.Parse(time.RFC3339, snap.Timestamp)
+	tc, errC := time.Parse(time.RFC3339, c.Timestamp)
+	return errS == nil && (errC != nil || ts.After(tc))
 }

@@ -1,0 +1,63 @@
+package gitstore
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+)
+
+// Reachable reports which of the candidates the commit rev names reaches
+// (itself included), each with its place in git rev-list's order from rev
+// (0 for rev itself; nearer rev, smaller): what it lists, read until every
+// candidate has been seen, so that a history whose candidates are all
+// recent costs their distance from rev, not the whole history. An unborn
+// rev (a branch with no commit yet) reaches nothing. In a shallow clone
+// the answer is that of the history the clone holds.
+func (r *Repo) Reachable(rev string, candidates []Hash) (map[Hash]int, error) {
+	out := map[Hash]int{}
+	want := make(map[Hash]bool, len(candidates))
+	for _, c := range candidates {
+		if !c.IsZero() {
+			want[c] = true
+		}
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	tips, errs, err := r.LookupCommits(rev)
+	if err != nil {
+		return nil, err
+	}
+	if errs[0] != nil {
+		return out, nil // unborn: no commit, no history
+	}
+	tip := tips[0]
+	if want[tip] && len(want) == 1 {
+		out[tip] = 0
+		return out, nil
+	}
+	p, err := r.startPiped(context.Background(), false, "rev-list", tip.String(), "--")
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(p.stdout)
+	for n := 0; sc.Scan(); n++ {
+		h, err := ParseHash(sc.Text())
+		if err != nil {
+			p.kill()
+			return nil, fmt.Errorf("git rev-list printed %q", sc.Text())
+		}
+		if want[h] {
+			out[h] = n
+			if len(out) == len(want) {
+				p.kill() // every candidate seen: the rest of the history is not read
+				return out, nil
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		p.kill()
+		return nil, err
+	}
+	return out, p.wait()
+}
