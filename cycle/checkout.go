@@ -382,7 +382,7 @@ func (l *Ledger) MeasureStart(ctx context.Context, commit gitstore.Hash, f *goal
 	s := &Started{Goals: goals.Measure(ctx, f, opts)}
 	if hf != nil && ctx.Err() == nil {
 		hopts := opts
-		hopts.OnCheck = nil // nothing of them is said
+		hopts.OnCheck, hopts.OnDone = nil, nil // nothing of them is said
 		s.Holdout, s.HoldoutData, s.HoldoutBefore = hf, hdata, goals.Measure(ctx, hf, hopts)
 	}
 	if len(g.Commands) == 0 || ctx.Err() != nil {

@@ -196,6 +196,8 @@ type FinishOptions struct {
 	// OnCheck, when set, is told each goal's id as the gate starts its
 	// check (see goals.Options).
 	OnCheck func(id string)
+	// OnDone is told each goal's id as the gate's check of it ends.
+	OnDone func(id string)
 	// Kept, when set, is the open cycle as whoever drives it opened it (the
 	// loop's driver): the ruler it is judged by (its goals file, its
 	// "before", its start and base) is taken from Kept, and any change to
@@ -483,7 +485,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 					return nil, err
 				}
 				defer j.Release()
-				v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck},
+				v := gate.Judge(ctx, ruler, &before, goals.Options{Dir: j.Dir, Env: j.Env(), Now: l.now, OnCheck: opts.OnCheck, OnDone: opts.OnDone},
 					func(cr goals.CommandResult) bool { return !l.projectCommand(cr, j.Dir, start) }, census)
 				if holdout != nil && !v.NoVerdict() && ctx.Err() == nil {
 					fixed := ""

@@ -109,6 +109,9 @@ type Options struct {
 	// OnCheck, when set, is told each goal's id as its check starts: from
 	// the goroutines that run them, one call at a time.
 	OnCheck func(id string)
+	// OnDone, when set, is told each goal's id as its check ends, as
+	// OnCheck is (the two share their one-at-a-time).
+	OnDone func(id string)
 }
 
 // Measure runs the goals' checks and returns the snapshot. Meta goals run
@@ -123,14 +126,21 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 	if par <= 0 {
 		par = runtime.NumCPU()
 	}
+	// Callers print from them, to writers that are not all safe for
+	// concurrent use (a buffer, for git evolve mcp's commands).
+	var mu sync.Mutex
 	if onCheck := opts.OnCheck; onCheck != nil {
-		// Callers print from it, to writers that are not all safe for
-		// concurrent use (a buffer, for git evolve mcp's commands).
-		var mu sync.Mutex
 		opts.OnCheck = func(id string) {
 			mu.Lock()
 			defer mu.Unlock()
 			onCheck(id)
+		}
+	}
+	if onDone := opts.OnDone; onDone != nil {
+		opts.OnDone = func(id string) {
+			mu.Lock()
+			defer mu.Unlock()
+			onDone(id)
 		}
 	}
 	var goals []Goal
@@ -145,6 +155,7 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 		if g.Type == "meta" || exclusive(g) {
 			opts.started(g.ID)
 			results[i] = run(ctx, g, opts.Dir, opts.Env) // alone
+			opts.ended(g.ID)
 			continue
 		}
 		shared = append(shared, i)
@@ -159,6 +170,7 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 			defer func() { <-sem }()
 			opts.started(goals[i].ID)
 			results[i] = run(ctx, goals[i], opts.Dir, opts.Env)
+			opts.ended(goals[i].ID)
 		}(i)
 	}
 	wg.Wait()
@@ -170,6 +182,12 @@ func Measure(ctx context.Context, f *File, opts Options) *Snapshot {
 func (o *Options) started(id string) {
 	if o.OnCheck != nil {
 		o.OnCheck(id)
+	}
+}
+
+func (o *Options) ended(id string) {
+	if o.OnDone != nil {
+		o.OnDone(id)
 	}
 }
 

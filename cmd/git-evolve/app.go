@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -94,6 +93,7 @@ type env struct {
 	colorMode      string // --color: auto, always or never
 	paging         bool   // stdout is the pager page started
 	noProgress     bool   // --no-progress
+	forceProgress  bool   // --progress
 	dir            string
 	now            func() time.Time
 	repo           *gitstore.Repo
@@ -196,39 +196,25 @@ func (e *env) progress(msg string) {
 
 // progressFlag is --no-progress, on the commands that measure goals.
 type progressFlag struct {
-	NoProgress bool `name:"no-progress" help:"Print no progress on the terminal (it is printed only on one)."`
+	NoProgress bool `name:"no-progress" help:"Print no progress. On a terminal it is one line; elsewhere a line every ten seconds once a measure has run two."`
+	Progress   bool `name:"progress" help:"Print progress lines from the start even when stderr is no terminal."`
 }
 
-// goalProgress reports goals measured as git reports progress: on a
-// terminal only, one line rewritten in place (goal i of n, its name, the
-// time so far), finished with "done". onCheck is told each goal as its
-// check starts (from several goroutines at once); done ends the line.
-func (e *env) goalProgress(what string, n int) (onCheck func(string), done func()) {
-	if !terminal(e.stderr) || e.noProgress || n == 0 {
-		return nil, func() {}
+// set makes the flags the command's.
+func (p progressFlag) set(e *env) {
+	e.noProgress, e.forceProgress = p.NoProgress, p.Progress && !p.NoProgress
+}
+
+// goalProgress reports goals measured (goalMeter, progress.go). onCheck
+// is told each goal as its check starts, onDone as it ends (one call at a
+// time: goals.Options makes them so); done ends the report.
+func (e *env) goalProgress(what string, n int) (onCheck, onDone func(string), done func()) {
+	if e.noProgress || n == 0 {
+		return nil, nil, func() {}
 	}
-	var mu sync.Mutex
-	t0, i, width := time.Now(), 0, 0
-	line := func(s string, end string) {
-		pad := max(0, width-len(s))
-		width = max(width, len(s))
-		fmt.Fprintf(e.stderr, "\r%s%s%s", s, strings.Repeat(" ", pad), end)
-	}
-	onCheck = func(id string) {
-		mu.Lock()
-		defer mu.Unlock()
-		i++
-		n = max(n, i) // a goal measured again (a regression is measured twice)
-		line(fmt.Sprintf("git-evolve: %s: %d/%d %s (%.1fs)", what, i, n, termLine(id), time.Since(t0).Seconds()), "")
-	}
-	done = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if i > 0 {
-			line(fmt.Sprintf("git-evolve: %s: %d/%d, done (%.1fs).", what, i, n, time.Since(t0).Seconds()), "\n")
-		}
-	}
-	return onCheck, done
+	m := newGoalMeter(e.stderr, what, n, terminal(e.stderr), e.forceProgress, time.Now)
+	m.start()
+	return m.check, m.done, m.finish
 }
 
 // terminal reports whether w is a terminal, as isatty(3) says: /dev/null

@@ -87,9 +87,9 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	e.noProgress = c.NoProgress
-	onCheck, done := e.goalProgress("measuring goals", len(f.Goals))
-	started, err := l.MeasureStart(e.ctx, head[0], f, g, goals.Options{Now: e.now, OnCheck: onCheck})
+	c.progressFlag.set(e)
+	onCheck, onDone, done := e.goalProgress("measuring goals", len(f.Goals))
+	started, err := l.MeasureStart(e.ctx, head[0], f, g, goals.Options{Now: e.now, OnCheck: onCheck, OnDone: onDone})
 	done()
 	if err != nil {
 		return err

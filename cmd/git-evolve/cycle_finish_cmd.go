@@ -117,7 +117,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "git-evolve: warning: -m is ignored: the finish under way keeps the message it started with\n")
 		}
 	}
-	e.noProgress = c.NoProgress
+	c.progressFlag.set(e)
 	n := 0
 	if open, err := l.Current(); err == nil {
 		if f, _, err := l.CycleGoals(open); err == nil {
@@ -137,8 +137,8 @@ func (c *cycleFinishCmd) Run(e *env) error {
 		}
 		opts.AcceptWhy = c.Message
 	}
-	onCheck, done := e.goalProgress("the gate: measuring goals", n)
-	opts.OnCheck = onCheck
+	onCheck, onDone, done := e.goalProgress("the gate: measuring goals", n)
+	opts.OnCheck, opts.OnDone = onCheck, onDone
 	res, err := l.Finish(e.ctx, opts)
 	done()
 	switch {

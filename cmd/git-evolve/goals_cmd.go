@@ -369,18 +369,18 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 			return err
 		}
 	}
-	e.noProgress = c.NoProgress
+	c.progressFlag.set(e)
 	n := len(f.Goals)
 	if len(c.Goal) > 0 {
 		n = len(c.Goal)
 	}
-	onCheck, done := e.goalProgress("measuring goals", n)
+	onCheck, onDone, done := e.goalProgress("measuring goals", n)
 	ctx, cancel := e.ctx, func() {}
 	if total > 0 {
 		ctx, cancel = context.WithTimeout(e.ctx, total)
 	}
 	defer cancel()
-	snap := goals.Measure(ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck})
+	snap := goals.Measure(ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck, OnDone: onDone})
 	done()
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted

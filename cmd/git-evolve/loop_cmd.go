@@ -384,6 +384,7 @@ type nextCmd struct {
 	Quality   bool   `help:"Quality mode: findings first (high, medium), then beads, directives and emergency gates (weight 5 or more)."`
 	BeadsOnly bool   `name:"beads-only" help:"Take no directive or goal work: the queue, beads and generators only."`
 	Strategy  string `default:"balanced" enum:"balanced,innovate,harden,repair,ultrathink,autoresearch" help:"Which generator rungs come first, and what the agent is asked to focus on: balanced, innovate, harden, repair, ultrathink, autoresearch."`
+	progressFlag
 }
 
 func (nextCmd) Help() string {
@@ -422,8 +423,10 @@ func (c *nextCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	e.progress("measuring the goals")
-	measured := goals.Measure(e.ctx, f, goals.Options{Dir: s.Top, Now: e.now})
+	c.progressFlag.set(e)
+	onCheck, onDone, done := e.goalProgress("measuring goals", len(f.Goals))
+	measured := goals.Measure(e.ctx, f, goals.Options{Dir: s.Top, Now: e.now, OnCheck: onCheck, OnDone: onDone})
+	done()
 	if e.ctx.Err() != nil {
 		return errInterrupted
 	}
