@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +26,10 @@ var (
 	benchDir   string // removed by TestMain
 )
 
+// TestMain runs the tests with a git of their own (internal/testenv), and
+// removes the benchmarks' repositories.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testenv.Main(m)
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}

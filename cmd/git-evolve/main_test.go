@@ -13,14 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// TestMain runs the tests with a git of their own (internal/testenv); the
+// scripts have their own HOME besides (setupScript).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(hermetic{m}, map[string]func(){
 		"git-evolve": func() { os.Exit(Main()) },
 	})
 }
+
+// hermetic runs the tests as testenv.Main does.
+type hermetic struct{ m *testing.M }
+
+func (h hermetic) Run() int { return testenv.Main(h.m) }
 
 // TestScripts runs the testscript suites in testscripts/<area>/. Set
 // UPDATE_SCRIPTS=1 to rewrite the golden files inside the archives.

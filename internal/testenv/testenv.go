@@ -1,0 +1,79 @@
+// Package testenv gives a package's tests a git of their own, the same on
+// a developer's machine, a new laptop and a CI runner: HOME and
+// XDG_CONFIG_HOME in a temporary directory (no one's ~/.gitconfig), no
+// system config, no GIT_* variable from outside, and a committer and
+// author identity. Go's caches and rustup's and cargo's homes stay where
+// they were, so that a test that runs go or cargo finds them. Only tests
+// import it.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Identity is the author and committer the tests' git uses unless a test
+// names another.
+const (
+	Name  = "Test Person"
+	Email = "test@example.com"
+)
+
+// Main runs the package's tests (m) in the environment Set makes, in a
+// temporary HOME removed afterwards; it returns the exit code.
+func Main(m *testing.M) int {
+	home, err := os.MkdirTemp("", "git-evolve-test-home-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(home)
+	if err := Set(home); err != nil {
+		panic(err)
+	}
+	return m.Run()
+}
+
+// Set makes this process's environment, and so that of every git it
+// starts, a hermetic one with home as HOME.
+func Set(home string) error {
+	// Go's caches where go would find them with the HOME it had.
+	if os.Getenv("GOCACHE") == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			os.Setenv("GOCACHE", filepath.Join(dir, "go-build"))
+		}
+	}
+	// Go's module cache, rustup's toolchains and cargo's registry where
+	// the HOME it had keeps them.
+	if old, err := os.UserHomeDir(); err == nil {
+		for k, dir := range map[string]string{"GOPATH": "go", "RUSTUP_HOME": ".rustup", "CARGO_HOME": ".cargo"} {
+			if os.Getenv(k) != "" {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(old, dir)); err == nil && fi.IsDir() || k == "GOPATH" {
+				os.Setenv(k, filepath.Join(old, dir))
+			}
+		}
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "GIT_") {
+			os.Unsetenv(k)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o755); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME":                home,
+		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME":     Name,
+		"GIT_AUTHOR_EMAIL":    Email,
+		"GIT_COMMITTER_NAME":  Name,
+		"GIT_COMMITTER_EMAIL": Email,
+	} {
+		os.Setenv(k, v)
+	}
+	return nil
+}
