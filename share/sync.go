@@ -127,6 +127,10 @@ type Options struct {
 	// first (0 is DefaultPatience); when it is up, Sync returns a
 	// *GaveUpError.
 	Patience time.Duration
+	// now and sleep are the clock Patience is counted by (the tests' is
+	// fake: a round's length is then theirs to say); nil: the real one.
+	now   func() time.Time
+	sleep func(time.Duration)
 	// AsLastSeen starts with a round that does not fetch: the remote's
 	// refs are taken to be what the remote-tracking refs say (as the last
 	// fetch or push left them), and the push's lease holds the remote to
@@ -158,13 +162,18 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	if patience <= 0 {
 		patience = DefaultPatience
 	}
-	start := time.Now()
-	defer func() { rep.Elapsed = time.Since(start) }()
+	now, sleep := o.now, o.sleep
+	if now == nil {
+		now, sleep = time.Now, time.Sleep
+	}
+	since := func(t time.Time) time.Duration { return now().Sub(t) }
+	start := now()
+	defer func() { rep.Elapsed = since(start) }()
 	lastSeen, fetchedBefore := o.AsLastSeen, false
 	pushed := map[string]bool{} // the refs a round's push moved
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
-		began := time.Now()
+		began := now()
 		refs, transcripts, fetched, err := syncOnce(repo, remote, fetchedBefore, lastSeen, o)
 		fetchedBefore = fetchedBefore || fetched
 		for i := range refs {
@@ -187,11 +196,11 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 		}
 		lastSeen = false
 		rep.LeaseLosses++
-		wait := backoff(attempt+1, time.Since(began))
-		if time.Since(start)+wait > patience {
-			return rep, &GaveUpError{Remote: remote, Attempts: attempt, Elapsed: time.Since(start)}
+		wait := backoff(attempt+1, since(began))
+		if since(start)+wait > patience {
+			return rep, &GaveUpError{Remote: remote, Attempts: attempt, Elapsed: since(start)}
 		}
-		time.Sleep(wait)
+		sleep(wait)
 	}
 }
 

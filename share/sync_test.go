@@ -145,14 +145,17 @@ func TestSyncGivesUpAtItsPatience(t *testing.T) {
 	defer repo.Close()
 	n := 0
 	const patience = 3 * time.Second
+	// A fake clock: each round takes 300 ms of it, however long it takes
+	// the machine, and a wait passes at once.
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	rep, err := Sync(repo, "origin", Options{
-		// Long enough for several attempts on a loaded machine, where one
-		// round of fetch, two git commands of the other clone and a push
-		// can take a few hundred milliseconds.
 		Patience: patience,
+		now:      func() time.Time { return clock },
+		sleep:    func(d time.Duration) { clock = clock.Add(d) },
 		// Another clone pushes each time, just before this one does.
 		BeforePush: func(string, gitstore.Hash) error {
 			n++
+			clock = clock.Add(300 * time.Millisecond)
 			git(t, other, "notes", "--ref=evolve-fitness", "add", "-f", "-m", "theirs "+strconv.Itoa(n), "HEAD")
 			git(t, other, "push", "-q", "-f", "origin", "refs/notes/evolve-fitness")
 			return nil
@@ -162,13 +165,13 @@ func TestSyncGivesUpAtItsPatience(t *testing.T) {
 	if !errors.As(err, &gave) || !errors.Is(err, gitstore.ErrPushRejected) {
 		t.Fatalf("Sync: %v, want a GaveUpError", err)
 	}
-	// (At least two: on a loaded machine a round can take a second.)
-	if rep.Attempts < 2 || rep.LeaseLosses != rep.Attempts || gave.Attempts != rep.Attempts {
-		t.Errorf("attempts %d, lease losses %d (error says %d): want every attempt lost, and several", rep.Attempts, rep.LeaseLosses, gave.Attempts)
+	// Rounds of 300 ms, waits of 0.3–0.6 s, then 0.6–1.2 s, 1.2–2.4 s: the
+	// third or fourth wait would pass 3 s.
+	if rep.Attempts < 3 || rep.Attempts > 4 || rep.LeaseLosses != rep.Attempts || gave.Attempts != rep.Attempts {
+		t.Errorf("attempts %d, lease losses %d (error says %d): want every attempt lost, 3 or 4 of them", rep.Attempts, rep.LeaseLosses, gave.Attempts)
 	}
-	// It stops once the next wait would pass its patience: past it by at
-	// most one round, and a round is not ten seconds.
-	if rep.Elapsed > patience+10*time.Second {
+	// It stops before the next wait would pass its patience.
+	if rep.Elapsed > patience {
 		t.Errorf("took %s with a patience of %s", rep.Elapsed, patience)
 	}
 	if got := git(t, dir, "notes", "--ref=evolve-fitness", "show", "HEAD"); !strings.Contains(got, "ours") {
