@@ -30,7 +30,7 @@ import (
 // the last subjectTail bytes, where what was last asked is.
 // Format 3: subjects as git log's %s gives them (a first paragraph of
 // several lines joined); the first line alone in format 2.
-const subjectsMagic = "git-evolve subjects 3\n"
+const subjectsMagic = "git-evolve subjects 4\n" // 4: subjects of commits in another encoding re-encoded
 
 // subjectMax is the longest subject kept: the table shows 60 characters,
 // each at most 4 bytes.

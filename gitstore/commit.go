@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,6 +25,8 @@ func parseCommit(h Hash, data []byte) (CommitInfo, error) {
 			ci.Author = lenientIdent(string(val))
 		case "committer":
 			ci.Committer = lenientIdent(string(val))
+		case "encoding":
+			ci.Encoding = string(val)
 		}
 	})
 	if err != nil {
@@ -176,4 +179,49 @@ func (r *Repo) CommitAsGit(tree Hash, parents []Hash, message string, author, co
 		return ZeroHash, fmt.Errorf("writing a commit as git would (signed or re-encoded): %w", err)
 	}
 	return ParseHash(strings.TrimSpace(string(out)))
+}
+
+// foreignEncoding reports whether a commit's encoding header names an
+// encoding other than UTF-8 (its message is then in that encoding, and git
+// re-encodes it for its output).
+func foreignEncoding(enc string) bool {
+	e := strings.ToLower(enc)
+	return e != "" && e != "utf-8" && e != "utf8"
+}
+
+// reencode puts into UTF-8 the messages of the commits whose encoding
+// header names another encoding (ISO-8859-1, say): git log re-encodes
+// them, as it does for its own output (it knows every encoding iconv
+// does). One that git cannot re-encode is left as it is, its invalid
+// UTF-8 shown as U+FFFD wherever it is printed. msgs[i] is hs[i]'s.
+func (r *Repo) reencode(hs []Hash, set func(i int, msg string)) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	args := []string{"log", "--no-walk=unsorted", "--encoding=UTF-8", "-z", "--format=%H%n%B", "--end-of-options"}
+	for _, h := range hs {
+		args = append(args, h.String())
+	}
+	out, err := r.git(context.Background(), nil, append(args, "--")...)
+	if err != nil {
+		return err
+	}
+	at := map[Hash][]int{}
+	for i, h := range hs {
+		at[h] = append(at[h], i)
+	}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		name, msg, ok := bytes.Cut(rec, []byte("\n"))
+		if !ok {
+			continue
+		}
+		h, err := ParseHash(string(name))
+		if err != nil {
+			continue
+		}
+		for _, i := range at[h] {
+			set(i, string(msg))
+		}
+	}
+	return nil
 }

@@ -46,14 +46,17 @@ type CommitInfo struct {
 	Parents   []Hash
 	Author    Signature
 	Committer Signature
-	Message   string
+	// Message is in UTF-8: one whose commit names another encoding
+	// (Encoding) is re-encoded by git, as git log shows it.
+	Message string
+	// Encoding is the commit's encoding header ("" when it has none).
+	Encoding string
 }
 
 // Subject is the commit's subject as git log's %s gives it: past any blank
 // lines, the message's first paragraph, its lines joined by a space, each
 // without the spaces, tabs and carriage returns that end it. A NUL ends the
-// message, as it does git's reading of it. (The message is as the commit
-// holds it: git would also re-encode one whose commit names an encoding.)
+// message, as it does git's reading of it.
 func (c CommitInfo) Subject() string { return subjectOf(c.Message) }
 
 func subjectOf[T string | []byte](msg T) string {
@@ -105,7 +108,11 @@ func (r *Repo) Commit(h Hash) (CommitInfo, error) {
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("reading commit %s: %w", h, err)
 	}
-	return parseCommit(h, data)
+	ci, err := parseCommit(h, data)
+	if err == nil && foreignEncoding(ci.Encoding) {
+		err = r.reencode([]Hash{h}, func(_ int, msg string) { ci.Message = msg })
+	}
+	return ci, err
 }
 
 // Commits reads several commits in one exchange with git (the names
@@ -114,10 +121,18 @@ func (r *Repo) Commit(h Hash) (CommitInfo, error) {
 // ErrWrongType when it is no commit. The error is for git failing.
 func (r *Repo) Commits(hs []Hash) (infos []CommitInfo, errs []error, err error) {
 	infos = make([]CommitInfo, len(hs))
+	var foreign []Hash
+	var at []int
 	errs, err = r.readCommits(hs, func(i int, data []byte) (err error) {
 		infos[i], err = parseCommit(hs[i], data)
+		if err == nil && foreignEncoding(infos[i].Encoding) {
+			foreign, at = append(foreign, hs[i]), append(at, i)
+		}
 		return err
 	})
+	if err == nil {
+		err = r.reencode(foreign, func(j int, msg string) { infos[at[j]].Message = msg })
+	}
 	return infos, errs, err
 }
 
@@ -150,11 +165,22 @@ func (r *Repo) readCommits(hs []Hash, take func(i int, data []byte) error) (errs
 // lists once, 100,000 at a time.
 func (r *Repo) CommitSubjects(hs []Hash) (subjects []string, errs []error, err error) {
 	subjects = make([]string, len(hs))
+	var foreign []Hash
+	var at []int
 	errs, err = r.readCommits(hs, func(i int, data []byte) error {
-		msg, err := walkCommit(hs[i], data, nil)
+		enc := false
+		msg, err := walkCommit(hs[i], data, func(key, val []byte) {
+			enc = enc || string(key) == "encoding" && foreignEncoding(string(val))
+		})
+		if err == nil && enc {
+			foreign, at = append(foreign, hs[i]), append(at, i)
+		}
 		subjects[i] = subjectOf(msg)
 		return err
 	})
+	if err == nil {
+		err = r.reencode(foreign, func(j int, msg string) { subjects[at[j]] = subjectOf(msg) })
+	}
 	return subjects, errs, err
 }
 
