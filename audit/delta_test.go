@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -181,6 +182,7 @@ func TestMergeAt(t *testing.T) {
 // A keys file of another token, cut short, or with any byte changed is
 // not opened.
 func TestKeysDamaged(t *testing.T) {
+	testenv.Slow(t)
 	defer func(b int) { keysBlock = b }(keysBlock)
 	keysBlock = 64 // many blocks, so that lookups cross some and not others
 	token := [16]byte{1}

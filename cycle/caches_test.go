@@ -3,6 +3,7 @@ package cycle
 import (
 	"bytes"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 // reset, replaced or edited by plain git behind their back, they change no
 // answer: every read gives what a read with none of them gives.
 func TestCachesChangeNoAnswer(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 12)
 	for i := 0; i < 8; i++ {
 		record(t, openLedger(t, dir), commits[i], 0)

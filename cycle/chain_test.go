@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // of the same cycle another clone wrote, the head's note removed, the
 // index gone. The last record is what a listing ends with.
 func TestRecordChainsToTheLastRecord(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 20)
 	l := openLedger(t, dir)
 	path := filepath.Join(dir, ".git", "evolve", "cycles.idx")

@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"errors"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 // for a pair of tips, never for a copy the local ledger holds whole, and a
 // check that fails refuses the copy.
 func TestCheckCopies(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 5)
 	l := openLedger(t, dir)
 	record(t, l, commits[0], 0)

@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,7 @@ func entriesText(ls *Listing) string {
 // that does not parse, the journal, a filter that keeps few, and a view
 // whose tail is damaged (read in full instead).
 func TestEntriesAsList(t *testing.T) {
+	testenv.Slow(t)
 	defer func(s int) { tailSlack = s }(tailSlack)
 	tailSlack = 0 // the tail read in several steps, past the copies
 	dir, commits := testRepo(t, 12)

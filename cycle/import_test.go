@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"io"
 	"math"
 	"os/exec"
@@ -110,6 +111,7 @@ func importInto(t *testing.T, text string, batch int) (*Ledger, string, *ImportR
 // (one notes commit a batch), the same journal, the same report, the same
 // line numbers; and a line over the bound is skipped and named.
 func TestImportInBatches(t *testing.T) {
+	testenv.Slow(t)
 	_, commits := testRepo(t, 6)
 	defer func(m int) { importLineMax = m }(importLineMax)
 	importLineMax = 400

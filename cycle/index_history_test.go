@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,7 @@ func largestOf(t *testing.T, ix *index) string {
 // or removed by C git, and a subject that names a cycle its notes do not
 // hold.
 func TestIndexFromHistory(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 8)
 	l := openLedger(t, dir)
 	check := func(when string, fromHist bool) {
@@ -270,6 +272,7 @@ func TestIndexFromHistoryMadeWhole(t *testing.T) {
 // plain git fetch, no local ledger yet) takes the next number from the
 // copy's history, and so does a cycle start.
 func TestCopyFromHistoryInAClone(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 4)
 	l := openLedger(t, dir)
 	for i := 0; i < 4; i++ {
@@ -296,6 +299,7 @@ func TestCopyFromHistoryInAClone(t *testing.T) {
 // The cycles of changed notes read in exchanges of a few blobs each are
 // those each note holds, note by note.
 func TestChangedCycles(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 7)
 	l := openLedger(t, dir)
 	for i, c := range commits {

@@ -1,6 +1,7 @@
 package cycle
 
 import (
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"strings"
 	"testing"
@@ -35,6 +36,7 @@ const copyRef = "refs/notes/remotes/origin/evolve"
 // whose local tip is no longer an ancestor is passed by; a damaged file,
 // or one in a history replace refs alter, changes no answer.
 func TestMergedCopies(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits := testRepo(t, 6)
 	l := openLedger(t, dir)
 	record(t, l, commits[0], 0)

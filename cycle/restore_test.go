@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"errors"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,7 @@ func abortedCycle(t *testing.T, work func(dir string)) (string, *Ledger, *OpenCy
 // (uncommitted), ignored files stay, and the saved work keeps the rest;
 // running it again changes nothing.
 func TestRestoreStart(t *testing.T) {
+	testenv.Slow(t)
 	dir, l, c, saved := abortedCycle(t, func(dir string) {
 		writeFile(t, dir, "crash.txt", "committed\n")
 		git(t, dir, "add", "crash.txt")

@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"errors"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 // file, which a torn append, a damaged file or a replace ref cannot make
 // say anything git would not.
 func TestSubjectsAreGitsOnce(t *testing.T) {
+	testenv.Slow(t)
 	dir, commits, l, hs, want := subjectsRepo(t, subjectsCacheFrom+2)
 	missing, _ := gitstore.ParseHash(strings.Repeat("ab", 20))
 	hs = append(hs, missing)

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,6 +176,7 @@ var captureCases = []captureCase{
 // TestCaptureAgreesWithGitAdd checks CaptureWorktree against git itself:
 // git add -A and git write-tree on a copy of the repository.
 func TestCaptureAgreesWithGitAdd(t *testing.T) {
+	testenv.Slow(t)
 	setEnv(t)
 	for _, c := range captureCases {
 		t.Run(c.name, func(t *testing.T) {

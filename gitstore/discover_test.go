@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 // discoverNative either leaves a repository to git rev-parse or finds
 // exactly what git rev-parse finds.
 func TestDiscoverNativeAgreesWithGit(t *testing.T) {
+	testenv.Slow(t)
 	setEnv(t)
 	root := t.TempDir()
 	root, _ = filepath.EvalSymlinks(root)

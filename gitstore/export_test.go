@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"slices"
 	"strings"
 	"testing"
@@ -206,6 +207,7 @@ func FuzzExportBlobs(f *testing.F) {
 // tree under a file's mode, changes no note, fails nothing, and leaves the
 // Repo's cat-file whole.
 func TestExportUnreadableNonNote(t *testing.T) {
+	testenv.Slow(t)
 	setEnv(t)
 	r := newRepo(t)
 	// 70 notes at the root and a README, in a tree git's own tools would

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,7 @@ import (
 // finds only what is not in the older tree, and a write of that object's
 // note replaces it.
 func TestBadNotes(t *testing.T) {
+	testenv.Slow(t)
 	setEnv(t)
 	fx := gitNotesFixture(t)
 	r := &testRepo{t: t, dir: fx.dir}

@@ -1,12 +1,14 @@
 package gitstore
 
 import (
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"testing"
 )
 
 // Two ledgers written by gitstore from a common base merge with
 // `git notes merge -s cat_sort_uniq`, and gitstore reads the result.
 func TestGitNotesMergeInterop(t *testing.T) {
+	testenv.Slow(t)
 	for _, tc := range []struct {
 		name  string
 		fakes int // extra notes in the base, to make it flat or fanned out

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"regexp"
 	"sort"
 	"strings"
@@ -91,6 +92,7 @@ func TestWriteOnEmptyLedger(t *testing.T) {
 
 // Writing on the tree that `git notes add` grew.
 func TestWriteOnGitWrittenTree(t *testing.T) {
+	testenv.Slow(t)
 	fx := gitNotesFixture(t)
 	r := copyRepo(t, fx.dir)
 	setEnv(t)
@@ -141,6 +143,7 @@ func TestWriteOnGitWrittenTree(t *testing.T) {
 
 // The same object at a flat and a 2/38 path: a write leaves it at one path.
 func TestWriteMergesDuplicatePaths(t *testing.T) {
+	testenv.Slow(t)
 	for _, tc := range []struct {
 		name    string
 		content string // "" removes the note

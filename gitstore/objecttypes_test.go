@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +52,7 @@ func TestObjectTypesBothWays(t *testing.T) {
 // one at a time, past what a pipe holds before it is read, absent objects
 // too; one closed without its answers ends its git.
 func TestTypeQuery(t *testing.T) {
+	testenv.Slow(t)
 	r := newRepo(t)
 	setEnv(t)
 	commits := r.makeCommits(2)

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 // compares each with what git rev-parse answers; names git cannot store
 // and paths that are directories are not refs.
 func TestReadRefAsGit(t *testing.T) {
+	testenv.Slow(t)
 	r := newRepo(t)
 	cs := r.makeCommits(3)
 	r.git("update-ref", "refs/heads/over", cs[0].String())

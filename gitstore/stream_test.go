@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 // larger than a chunk too; an error from fn stops it, and nothing it
 // started is left running.
 func TestStreamNotes(t *testing.T) {
+	testenv.Slow(t)
 	r := newRepo(t)
 	setEnv(t)
 	repo := r.open()

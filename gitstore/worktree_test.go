@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"errors"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -527,6 +528,7 @@ func TestSwitchWorktreeDirectoryToFile(t *testing.T) {
 // a submodule to one without leaves the submodule's files (as git checkout
 // does) and finishes.
 func TestSwitchWorktreeRemovesSubmodule(t *testing.T) {
+	testenv.Slow(t)
 	setEnv(t)
 	r := newRepo(t)
 	r.write("a.txt", "a\n")

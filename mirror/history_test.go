@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"bytes"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,6 +208,7 @@ func TestHistoryUnchangedWritesNothing(t *testing.T) {
 }
 
 func TestHistoryGrowsByAppending(t *testing.T) {
+	testenv.Slow(t)
 	f := newFixture(t)
 	f.record("g1", ledger.Improved)
 	f.refresh()

@@ -3,6 +3,7 @@ package share
 import (
 	"bytes"
 	"errors"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,7 @@ func twoClones(t *testing.T) (bare, dir, other string) {
 // round that fetches merges both, not counted as a lost race; and a local
 // ref behind its last-seen copy fetches first.
 func TestSyncAsLastSeen(t *testing.T) {
+	testenv.Slow(t)
 	bare, dir, other := twoClones(t)
 	repo, err := gitstore.Open(dir)
 	if err != nil {

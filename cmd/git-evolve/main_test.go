@@ -41,12 +41,19 @@ func TestScripts(t *testing.T) {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || alone[filepath.Base(dir)] {
 			continue
 		}
+		if testing.Short() && !shortSuites[filepath.Base(dir)] {
+			continue
+		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			testscript.Run(t, scriptParams(dir))
 		})
 	}
 }
+
+// shortSuites are the suites go test -short runs (the inner loop's): the CLI's
+// face and the ledger's reads and writes.
+var shortSuites = map[string]bool{"cli": true, "ledger": true}
 
 // alone are the suites that run after every other suite has finished, not
 // beside them: the protocol suite's clones race each other for the remote,
@@ -57,6 +64,7 @@ var alone = map[string]bool{"protocol": true}
 // TestScriptsAlone runs the suites in alone; being a later top-level test,
 // it starts once TestScripts and all its scripts are done.
 func TestScriptsAlone(t *testing.T) {
+	testenv.Slow(t)
 	for dir := range alone {
 		t.Run(dir, func(t *testing.T) {
 			testscript.Run(t, scriptParams(filepath.Join("../../testscripts", dir)))

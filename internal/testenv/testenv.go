@@ -77,3 +77,12 @@ func Set(home string) error {
 	}
 	return nil
 }
+
+// Slow skips a test that takes seconds with -short: go test -short ./...
+// is the inner loop's suite, the rest runs in full.
+func Slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: left out by -short")
+	}
+}
