@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# genrepo.sh N DIR: make a repository in DIR with N commits on main and one
-# ledger record (a note in refs/notes/evolve) on each, written by
+# genrepo.sh [--flat] N DIR: make a repository in DIR with N commits on main
+# and one ledger record (a note in refs/notes/evolve) on each, written by
 # git fast-import, plus 50 commits without notes on the branch "fresh" for
 # timing appends. Records look like real ones: seed fields, goal counts, a
 # short trace.
+#
+# The ledger's history is as clones that share it make it: one notes commit
+# per record, by three writers in turn, and every 50 records a merge, as
+# sync makes it, of 9 records another clone wrote meanwhile on a line of
+# its own (its notes commits, then the merge holding both sides' notes).
+# --flat writes the whole ledger as one notes commit instead (what a single
+# import makes; the figures in docs/benchmarks.md before the history was
+# realistic were taken on it).
 set -euo pipefail
-n=${1:?usage: genrepo.sh N DIR}
-dir=${2:?usage: genrepo.sh N DIR}
+flat=0
+if [ "${1:-}" = --flat ]; then
+  flat=1
+  shift
+fi
+n=${1:?usage: genrepo.sh [--flat] N DIR}
+dir=${2:?usage: genrepo.sh [--flat] N DIR}
 git init -q "$dir"
 cd "$dir"
 export GIT_CONFIG_NOSYSTEM=1
@@ -30,17 +43,54 @@ awk -v n="$n" 'BEGIN {
   }
 }' | git fast-import --quiet --export-marks=.git/bench-marks
 # Second pass: the notes, one per main commit, naming the commit's full sha.
-awk -v n="$n" '
+awk -v n="$n" -v flat="$flat" '
+  function rec(i, s) {
+    return sprintf("{\"v\":1,\"id\":\"%020x\",\"cycle\":%d,\"target\":\"goal-%d\",\"result\":\"improved\",\"sha\":\"%s\",\"canonical_sha\":\"%s\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"goals_passing\":%d,\"goals_total\":40,\"trace\":{\"goal_hypothesis\":\"raising goal-%d lifts fitness\",\"green_evidence\":\"go test ./... ok\"}}", i, i, i % 40, s, s, i % 41, i % 40)
+  }
+  function note(i,   r) {
+    r = rec(i, sha[i])
+    printf "N inline %s\ndata %d\n%s\n\n", sha[i], length(r) + 1, r
+  }
+  # a notes commit of ref by writer w at time t, its message msg
+  function head(ref, w, t, msg) {
+    printf "commit %s\nmark :%d\ncommitter %s <%s@example.com> %d +0000\ndata %d\n%s\n", ref, ++mark, who[w], who[w], t, length(msg), msg
+  }
   { sub(/^:/, "", $1); sha[$1] = $2 }
   END {
-    # dated after the commits it notes and before any record made later
+    # dated after the commits they note and before any record made later
     # (a notes commit dated after its children, as a wrong clock makes,
     # changes what git rev-list lists)
-    printf "commit refs/notes/evolve\ncommitter Bench <bench@example.com> %d +0000\ndata 13\nbench ledger\n", 1700000000 + n + 100
+    t0 = 1700000000 + n + 100
+    if (flat) {
+      printf "commit refs/notes/evolve\ncommitter Bench <bench@example.com> %d +0000\ndata 13\nbench ledger\n", t0
+      for (i = 1; i <= n; i++) note(i)
+      exit
+    }
+    who[0] = "alice"; who[1] = "bob"; who[2] = "ci-bot"
+    mark = 10 * n + 1000
+    local = 0; side = 0; fork = 0
     for (i = 1; i <= n; i++) {
-      s = sha[i]
-      rec = sprintf("{\"v\":1,\"id\":\"%020x\",\"cycle\":%d,\"target\":\"goal-%d\",\"result\":\"improved\",\"sha\":\"%s\",\"canonical_sha\":\"%s\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"goals_passing\":%d,\"goals_total\":40,\"trace\":{\"goal_hypothesis\":\"raising goal-%d lifts fitness\",\"green_evidence\":\"go test ./... ok\"}}", i, i, i % 40, s, s, i % 41, i % 40)
-      printf "N inline %s\ndata %d\n%s\n\n", s, length(rec) + 1, rec
+      t = t0 + i
+      if (i % 50 >= 41 && i % 50 <= 49 && i < n) {
+        # another clone, on a line of its own from where this one was
+        head("refs/notes/side", 2, t, "Notes added by '\''git evolve record'\''")
+        if (side) printf "from :%d\n", side
+        else if (local) printf "from :%d\n", local
+        side = mark
+        pending[++np] = i
+        note(i)
+        continue
+      }
+      head("refs/notes/evolve", i % 2, t, (i % 50 == 0 && np ? "Merged notes of another clone" : "Notes added by '\''git evolve record'\''"))
+      if (local) printf "from :%d\n", local
+      if (i % 50 == 0 && np) {
+        printf "merge :%d\n", side
+        for (k = 1; k <= np; k++) note(pending[k]) # the union, as the merge writes it
+        np = 0; side = 0
+      }
+      local = mark
+      note(i)
     }
   }' .git/bench-marks | git fast-import --quiet
+git update-ref -d refs/notes/side 2>/dev/null || true # the other clone's line, merged
 git checkout -q main 2>/dev/null || true
