@@ -687,8 +687,7 @@ func checkTip(repo *gitstore.Repo, rep *Report, to gitstore.Hash) ([]Finding, er
 		return nil, err
 	}
 	err = tip.ForEachNote(func(obj gitstore.Hash, data []byte) error {
-		_, bad := ledger.ParseLines(data)
-		for _, b := range bad {
+		for _, b := range ledger.BadLines(data) {
 			f := unreadable(rep, b.Text, "the note on %s, line %d: %v (%q)", obj.Short(), b.Line, b.Err, shorten(b.Text))
 			f.Commit, f.NotesCommit = obj.String(), to.String()
 		}

@@ -11,16 +11,18 @@ import (
 	"github.com/git-evolve/git-evolve/revert"
 )
 
-// BaseRef keeps the working tree as a cycle found it, when it held changes
-// of its own outside .agents/** (untracked files, uncommitted edits): a
-// commit on the start commit. Those changes are not the cycle's work: an
-// improved cycle does not commit them (unless it changed them again), and
-// a revert or a restore puts them back as they were.
+// BaseRef keeps the working tree as a cycle found it, when it (or the
+// index) held changes of its own outside .agents/** (untracked files,
+// uncommitted edits, staged ones): a commit on the start commit, with the
+// index as its second parent (gitstore.CommitSave). Those changes are not
+// the cycle's work: an improved cycle does not commit them (unless it
+// changed them again), and a revert or a restore puts them back as they
+// were, staged where they were staged.
 func BaseRef(id string) string { return "refs/evolve/cycles/" + id + "/base" }
 
-// captureBase saves the working tree as the cycle finds it, when it
-// differs from start outside .agents/**, and returns the commit ("zero"
-// when it does not differ: nothing is written).
+// captureBase saves the working tree and the index as the cycle finds
+// them, when either differs from start outside .agents/**, and returns the
+// commit ("zero" when neither differs: nothing is written).
 func (l *Ledger) captureBase(start gitstore.Hash) (gitstore.Hash, error) {
 	capture, err := l.repo.CaptureWorktree()
 	if err != nil {
@@ -31,9 +33,48 @@ func (l *Ledger) captureBase(start gitstore.Hash) (gitstore.Hash, error) {
 		return gitstore.ZeroHash, err
 	}
 	if len(outsideKept(changes)) == 0 {
-		return gitstore.ZeroHash, nil
+		staged, err := l.stagedSince(start, capture.Index)
+		if err != nil || len(staged) == 0 {
+			return gitstore.ZeroHash, err
+		}
 	}
-	return l.commitTree(capture.Tree, start, "git evolve: the working tree as the cycle found it\n")
+	return l.repo.CommitSave(capture.Tree, capture.Index, start, "git evolve: the working tree as the cycle found it\n\n"+SaveHowTo)
+}
+
+// stagedSince are the index's changes (index, a tree; zero when unknown)
+// from start outside .agents/**.
+func (l *Ledger) stagedSince(start, index gitstore.Hash) ([]gitstore.FileChange, error) {
+	if index.IsZero() {
+		return nil, nil
+	}
+	changes, err := l.repo.ChangedFiles(start, index)
+	return outsideKept(changes), err
+}
+
+// baseIndex are the entries the index held, as cycle c found it, that
+// differ from its start outside .agents/** (from the base's second
+// parent): what the user had staged. None without a base, or for a base
+// an older git-evolve saved without the index.
+func (l *Ledger) baseIndex(c *OpenCycle) ([]gitstore.CapturedPath, error) {
+	if c.Base == "" {
+		return nil, nil
+	}
+	bc, err := l.repo.Commit(mustParse(c.Base))
+	if err != nil {
+		return nil, fmt.Errorf("the working tree cycle %d started with (%s): %w", c.Cycle, BaseRef(c.ID), err)
+	}
+	if len(bc.Parents) < 2 {
+		return nil, nil
+	}
+	staged, err := l.stagedSince(mustParse(c.Start), bc.Parents[1])
+	if err != nil {
+		return nil, fmt.Errorf("the index cycle %d started with (%s^2): %w", c.Cycle, BaseRef(c.ID), err)
+	}
+	out := make([]gitstore.CapturedPath, len(staged))
+	for i, ch := range staged {
+		out[i] = gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New}
+	}
+	return out, nil
 }
 
 // outsideKept are the changes outside revert.Kept (.agents/**).
@@ -157,18 +198,30 @@ func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash,
 // the working tree held when the cycle started put back, and the predating
 // files (see notOwn) left as the working tree captured as saved has them.
 // It also returns the index entries of the paths it puts back (the
-// start's), to set once the working tree is switched: they stay
-// uncommitted, untracked ones untracked.
+// start's, but for what the index held staged when the cycle started: as
+// staged), to set once the working tree is switched: they stay
+// uncommitted, untracked ones untracked, staged ones staged.
 func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predating []string) (gitstore.Hash, []gitstore.CapturedPath, error) {
 	pre, err := l.preexisting(c)
 	if err != nil {
 		return gitstore.ZeroHash, nil, err
 	}
+	staged, err := l.baseIndex(c)
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
+	}
+	isStaged := map[string]bool{}
+	for _, e := range staged {
+		isStaged[e.Path] = true
+	}
 	var worktree, index []gitstore.CapturedPath
 	for _, ch := range pre {
 		worktree = append(worktree, gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New})
-		index = append(index, gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old})
+		if !isStaged[ch.Path] {
+			index = append(index, gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old})
+		}
 	}
+	index = append(index, staged...)
 	if len(predating) > 0 {
 		keep := map[string]bool{}
 		for _, p := range predating {

@@ -1,7 +1,9 @@
 package cycle
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -262,4 +264,106 @@ func BenchmarkFinish(b *testing.B) {
 	b.ReportMetric(float64(delta.Nanoseconds())/n/1e6, "delta-ms")
 	b.ReportMetric(float64(diff.Nanoseconds())/n/1e6, "git-diff-ms")
 	b.ReportMetric(float64(delta)/float64(diff), "delta/git-diff")
+}
+
+// copiesRepo returns a repository whose ledger holds one record copied to
+// k commits (as a rewrite tool or relink leaves it: the largest cycle on
+// each, in a notes tree fanned out as git writes it), the cycle index warm,
+// and a commit to record the next cycle on; and the index file's bytes,
+// to put back between records.
+func copiesRepo(b *testing.B, k int) (dir string, next gitstore.Hash, idx []byte) {
+	b.Helper()
+	dir = b.TempDir()
+	benchGit(b, dir, "init", "-q", ".")
+	benchGit(b, dir, "commit", "-q", "--allow-empty", "-m", "base")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer repo.Close()
+	l := Open(repo, time.Now)
+	one := 1
+	res, err := l.Record(ledger.Record{Target: "t", Result: ledger.Improved, GoalsPassing: &one, GoalsTotal: &one})
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := append(res.Entry.Record.Marshal(), '\n')
+	var in bytes.Buffer
+	fmt.Fprintf(&in, "blob\nmark :1\ndata %d\n%s\ncommit %s\ncommitter A <a@b> 1700000000 +0000\ndata 7\ncopies\nfrom %s^0\n",
+		len(line), line, NotesRef, NotesRef)
+	for i := 0; i < k; i++ {
+		name := fmt.Sprintf("%040x", sha1.Sum([]byte(strconv.Itoa(i))))
+		fmt.Fprintf(&in, "M 100644 :1 %s/%s\n", name[:2], name[2:])
+	}
+	in.WriteString("\n")
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin = dir, &in
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	benchGit(b, dir, "commit", "-q", "--allow-empty", "-m", "next")
+	hs, err := repo.ResolveCommits("HEAD")
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap, err := repo.ReadNotes(NotesRef)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := l.loadIndex(snap) // brought up to date and saved
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix.close()
+	if idx, err = os.ReadFile(l.indexPath()); err != nil {
+		b.Fatal(err)
+	}
+	return dir, hs[0], idx
+}
+
+// BenchmarkRecordCopies records the next cycle on a ledger whose largest
+// cycle is one record copied to k commits, as `git evolve record` does
+// with the cycle index warm: the cost must not grow with k.
+func BenchmarkRecordCopies(b *testing.B) {
+	sizes := []int{1000, 8000, 32000}
+	for _, k := range sizes {
+		b.Run(fmt.Sprintf("copies=%d", k), func(b *testing.B) {
+			dir, next, idx := copiesRepo(b, k)
+			repo, err := gitstore.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer repo.Close()
+			tip, _, err := repo.RefHash(NotesRef)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := Open(repo, time.Now)
+			two := 2
+			// The machine is shared: beside the time, the CPU this process
+			// spent (git's processes apart), which the others' load
+			// changes less.
+			var cpu time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c0 := processCPU()
+				res, err := l.Record(ledger.Record{Target: "t", Result: ledger.Improved, GoalsPassing: &two, GoalsTotal: &two,
+					CanonicalSHA: next.String()})
+				cpu += processCPU() - c0
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Entry.Record.Cycle != 2 || res.Entry.Record.ExtraString("prev") == "" {
+					b.Fatalf("recorded %s", res.Entry.Record.Marshal())
+				}
+				b.StopTimer()
+				benchGit(b, dir, "update-ref", NotesRef, tip.String())
+				if err := os.WriteFile(l.indexPath(), idx, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
 }

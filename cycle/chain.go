@@ -48,15 +48,32 @@ func Host() string {
 }
 
 // lastRecord is the ledger's last record with an id in listing order
-// (ledger.Less), found through the cycle index: the highest cycle, read
-// from its note. A record with no id (plain git's, the seeds') cannot be
-// linked to: the cycles below are read, at most lastRecordDepth of them.
-// It is nil for a ledger with no such record.
+// (ledger.Less), found through the cycle index: its head, checked against
+// the note it names, when it knows it; else the highest cycle, read from
+// its notes (each blob once: copies share one), which makes it the head. A
+// record with no id (plain git's, the seeds') cannot be linked to: the
+// cycles below are read, at most lastRecordDepth of them. It is nil for a
+// ledger with no such record.
 func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
-	for n, depth := ix.max(), 0; n > 0 && depth < lastRecordDepth; n, depth = n-1, depth+1 {
-		best, err := l.lastOfCycle(snap, ix, n)
-		if err != nil || best != nil {
-			return best, err
+	n := ix.max()
+	if n == 0 {
+		return nil, nil
+	}
+	if h := ix.head; h != nil && h.Cycle == n && h.ID != "" {
+		r, err := l.headRecord(snap, h)
+		if err != nil || r != nil {
+			return r, err
+		}
+		ix.head = nil // not in the note it names: read them all
+	}
+	for depth := 0; n > 0 && depth < lastRecordDepth; n, depth = n-1, depth+1 {
+		best, at, err := l.lastOfCycle(snap, ix, n)
+		if err != nil {
+			return nil, err
+		}
+		if best != nil {
+			ix.head = headOf(best, at)
+			return best, nil
 		}
 	}
 	return nil, nil
@@ -66,42 +83,61 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 // id: a ledger whose last ones are all plain git's starts its chain anew.
 const lastRecordDepth = 64
 
-// lastOfCycle is the last record with an id of cycle n (nil when none).
-func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Record, error) {
+// lastOfCycle is the last record with an id of cycle n, and a commit whose
+// note holds it (nil when there is none).
+func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Record, gitstore.Hash, error) {
 	holders, err := ix.holders(n)
-	if err != nil {
-		return nil, err
-	}
-	if len(holders) == 0 {
-		return nil, nil
+	if err != nil || len(holders) == 0 {
+		return nil, gitstore.ZeroHash, err
 	}
 	notes, err := notesOf(snap, holders)
 	if err != nil {
-		return nil, err
-	}
-	var blobs []gitstore.Hash
-	for _, obj := range holders {
-		blobs = append(blobs, notes[obj]...)
+		return nil, gitstore.ZeroHash, err
 	}
 	var best *ledger.Record
+	var bestAt gitstore.Hash
 	read := map[gitstore.Hash]bool{} // copies share one blob: read it once
-	for _, b := range blobs {
-		if read[b] {
-			continue
+	for _, obj := range holders {
+		for _, b := range notes[obj] {
+			if read[b] {
+				continue
+			}
+			read[b] = true
+			data, err := l.repo.ReadBlob(b)
+			if err != nil {
+				return nil, gitstore.ZeroHash, err
+			}
+			recs, _ := ledger.ParseLines(data)
+			for i := range recs {
+				if r := &recs[i]; r.Cycle == n && r.ID != "" && (best == nil || ledger.Less(best, r)) {
+					best, bestAt = r, obj
+				}
+			}
 		}
-		read[b] = true
+	}
+	return best, bestAt, nil
+}
+
+// headRecord is the record the index's head names, read from the note of
+// the commit it names; nil when that note does not hold it.
+func (l *Ledger) headRecord(snap *gitstore.Notes, h *indexHead) (*ledger.Record, error) {
+	blobs, err := snap.Find(h.Commit)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range blobs {
 		data, err := l.repo.ReadBlob(b)
 		if err != nil {
 			return nil, err
 		}
 		recs, _ := ledger.ParseLines(data)
 		for i := range recs {
-			if r := &recs[i]; r.Cycle == n && r.ID != "" && (best == nil || ledger.Less(best, r)) {
-				best = r
+			if r := &recs[i]; r.Cycle == h.Cycle && r.ID == h.ID && ledger.Link(r) == h.Link {
+				return r, nil
 			}
 		}
 	}
-	return best, nil
+	return nil, nil
 }
 
 // notesOf finds the notes of commits in snap: one lookup when they are

@@ -35,6 +35,9 @@ type Finishing struct {
 	// Worktree is the whole working tree, when that differs.
 	Tree     string `json:"tree"`
 	Worktree string `json:"worktree,omitempty"`
+	// Index is the index as a tree when the working tree was captured:
+	// a regressed cycle's save keeps it (its second parent).
+	Index string `json:"index,omitempty"`
 	// Predating are files the working tree holds that were there, ignored,
 	// when the cycle started, and that it did not write: not its work, not
 	// committed, left in place by a revert. Preexisting are the files the
@@ -97,6 +100,13 @@ type Finishing struct {
 	Markers []string `json:"markers,omitempty"`
 	// QualityScore is the record's quality_score (quality mode).
 	QualityScore *float64 `json:"quality_score,omitempty"`
+	// IgnoredChanged are the ignored files the cycle's start kept
+	// (IgnoredRef) that the cycle removed or changed ("- path", "M path"),
+	// as judged; IgnoredPut those a regressed cycle's revert put back,
+	// IgnoredNotBack those it did not, each with why.
+	IgnoredChanged []string `json:"ignored_changed,omitempty"`
+	IgnoredPut     []string `json:"ignored_put,omitempty"`
+	IgnoredNotBack []string `json:"ignored_not_back,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -367,6 +377,12 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering, Markers: opts.Markers,
 		Predating: not.predating, Preexisting: not.changed}
+	if !capture.Index.IsZero() {
+		f.Index = capture.Index.String()
+	}
+	if f.IgnoredChanged, _, err = l.ignoredChanges(c); err != nil {
+		return err
+	}
 	if tree != capture.Tree {
 		f.Worktree = capture.Tree.String()
 		res.capture = ownCapture(capture, tree, not.left)
@@ -393,7 +409,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	if f.Delta.Files == 0 {
 		// Nothing of the capture is kept: none of it is written, and the
 		// open cycle's file does not name it.
-		f.Result, f.Tree, f.Worktree = ledger.Unchanged, "", ""
+		f.Result, f.Tree, f.Worktree, f.Index = ledger.Unchanged, "", "", ""
 	} else {
 		g, detected, err := l.GateAt(start, ruler)
 		if err != nil {
@@ -877,7 +893,7 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 			if f.Worktree != "" {
 				whole = f.Worktree
 			}
-			saved, err = l.commitTree(mustParse(whole), head, savedMessage(c, "regressed"))
+			saved, err = l.repo.CommitSave(mustParse(whole), mustParse(f.Index), head, savedMessage(c, "regressed"))
 		} else {
 			saved, _, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
 		}
@@ -951,11 +967,22 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 	if err != nil {
 		return err
 	}
-	var also []string
-	if res.capture != nil {
+	// The ignored files the start kept that the cycle changed are saved
+	// before they are put back (the second save, with the files in the
+	// way); those it removed are only written again.
+	_, ignored, err := l.ignoredChanges(c)
+	if err != nil {
+		return err
+	}
+	ignored = l.withinSaveLimits(ignored)
+	also := ignored
+	if res.capture != nil && len(ignored) == 0 {
 		err := l.repo.SwitchWorktree(res.capture, saved, target, gitstore.SwitchChecked)
 		if err == nil {
-			return l.repo.SetIndex(index)
+			if err := l.repo.SetIndex(index); err != nil {
+				return err
+			}
+			return l.putBackAfterRevert(c, saved)
 		}
 		if !errors.Is(err, gitstore.ErrWorktreeChanged) {
 			return err
@@ -993,15 +1020,47 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 		var ue *gitstore.UnsavedError
 		switch {
 		case errors.As(err, &ue) && attempt == 0:
-			also = ue.Paths // appeared since: saved with the next
+			also = append(append([]string(nil), ignored...), ue.Paths...) // appeared since: saved with the next
 			continue
 		case errors.As(err, &ue):
 			return unsavedRefusal(c, ue, "written while the revert ran")
 		case err != nil:
 			return err
 		}
-		return l.repo.SetIndex(index)
+		if err := l.repo.SetIndex(index); err != nil {
+			return err
+		}
+		return l.putBackAfterRevert(c, again)
 	}
+}
+
+// putBackAfterRevert puts back the ignored files the start of regressed
+// cycle c kept that it removed or changed (see putBackIgnored), save the
+// last save of its work, and keeps what it did in the finish under way.
+func (l *Ledger) putBackAfterRevert(c *OpenCycle, save gitstore.Hash) error {
+	put, notBack, err := l.putBackIgnored(c, save)
+	if err != nil {
+		return err
+	}
+	f := c.Finish
+	f.IgnoredPut = appendNew(f.IgnoredPut, put...)
+	f.IgnoredNotBack = notBack
+	return nil
+}
+
+// appendNew appends to list the items it does not hold yet.
+func appendNew(list []string, items ...string) []string {
+	have := map[string]bool{}
+	for _, x := range list {
+		have[x] = true
+	}
+	for _, x := range items {
+		if !have[x] {
+			have[x] = true
+			list = append(list, x)
+		}
+	}
+	return list
 }
 
 // The most a save takes of files that are in no capture (ignored ones in
@@ -1050,8 +1109,17 @@ func (l *Ledger) keepSaved(c *OpenCycle, saved gitstore.Hash) error {
 }
 
 func savedMessage(c *OpenCycle, what string) string {
-	return fmt.Sprintf("git evolve: the work of cycle %d, %s\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, what, c.Cycle, c.ID)
+	return fmt.Sprintf("git evolve: the work of cycle %d, %s\n\n%s\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, what, SaveHowTo, c.Cycle, c.ID)
 }
+
+// SaveHowTo is what the message of a save of the working tree (see
+// gitstore.CommitSave) says of getting its files back.
+const SaveHowTo = `Its tree is the working tree as it was (untracked files too); its second
+parent's tree, the index as it was. To get a file back as the working tree
+had it: git restore --source=<this commit> -- PATH; as the index had it:
+git restore --staged --source=<this commit>^2 -- PATH; both at once, on
+its first parent: git stash apply --index <this commit>.
+`
 
 // commitTree writes a commit of tree on parent.
 func (l *Ledger) commitTree(tree, parent gitstore.Hash, message string) (gitstore.Hash, error) {
@@ -1150,6 +1218,11 @@ func (l *Ledger) closeCycle(c *OpenCycle) error {
 			return err
 		}
 	}
+	if keepsIgnored(c) {
+		if err := l.keepIgnored(c, refs); err != nil {
+			return err
+		}
+	}
 	_ = l.repo.DeleteRefs(refs)
 	return l.removeOpen()
 }
@@ -1160,6 +1233,20 @@ func (l *Ledger) closeCycle(c *OpenCycle) error {
 func (l *Ledger) keepsBase(c *OpenCycle) bool {
 	f := c.Finish
 	return f != nil && len(f.Preexisting) > 0 && f.Result != ledger.Regressed && c.Base != ""
+}
+
+// keepsIgnored says the ignored files a closing cycle's start kept stay
+// kept (IgnoredRef): the cycle removed or changed some of them and no
+// revert put them all back.
+func keepsIgnored(c *OpenCycle) bool {
+	f := c.Finish
+	if f == nil || c.Ignored == nil || c.Ignored.Commit == "" || c.Reverts != nil {
+		return false
+	}
+	if f.Result == ledger.Regressed {
+		return len(f.IgnoredNotBack) > 0
+	}
+	return len(f.IgnoredChanged) > 0
 }
 
 // record is the ledger record of a finished cycle, on commit ("" for the
@@ -1228,6 +1315,12 @@ func (c *OpenCycle) record(result, commit string) ledger.Record {
 	if len(f.Preexisting) > 0 && result != ledger.Regressed && c.Base != "" {
 		rec.Extra["base"] = mustJSON(c.Base)
 		rec.Extra["preexisting_changed"] = mustJSON(f.Preexisting)
+	}
+	if len(f.IgnoredChanged) > 0 {
+		rec.Extra["ignored_changed"] = mustJSON(f.IgnoredChanged)
+		if result != ledger.Regressed && c.Ignored != nil {
+			rec.Extra["ignored"] = mustJSON(c.Ignored.Commit)
+		}
 	}
 	if result == ledger.Unchanged {
 		return rec

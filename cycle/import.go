@@ -23,7 +23,12 @@ type ImportReport struct {
 	Anchored  int // of Stored, records stored on the anchor: their commit is missing or gone
 	Inferred  int // records whose result was inferred (the AgentOps shape, with no result)
 	Journaled int // records without a commit added to the journal
-	Present   int // records the ledger or journal already held
+	// JournaledAs counts the records added to the journal by their result.
+	JournaledAs map[string]int
+	Present     int // records the ledger or journal already held
+	// Lines are the lines read, Blank those of them with nothing on them:
+	// every other line is stored, journaled, present or skipped.
+	Lines, Blank int
 	// Anchor is the commit anchored records were stored on (zero when none were).
 	Anchor   gitstore.Hash
 	Skipped  []ImportProblem
@@ -133,7 +138,9 @@ func (l *Ledger) Import(r io.Reader, opts ImportOptions) (*ImportReport, error) 
 				done = true
 				break
 			}
-			if len(line) > 0 || long || err == nil {
+			// A line: the empty text after the last newline is none.
+			isLine := len(line) > 0 || long || err == nil
+			if isLine {
 				n++
 			}
 			switch line = bytes.Trim(line, " \t\r"); {
@@ -142,6 +149,8 @@ func (l *Ledger) Import(r io.Reader, opts ImportOptions) (*ImportReport, error) 
 			case len(line) > 0:
 				batch = append(batch, importLine{n, line})
 				size += len(line)
+			case isLine:
+				im.rep.Blank++
 			}
 			if err == io.EOF {
 				done = true
@@ -152,6 +161,7 @@ func (l *Ledger) Import(r io.Reader, opts ImportOptions) (*ImportReport, error) 
 			return nil, err
 		}
 	}
+	im.rep.Lines = n
 	sort.SliceStable(im.rep.Skipped, func(i, j int) bool { return im.rep.Skipped[i].Line < im.rep.Skipped[j].Line })
 	sort.SliceStable(im.rep.Warnings, func(i, j int) bool { return im.rep.Warnings[i].Line < im.rep.Warnings[j].Line })
 	return im.rep, readErr // with a read error, the report of what was read
@@ -331,6 +341,12 @@ func (im *importer) batch(lines []importLine) error {
 		return err
 	}
 	rep.Journaled += len(fresh)
+	for _, r := range fresh {
+		if rep.JournaledAs == nil {
+			rep.JournaledAs = map[string]int{}
+		}
+		rep.JournaledAs[r.Result]++
+	}
 	return nil
 }
 

@@ -165,9 +165,13 @@ func TestImportInBatches(t *testing.T) {
 			t.Errorf("batches of 1: %d notes commits, want one for each line with a record for the notes", n)
 		}
 	}
-	want := "{Stored:7 Anchored:1 Inferred:0 Journaled:2 Present:1 Anchor:"
+	want := "{Stored:7 Anchored:1 Inferred:0 Journaled:2 JournaledAs:map[idle:1 unchanged:1] Present:1 Lines:14 Blank:1 Anchor:"
 	if got := fmt.Sprintf("%+v", *repOne); !strings.HasPrefix(got, want) {
 		t.Errorf("report %s, want it to begin %s", got, want)
+	}
+	// Every line is accounted for.
+	if r := repOne; r.Stored+r.Journaled+r.Present+len(r.Skipped)+r.Blank != r.Lines {
+		t.Errorf("%d stored, %d journaled, %d present, %d skipped and %d blank of %d lines", r.Stored, r.Journaled, r.Present, len(r.Skipped), r.Blank, r.Lines)
 	}
 	skipped := fmt.Sprint(repOne.Skipped)
 	for _, line := range []string{"4 ", "6 cycle 0", "9 the line is longer than"} {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,6 +63,50 @@ type index struct {
 	// changed is what add and set did to an index made from the history,
 	// done again on the whole one.
 	changed []indexChange
+	// head is the ledger's last record with an id in listing order
+	// (ledger.Less), the one the next record chains to, as the index last saw it; nil when it
+	// does not know (lastRecord then reads every note of the largest
+	// cycle). It is kept in the file's header, so that a record on a
+	// ledger whose largest cycle was copied to many commits reads one note.
+	head *indexHead
+}
+
+// indexHead names the ledger's last record: the keys ledger.Less orders
+// it by, its link (ledger.Link) and a commit whose note holds it.
+type indexHead struct {
+	Cycle     int           `json:"cycle"`
+	Timestamp string        `json:"timestamp"`
+	ID        string        `json:"id"`
+	Link      string        `json:"link"`
+	Commit    gitstore.Hash `json:"-"`
+	CommitHex string        `json:"commit"`
+}
+
+func headOf(r *ledger.Record, commit gitstore.Hash) *indexHead {
+	return &indexHead{Cycle: r.Cycle, Timestamp: r.Timestamp, ID: r.ID, Link: ledger.Link(r), Commit: commit}
+}
+
+// offer tells the index of a record on commit that is now in the ledger
+// (written, or read from a note that changed): it becomes the head when
+// it comes after the head in listing order, or, the head unknown, when
+// its cycle is above every cycle the index held before (above).
+func (ix *index) offer(r *ledger.Record, commit gitstore.Hash, above int) {
+	if r.ID == "" {
+		return // no record links to one with no id
+	}
+	h := ix.head
+	switch {
+	case h == nil && r.Cycle > above,
+		h != nil && ledger.Less(&ledger.Record{Cycle: h.Cycle, Timestamp: h.Timestamp, ID: h.ID}, r):
+		ix.head = headOf(r, commit)
+	}
+}
+
+// forget drops the head when entries of its cycle on obj are removed.
+func (ix *index) forget(e indexEntry) {
+	if ix.head != nil && int(e.cycle) == ix.head.Cycle {
+		ix.head = nil
+	}
 }
 
 // indexChange is one add (or set, when replace) to an index.
@@ -91,14 +136,20 @@ type indexEntry struct {
 
 // The file: a magic line; the notes commit; then, big-endian uint32s, the
 // number of entries, how many of the first are sorted by cycle, the
-// largest cycle and how many entries hold it; then 24 bytes per entry: the
-// commit's name and the cycle number (big-endian). The count catches an
-// append that did not reach the disk while the header did. A rewrite sorts
-// every entry by cycle; appends leave an unsorted tail, sorted again by a
-// rewrite once it is long (unsortedMax).
-const indexMagic = "git-evolve cycle index 4\n"
+// largest cycle and how many entries hold it; then the head (a big-endian
+// uint16 length and as many bytes of JSON, none when the head is unknown,
+// in a slot of headSlot bytes); then 24 bytes per entry: the commit's name
+// and the cycle number (big-endian). The count catches an append that did
+// not reach the disk while the header did. A rewrite sorts every entry by
+// cycle; appends leave an unsorted tail, sorted again by a rewrite once it
+// is long (unsortedMax).
+const indexMagic = "git-evolve cycle index 5\n"
 
-const indexHeader = len(indexMagic) + 36
+// headSlot is the room the head has in the header; a head whose JSON does
+// not fit (ids and timestamps of another tool's making) is not kept.
+const headSlot = 256
+
+const indexHeader = len(indexMagic) + 36 + headSlot
 
 // unsortedMax is how long the unsorted tail of the file may grow before a
 // save rewrites the file sorted: at least 4096 entries, and an eighth of
@@ -139,7 +190,20 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 		}
 		return l.rebuildIndex(snap)
 	}
-	cycles, err := l.changedCycles(changes)
+	// The last record among the notes that changed, when it can be the
+	// ledger's (its cycle at least the head's, or above every cycle held).
+	above := ix.max()
+	from := above + 1
+	if ix.head != nil {
+		from = ix.head.Cycle
+	}
+	var best *ledger.Record
+	var bestAt gitstore.Hash
+	cycles, err := l.changedCycles(changes, from, func(i int, r *ledger.Record) {
+		if r.ID != "" && (best == nil || ledger.Less(best, r)) {
+			best, bestAt = r, changes[i].Object
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +218,9 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	}
 	if err := ix.setMany(edited, editedCycles); err != nil {
 		return nil, err
+	}
+	if best != nil {
+		ix.offer(best, bestAt, above)
 	}
 	ix.notes = snap.Commit()
 	// The index only saves time: failing to write it is not an error.
@@ -187,14 +254,35 @@ func (l *Ledger) rebuildIndex(snap *gitstore.Notes) (*index, error) {
 // wholeIndex builds the index of snap from every note, in one stream.
 func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*index, error) {
 	ix := &index{saved: -1, notes: snap.Commit()}
+	// The head: the last record of the notes that hold a cycle at least
+	// the largest seen so far (a note like the one read before, a copy,
+	// is not read again).
+	var best *ledger.Record
+	var bestAt gitstore.Hash
+	var last []byte
 	err := snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
+		top := 0
 		for _, c := range ledger.Cycles(data) {
 			ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
+			top = max(top, c)
 		}
+		if best != nil && (top < best.Cycle || bytes.Equal(data, last)) {
+			return nil
+		}
+		rs, _ := ledger.ParseLines(data)
+		for i := range rs {
+			if rs[i].ID != "" && (best == nil || ledger.Less(best, &rs[i])) {
+				best, bestAt = &rs[i], obj
+			}
+		}
+		last = append(last[:0], data...)
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if best != nil {
+		ix.head = headOf(best, bestAt)
 	}
 	return ix, nil
 }
@@ -316,7 +404,7 @@ func largestCycle(message string) (int, bool) {
 // indexChanges adds the cycles of the notes in changes to ix; false when
 // a note cannot be read.
 func (l *Ledger) indexChanges(ix *index, changes []gitstore.NoteChange) bool {
-	cycles, err := l.changedCycles(changes)
+	cycles, err := l.changedCycles(changes, 0, nil)
 	if err != nil {
 		return false
 	}
@@ -344,6 +432,9 @@ func (ix *index) complete() error {
 		}
 	}
 	whole.notes = ix.notes
+	if len(ix.changed) > 0 {
+		whole.head = ix.head // what was offered since, or not known
+	}
 	*ix = *whole
 	return nil
 }
@@ -361,24 +452,47 @@ func (l *Ledger) changesSince(old gitstore.Hash, snap *gitstore.Notes) ([]gitsto
 
 // changedCycles is the cycles each changed note now holds, their blobs
 // read a few thousand to an exchange with git (not one round trip a note,
-// nor every note in memory at once).
-func (l *Ledger) changedCycles(changes []gitstore.NoteChange) ([][]int, error) {
+// nor every note in memory at once; a blob many notes share, once). When
+// found is not nil, it is given each record of cycle from or above and the
+// change whose note holds it (each blob parsed once).
+func (l *Ledger) changedCycles(changes []gitstore.NoteChange, from int, found func(change int, r *ledger.Record)) ([][]int, error) {
 	out := make([][]int, len(changes))
+	parsed := map[gitstore.Hash][]ledger.Record{}
 	for start := 0; start < len(changes); {
 		end, n := start, 0
 		var blobs []gitstore.Hash
+		at := map[gitstore.Hash]int{}
 		for ; end < len(changes) && (n == 0 || n+len(changes[end].New) <= historyNotes); end++ {
-			blobs = append(blobs, changes[end].New...)
-			n += len(changes[end].New)
+			for _, b := range changes[end].New {
+				if _, ok := at[b]; !ok {
+					at[b] = len(blobs)
+					blobs = append(blobs, b)
+					n++
+				}
+			}
 		}
 		data, err := l.repo.ReadBlobs(blobs)
 		if err != nil {
 			return nil, err
 		}
 		for i := start; i < end; i++ {
-			for range changes[i].New {
-				out[i] = append(out[i], ledger.Cycles(data[0])...)
-				data = data[1:]
+			for _, b := range changes[i].New {
+				d := data[at[b]]
+				cs := ledger.Cycles(d)
+				out[i] = append(out[i], cs...)
+				if found == nil || len(cs) == 0 || slices.Max(cs) < from {
+					continue
+				}
+				rs, ok := parsed[b]
+				if !ok {
+					rs, _ = ledger.ParseLines(d)
+					parsed[b] = rs
+				}
+				for j := range rs {
+					if rs[j].Cycle >= from {
+						found(i, &rs[j])
+					}
+				}
 			}
 		}
 		start = end
@@ -453,7 +567,12 @@ func (ix *index) set(obj gitstore.Hash, cycles []int) error {
 				return err
 			}
 		} else {
-			ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return e.obj == obj })
+			ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool {
+				if e.obj == obj {
+					ix.forget(e)
+				}
+				return e.obj == obj
+			})
 			ix.topOK = false
 			ix.add(obj, cycles)
 			ix.changed[len(ix.changed)-1].replace = true
@@ -479,6 +598,8 @@ func (ix *index) set(obj gitstore.Hash, cycles []int) error {
 		for _, e := range ix.entries {
 			if e.obj != obj {
 				kept = append(kept, e)
+			} else {
+				ix.forget(e)
 			}
 		}
 		ix.saved = -1 // entries were removed: the file is written anew
@@ -516,6 +637,8 @@ func (ix *index) setMany(objs []gitstore.Hash, cycles [][]int) error {
 	for _, e := range ix.entries {
 		if !drop[e.obj] {
 			kept = append(kept, e)
+		} else {
+			ix.forget(e)
 		}
 	}
 	if len(kept) != len(ix.entries) {
@@ -576,40 +699,48 @@ func (ix *index) holders(n int) ([]gitstore.Hash, error) {
 			return nil, err
 		}
 	}
+	// A cycle copied to many commits has as many entries: each is kept
+	// once by a set, and the file's run of them read in one read, so that
+	// the cost is linear in the copies.
 	var out []gitstore.Hash
+	seen := map[gitstore.Hash]bool{}
 	keep := func(e indexEntry) {
-		if int(e.cycle) == n && !slices.Contains(out, e.obj) {
+		if int(e.cycle) == n && !seen[e.obj] {
+			seen[e.obj] = true
 			out = append(out, e.obj)
 		}
 	}
 	if f := ix.file; f != nil {
 		var b [24]byte
-		at := func(i int) (indexEntry, error) {
-			_, err := f.f.ReadAt(b[:], int64(indexHeader+24*i))
-			return entryAt(b[:]), err
-		}
 		var err error
-		i := sort.Search(f.sorted, func(i int) bool {
-			e, rerr := at(i)
-			err = cmp.Or(err, rerr)
-			return int(e.cycle) >= n
-		})
-		for ; i < f.sorted && err == nil; i++ {
-			e, rerr := at(i)
-			if err = rerr; err != nil || int(e.cycle) != n {
-				break
-			}
-			keep(e)
+		// The first of the sorted entries whose cycle is at least c.
+		search := func(c int) int {
+			return sort.Search(f.sorted, func(i int) bool {
+				_, rerr := f.f.ReadAt(b[:], int64(indexHeader+24*i))
+				err = cmp.Or(err, rerr)
+				return int(entryAt(b[:]).cycle) >= c
+			})
 		}
-		tail := make([]byte, 24*(f.count-f.sorted))
+		lo := search(n)
+		hi := search(n + 1)
+		run := make([]byte, 24*(hi-lo)+24*(f.count-f.sorted))
 		if err == nil {
-			_, err = f.f.ReadAt(tail, int64(indexHeader+24*f.sorted))
+			// The run of cycle n, then the unsorted tail, in one read
+			// when they meet (the run ends the sorted part).
+			if hi == f.sorted {
+				_, err = f.f.ReadAt(run, int64(indexHeader+24*lo))
+			} else {
+				_, err = f.f.ReadAt(run[:24*(hi-lo)], int64(indexHeader+24*lo))
+				if err == nil {
+					_, err = f.f.ReadAt(run[24*(hi-lo):], int64(indexHeader+24*f.sorted))
+				}
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.f.Name(), err)
 		}
-		for ; len(tail) > 0; tail = tail[24:] {
-			keep(entryAt(tail))
+		for ; len(run) > 0; run = run[24:] {
+			keep(entryAt(run))
 		}
 	}
 	for _, e := range ix.entries {
@@ -675,6 +806,16 @@ func readIndexHeader(f *os.File) (*index, error) {
 	}
 	ix := &index{file: file, sorted: file.sorted}
 	copy(ix.notes[:], body[:20])
+	if n := int(binary.BigEndian.Uint16(body[36:])); n > 0 {
+		var h indexHead
+		if n > headSlot-2 || json.Unmarshal(body[38:38+n], &h) != nil {
+			return nil, errors.New("the head is not one")
+		}
+		if h.Commit, err = gitstore.ParseHash(h.CommitHex); err != nil {
+			return nil, errors.New("the head names no commit")
+		}
+		ix.head = &h
+	}
 	return ix, nil
 }
 
@@ -795,7 +936,17 @@ func (ix *index) header(count, sorted, top, nTop int) []byte {
 	for _, w := range []int{count, sorted, top, nTop} {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(w))
 	}
-	return buf
+	var head []byte
+	if h := ix.head; h != nil {
+		c := *h
+		c.CommitHex = h.Commit.String()
+		if data, err := json.Marshal(c); err == nil && len(data) <= headSlot-2 {
+			head = data
+		}
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(head)))
+	buf = append(buf, head...)
+	return append(buf, make([]byte, headSlot-2-len(head))...)
 }
 
 // rewrite writes the index sorted by cycle, atomically (a temporary file

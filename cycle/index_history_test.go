@@ -311,7 +311,7 @@ func TestChangedCycles(t *testing.T) {
 	defer func(n int) { historyNotes = n }(historyNotes)
 	for _, per := range []int{1, 2, 3, 100} {
 		historyNotes = per
-		got, err := l.changedCycles(changes)
+		got, err := l.changedCycles(changes, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

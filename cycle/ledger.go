@@ -4,13 +4,21 @@
 // downgrade), allocating cycle numbers safely when many processes record at
 // once; it stores productive records as notes in refs/notes/evolve on the
 // commit they delivered and the rest in the local journal; and it reads the
-// ledger back for listing, showing, importing and exporting.
+// ledger back for listing, showing, importing and exporting, with the
+// remote-tracking copies a fetch brought that pass the check its caller
+// gives (CheckCopies).
 //
 // It is also the cycle's state machine (start, finish, abort, revert), and
 // the judge's hand: a cycle's work is judged in a checkout of its own
 // (JudgeAt), first with the ruler files it changed put back as they were at
 // its start, then with its own; the holdout checks and the census of its
 // tests judge beside its goals (the rules are the gate package's).
+//
+// Nothing of the user's is lost to a cycle: what the working tree held of
+// its own at the start (BaseRef) and its ignored files, within a budget
+// (IgnoredRef), are kept as the cycle starts; a cycle's work is saved,
+// index and working tree, before a revert or an abort; and a regressed or
+// aborted cycle puts back what it removed or changed of them.
 //
 // Writes are serialised between git-evolve processes by a lock file under
 // the common git directory and made safe against every other writer by the
@@ -42,14 +50,17 @@ type Ledger struct {
 	journal  *journal.Journal
 	stateDir string
 	now      func() time.Time
-	dieAt    string // DieAt
-	local    bool   // Local: the local notes ref alone
+	dieAt    string     // DieAt
+	local    bool       // Local: the local notes ref alone
+	check    CopyCheck  // CheckCopies: what a remote-tracking copy must pass to be read
+	copies   *copyReads // what the reads found of the copies (shared by Local)
 }
 
 // Open returns the ledger of repo. now is the clock records are stamped with.
 func Open(repo *gitstore.Repo, now func() time.Time) *Ledger {
 	dir := filepath.Join(repo.CommonDir(), "evolve")
-	return &Ledger{repo: repo, journal: journal.At(dir), stateDir: dir, now: now}
+	return &Ledger{repo: repo, journal: journal.At(dir), stateDir: dir, now: now,
+		copies: &copyReads{answers: map[[2]gitstore.Hash]*CopyRefusal{}, refused: map[string]CopyRefusal{}}}
 }
 
 // Repo is the repository the ledger lives in.
@@ -219,10 +230,11 @@ func names(en *Entry) bool {
 // snapshots are the ledger as read commands read it: the local notes ref,
 // and the remote-tracking copies a plain git fetch brings
 // (refs/notes/remotes/<remote>/evolve, see setup) where they hold what it
-// lacks. primary is the local ledger, or a copy it is behind (a fresh clone
-// that fetched); extra are copies that went another way than primary, whose
-// notes that differ from primary's are read too. A Ledger made Local reads
-// the local ref alone. Nothing is written.
+// lacks and pass the check CheckCopies gave (copies.go). primary is the
+// local ledger, or a copy it is behind (a fresh clone that fetched); extra
+// are copies that went another way than primary, whose notes that differ
+// from primary's are read too. A Ledger made Local reads the local ref
+// alone. Nothing is written.
 func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, err error) {
 	primary, err = l.repo.ReadNotes(NotesRef)
 	if err != nil || l.local {
@@ -237,7 +249,8 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	seen := map[gitstore.Hash]bool{primary.Commit(): true}
+	local := primary.Commit()
+	seen := map[gitstore.Hash]bool{local: true}
 	known := l.readMerged()
 	defer l.writeMerged(known)
 	for _, name := range names {
@@ -253,14 +266,19 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 		if err != nil {
 			continue // a copy git cannot read: sync says why
 		}
+		if !primary.Commit().IsZero() {
+			if in, err := l.merged(known, tip, primary.Commit()); err != nil {
+				return nil, nil, err
+			} else if in {
+				continue // merged already
+			}
+		}
+		if !l.admits(name, local, tip) {
+			continue // it would bring a breach: Refused names it
+		}
 		if primary.Commit().IsZero() {
 			primary = snap
 			continue
-		}
-		if in, err := l.merged(known, tip, primary.Commit()); err != nil {
-			return nil, nil, err
-		} else if in {
-			continue // merged already
 		}
 		if ahead, err := l.repo.IsAncestor(primary.Commit(), tip); err != nil {
 			return nil, nil, err
@@ -315,7 +333,7 @@ func (l *Ledger) copiesMax() (int, error) {
 			n = max(n, whole.max())
 			continue
 		}
-		cycles, err := l.changedCycles(changes)
+		cycles, err := l.changedCycles(changes, 0, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -70,14 +70,25 @@ type OpenCycle struct {
 	// tool's, which GIT_COMMITTER_DATE may set) as the cycle started: a
 	// file unchanged since was not written by the cycle.
 	Clock int64 `json:"clock,omitempty"`
+	// Ignored is what the start kept of the ignored files (IgnoredRef),
+	// and what it left out.
+	Ignored *IgnoredKept `json:"ignored,omitempty"`
 	// Aborting is set once an abort began (AbortCycle): a cycle whose
 	// abort was interrupted is aborted, never finished, by what comes next.
 	Aborting *Aborting `json:"aborting,omitempty"`
 }
 
-// Aborting is an abort under way: why the cycle is aborted.
+// Aborting is an abort under way: why the cycle is aborted, and what it
+// did with the ignored files the cycle's start kept.
 type Aborting struct {
 	Reason string `json:"reason,omitempty"`
+	// IgnoredChanged are those the cycle removed or changed ("- path",
+	// "M path"), as the abort found them before it saved the work.
+	IgnoredChanged []string `json:"ignored_changed,omitempty"`
+	// IgnoredPut are those put back, IgnoredNotBack those that were not,
+	// each with why (IgnoredRef then stays).
+	IgnoredPut     []string `json:"ignored_put,omitempty"`
+	IgnoredNotBack []string `json:"ignored_not_back,omitempty"`
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -95,6 +106,11 @@ func (c *OpenCycle) keptRefs() map[string]gitstore.Hash {
 	}
 	if h, err := gitstore.ParseHash(c.Holdout); err == nil {
 		refs[HoldoutRef(c.ID)] = h
+	}
+	if c.Ignored != nil {
+		if h, err := gitstore.ParseHash(c.Ignored.Commit); err == nil {
+			refs[IgnoredRef(c.ID)] = h
+		}
 	}
 	return refs
 }
@@ -176,6 +192,8 @@ type StartOptions struct {
 	Item, Rung, Run string
 	// Fields are more fields for the record (see OpenCycle.Fields).
 	Fields map[string]json.RawMessage
+	// NoIgnored keeps no ignored file (a later revert, which runs no agent).
+	NoIgnored bool
 }
 
 // StartCycle opens a cycle in this worktree on HEAD: it refuses while a
@@ -200,11 +218,34 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	}
 	// What the working tree holds of its own is saved before anything
 	// else: it is not the cycle's work, and a revert puts it back.
+	// So are the ignored files, within a budget: an agent may remove them,
+	// and a regressed or aborted cycle puts them back. Both captures run
+	// side by side.
 	c.Clock = time.Now().UnixNano()
+	type kept struct {
+		k   *IgnoredKept
+		err error
+	}
+	ignored := make(chan kept, 1)
+	if o.NoIgnored {
+		ignored <- kept{}
+	} else {
+		go func() {
+			t0 := time.Now()
+			k, err := l.captureIgnored(c.ID)
+			gitstore.Tracef("start: the ignored files kept (%s)", ms(time.Since(t0)))
+			ignored <- kept{k, err}
+		}()
+	}
 	base, err := l.captureBase(head[0])
+	ig := <-ignored
+	if err == nil {
+		err = ig.err
+	}
 	if err != nil {
 		return nil, err
 	}
+	c.Ignored = ig.k
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, err
@@ -280,6 +321,11 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 		}
 		c.Base = base.String()
 	}
+	if c.Ignored != nil && c.Ignored.Commit != "" {
+		if err := l.repo.CreateRef(IgnoredRef(c.ID), mustParse(c.Ignored.Commit), fmt.Sprintf("git evolve: cycle %d's ignored files as it found them", c.Cycle)); err != nil {
+			return nil, err
+		}
+	}
 	if err := l.saveOpen(c); err != nil {
 		return nil, err
 	}
@@ -348,10 +394,14 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	// From here on the cycle is being aborted: a finish refuses it and a
 	// resumed run completes the abort, so that an abort interrupted after
 	// its record never gets a second record under the cycle's id.
-	if reason == "" && c.Aborting != nil {
-		reason = c.Aborting.Reason
+	prev := c.Aborting
+	if prev == nil {
+		prev = &Aborting{}
 	}
-	c.Aborting = &Aborting{Reason: reason}
+	if reason == "" {
+		reason = prev.Reason
+	}
+	c.Aborting = &Aborting{Reason: reason, IgnoredChanged: prev.IgnoredChanged, IgnoredPut: prev.IgnoredPut, IgnoredNotBack: prev.IgnoredNotBack}
 	if err := l.saveOpen(c); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
@@ -370,7 +420,17 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		saved = s
 	}
 	if saved.IsZero() {
-		saved, _, err = l.repo.SaveWorktree(head[0], fmt.Sprintf("git evolve: the work of cycle %d, aborted\n\nEvolve-Cycle: %d\nEvolve-Id: %s\n", c.Cycle, c.Cycle, c.ID))
+		// The ignored files the cycle changed are saved with its work,
+		// before they are put back.
+		changes, present, err := l.ignoredChanges(c)
+		if err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
+		c.Aborting.IgnoredChanged = changes
+		if err := l.saveOpen(c); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
+		saved, _, err = l.repo.SaveWorktree(head[0], savedMessage(c, "aborted"), l.withinSaveLimits(present)...)
 		if err != nil {
 			return nil, gitstore.ZeroHash, err
 		}
@@ -381,6 +441,14 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		}
 	}
 	l.die("abort-saved")
+	if a := c.Aborting; !journaled && a.IgnoredPut == nil && a.IgnoredNotBack == nil {
+		if a.IgnoredPut, a.IgnoredNotBack, err = l.putBackIgnored(c, saved); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
+		if err := l.saveOpen(c); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
+	}
 	unlock, err := filelock.Lock(l.ledgerLock())
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
@@ -396,6 +464,12 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	}
 	if c.Clock != 0 && c.Run != "" { // for the driver's restore
 		rec.Extra["clock"] = mustJSON(c.Clock)
+	}
+	if len(c.Aborting.IgnoredChanged) > 0 {
+		rec.Extra["ignored_changed"] = mustJSON(c.Aborting.IgnoredChanged)
+	}
+	if len(c.Aborting.IgnoredNotBack) > 0 && c.Ignored != nil {
+		rec.Extra["ignored"] = mustJSON(c.Ignored.Commit)
 	}
 	for k, v := range c.Fields {
 		if _, known := rec.Extra[k]; !known && len(v) > 0 {
@@ -431,6 +505,11 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		return nil, gitstore.ZeroHash, err
 	}
 	kept := c.keptRefs()
+	if len(c.Aborting.IgnoredNotBack) > 0 {
+		if err := l.keepIgnored(c, kept); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
+	}
 	if c.Run != "" {
 		// The driver brings a failed agent's working tree back to the
 		// start next (RestoreStart): the base it puts back stays until then.

@@ -76,7 +76,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		return nil, fieldInput(err)
 	}
 	if ledger.Productive(rec.Result) && rec.Target == "" {
-		return nil, inputErr("target", "a %s cycle names its target (--target: a goal id, or parallel-wave with --goal-ids)", rec.Result)
+		return nil, inputErr("target", "a cycle whose result is %s names its target (--target: a goal id, or parallel-wave with --goal-ids)", rec.Result)
 	}
 	if _, err := ledger.Parse(rec.Marshal()); err != nil {
 		// Never store what the ledger's own reader would reject.
@@ -173,7 +173,8 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		}
 		// The largest cycle once written, for a clone with no index
 		// (indexFromHistory).
-		top := ix.max()
+		above := ix.max()
+		top := above
 		for _, rs := range add {
 			for _, r := range rs {
 				top = max(top, r.Cycle)
@@ -199,6 +200,11 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 			} else if ix.set(obj, cycles) != nil {
 				ix.close() // unreadable: rebuilt by the next reader
 				return next, nil
+			}
+		}
+		for obj, rs := range add {
+			for i := range rs {
+				ix.offer(&rs[i], obj, above) // the next record's head
 			}
 		}
 		_ = ix.save(l.indexPath())

@@ -27,7 +27,8 @@ var ErrMovedAfterAbort = errors.New("HEAD moved after the cycle was aborted")
 // working tree as it is now is saved again on top of the last save, under
 // SavedRef, when it differs from it (with the files in the way that no
 // capture holds, ignored ones). What the working tree held of its own when
-// the cycle started (c.Base) is put back as it was. c.Branch is the ref
+// the cycle started (c.Base) is put back as it was, and what the index held
+// staged then is staged again. c.Branch is the ref
 // HEAD named when the cycle started ("" when it was detached).
 //
 // It refuses (a *Refusal, nothing changed) while git has a merge or a
@@ -64,7 +65,7 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if len(sc.Parents) != 1 {
+	if len(sc.Parents) == 0 || len(sc.Parents) > 2 { // the commit it is on, and the index
 		return gitstore.ZeroHash, fmt.Errorf("%s is no save of cycle %d's working tree", saved.Short(), c.Cycle)
 	}
 	head := sc.Parents[0] // where the abort found HEAD
@@ -145,6 +146,14 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 		}
 	}
 	if err := l.repo.ResetIndex(start); err != nil {
+		return gitstore.ZeroHash, err
+	}
+	// What the user had staged when the cycle started is staged again.
+	staged, err := l.baseIndex(c)
+	if err == nil {
+		err = l.repo.SetIndex(staged)
+	}
+	if err != nil {
 		return gitstore.ZeroHash, err
 	}
 	// The working tree as the cycle found it is in place again.

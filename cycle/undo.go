@@ -106,7 +106,7 @@ func (l *Ledger) RevertCycle(ctx context.Context, query string, opts RevertOptio
 	if err != nil {
 		return nil, err
 	}
-	c, err := l.StartCycle(StartOptions{Target: target.Target, Era: ruler.Era, GoalsFile: data})
+	c, err := l.StartCycle(StartOptions{Target: target.Target, Era: ruler.Era, GoalsFile: data, NoIgnored: true})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -26,6 +27,10 @@ type Capture struct {
 	// from the index's), each with its entry in Tree (a zero Blob: none),
 	// when the capture knows them; nil when it does not.
 	Paths []CapturedPath
+	// Index is the index as a tree, as it was when the working tree was
+	// captured (what git write-tree would write; pending like Tree); zero
+	// when it could not be told (an unmerged entry).
+	Index Hash
 }
 
 // CapturedPath is one path of a capture and its entry.
@@ -51,11 +56,11 @@ type CapturedPath struct {
 func (r *Repo) CaptureWorktree() (*Capture, error) {
 	c, ok, err := r.captureChanged()
 	if err != nil || !ok {
-		tree, err := r.captureWithIndex()
+		tree, index, err := r.captureWithIndex()
 		if err != nil {
 			return nil, err
 		}
-		return &Capture{Tree: tree}, nil
+		return &Capture{Tree: tree, Index: index}, nil
 	}
 	return c, nil
 }
@@ -79,9 +84,11 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 	// side by side.
 	diffP := startGit(top, r.env, false, "diff-index", "-z", "--raw", "HEAD", "--")
 	othersP := startGit(top, r.env, false, "ls-files", "-z", "--others", "--exclude-standard")
-	addedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--name-only", "--diff-filter=A", "HEAD", "--")
+	// The index against HEAD, as git write-tree sees it (an entry git add
+	// -N made is in no tree): the entries added, and the index as a tree.
+	cachedP := startGit(top, r.env, false, "diff-index", "-z", "--cached", "--raw", "--no-renames", "--ita-invisible-in-index", "HEAD", "--")
 	others, oerr := othersP.finish(nil)
-	added, aerr := addedP.finish(nil)
+	cached, aerr := cachedP.finish(nil)
 	hc, cerr := r.Commit(head)
 	diff, derr := diffP.finish(nil)
 	if err := errors.Join(cerr, derr, oerr, aerr); err != nil {
@@ -106,11 +113,13 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 		}
 		paths[string(fields[i+1])] = meta[4] != "D"
 	}
-	for _, p := range bytes.Split(added, []byte{0}) {
-		if len(p) > 0 {
-			if _, ok := paths[string(p)]; !ok {
-				paths[string(p)] = true
-			}
+	staged, ok := parseCachedDiff(cached)
+	if !ok {
+		return nil, false, nil
+	}
+	for _, e := range staged {
+		if _, ok := paths[e.Path]; !ok && e.Mode != 0 {
+			paths[e.Path] = true // added since HEAD, or changed in the index
 		}
 	}
 	for _, p := range bytes.Split(others, []byte{0}) {
@@ -133,7 +142,47 @@ func (r *Repo) captureChanged() (*Capture, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return &Capture{Tree: tree, Paths: captured}, true, nil
+	index := hc.Tree
+	if len(staged) > 0 {
+		sedits := make(map[string]*CapturedPath, len(staged))
+		for i := range staged {
+			sedits[staged[i].Path] = &staged[i]
+		}
+		if index, err = r.editTree(hc.Tree, sedits); errors.Is(err, errTreeShape) {
+			return nil, false, nil
+		} else if err != nil {
+			return nil, false, err
+		}
+	}
+	return &Capture{Tree: tree, Paths: captured, Index: index}, true, nil
+}
+
+// parseCachedDiff reads git diff-index -z --cached --raw: each path whose
+// index entry differs from HEAD's, with the index's entry (a zero Mode when
+// the index has none). ok is false for an unmerged entry or a line it does
+// not read.
+func parseCachedDiff(out []byte) ([]CapturedPath, bool) {
+	var staged []CapturedPath
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(string(fields[i]))
+		if len(meta) != 5 || meta[4] == "U" {
+			return nil, false
+		}
+		mode, err := strconv.ParseUint(meta[1], 8, 32)
+		if err != nil {
+			return nil, false
+		}
+		e := CapturedPath{Path: string(fields[i+1])}
+		if meta[4] != "D" {
+			if e.Blob, err = ParseHash(meta[3]); err != nil {
+				return nil, false
+			}
+			e.Mode = uint32(mode)
+		}
+		staged = append(staged, e)
+	}
+	return staged, true
 }
 
 // hashPaths reads each path of the working tree and writes its content as

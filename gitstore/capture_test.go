@@ -148,6 +148,23 @@ var captureCases = []captureCase{
 			r.rm(p)
 		}
 	}},
+	{name: "staged, then edited again", base: baseTree, fast: true, change: func(r *testRepo) {
+		r.write("a.txt", "staged\n")
+		r.write("added.txt", "staged\n")
+		os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755)
+		r.git("add", "a.txt", "added.txt", "run.sh")
+		r.write("a.txt", "working\n")
+		r.write("added.txt", "working\n")
+		r.git("rm", "-q", "dir/c.txt")
+		r.write("dir/c.txt", "back, untracked\n")
+	}},
+	{name: "intent to add", base: baseTree, fast: true, change: func(r *testRepo) {
+		r.write("later.txt", "l\n")
+		r.write("empty.txt", "")
+		r.git("add", "-N", "later.txt")
+		r.git("add", "empty.txt")
+		r.write("b.txt", "b2\n")
+	}},
 	{name: "core.fileMode off", base: baseTree, change: func(r *testRepo) {
 		r.git("config", "core.fileMode", "false")
 		os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755)
@@ -175,6 +192,7 @@ func TestCaptureAgreesWithGitAdd(t *testing.T) {
 				t.Fatal(err)
 			}
 			cp := &testRepo{t: t, dir: copyDir}
+			wantIndex := cp.hash("write-tree")
 			cp.git("add", "-A")
 			want := cp.hash("write-tree")
 
@@ -196,6 +214,11 @@ func TestCaptureAgreesWithGitAdd(t *testing.T) {
 			// Committed, with the index brought to it, the working tree is clean.
 			if err := repo.Flush(); err != nil { // git reads the tree below
 				t.Fatal(err)
+			}
+			// The index, as git write-tree writes it.
+			if capture.Index != wantIndex {
+				t.Errorf("the index captured %s, git write-tree gives %s:\n%s\nwant\n%s", capture.Index.Short(), wantIndex.Short(),
+					r.git("ls-tree", "-r", capture.Index.String()), r.git("ls-tree", "-r", wantIndex.String()))
 			}
 			head := r.hash("rev-parse", "HEAD")
 			commit := r.hash("commit-tree", capture.Tree.String(), "-p", head.String(), "-m", "captured")

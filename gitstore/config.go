@@ -92,6 +92,16 @@ func (r *Repo) ConfigAdd(key, value string) error {
 	return err
 }
 
+// ConfigSet sets a single-valued key in the repository's config file,
+// replacing the value there (git config --local key value).
+func (r *Repo) ConfigSet(key, value string) error {
+	_, err := r.git(context.Background(), nil, "config", "--local", key, value)
+	r.config.mu.Lock()
+	r.config.done, r.config.proc = false, nil // read again when next asked
+	r.config.mu.Unlock()
+	return err
+}
+
 // Remotes returns the names of the repository's remotes.
 func (r *Repo) Remotes() ([]string, error) {
 	out, err := r.git(context.Background(), nil, "remote")

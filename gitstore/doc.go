@@ -4,7 +4,10 @@
 // git's files backend stores them, reads and writes notes trees of any fanout, moves refs with
 // compare-and-swap through git's own locking (git update-ref), and keeps the
 // linked worktrees a cycle is judged in (Checkout: made with git worktree
-// add, switched with git reset --hard and cleaned with git clean).
+// add, switched with git reset --hard and cleaned with git clean). Of the
+// working tree it captures the files and the index as trees, saves them as
+// git stash shapes a save (CommitSave), switches it, and lists, saves and
+// puts back its ignored files, their bytes as they are.
 //
 // Invariants:
 //   - go-git types never cross this package's API; errors are translated into

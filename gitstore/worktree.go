@@ -118,16 +118,18 @@ func (r *Repo) diffAndUntracked(commit Hash, format string) (top string, diff, o
 }
 
 // captureWithIndex writes the whole working tree (tracked and untracked
-// files, not ignored ones) as a tree and returns it, without touching the
-// index or the files. It uses a temporary index, as git stash does.
-func (r *Repo) captureWithIndex() (Hash, error) {
+// files, not ignored ones) as a tree and returns it, with the index as a
+// tree (zero when git write-tree cannot write it: an unmerged entry),
+// without touching the index or the files. It uses a temporary index, as
+// git stash does.
+func (r *Repo) captureWithIndex() (tree, index Hash, err error) {
 	top, err := r.WorkTree()
 	if err != nil {
-		return ZeroHash, err
+		return ZeroHash, ZeroHash, err
 	}
 	tmp, err := os.CreateTemp(r.gitDir, "evolve-index-*")
 	if err != nil {
-		return ZeroHash, err
+		return ZeroHash, ZeroHash, err
 	}
 	defer os.Remove(tmp.Name())
 	// Start from a copy of the real index: git add then knows from its stat
@@ -138,9 +140,9 @@ func (r *Repo) captureWithIndex() (Hash, error) {
 	// written: "racy git"); a copy stamped now would pass them as clean.
 	// Without an index, start from HEAD.
 	steps := [][]string{{"add", "-A", "--", "."}}
-	index := filepath.Join(r.gitDir, "index")
-	fi, serr := os.Stat(index)
-	if data, err := os.ReadFile(index); err == nil && serr == nil {
+	indexFile := filepath.Join(r.gitDir, "index")
+	fi, serr := os.Stat(indexFile)
+	if data, err := os.ReadFile(indexFile); err == nil && serr == nil {
 		_, err = tmp.Write(data)
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
@@ -149,7 +151,7 @@ func (r *Repo) captureWithIndex() (Hash, error) {
 			err = os.Chtimes(tmp.Name(), fi.ModTime(), fi.ModTime())
 		}
 		if err != nil {
-			return ZeroHash, err
+			return ZeroHash, ZeroHash, err
 		}
 	} else {
 		tmp.Close()
@@ -159,27 +161,40 @@ func (r *Repo) captureWithIndex() (Hash, error) {
 		}
 	}
 	env := append(append([]string(nil), r.env...), "GIT_INDEX_FILE="+tmp.Name())
-	for _, args := range steps {
+	writeTree := func() (Hash, error) {
+		out, err := startGit(top, env, false, "write-tree").finish(nil)
+		if err != nil {
+			return ZeroHash, err
+		}
+		tree, err := ParseHash(strings.TrimSpace(string(out)))
+		if err != nil {
+			return ZeroHash, errors.New("git write-tree printed no tree")
+		}
+		return tree, nil
+	}
+	for i, args := range steps {
+		if i == len(steps)-1 {
+			// The index as it is, before git add: an unmerged entry
+			// leaves it unwritten.
+			index, _ = writeTree()
+		}
 		if _, err := startGit(top, env, false, args...).finish(nil); err != nil {
-			return ZeroHash, fmt.Errorf("saving the working tree: %w", err)
+			return ZeroHash, ZeroHash, fmt.Errorf("saving the working tree: %w", err)
 		}
 	}
-	out, err := startGit(top, env, false, "write-tree").finish(nil)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("saving the working tree: %w", err)
+	if tree, err = writeTree(); err != nil {
+		return ZeroHash, ZeroHash, fmt.Errorf("saving the working tree: %w", err)
 	}
-	tree, err := ParseHash(strings.TrimSpace(string(out)))
-	if err != nil {
-		return ZeroHash, errors.New("git write-tree printed no tree")
-	}
-	return tree, nil
+	return tree, index, nil
 }
 
 // SaveWorktree commits the whole working tree (see CaptureWorktree) on top
 // of parent, without touching the index or the files, and returns the
-// commit and the capture it was made from. The files at also are saved
-// too, ignored or not (those a switch would otherwise destroy: see
-// UnsavedError); they are not among the capture's paths.
+// commit and the capture it was made from. The commit is shaped as git
+// stash shapes one (see CommitSave): its second parent holds the index.
+// The files at also are saved too, ignored or not (those a switch would
+// otherwise destroy: see UnsavedError); they are not among the capture's
+// paths.
 func (r *Repo) SaveWorktree(parent Hash, message string, also ...string) (Hash, *Capture, error) {
 	c, err := r.CaptureWorktree()
 	if err != nil {
@@ -198,12 +213,32 @@ func (r *Repo) SaveWorktree(parent Hash, message string, also ...string) (Hash, 
 			return ZeroHash, nil, fmt.Errorf("saving %s: %w", also[0], err)
 		}
 	}
+	h, err := r.CommitSave(tree, c.Index, parent, message)
+	return h, c, err
+}
+
+// CommitSave commits a save of the working tree as git stash shapes one:
+// the commit has tree (the working tree) and parent; when index is not
+// zero, a second parent, a commit of index (the index as it was) on
+// parent. So git show SAVE:PATH gives a file as the working tree had it,
+// git show SAVE^2:PATH as the index had it, and git stash apply --index
+// SAVE puts both back on parent. Untracked files are in tree (git stash
+// keeps them in a third parent): applied, they come back untracked.
+func (r *Repo) CommitSave(tree, index, parent Hash, message string) (Hash, error) {
 	author, committer, err := r.Identity()
 	if err != nil {
-		return ZeroHash, nil, err
+		return ZeroHash, err
 	}
-	h, err := r.CommitAsGit(tree, []Hash{parent}, message, author, committer)
-	return h, c, err
+	parents := []Hash{parent}
+	if !index.IsZero() {
+		subject, _, _ := strings.Cut(message, "\n")
+		ih, err := r.CommitAsGit(index, []Hash{parent}, "index of: "+subject+"\n", author, committer)
+		if err != nil {
+			return ZeroHash, err
+		}
+		parents = append(parents, ih)
+	}
+	return r.CommitAsGit(tree, parents, message, author, committer)
 }
 
 // WorktreeEntries are the entries the working tree's files at paths would

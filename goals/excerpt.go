@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/git-evolve/git-evolve/redact"
 )
 
 // The bounds of an excerpt: its last lines, and at most this many bytes.
@@ -21,10 +23,10 @@ const (
 // terminal, fit to keep in a record and to print: terminal escape
 // sequences and other control characters removed (tabs and newlines stay),
 // a line a carriage return rewrote shown as it was left, invalid UTF-8
-// replaced, trailing blank lines dropped, then the last ExcerptLines lines
-// and at most ExcerptBytes bytes of them (whole lines, or the end of a
-// single long one). Text read from a note or a remote goes through it
-// again before it is printed.
+// replaced, secrets replaced by redact.Marker, trailing blank lines
+// dropped, then the last ExcerptLines lines and at most ExcerptBytes bytes
+// of them (whole lines, or the end of a single long one). Text read from a
+// note or a remote goes through it again before it is printed.
 func Excerpt(out string) string {
 	// Enough of the end to fill an excerpt once escapes are gone; a line
 	// cut at the front is dropped, with the escape it may have cut.
@@ -35,7 +37,7 @@ func Excerpt(out string) string {
 			out = out[i+1:]
 		}
 	}
-	text := strings.TrimRight(CleanText(out), " \t\n")
+	text := strings.TrimRight(redact.String(CleanText(out)), " \t\n")
 	if text == "" {
 		return ""
 	}

@@ -4,9 +4,10 @@
 // 127 error, past the time limit timeout, anything else fail; in parallel
 // where that is safe), the value of a continuous goal (from its check's
 // output, or from a file the check wrote in this run), the excerpt of a
-// check's output a person or the next agent reads, the fitness snapshot they
-// give, and the local trust that must be given to a goals file before its
-// commands run.
+// check's output a person or the next agent reads (what a result keeps of
+// an output has its secrets redacted), the fitness snapshot they give, and
+// the local trust that must be given to a goals file before its commands
+// run.
 //
 // It knows nothing of git: callers hand it a file and a directory.
 package goals
@@ -62,6 +63,13 @@ type File struct {
 	Directives []Directive
 	// Markdown says the file is a GOALS.md.
 	Markdown bool
+	// LeftOut are the entries of a GOALS.md that cannot be read (a row of
+	// its Gates table, a directive), each with where it is and why: they
+	// are left out and the rest is measured. They are errors, not
+	// warnings: goals validate fails on them; the other commands say so
+	// and go on with the rest. A file none of whose rows can be read is
+	// refused. Always empty for GOALS.yaml.
+	LeftOut Problems
 }
 
 // Goal is one fitness goal.
@@ -132,6 +140,19 @@ type Problem struct {
 	Line, Col int
 	Msg       string
 	Warning   bool // a key the schema does not know: reported, not an error
+	// AsWritten, in a warning, says the text warned about is still read,
+	// as written (a check cell that is not a code span); the other
+	// warnings are about text that is ignored.
+	AsWritten bool
+}
+
+// Suffix is what follows a warning printed for a person: what becomes of
+// the text it is about.
+func (p Problem) Suffix() string {
+	if p.AsWritten {
+		return ""
+	}
+	return " (ignored)"
 }
 
 func (p Problem) Error() string {

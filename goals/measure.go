@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/git-evolve/git-evolve/redact"
 )
 
 // The results of a goal.
@@ -593,13 +595,24 @@ func (c *capture) String() string {
 // last halves, in runes.
 const maxOutput = 500
 
+// shorten is what a result keeps of a command's output: the first and the
+// last maxOutput/2 runes of it, secrets redacted. Each half is redacted
+// with the next redactMargin runes beyond its cut, so that a secret the
+// cut goes through is found whole.
 func shorten(s string) string {
 	if utf8.RuneCountInString(s) <= maxOutput {
-		return s
+		return redact.String(s)
 	}
 	r := []rune(s)
-	return string(r[:maxOutput/2]) + "\n…\n" + string(r[len(r)-maxOutput/2:])
+	head := []rune(redact.String(string(r[:min(len(r), maxOutput/2+redactMargin)])))
+	tail := []rune(redact.String(string(r[max(0, len(r)-maxOutput/2-redactMargin):])))
+	return string(head[:min(len(head), maxOutput/2)]) + "\n…\n" + string(tail[max(0, len(tail)-maxOutput/2):])
 }
+
+// redactMargin is how far past the cut of a kept part of an output its
+// secrets are looked for: longer than any secret but a private key, whose
+// rules find a block cut at either end.
+const redactMargin = 4 << 10
 
 // FailingByWeight lists the snapshot's goals to work on (failing or timed
 // out; not those that cannot run or skip), highest weight first (in the

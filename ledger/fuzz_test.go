@@ -135,8 +135,21 @@ func FuzzParseLines(f *testing.F) {
 	f.Add([]byte(strings.Join(bugLines, "\n")))
 	f.Add([]byte(""))
 	f.Add([]byte("\n\n"))
+	// records nested past the bound (a hostile remote's), and within it
+	f.Add([]byte(seed1 + "\n" + `{"v":1,"cycle":2,"x":` + nested(maxDepth+5, "mixed") + "}\n" + seed3))
+	f.Add([]byte(`{"v":1,"cycle":2,"trace":{"z":` + nested(maxDepth-2, "array") + "}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, bad := ParseLines(data)
+		// BadLines finds the same lines without building the records.
+		if only := BadLines(data); len(only) != len(bad) {
+			t.Fatalf("BadLines gives %d lines, ParseLines %d", len(only), len(bad))
+		} else {
+			for i := range only {
+				if only[i].Line != bad[i].Line || only[i].Text != bad[i].Text || only[i].Err.Error() != bad[i].Err.Error() {
+					t.Fatalf("BadLines[%d] = %v, ParseLines says %v", i, only[i], bad[i])
+				}
+			}
+		}
 		// Cycles reads the same numbers without building the records.
 		cycles := Cycles(data)
 		if len(cycles) != len(recs) {

@@ -52,6 +52,23 @@ func ParseLines(data []byte) ([]Record, []*LineError) {
 	return recs, bad
 }
 
+// BadLines returns the lines of JSON Lines data that ParseLines reports,
+// without building a record of the others: a line in canonical form (every
+// line git-evolve writes) is known to parse by Summarize alone. A reader
+// that only asks whether a note parses pays for what does not.
+func BadLines(data []byte) []*LineError {
+	var bad []*LineError
+	EachLine(data, func(n int, line []byte) {
+		if _, ok := Summarize(line); ok {
+			return
+		}
+		if _, err := Parse(line); err != nil {
+			bad = append(bad, &LineError{Line: n, Text: string(line), Err: err})
+		}
+	})
+	return bad
+}
+
 // FormatNote returns a note's content: one canonical line per record,
 // sorted and without duplicate lines, each ending in a newline. This is the
 // fixed point of `git notes merge -s cat_sort_uniq`, so a merge of two

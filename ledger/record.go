@@ -652,13 +652,13 @@ func (r *Record) Validate() error {
 	}
 	if Productive(r.Result) {
 		if r.Commit() == "" {
-			return &FieldError{"canonical_sha", fmt.Sprintf("is required for a %s cycle", r.Result)}
+			return &FieldError{"canonical_sha", fmt.Sprintf("is required for a cycle whose result is %s", r.Result)}
 		}
 		if r.GoalsPassing == nil {
-			return &FieldError{"goals_passing", fmt.Sprintf("is required for a %s cycle", r.Result)}
+			return &FieldError{"goals_passing", fmt.Sprintf("is required for a cycle whose result is %s", r.Result)}
 		}
 		if r.GoalsTotal == nil {
-			return &FieldError{"goals_total", fmt.Sprintf("is required for a %s cycle", r.Result)}
+			return &FieldError{"goals_total", fmt.Sprintf("is required for a cycle whose result is %s", r.Result)}
 		}
 	}
 	if r.GoalsPassing != nil && *r.GoalsPassing < 0 {

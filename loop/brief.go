@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/goals"
 )
@@ -140,13 +141,18 @@ func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goal
 	return b, nil
 }
 
-// Markdown is the brief as the agent's prompt can include it.
+// Markdown is the brief as the agent's prompt can include it. Everything
+// in it that came from a file, a note or a check (goal ids and texts,
+// queue items, directives, hypotheses, failures, learnings) is escaped
+// (package escape): it stays text, and cannot make a heading, a rule or a
+// link of its own in the brief.
 func (b *Brief) Markdown() []byte {
 	var w bytes.Buffer
-	fmt.Fprintf(&w, "# Evolve cycle %d: %s\n\n", b.Cycle, b.Target)
-	fmt.Fprintf(&w, "- run: %s, strategy %s\n- cycle id: %s, started on %s\n", b.Run, b.Strategy, b.ID, b.Start)
+	md := escape.Markdown
+	fmt.Fprintf(&w, "# Evolve cycle %d: %s\n\n", b.Cycle, md(b.Target))
+	fmt.Fprintf(&w, "- run: %s, strategy %s\n- cycle id: %s, started on %s\n", md(b.Run), md(b.Strategy), md(b.ID), md(b.Start))
 	if f := StrategyFocus[b.Strategy]; f != "" {
-		fmt.Fprintf(&w, "- the %s strategy's focus: %s\n", b.Strategy, f)
+		fmt.Fprintf(&w, "- the %s strategy's focus: %s\n", md(b.Strategy), f)
 	}
 	if b.Restorative {
 		fmt.Fprintf(&w, "- **restorative**: the last cycle's gate failed; fix what is red, nothing else\n")
@@ -154,62 +160,62 @@ func (b *Brief) Markdown() []byte {
 	if b.Resumed {
 		fmt.Fprintf(&w, "- resumed: an earlier agent of this cycle was interrupted; its work is in the tree\n")
 	}
-	fmt.Fprintf(&w, "\n## The work\n\n%s (rung %s)\n\n%s\n", b.Work.Title, b.Work.Rung, b.Work.Why)
+	fmt.Fprintf(&w, "\n## The work\n\n%s (rung %s)\n\n%s\n", md(b.Work.Title), md(b.Work.Rung), escape.MarkdownLines(b.Work.Why))
 	if it := b.Work.Item; it != nil {
-		fmt.Fprintf(&w, "\nQueue item %s", it.ID)
+		fmt.Fprintf(&w, "\nQueue item %s", md(it.ID))
 		if it.Type != "" || it.Severity != "" {
-			fmt.Fprintf(&w, " (%s)", strings.Trim(it.Type+", "+it.Severity, ", "))
+			fmt.Fprintf(&w, " (%s)", md(strings.Trim(it.Type+", "+it.Severity, ", ")))
 		}
-		fmt.Fprintf(&w, ": %s\n", it.Title)
+		fmt.Fprintf(&w, ": %s\n", md(it.Title))
 		if it.Description != "" {
-			fmt.Fprintf(&w, "\n%s\n", it.Description)
+			fmt.Fprintf(&w, "\n%s\n", escape.MarkdownLines(it.Description))
 		}
 	}
 	if bd := b.Work.Bead; bd != nil {
-		fmt.Fprintf(&w, "\nBead %s (priority %d): %s\n", bd.ID, bd.Priority, bd.Title)
+		fmt.Fprintf(&w, "\nBead %s (priority %d): %s\n", md(bd.ID), bd.Priority, md(bd.Title))
 		if bd.Description != "" {
-			fmt.Fprintf(&w, "\n%s\n", cleanLine(bd.Description))
+			fmt.Fprintf(&w, "\n%s\n", md(cleanLine(bd.Description)))
 		}
-		fmt.Fprintf(&w, "\nWhen it is done, close it: bd close %s\n", bd.ID)
+		fmt.Fprintf(&w, "\nWhen it is done, close it: %s\n", escape.Code("bd close "+bd.ID))
 	}
 	if d := b.Work.Directive; d != nil {
-		fmt.Fprintf(&w, "\nDirective %d (id %s), steer %s", d.Number, d.ID, orNone(d.Steer))
+		fmt.Fprintf(&w, "\nDirective %d (id %s), steer %s", d.Number, md(d.ID), md(orNone(d.Steer)))
 		if d.Metric != "" {
-			fmt.Fprintf(&w, " (%s)", d.Metric)
+			fmt.Fprintf(&w, " (%s)", md(d.Metric))
 		}
-		fmt.Fprintf(&w, ": %s\n", d.Title)
+		fmt.Fprintf(&w, ": %s\n", md(d.Title))
 		if d.Body != "" {
-			fmt.Fprintf(&w, "\n%s\n", d.Body)
+			fmt.Fprintf(&w, "\n%s\n", escape.MarkdownLines(d.Body))
 		}
 		fmt.Fprintf(&w, "\nWhen the directive is done, set its **Steer:** line to complete in the goals file.\n")
 	}
 	if b.Work.Unblocks != "" {
-		fmt.Fprintf(&w, "\nIt blocks %s.\n", b.Work.Unblocks)
+		fmt.Fprintf(&w, "\nIt blocks %s.\n", md(b.Work.Unblocks))
 	}
 	fmt.Fprintf(&w, "\n## Failing goals\n\n")
 	if len(b.Failing) == 0 {
 		fmt.Fprintf(&w, "None.\n")
 	}
 	for _, g := range b.Failing {
-		fmt.Fprintf(&w, "- %s (weight %d)", g.ID, g.Weight)
+		fmt.Fprintf(&w, "- %s (weight %d)", md(g.ID), g.Weight)
 		if g.Result == goals.Timeout {
-			fmt.Fprintf(&w, " **timeout**: %s", g.Reason)
+			fmt.Fprintf(&w, " **timeout**: %s", md(g.Reason))
 		}
 		if g.Description != "" {
-			fmt.Fprintf(&w, ": %s", g.Description)
+			fmt.Fprintf(&w, ": %s", md(g.Description))
 		}
 		if g.Check != "" {
-			fmt.Fprintf(&w, "\n  check: `%s`", g.Check)
+			fmt.Fprintf(&w, "\n  check: %s", escape.Code(g.Check))
 		}
 		fmt.Fprintln(&w)
 		if out := strings.TrimSpace(g.Output); out != "" {
-			fmt.Fprintf(&w, "\n  ```\n%s\n  ```\n", indent(lastLines(out, 10), "  "))
+			fmt.Fprintf(&w, "\n%s", escape.CodeBlock(lastLines(out, 10), "  "))
 		}
 	}
 	if len(b.CannotRun) > 0 {
 		fmt.Fprintf(&w, "\n## Goals that cannot run here\n\nNot work for this cycle: their checks lack a tool (the operator installs it).\n\n")
 		for _, g := range b.CannotRun {
-			fmt.Fprintf(&w, "- %s (weight %d): %s\n", g.ID, g.Weight, g.Reason)
+			fmt.Fprintf(&w, "- %s (weight %d): %s\n", md(g.ID), g.Weight, md(g.Reason))
 		}
 	}
 	fmt.Fprintf(&w, "\n## Hypotheses due\n\n")
@@ -217,26 +223,27 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintf(&w, "None.\n")
 	}
 	for _, h := range b.Due {
-		fmt.Fprintf(&w, "- %s (landed in cycle %d, due at %d): %s; measure: %s\n  record the verdict: a line {\"id\": %q, \"verdict\": \"VERIFIED\" or \"FALSIFIED\", \"evidence\": \"…\"} in the file $EVOLVE_VERDICTS names (%s; the driver records it)\n",
-			h.ID, h.CycleLanded, h.CheckAtCycle, h.Hypothesis, h.Measure, h.ID, VerdictsFile)
+		line := fmt.Sprintf(`{"id": %q, "verdict": "VERIFIED" or "FALSIFIED", "evidence": "…"}`, h.ID)
+		fmt.Fprintf(&w, "- %s (landed in cycle %d, due at %d): %s; measure: %s\n  record the verdict: a line %s in the file $EVOLVE_VERDICTS names (%s; the driver records it)\n",
+			md(h.ID), h.CycleLanded, h.CheckAtCycle, md(h.Hypothesis), md(h.Measure), escape.Code(line), VerdictsFile)
 	}
 	fmt.Fprintf(&w, "\n## Recent failures\n\n")
 	if len(b.Failures) == 0 {
 		fmt.Fprintf(&w, "None.\n")
 	}
 	for _, f := range b.Failures {
-		fmt.Fprintf(&w, "- cycle %d (target %s): gate %s", f.Cycle, f.Target, f.Gate)
+		fmt.Fprintf(&w, "- cycle %d (target %s): gate %s", f.Cycle, md(f.Target), md(f.Gate))
 		if len(f.Regressed) > 0 && !strings.Contains(f.Gate, "regressed") {
-			fmt.Fprintf(&w, "; regressed %s", strings.Join(f.Regressed, ", "))
+			fmt.Fprintf(&w, "; regressed %s", md(strings.Join(f.Regressed, ", ")))
 		}
 		fmt.Fprintln(&w)
 		for _, x := range f.Failures {
-			what := "goal " + x.Name
+			what := "goal " + md(x.Name)
 			switch x.What {
 			case "gate":
-				what = "`" + x.Name + "`"
+				what = escape.Code(x.Name)
 			case "hook":
-				what = "the " + x.Name + " hook"
+				what = "the " + md(x.Name) + " hook"
 			case "holdout":
 				what = "the holdout checks (which, and how, is not told)"
 			case "census":
@@ -247,16 +254,16 @@ func (b *Brief) Markdown() []byte {
 			if x.OwnRuler {
 				what += ", with the cycle's own ruler"
 			}
-			fmt.Fprintf(&w, "  - %s: %s\n", what, x.Reason)
+			fmt.Fprintf(&w, "  - %s: %s\n", what, md(x.Reason))
 			if out := strings.TrimSpace(x.Excerpt); out != "" {
-				fmt.Fprintf(&w, "\n    ```\n%s\n    ```\n", indent(lastLines(out, 20), "    "))
+				fmt.Fprintf(&w, "\n%s", escape.CodeBlock(lastLines(out, 20), "    "))
 			}
 		}
 	}
 	if len(b.Learnings) > 0 {
-		fmt.Fprintf(&w, "\n## Learnings that name the last failure\n\nLines of %s that name %s:\n\n", LearningsDir, strings.Join(b.LearningKeywords, ", "))
+		fmt.Fprintf(&w, "\n## Learnings that name the last failure\n\nLines of %s that name %s:\n\n", LearningsDir, md(strings.Join(b.LearningKeywords, ", ")))
 		for _, l := range b.Learnings {
-			fmt.Fprintf(&w, "- %s:%d: %s\n", l.File, l.Line, l.Text)
+			fmt.Fprintf(&w, "- %s:%d: %s\n", md(l.File), l.Line, md(l.Text))
 		}
 	}
 	fmt.Fprintf(&w, "\n## Rules\n\n")
@@ -272,10 +279,6 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func indent(s, by string) string {
-	return by + strings.ReplaceAll(s, "\n", "\n"+by)
 }
 
 // writeBrief writes the brief as Markdown and as JSON in the git

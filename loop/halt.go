@@ -69,7 +69,8 @@ type HaltOptions struct {
 // breakers and the last cycles decide whether the next cycle may run.
 // Breakers found tripping are recorded (they stay tripped until the
 // operator resumes); HANDOFF is cleared; DORMANT is cleared when there is
-// work, and written when the loop has found nothing for long enough.
+// work (ReadyWork, and bd's ready issues when bd is there), and written
+// when the loop has found nothing for long enough.
 //
 // The variables it reads are GIT_EVOLVE_<name>, or the seeds' EVOLVE_<name>
 // (see envAlias).
@@ -117,6 +118,13 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 	lastResume := s.LastResume()
 	h.IdleStreak, h.GeneratorEmptyStreak = Streaks(s.Events, lastResume)
 	h.ReadyWork = s.ReadyWork()
+	// bd's ready issues are work too: the ladder takes one when nothing
+	// comes before it.
+	if beads, err := ReadyBeads(ctx, s.Top); err != nil {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("the ready beads are not counted: %v", err))
+	} else {
+		h.ReadyWork += len(beads)
+	}
 	// Dormancy: never while there is work.
 	if m, ok, err := s.Markers.Read(Dormant, s.Now); err != nil {
 		return nil, err

@@ -150,9 +150,12 @@ func (m Markers) Write(name, reason string, cycle int, by string, now time.Time)
 	return path, os.Rename(tmp, path)
 }
 
-// markerPatterns are the working tree's markers, as info/exclude patterns.
+// markerPatterns are the working tree's markers, as info/exclude patterns,
+// and the seeds' files git-evolve keeps from the ledger (package mirror):
+// kept out of git before any agent's turn, whatever writes them during it.
 var markerPatterns = []string{"/.agents/evolve/STOP", "/.agents/evolve/DORMANT", "/.agents/evolve/HANDOFF", "/.agents/evolve/*.tmp",
-	"/" + CommitMsgFile, "/" + VerdictsFile}
+	"/" + CommitMsgFile, "/" + VerdictsFile,
+	"/.agents/evolve/cycle-history.jsonl", "/.agents/evolve/fitness-latest.json", "/.agents/evolve/fitness-0-baseline.json"}
 
 // The files an agent of a run writes for the driver, in the working tree
 // (an agent's sandbox may keep .git read-only): the improved commit's

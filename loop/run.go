@@ -123,6 +123,10 @@ type RunState struct {
 	// not yet handed to a finish that recorded them: a run stopped after
 	// the agent's turn names them when it resumes.
 	PendingTampering []string `json:"pending_tampering,omitempty"`
+	// TurnHead is HEAD as the open cycle's agent left it: the work a
+	// resumed finish judges. A branch that moved since while the run stood
+	// stopped holds commits that are not the cycle's.
+	TurnHead string `json:"turn_head,omitempty"`
 	// written is what save last wrote, for the guard of the agent's turn
 	// to compare the file with.
 	written []byte
@@ -228,6 +232,19 @@ type RunOptions struct {
 	Now      func() time.Time
 	// Trusted refuses a goals file this machine has not trusted.
 	Trusted func(data []byte, path string) error
+	// SyncLedger syncs the ledger with a remote (git evolve sync): with
+	// SyncUpstream, the upstream's remote, before each cycle, so that the
+	// cycle is numbered after every cycle the remote holds.
+	SyncLedger func(remote string) error
+	// CheckLedger verifies the ledger before each cycle opens: an error
+	// (a breach) stops the run with it.
+	CheckLedger func() error
+	// OnStart, when set, is told each cycle the run starts (its number,
+	// its start commit, the goals measured there) before the agent's
+	// turn; OnFinish each finish's result. The seeds' local files follow
+	// them.
+	OnStart  func(n int, start gitstore.Hash, measured *goals.Snapshot)
+	OnFinish func(res *cycle.FinishResult)
 }
 
 // RunError is a run that could not start or go on, with what to do.
@@ -551,6 +568,9 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			}
 		}
 		if open != nil {
+			if err := d.sameTurnHead(open); err != nil {
+				return nil, err
+			}
 			// A finish the last run began itself is completed; one it did
 			// not begin is the agent's, and is dropped.
 			resuming := d.r.Phase == PhaseJudge && open.Finish != nil
@@ -571,6 +591,13 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		}
 		if err := d.upstreamGuard(); err != nil {
 			return nil, err
+		}
+		// No cycle opens on a ledger that fails verify: its number, and
+		// what it is judged against, would build on the breach.
+		if d.o.CheckLedger != nil {
+			if err := d.o.CheckLedger(); err != nil {
+				return nil, err
+			}
 		}
 		s, err := Load(d.l, LoadOptions{Now: d.now(), Getenv: d.o.Getenv, RoadmapFile: d.r.Roadmap})
 		if err != nil {
@@ -697,6 +724,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			return nil, err
 		}
 		d.say("cycle %d started: %s (%s), %s", c.Cycle, c.Target, w.Rung, w.Why)
+		if line := c.Ignored.Line(); line != "" {
+			d.say("%s", line)
+		}
+		if d.o.OnStart != nil {
+			d.o.OnStart(c.Cycle, head[0], measured)
+		}
 		sum, closed, err := d.agentStep(ctx, s, c, w, measured, false)
 		if sum != nil || err != nil {
 			return sum, err
@@ -844,9 +877,15 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
 		d.marks, d.markerNotes, d.r.PendingTampering = nil, nil, nil
-		_, saved, err := d.l.AbortCycle("the agent " + failure)
+		aborted, saved, err := d.l.AbortCycle("the agent " + failure)
 		if err != nil {
 			return nil, false, err
+		}
+		if a := aborted.Aborting; a != nil && len(a.IgnoredPut) > 0 {
+			d.say("cycle %d: put back %d ignored file(s) the agent removed or changed", c.Cycle, len(a.IgnoredPut))
+		}
+		if a := aborted.Aborting; a != nil && len(a.IgnoredNotBack) > 0 {
+			d.say("warning: cycle %d: %d ignored file(s) the agent changed were not put back: the start's versions stay in %s", c.Cycle, len(a.IgnoredNotBack), cycle.IgnoredRef(c.ID))
 		}
 		// The restore to do is kept before anything else can fail: a run
 		// that stops here completes it when it resumes.
@@ -854,7 +893,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Tally.Cycles++
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
-		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept = PhaseRestore, "", false, nil
+		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.TurnHead = PhaseRestore, "", false, nil, ""
 		d.r.Restore = &PendingRestore{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Start: c.Start, Saved: saved.String(), Branch: c.Branch, Base: c.Base, Clock: c.Clock}
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
@@ -870,6 +909,10 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		return nil, true, nil
 	}
 	d.r.Phase, d.r.PendingTampering = PhaseFinish, d.marks
+	d.r.TurnHead = ""
+	if head, err := d.l.Repo().ResolveCommits("HEAD"); err == nil {
+		d.r.TurnHead = head[0].String()
+	}
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, false, err
 	}
@@ -994,6 +1037,9 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	if err := SaveMeasured(repo, res); err != nil {
 		d.say("warning: the goals measured were not stored: %v", err)
 	}
+	if d.o.OnFinish != nil {
+		d.o.OnFinish(res)
+	}
 	d.r.Tally.Cycles++
 	switch {
 	case Delivered(res.Result):
@@ -1007,7 +1053,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering = "", "", false, nil, nil
+	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering, d.r.TurnHead = "", "", false, nil, nil, ""
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
@@ -1141,11 +1187,63 @@ func (d *driver) restore() error {
 	return d.r.save(d.gitDir)
 }
 
+// sameTurnHead refuses to finish the open cycle c of a resumed run when
+// the branch moved after the agent's turn ended (TurnHead): the commits
+// made meanwhile (by hand, while the run stood stopped) are not the
+// cycle's, and a finish would judge them as its work, and revert them
+// with it on a regression.
+func (d *driver) sameTurnHead(c *cycle.OpenCycle) error {
+	// (Once the finish began, PhaseJudge, it may have moved HEAD itself.)
+	if d.r.TurnHead == "" || d.r.Phase != PhaseFinish {
+		return nil
+	}
+	turn, err := gitstore.ParseHash(d.r.TurnHead)
+	if err != nil {
+		return nil
+	}
+	repo := d.l.Repo()
+	head, err := repo.ResolveCommits("HEAD")
+	if err != nil || head[0] == turn {
+		return err
+	}
+	hint := fmt.Sprintf("keep them on a branch of their own and put this one back where the agent left it (git branch my-work && git reset --hard %s), then git evolve run --resume; or close the cycle with git evolve cycle abort, which saves and takes back everything since the cycle's start %s, these commits too", turn.Short(), shortHash(c.Start))
+	commits, descends, err := repo.RevListSince(turn, head[0])
+	if err != nil {
+		return err
+	}
+	if !descends {
+		return &RunError{Msg: fmt.Sprintf("the branch was rewritten while run %s stood stopped: HEAD is %s, not a descendant of %s, where cycle %d's agent left it; the cycle is not finished on it", d.r.ID, head[0].Short(), turn.Short(), c.Cycle), Hint: hint}
+	}
+	subjects, _, _ := repo.CommitSubjects(commits)
+	var list []string
+	for i, h := range commits {
+		if i == 5 {
+			list = append(list, fmt.Sprintf("and %d more", len(commits)-5))
+			break
+		}
+		sub := ""
+		if i < len(subjects) {
+			sub = " " + cleanLine(subjects[i])
+		}
+		list = append(list, h.Short()+sub)
+	}
+	return &RunError{Msg: fmt.Sprintf("the branch moved while run %s stood stopped: %d commit(s) since cycle %d's agent left it at %s (%s); they are not the cycle's work, and the cycle is not finished on them", d.r.ID, len(commits), c.Cycle, turn.Short(), strings.Join(list, "; ")), Hint: hint}
+}
+
+// shortHash is the first 7 characters of a hash given as text.
+func shortHash(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
+}
+
 // upstreamGuard is the seeds' stale-checkout guard, before each cycle:
 // when the branch's upstream has commits the branch lacks, the run says so;
-// with SyncUpstream the upstream is fetched first and the branch
-// fast-forwarded to it (a branch that diverged stops the run: only a
-// fast-forward is the driver's to make).
+// with SyncUpstream the upstream is fetched first, the ledger synced with
+// its remote (SyncLedger), and the branch fast-forwarded to it (a branch
+// that diverged stops the run: only a fast-forward is the driver's to
+// make).
 func (d *driver) upstreamGuard() error {
 	repo := d.l.Repo()
 	u, err := repo.BranchUpstream()
@@ -1155,6 +1253,12 @@ func (d *driver) upstreamGuard() error {
 	if d.r.SyncUpstream {
 		if err := repo.FetchUpstream(u); err != nil {
 			return &RunError{Msg: "--sync-upstream: " + err.Error(), Hint: "check the remote (git fetch), or run without --sync-upstream"}
+		}
+		if d.o.SyncLedger != nil && u.Remote != "" && u.Remote != "." {
+			if err := d.o.SyncLedger(u.Remote); err != nil {
+				return &RunError{Msg: fmt.Sprintf("--sync-upstream: the ledger was not synced with %s: %v", u.Remote, err),
+					Hint: "git evolve sync " + u.Remote + " says why; run again once it succeeds, or run without --sync-upstream"}
+			}
 		}
 	}
 	if _, err := repo.ResolveCommits(u.Ref); err != nil {

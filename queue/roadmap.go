@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/git-evolve/git-evolve/escape"
 )
 
 // RoadmapStatePath is where a pinned roadmap's progress is kept, relative
@@ -342,9 +344,11 @@ func AppendEscalated(path string, es []Escalation, cycle int, at string) error {
 	}
 	var b strings.Builder
 	for _, e := range es {
-		fmt.Fprintf(&b, "## %s escalated\n\n- reason: %s\n- cycle: %d\n- at: %s\n", e.ID, e.Reason, cycle, at)
+		// The ids and reasons come from the roadmap file and the agent's
+		// work: escaped, so that they stay text in the operator's file.
+		fmt.Fprintf(&b, "## %s escalated\n\n- reason: %s\n- cycle: %d\n- at: %s\n", escape.Markdown(e.ID), escape.Markdown(e.Reason), cycle, escape.Markdown(at))
 		if len(e.Chain) > 0 {
-			fmt.Fprintf(&b, "- chain: %s\n", strings.Join(e.Chain, " → "))
+			fmt.Fprintf(&b, "- chain: %s\n", escape.Markdown(strings.Join(e.Chain, " → ")))
 		}
 		b.WriteString("\n")
 	}

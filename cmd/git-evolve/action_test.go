@@ -43,13 +43,3 @@ func TestActionYAML(t *testing.T) {
 		}
 	}
 }
-
-func TestMdTextEscapes(t *testing.T) {
-	in := "see [x](http://e.vil) ![i](u) @team `code` <b>|"
-	got := mdText(in)
-	for _, bad := range []string{"](", "![", " @team", "`code`", "<b>", " |"} {
-		if strings.Contains(got, bad) {
-			t.Errorf("mdText(%q) = %q keeps %q", in, got, bad)
-		}
-	}
-}

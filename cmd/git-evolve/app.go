@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/term"
 
+	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 )
@@ -56,7 +57,7 @@ type cli struct {
 
 	Mcp        mcpCmd        `cmd:"" name:"mcp" help:"Serve the loop to an agent over the Model Context Protocol (stdio): status, next, cycles, goals, the ledger; never stop, kill, resume or trust."`
 	Hook       hookCmd       `cmd:"" help:"What the installed git hooks run."`
-	Demo       demoCmd       `cmd:"" help:"Run three scripted cycles in a throw-away repository, to see what git-evolve does."`
+	Demo       demoCmd       `cmd:"" help:"Run ${demo_cycles} scripted cycles in a throw-away repository, to see what git-evolve does."`
 	Version    versionCmd    `cmd:"" help:"Print git-evolve's version."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script: bash, zsh or fish."`
 	InstallMan installManCmd `cmd:"" name:"install-man" help:"Install the manual pages, which git evolve --help and git help evolve show."`
@@ -79,6 +80,10 @@ history of what the loop did is cloned, fetched and pushed with the repository.
 Exit codes: 0 ok, 1 runtime error, 2 integrity breach, 3 recoverable failure
 (a cycle regressed and was reverted), 4 halted, 5 paused, 10 usage error.`
 
+// helpVars are the values help texts take from the code: ${demo_cycles}.
+// Every parser of the grammar is built with them.
+var helpVars = kong.Vars{"demo_cycles": numberWord(demoCycleCount)}
+
 // env is what commands work with: streams, the clock, and the repository,
 // opened on first use so that --help and version work anywhere.
 type env struct {
@@ -93,6 +98,7 @@ type env struct {
 	now            func() time.Time
 	repo           *gitstore.Repo
 	ledger         *cycle.Ledger
+	copiesTold     bool // the remote-tracking copies left out are said already
 }
 
 // Repo opens the repository git would use in the working directory.
@@ -145,7 +151,8 @@ func (e *env) ledgerWith(opts ...gitstore.Option) (*cycle.Ledger, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.ledger = cycle.Open(r, e.now)
+		// A remote's copy is read only when it passes sync's check.
+		e.ledger = cycle.Open(r, e.now).CheckCopies(audit.CopyCheck(r))
 	}
 	return e.ledger, nil
 }
@@ -276,6 +283,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Bind(e),
+		helpVars,
 	}
 	var grammar any = &c
 	if one, ok := oneCommand(&c, args); ok && !wholeGrammar {
@@ -305,7 +313,10 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 			return exitUsage
 		}
 	}
-	if err := kctx.Run(); err != nil {
+	err = kctx.Run()
+	e.copyNotices()
+	keepSeedHistory(e, kctx.Command()) // the seeds' cycle-history.jsonl follows the ledger (seedfiles.go)
+	if err != nil {
 		if errors.Is(err, errPagerGone) {
 			return exitOK // the user quit the pager before the end, as with git log
 		}

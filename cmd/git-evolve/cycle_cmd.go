@@ -43,7 +43,14 @@ any; counts the tests the gate runs there, where their runner can tell (go
 test, pytest, cargo test, TAP), unless the last finish judged that same tree;
 takes the next cycle number (reserved, so that no other worktree or record
 takes it), keeps the start commit from gc with refs/evolve/cycles/<id>/start,
-and prints the cycle, its target and the failing goals by weight.`
+and prints the cycle, its target and the failing goals by weight.
+
+It keeps the working tree's ignored files, within git config
+evolve.ignoredBudget (64m by default; 0 keeps none), under
+refs/evolve/cycles/<id>/ignored, and says in one line what it kept and what
+it left out (trees tools make again, such as node_modules/, and the files
+past the budget): a regressed or aborted cycle puts back those it removed or
+changed.`
 }
 
 func (c *cycleStartCmd) Run(e *env) error {
@@ -146,6 +153,8 @@ func (c *cycleStartCmd) Run(e *env) error {
 		}
 		return err
 	}
+	start, _ := gitstore.ParseHash(open.Start)
+	keepSeedFitness(e, l.Repo(), before, open.Cycle, start)
 	if c.JSON {
 		defer sweep(e, l)
 		b, _ := json.Marshal(open)
@@ -171,6 +180,9 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	if h := started.Holdout; h != nil {
 		fmt.Fprintf(e.stdout, "holdout: %d check(s), %d passing (never told to an agent)\n", len(h.Goals), started.HoldoutBefore.Summary.Passing)
+	}
+	if line := open.Ignored.Line(); line != "" {
+		fmt.Fprintf(e.stdout, "%s\n", termLine(line))
 	}
 	for _, w := range rulerWarnings(e, f) {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: %s\n", termLine(w))
@@ -323,7 +335,10 @@ func (cycleAbortCmd) Help() string {
 first saved as a commit under refs/evolve/cycles/<id>/aborted; the cycle is
 then recorded as unchanged and aborted (with --reason), in the note on the
 commit it started from: a shared record, so that reviewers see it (listings
-show it as aborted). Nothing in the working tree or the index changes.`
+show it as aborted). Nothing in the working tree or the index changes, but
+for the ignored files the cycle's start kept (refs/evolve/cycles/<id>/ignored)
+that the cycle removed or changed: they are put back as the start found them,
+the cycle's versions saved with its work.`
 }
 
 func (c *cycleAbortCmd) Run(e *env) error {
@@ -343,6 +358,9 @@ func (c *cycleAbortCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "aborted cycle %d: its work is saved as %s (%s); the working tree is as it was\n",
 		open.Cycle, saved.Short(), strings.TrimPrefix(cycle.SavedRef(open.ID), "refs/"))
+	if a := open.Aborting; a != nil {
+		writeIgnored(e.stdout, open, a.IgnoredChanged, a.IgnoredPut, a.IgnoredNotBack, true)
+	}
 	settle(e, l, open, ledger.Unchanged, true)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/redact"
 )
 
 type cycleFinishCmd struct {
@@ -63,14 +64,20 @@ counted, not committed, and a revert puts it back as it was.
  3. No regression: the work is committed (with -m or a default message) with
     the trailers Evolve-Cycle, Evolve-Id, Evolve-Target and Evolve-Result,
     and the record becomes a note on that commit. The result is improved.
+    The ignored files the cycle's start kept that the cycle removed or
+    changed are left as they are, named in the record, and kept as they
+    were under refs/evolve/cycles/<id>/ignored.
  4. A regression: the working tree is saved as a commit under
-    refs/evolve/cycles/<id>/regressed, then one commit on top of HEAD
+    refs/evolve/cycles/<id>/regressed (the index as it was its second
+    parent, as git stash saves it), then one commit on top of HEAD
     reverts the cycle's whole range (its tree is the start's, with .agents/**
     as the cycle left it) with the trailers and Evolve-Reverts; the index and
     the working tree are brought to it (ignored files are left alone, and an
-    ignored file the revert must remove or overwrite is saved first), and
-    the record, naming the goals that regressed, becomes a note on it. The
-    result is regressed and the exit code is 3.
+    ignored file the revert must remove or overwrite is saved first), the
+    ignored files the cycle's start kept that the cycle removed or changed
+    are put back (its versions saved first), and the record, naming the
+    goals that regressed, becomes a note on it. The result is regressed and
+    the exit code is 3.
 
 The commit that delivers an improved cycle's work passes the pre-commit and
 commit-msg hooks (core.hooksPath honoured) as git commit would: pre-commit sees
@@ -126,7 +133,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 		}
 		top, _ := l.Repo().WorkTree()
 		for _, p := range c.Accept {
-			opts.AcceptRuler = append(opts.AcceptRuler, repoPath(top, p))
+			opts.AcceptRuler = append(opts.AcceptRuler, repoPath(top, e.dir, p))
 		}
 		opts.AcceptWhy = c.Message
 	}
@@ -150,6 +157,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 	if err := loop.SaveMeasured(l.Repo(), res); err != nil {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
 	}
+	keepSeedFinish(e, l.Repo(), res)
 	if res.Cycle.Reverts == nil {
 		settle(e, l, res.Cycle, res.Result, false)
 	}
@@ -197,6 +205,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		fmt.Fprintf(w, "cycle %d (target %s): unchanged: nothing changed outside .agents/**, the goals files and the non_substantive paths\n", c.Cycle, c.Target)
 		writeNotOwn(w, c)
 		fmt.Fprintf(w, "recorded in the local journal; nothing was committed\n")
+		writeIgnored(w, c, f.IgnoredChanged, f.IgnoredPut, f.IgnoredNotBack, false)
 		return w.Flush()
 	}
 	fmt.Fprintf(w, "cycle %d (target %s): %s\n", c.Cycle, c.Target, res.Result)
@@ -278,6 +287,9 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	}
 	if res.Result == ledger.Regressed {
 		fmt.Fprintf(w, "saved the working tree as %s (%s)\n", res.Saved.Short(), strings.TrimPrefix(cycle.RegressedRef(c.ID), "refs/"))
+		if how := saveHowTo(l.Repo(), res.Saved); how != "" {
+			fmt.Fprintf(w, "  get it back: %s\n", how)
+		}
 		what := c.Start[:7] + ".." + f.Head[:7] + " and the uncommitted work"
 		if c.Start == f.Head {
 			what = "the uncommitted work"
@@ -286,7 +298,40 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 	} else {
 		fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
 	}
+	writeIgnored(w, c, f.IgnoredChanged, f.IgnoredPut, f.IgnoredNotBack, res.Result == ledger.Regressed)
 	return w.Flush()
+}
+
+// writeIgnored says what became of the ignored files cycle c's start kept
+// that the cycle removed or changed (changed: "- path", "M path"): put
+// back (a regressed or aborted cycle: putBack), or left as the cycle left
+// them; and where they are kept as the cycle found them.
+func writeIgnored(w io.Writer, c *cycle.OpenCycle, changed, put, notBack []string, putBack bool) {
+	kept := strings.TrimPrefix(cycle.IgnoredRef(c.ID), "refs/")
+	if !putBack {
+		if len(changed) > 0 {
+			paths := make([]string, len(changed))
+			for i, x := range changed {
+				paths[i] = x[min(2, len(x)):]
+			}
+			fmt.Fprintf(w, "ignored files the cycle removed or changed: %s (as the cycle found them: %s)\n", termLine(listSome(paths, 10)), kept)
+		}
+		return
+	}
+	if len(put) > 0 {
+		fmt.Fprintf(w, "put back %d ignored file(s) the cycle removed or changed: %s\n", len(put), termLine(listSome(put, 10)))
+	}
+	for _, x := range notBack {
+		fmt.Fprintf(w, "not put back: %s; as the cycle found it: %s)\n", termLine(strings.TrimSuffix(x, ")")), kept)
+	}
+}
+
+// listSome joins the first n items with commas, and says how many more.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 // writeChanges prints the goals a verdict found regressed, flaky or
@@ -351,10 +396,11 @@ func beforeCounts(c *cycle.OpenCycle) (goals.Summary, bool) {
 }
 
 // writeExcerpt prints the end of a failure's output under its line,
-// indented, with what a terminal would act on escaped.
+// indented, with what a terminal would act on escaped and its secrets
+// redacted (again: a record an older git-evolve wrote may hold them).
 func writeExcerpt(w io.Writer, excerpt string) {
 	if excerpt = strings.TrimSpace(excerpt); excerpt != "" {
-		fmt.Fprintln(w, indentLines(termSafe(excerpt), "    | "))
+		fmt.Fprintln(w, indentLines(termSafe(redact.String(excerpt)), "    | "))
 	}
 }
 
@@ -410,16 +456,36 @@ func writeNotOwn(w io.Writer, c *cycle.OpenCycle) {
 	}
 }
 
-// repoPath is the path p a user gave (from the current directory) as a
-// path from the top of the repository, top: the path itself, with slashes,
-// when it does not lead inside top from here.
-func repoPath(top, p string) string {
+// repoPath is the path p a user gave (from the working directory dir,
+// -C's when it is given) as a path from the top of the repository, top:
+// the path itself, with slashes, when it does not lead inside top from
+// there.
+func repoPath(top, dir, p string) string {
 	if top != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			if rel, err := filepath.Rel(top, abs); err == nil && filepath.IsLocal(rel) {
-				return filepath.ToSlash(rel)
-			}
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(dir, p)
+		}
+		if rel, err := filepath.Rel(top, abs); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
 		}
 	}
 	return path.Clean(filepath.ToSlash(p))
+}
+
+// saveHowTo says how to get a file back from a save of the working tree
+// (gitstore.CommitSave): as the working tree had it, and, when the save
+// keeps the index (its second parent), as the index had it. "" when the
+// save is not in this clone.
+func saveHowTo(repo *gitstore.Repo, saved gitstore.Hash) string {
+	ci, err := repo.Commit(saved)
+	if err != nil {
+		return ""
+	}
+	s := saved.Short()
+	how := fmt.Sprintf("git restore --source=%s -- PATH (the working tree's)", s)
+	if len(ci.Parents) == 2 {
+		how += fmt.Sprintf(", git restore --staged --source=%s^2 -- PATH (the index's)", s)
+	}
+	return how
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -16,7 +17,7 @@ type demoCmd struct {
 
 func (demoCmd) Help() string {
 	return `Builds a throw-away repository with a small project (greet.sh), a GOALS.yaml
-and a test command, then runs four scripted cycles the way an agent would:
+and a test command, then runs ` + numberWord(demoCycleCount) + ` scripted cycles the way an agent would:
 
   1. one that adds what a failing goal asks for: improved, committed;
   2. one that breaks a goal that passed: regressed, reverted, its work saved;
@@ -65,6 +66,19 @@ goals:
 	".gitignore": "*.log\n",
 }
 
+// demoCycleCount is how many cycles the demo runs: the scripted ones, then
+// one driven by git evolve run. The help says it (${demo_cycles}).
+const demoCycleCount = len(demoCycles) + 1
+
+// numberWord is n in words, as the help says it (n itself past ten).
+func numberWord(n int) string {
+	words := [...]string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
+}
+
 // demoCycle is one scripted cycle: what the agent writes and commits
 // itself, then what it writes and leaves for the finish to commit.
 type demoCycle struct {
@@ -76,7 +90,9 @@ type demoCycle struct {
 	edits     map[string]string
 }
 
-var demoCycles = []demoCycle{
+// demoCycles are the cycles the demo scripts itself; one driven by git
+// evolve run follows them.
+var demoCycles = [...]demoCycle{
 	{
 		title:  "cycle 1: the agent adds --help, which the goal has-help asks for, and a test",
 		target: "has-help",
@@ -149,7 +165,7 @@ esac
 `
 
 func (c *demoCmd) Run(e *env) error {
-	dir, err := demoDir(c.Dir)
+	dir, err := demoDir(e, c.Dir)
 	if err != nil {
 		return err
 	}
@@ -247,16 +263,14 @@ func (c *demoCmd) Run(e *env) error {
 	return nil
 }
 
-// demoDir returns the directory to build the demo in: dir, which must not
-// exist or be empty, or a new temporary one.
-func demoDir(dir string) (string, error) {
+// demoDir returns the directory to build the demo in: dir (relative to
+// the working directory, -C's), which must not exist or be empty, or a new
+// temporary one.
+func demoDir(e *env, dir string) (string, error) {
 	if dir == "" {
 		return os.MkdirTemp("", "git-evolve-demo-")
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
+	abs := e.path(dir)
 	entries, err := os.ReadDir(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

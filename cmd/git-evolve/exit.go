@@ -112,7 +112,7 @@ func report(w io.Writer, err error) {
 	if errors.As(err, &pe) {
 		for _, p := range pe.ps {
 			if p.Warning {
-				fmt.Fprintf(w, "git-evolve: warning: %s (ignored)\n", p)
+				fmt.Fprintf(w, "git-evolve: warning: %s%s\n", p, p.Suffix())
 			} else {
 				fmt.Fprintf(w, "git-evolve: error: %s\n", p)
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/fitness"
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/mirror"
 )
 
 type goalsCmd struct {
@@ -85,12 +88,20 @@ func (g goalsFile) read(e *env, alwaysWarn bool) (*goals.File, []byte, error) {
 	f, err := goals.Parse(displayPath(e, path), data)
 	if f != nil && len(f.Warnings) > 0 && (alwaysWarn || firstWarning(e, f.Era)) {
 		for _, w := range f.Warnings {
-			fmt.Fprintf(e.stderr, "git-evolve: warning: %s (ignored)\n", w)
+			fmt.Fprintf(e.stderr, "git-evolve: warning: %s%s\n", w, w.Suffix())
 		}
+	}
+	// What is left out is not measured: said on every command that reads
+	// the file (goals validate fails on it instead).
+	if f != nil && len(f.LeftOut) > 0 && !alwaysWarn {
+		for _, p := range f.LeftOut {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: %s (left out)\n", p)
+		}
+		fmt.Fprintf(e.stderr, "git-evolve: hint: the other %d goal(s) are measured; git evolve goals validate lists what is left out\n", len(f.Goals))
 	}
 	var ps goals.Problems
 	if errors.As(err, &ps) {
-		return nil, data, &problemsError{ps}
+		return nil, data, &problemsError{ps: ps}
 	}
 	return f, data, err
 }
@@ -119,13 +130,20 @@ func firstWarning(e *env, era string) bool {
 }
 
 // problemsError is an invalid goals file: a usage error listing each
-// problem on a line of its own.
-type problemsError struct{ ps goals.Problems }
+// problem on a line of its own. Measured, when not 0, is how many goals are
+// measured nonetheless: the problems are entries of a GOALS.md left out.
+type problemsError struct {
+	ps       goals.Problems
+	measured int
+}
 
 func (e *problemsError) Error() string {
 	path := "the goals file"
 	if len(e.ps) > 0 {
 		path = e.ps[0].Path
+	}
+	if e.measured > 0 {
+		return fmt.Sprintf("%s has %d problem(s): the other %d goal(s) are measured without the entries left out", path, e.ps.Errors(), e.measured)
 	}
 	return fmt.Sprintf("No goals to measure: %s has %d problem(s)", path, e.ps.Errors())
 }
@@ -162,13 +180,21 @@ about). Exit 0 when the file is valid, 10 when it is not.
 GOALS.md (read when there is no GOALS.yaml) holds the goals in the table of
 its "## Gates" section: | ID | Check | Weight | Description | Tags | (Type,
 Pillar, Timeout and Pass When columns too), the check in backticks, \| for a
-pipe inside a cell; its "## Directives" section holds numbered "### N. Title"
-entries with prose and a **Steer:** increase|decrease|hold|explore|complete
-line (and an optional **Directive ID:**). See docs/goals.md.`
+pipe inside a cell (even between backticks); its "## Directives" section holds
+numbered "### N. Title" entries with prose and a **Steer:**
+increase|decrease|hold|explore|complete line (and an optional **Directive
+ID:**). The check is the cell's code span: text beside it is prose, warned
+about and not run. A row or a directive that cannot be read is left out: the
+other goals are measured, and validate names it and exits 10. See
+docs/goals.md.`
 }
 
 func (c *goalsValidateCmd) Run(e *env) error {
 	f, _, err := c.read(e, true)
+	if err == nil && len(f.LeftOut) > 0 {
+		// The file is measured without them, but it is not valid.
+		err = &problemsError{ps: f.LeftOut, measured: len(f.Goals)}
+	}
 	var pe *problemsError
 	if c.JSON {
 		out := map[string]any{"valid": err == nil, "problems": []any{}}
@@ -180,7 +206,11 @@ func (c *goalsValidateCmd) Run(e *env) error {
 		}
 		if errors.As(err, &pe) {
 			var ps []any
-			for _, p := range pe.ps {
+			all := pe.ps
+			if f != nil {
+				all = append(slices.Clone(all), f.Warnings...)
+			}
+			for _, p := range all {
 				ps = append(ps, map[string]any{"file": p.Path, "line": p.Line, "column": p.Col, "message": p.Msg, "warning": p.Warning})
 			}
 			out["problems"] = ps
@@ -254,6 +284,10 @@ type goalsMeasureCmd struct {
 	Save    bool `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
 	// The seeds' ao goals measure --directives.
 	Directives bool `name:"directives" help:"List GOALS.md's directive gaps (the directives whose steer is not complete), in the order the work ladder takes them; runs no check."`
+	// The seeds' evolve-measure-fitness.sh.
+	Output       string `name:"output" help:"Write the snapshot to FILE as JSON (the seeds' shape: goals[] with id, result, value, threshold, weight), atomically, and print its path; a measure that fails or runs out of time leaves the file as it was." placeholder:"FILE"`
+	Timeout      string `name:"timeout" help:"No check runs longer than this: seconds (60) or a duration (90s, 2m); a goal's own shorter timeout stays." placeholder:"S"`
+	TotalTimeout string `name:"total-timeout" help:"The whole measure's limit: seconds or a duration; past it the checks still running are stopped, nothing is written and the exit code is 1." placeholder:"S"`
 }
 
 func (goalsMeasureCmd) Help() string {
@@ -269,6 +303,14 @@ cannot run are not counted, and a last line names the tools that are missing.
 
 A goals file runs only once this machine trusts its content: see git evolve
 trust.
+
+A whole measure (every goal, not the holdout checks) also writes
+.agents/evolve/fitness-latest.json where the working tree has the seeds'
+.agents/evolve directory (or git config evolve.historyFile is true): the
+seeds' loops read it. --output FILE writes the snapshot there too, in the same
+shape, and prints the file's path (as the seeds' evolve-measure-fitness.sh
+does); --timeout caps each check's time limit and --total-timeout the whole
+measure's.
 
 With --directives, nothing runs: the directives of GOALS.md's ## Directives
 section that are not complete are listed, the one the work ladder takes next
@@ -293,6 +335,15 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	for _, id := range c.Goal {
 		if !hasGoal(f, id) {
 			return usagef("--goal: no goal %q in %s", id, f.Path)
+		}
+	}
+	limit, total, err := c.limits()
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		for i := range f.Goals {
+			f.Goals[i].Timeout = min(f.Goals[i].Timeout, limit)
 		}
 	}
 	repo, err := e.Repo()
@@ -324,10 +375,23 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		n = len(c.Goal)
 	}
 	onCheck, done := e.goalProgress("measuring goals", n)
-	snap := goals.Measure(e.ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck})
+	ctx, cancel := e.ctx, func() {}
+	if total > 0 {
+		ctx, cancel = context.WithTimeout(e.ctx, total)
+	}
+	defer cancel()
+	snap := goals.Measure(ctx, f, goals.Options{Dir: top, Only: c.Goal, Now: e.now, OnCheck: onCheck})
 	done()
 	if err := e.ctx.Err(); err != nil {
 		return errInterrupted
+	}
+	if ctx.Err() != nil {
+		kept := "nothing was written"
+		if c.Output != "" {
+			kept = displayPath(e, e.path(c.Output)) + " is left as it was"
+		}
+		return withHint(fmt.Errorf("measuring the goals took longer than --total-timeout %s: the checks still running were stopped, %s", total, kept),
+			"raise --total-timeout, lower --timeout, or measure fewer goals with --goal")
 	}
 	if headErr == nil {
 		snap.GitSHA = head[0].String()
@@ -335,6 +399,22 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	if c.Save {
 		snap.Dirty = dirty
 		if err := fitness.Save(repo, head[0], fitness.KindSnapshot, snap); err != nil {
+			return err
+		}
+	}
+	if !c.Holdout && len(c.Goal) == 0 {
+		keepSeedFitness(e, repo, snap, 0, gitstore.ZeroHash)
+	}
+	if c.Output != "" && !c.Holdout {
+		out := e.path(c.Output)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		if err := mirror.WriteFitnessAt(out, mirror.Fitness{Snapshot: snap}); err != nil {
+			return err
+		}
+		if !c.JSON {
+			_, err := fmt.Fprintln(e.stdout, out)
 			return err
 		}
 	}
@@ -362,6 +442,33 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termSafe(h))
 	}
 	return nil
+}
+
+// limits are --timeout and --total-timeout (0 when not given).
+func (c *goalsMeasureCmd) limits() (limit, total time.Duration, err error) {
+	if c.Holdout && c.Output != "" {
+		return 0, 0, usagef("--output writes a file an agent may read: it does not go with --holdout")
+	}
+	if limit, err = seconds("--timeout", c.Timeout); err != nil {
+		return 0, 0, err
+	}
+	total, err = seconds("--total-timeout", c.TotalTimeout)
+	return limit, total, err
+}
+
+// seconds reads a time limit as the seeds' scripts give it: a number of
+// seconds, or a duration (90s, 2m); "" and 0 are none.
+func seconds(flag, v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 && n <= 86400 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 && d <= 24*time.Hour {
+		return d, nil
+	}
+	return 0, usagef("%s: %q is not a time limit (seconds, as 60, or a duration, as 90s; at most a day)", flag, v)
 }
 
 // directives prints the directive gaps in the order the ladder takes them.
@@ -528,7 +635,7 @@ func (c *goalsMeasureCmd) holdout(e *env) (*goals.File, error) {
 	f, data, err := l.Holdout()
 	var ps goals.Problems
 	if errors.As(err, &ps) {
-		return nil, &problemsError{ps}
+		return nil, &problemsError{ps: ps}
 	}
 	if err != nil {
 		return nil, err
@@ -550,7 +657,7 @@ func trustHoldout(e *env) error {
 	_, data, err := l.Holdout()
 	var ps goals.Problems
 	if errors.As(err, &ps) {
-		return &problemsError{ps}
+		return &problemsError{ps: ps}
 	}
 	if err != nil {
 		return err
@@ -599,6 +706,9 @@ type goalsBaselineCmd struct {
 	goalsFile
 	Force bool `help:"Capture another baseline even when the era has one."`
 	JSON  bool `name:"json" help:"Print {era, captured, commit, snapshot}."`
+	// The seeds' evolve-capture-baseline.sh.
+	Label   string `help:"A name for the baseline, as the seeds' capture script takes it (era-20260101T000000Z): kept in .agents/evolve/fitness-0-baseline.json." placeholder:"LABEL"`
+	Timeout string `name:"timeout" help:"No check runs longer than this: seconds (60) or a duration (90s); a goal's own shorter timeout stays." placeholder:"S"`
 }
 
 func (goalsBaselineCmd) Help() string {
@@ -606,7 +716,13 @@ func (goalsBaselineCmd) Help() string {
 starts a new era. The first time this runs in an era it measures every goal
 and stores the snapshot, marked as the era's baseline, in the note on HEAD in
 refs/notes/evolve-fitness, where other clones fetch it. Later it only says
-when and where the era's baseline was captured.`
+when and where the era's baseline was captured.
+
+Where the working tree has the seeds' .agents/evolve directory (or git config
+evolve.historyFile is true), the era's baseline is also written to
+.agents/evolve/fitness-0-baseline.json (local, derived: the seeds' loops
+capture a baseline only when it is missing), and a baseline measured now to
+.agents/evolve/fitness-latest.json.`
 }
 
 func (c *goalsBaselineCmd) Run(e *env) error {
@@ -627,7 +743,19 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 		return err
 	}
 	if found != nil && !c.Force {
+		if m, ok := seedMirror(repo); ok && !fileExists(m.Path(mirror.BaselineFile)) {
+			keepSeedBaseline(e, repo, &found.Snapshot, "") // its label, if it had one, is not kept in git
+		}
 		return c.print(e, f.Era, false, found.Commit, &found.Snapshot)
+	}
+	limit, err := seconds("--timeout", c.Timeout)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		for i := range f.Goals {
+			f.Goals[i].Timeout = min(f.Goals[i].Timeout, limit)
+		}
 	}
 	if err := requireTrust(e, goals.DigestOf(f.Name(), data), f.Path); err != nil {
 		return err
@@ -649,7 +777,21 @@ func (c *goalsBaselineCmd) Run(e *env) error {
 	if err := fitness.Save(repo, head[0], fitness.KindBaseline, snap); err != nil {
 		return err
 	}
+	keepSeedFitness(e, repo, snap, 0, gitstore.ZeroHash)
+	keepSeedBaseline(e, repo, snap, c.Label)
 	return c.print(e, f.Era, true, head[0], snap)
+}
+
+// keepSeedBaseline writes the era's baseline to the seeds'
+// fitness-0-baseline.json, whose presence their Step 0.5 checks.
+func keepSeedBaseline(e *env, repo *gitstore.Repo, s *goals.Snapshot, label string) {
+	m, ok := seedMirror(repo)
+	if !ok {
+		return
+	}
+	if err := m.WriteFitness(mirror.BaselineFile, mirror.Fitness{Label: label, Snapshot: s}); err != nil {
+		fmt.Fprintf(e.stderr, "git-evolve: warning: %s was not written: %v\n", mirror.BaselineFile, err)
+	}
 }
 
 func (c *goalsBaselineCmd) print(e *env, era string, captured bool, commit gitstore.Hash, s *goals.Snapshot) error {

@@ -12,7 +12,7 @@ import (
 // for help and for usage errors must be what the whole grammar prints.
 func TestOneCommandAnswersAsTheWholeGrammar(t *testing.T) {
 	var c cli
-	whole, err := kong.New(&c, kong.Name("git-evolve"))
+	whole, err := kong.New(&c, kong.Name("git-evolve"), helpVars)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/share"
 )
 
@@ -128,7 +129,9 @@ asked of the remote then). When the ledger is ahead of the remote's as last
 seen, it is pushed without a fetch first, with a lease on what was last seen: a
 remote that moved since refuses it, and is then fetched and merged. A remote
 given by URL alone (no remote of that name) gets no ledger: name the remote, or
-run git evolve sync.`
+run git evolve sync. The ledger goes before git pushes the branch: when git
+will refuse that push unless it is forced (the remote's branch is at a commit
+this clone lacks), the hook says the ledger went ahead of it.`
 }
 
 func (c *hookPrePushCmd) Run(e *env) error {
@@ -137,6 +140,7 @@ func (c *hookPrePushCmd) Run(e *env) error {
 		return err
 	}
 	onlyNotes, any := true, false
+	var unseen []string // remote refs at a commit this clone lacks
 	for _, line := range strings.Split(string(input), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 4 {
@@ -145,6 +149,9 @@ func (c *hookPrePushCmd) Run(e *env) error {
 		any = true
 		if !strings.HasPrefix(f[2], "refs/notes/") {
 			onlyNotes = false
+			if h, err := gitstore.ParseHash(f[3]); err == nil && !h.IsZero() {
+				unseen = append(unseen, f[2]+" "+f[3])
+			}
 		}
 	}
 	if !any || onlyNotes {
@@ -205,9 +212,24 @@ func (c *hookPrePushCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: the ledger was not delivered to %s: %v (git evolve sync %s tries again)\n", c.Remote, err, c.Remote)
 		return nil
 	}
+	pushed := false
 	for _, r := range rep2.Refs {
 		if r.Pushed && !c.Quiet {
 			fmt.Fprintf(e.stderr, "git-evolve: delivered %s to %s\n", strings.TrimPrefix(r.Ref, "refs/notes/"), c.Remote)
+		}
+		pushed = pushed || r.Pushed
+	}
+	// The ledger goes before git's own push, which git may still refuse:
+	// a remote ref at a commit this clone does not have is one git
+	// rejects unless the push is forced ("fetch first").
+	if pushed {
+		for _, u := range unseen {
+			ref, sha, _ := strings.Cut(u, " ")
+			h, _ := gitstore.ParseHash(sha)
+			if have, err := l.Repo().HasObject(h); err == nil && !have {
+				fmt.Fprintf(e.stderr, "git-evolve: warning: the ledger went to %s before git's push, which git refuses unless it is forced: %s is at %s, which this clone lacks; the ledger there names commits %s does not have until the branch is pushed (fetch, integrate, push again)\n",
+					c.Remote, termLine(ref), h.Short(), c.Remote)
+			}
 		}
 	}
 	return nil

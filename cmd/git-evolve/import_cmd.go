@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/git-evolve/git-evolve/cycle"
 )
@@ -33,7 +36,9 @@ fitness_before), unchanged when it has none; timestamp from date.
 
 Importing the same file again adds nothing, and an import that stopped part
 way (a full disk, an interrupt) adds the rest when it is run again. The summary counts the records
-imported (and anchored), journaled, already present and skipped. Lines that do
+imported (and anchored), journaled, already present and skipped, and accounts
+for every line of the file: each is in the ledger, in the journal (by its
+result), already present, skipped or blank. Lines that do
 not parse or have a cycle below 1 are listed with their line numbers and
 skipped; the rest is still stored, and the exit code is 10. With nothing
 skipped it is 0.`
@@ -79,8 +84,12 @@ func (c *importCmd) report(e *env, rep *cycle.ImportReport) error {
 		for _, p := range rep.Skipped {
 			skipped = append(skipped, map[string]any{"line": p.Line, "reason": p.Reason})
 		}
-		out := map[string]any{"stored": rep.Stored, "anchored": rep.Anchored, "inferred": rep.Inferred,
-			"journaled": rep.Journaled, "present": rep.Present, "skipped": skipped}
+		journaledAs := rep.JournaledAs
+		if journaledAs == nil {
+			journaledAs = map[string]int{}
+		}
+		out := map[string]any{"lines": rep.Lines, "stored": rep.Stored, "anchored": rep.Anchored, "inferred": rep.Inferred,
+			"journaled": rep.Journaled, "journaled_as": journaledAs, "present": rep.Present, "skipped": skipped, "blank": rep.Blank}
 		if !rep.Anchor.IsZero() {
 			out["anchor"] = rep.Anchor.String()
 		}
@@ -96,6 +105,16 @@ func (c *importCmd) report(e *env, rep *cycle.ImportReport) error {
 	}
 	fmt.Fprintf(e.stdout, "imported %d record(s) into the ledger%s and %d into the local journal; %d already present; %d line(s) skipped%s\n",
 		rep.Stored, anchor, rep.Journaled, rep.Present, len(rep.Skipped), inferred)
+	// Where every line went.
+	fmt.Fprintf(e.stdout, "  %d line(s): %d in the ledger, %d in the journal, %d already present, %d skipped, %d blank\n",
+		rep.Lines, rep.Stored, rep.Journaled, rep.Present, len(rep.Skipped), rep.Blank)
+	if rep.Journaled > 0 {
+		var as []string
+		for _, r := range slices.Sorted(maps.Keys(rep.JournaledAs)) {
+			as = append(as, fmt.Sprintf("%d %s", rep.JournaledAs[r], termLine(r)))
+		}
+		fmt.Fprintf(e.stdout, "  the journal's: %s (the shared ledger holds improved, regressed, harvested and quarantined cycles, and aborted ones with their start; the rest stays in this clone: git evolve log --all lists it)\n", strings.Join(as, ", "))
+	}
 	return skippedError(c.File, len(rep.Skipped))
 }
 

@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
+	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/mirror"
 
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/setup"
@@ -16,6 +19,8 @@ import (
 type initCmd struct {
 	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
 	Quiet   bool `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints."`
+	// The seeds' local files, for loops that read them.
+	HistoryFile *bool `name:"history-file" negatable:"" help:"Keep the seeds' .agents/evolve/cycle-history.jsonl (and fitness-latest.json) from the ledger in this worktree even without an .agents/evolve directory (git config evolve.historyFile true); --no-history-file: never, even with one (false)."`
 }
 
 func (initCmd) Help() string {
@@ -36,7 +41,15 @@ fails git evolve verify stops the push). A hook you already have is kept as
 <name>.pre-evolve and runs first; a hook file git tracks in the repository is
 never moved or edited, and nothing is written in a hooks directory git tracks
 (a hook manager's, as core.hooksPath = .husky): then it prints the line to
-add yourself, and commit. Running it again changes nothing.`
+add yourself, and commit. Running it again changes nothing.
+
+In a working tree with the seeds' .agents/evolve directory (AgentOps'
+layout), git-evolve keeps .agents/evolve/cycle-history.jsonl as a local
+mirror of the ledger (the records of the cycles HEAD reaches, and the
+journal's) and .agents/evolve/fitness-latest.json after every measure, so that
+the seeds' scripts and skills read the ledger's answers; --history-file keeps
+them anywhere (git config evolve.historyFile true), --no-history-file nowhere.
+They are never committed (info/exclude lists them) and never read as truth.`
 }
 
 func (c initCmd) Run(e *env) error {
@@ -88,7 +101,11 @@ func (c initCmd) Run(e *env) error {
 		}
 		hooks = slices.DeleteFunc(hooks, func(h setup.HookChange) bool { return h.Advice != "" })
 	}
-	if len(changes) == 0 && !trusted && !excluded && len(hooks) == 0 {
+	history, err := c.historyFile(e, repo)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 && !trusted && !excluded && len(hooks) == 0 && !history {
 		fmt.Fprintln(e.stdout, "already initialised: nothing to change")
 	}
 	return nil
@@ -128,4 +145,43 @@ func trustPresentGoals(e *env) (bool, error) {
 		return true, trustGates(e)
 	}
 	return true, nil
+}
+
+// historyFile records --history-file or --no-history-file in git config
+// and, when it is on, writes the history file now. It reports whether it
+// changed anything.
+func (c initCmd) historyFile(e *env, repo *gitstore.Repo) (bool, error) {
+	if c.HistoryFile == nil {
+		return false, nil
+	}
+	if repo.Bare() {
+		return false, usagef("--history-file: a bare repository has no working tree to keep it in")
+	}
+	changed := false
+	on, set, err := repo.ConfigBool(historyFileKey)
+	if err != nil || !set || on != *c.HistoryFile {
+		if err := repo.ConfigSet(historyFileKey, strconv.FormatBool(*c.HistoryFile)); err != nil {
+			return false, err
+		}
+		fmt.Fprintf(e.stdout, "set %s = %t\n", historyFileKey, *c.HistoryFile)
+		changed = true
+	}
+	if !*c.HistoryFile {
+		return changed, nil
+	}
+	l, err := e.Ledger()
+	if err != nil {
+		return changed, err
+	}
+	m, _ := seedMirror(repo)
+	res, err := m.Refresh(l)
+	if err != nil {
+		return changed, err
+	}
+	if res.Wrote {
+		fmt.Fprintf(e.stdout, "wrote %s: %d record(s), the ledger's cycles that HEAD reaches and the journal's, kept out of git\n", mirror.HistoryFile, res.Lines)
+		changed = true
+	}
+	reportRefresh(e, res)
+	return changed, nil
 }

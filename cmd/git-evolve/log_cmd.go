@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
@@ -48,7 +49,11 @@ An R after the result marks a cycle that changed files of its ruler (the
 tests, test configuration, check scripts or goals file that judge it),
 whether a person accepted the change or not: git evolve show N lists them,
 with their diffs. --result and --json read the stored result; --markdown
-has a ruler column naming the files.`
+has a ruler column naming the files.
+
+A field longer than its column (a target over 40 characters, a subject
+over 60, who recorded it, a reason) is cut, its last character "…":
+git evolve show N prints the record whole.`
 }
 
 func (c *logCmd) Run(e *env) error {
@@ -235,13 +240,14 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 			target = strings.Join(r.GoalIDs, ",")
 		}
 		// Every field may come from a remote's note or a commit message:
-		// escaped, so that none of them moves the cursor or breaks a row.
-		result := termLine(listedResult(r))
+		// escaped, so that none of them moves the cursor or breaks a row,
+		// and cut to its column's width, so that none pads every row.
+		result := termCell(listedResult(r), resultWidth)
 		if changedRuler(r) {
 			result += " R"
 		}
-		return [8]string{strconv.Itoa(r.Cycle), result, dash(termLine(target)), goals, commit,
-			truncate(termLine(subject), 60), age(r.Timestamp, now), dash(termLine(recordedBy(r)))}
+		return [8]string{strconv.Itoa(r.Cycle), result, dash(termCell(target, targetWidth)), goals, commit,
+			termCell(subject, subjectWidth), age(r.Timestamp, now), dash(termCell(recordedBy(r), byWidth))}
 	}
 	var width [7]int
 	measure := func(cells *[8]string) {
@@ -346,11 +352,45 @@ func dash(s string) string {
 	return s
 }
 
+// truncate cuts s to n characters, the last of them "…" when it was
+// longer; it reads no further than that (a field may be a MiB long).
 func truncate(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
+	cut, count := 0, 0
+	for i := range s {
+		if count == n-1 {
+			cut = i
+		}
+		if count == n {
+			return s[:cut] + "…"
+		}
+		count++
 	}
-	return string([]rune(s)[:n-1]) + "…"
+	return s
+}
+
+// The widths, in characters, of the columns of log's tables (and the
+// report's) that show text from a record or a commit: a field is cut to
+// its width, so that a long one (a record's target can be a MiB) pads no
+// row. show prints every field whole.
+const (
+	targetWidth  = 40
+	resultWidth  = 32
+	subjectWidth = 60
+	byWidth      = 40
+	reasonWidth  = 120
+	rulerWidth   = 120
+)
+
+// termCell is a field in a terminal table: cut to width characters, as
+// its escapes show it (termLine).
+func termCell(s string, width int) string {
+	return truncate(termLine(truncate(s, width)), width)
+}
+
+// mdCell is a field in a Markdown table: cut to width characters,
+// escaped (escape.Markdown), "-" when empty.
+func mdCell(s string, width int) string {
+	return dash(escape.Markdown(truncate(s, width)))
 }
 
 // age is how long before now the timestamp was, in the largest whole unit.
@@ -497,6 +537,8 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		if json.Unmarshal(r.Extra["delta"], &d) == nil && r.Extra["delta"] != nil {
 			delta = fmt.Sprintf("%d file(s), +%d −%d", d.Files, d.Insertions, d.Deletions)
 		}
+		// Every field may come from a remote's note or a commit message:
+		// escaped, so that it stays text in a pull request.
 		commit := "-"
 		switch {
 		case en.Journal:
@@ -504,17 +546,17 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		case anchored(r):
 			commit = "(imported, anchored to `" + en.Commit.Short() + "`)"
 			if c := r.Commit(); c != "" {
-				commit = "`" + shortSHA(c) + "` " + commit
+				commit = mdSHA(shortSHA(c)) + " " + commit
 			}
 		case en.Absent:
 			commit = "`" + en.Commit.Short() + "` (not fetched)"
 		case r.Aborted():
-			commit = "`" + en.Commit.Short() + "` (its start) " + truncate(subjects[i], 60)
+			commit = "`" + en.Commit.Short() + "` (its start) " + escape.Markdown(truncate(subjects[i], subjectWidth))
 		default:
-			commit = "`" + en.Commit.Short() + "` " + truncate(subjects[i], 60)
+			commit = "`" + en.Commit.Short() + "` " + escape.Markdown(truncate(subjects[i], subjectWidth))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(dash(r.Target)), mdCell(listedResult(r)),
-			mdText(dash(rulerText(cycle.Disclose(r), 3))), goals, delta, mdCell(dash(failureReason(r))), mdCell(commit), mdCell(dash(recordedBy(r))))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(r.Target, targetWidth), mdCell(listedResult(r), resultWidth),
+			mdCell(rulerText(cycle.Disclose(r), 3), rulerWidth), goals, delta, mdCell(failureReason(r), reasonWidth), commit, mdCell(recordedBy(r), byWidth))
 	}
 	if len(trajectory) > 0 {
 		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
@@ -577,7 +619,7 @@ func rulerText(d cycle.Disclosure, n int) string {
 // not fail.
 func failureReason(r *ledger.Record) string {
 	if r.Aborted() {
-		return truncate(r.ExtraString("reason"), 120)
+		return truncate(r.ExtraString("reason"), reasonWidth)
 	}
 	gate := r.GateText()
 	if r.Result != ledger.Regressed && !strings.HasPrefix(strings.ToUpper(gate), "FAIL") {
@@ -599,9 +641,9 @@ func failureReason(r *ledger.Record) string {
 		if len(failures) > 1 {
 			why += fmt.Sprintf(" (and %d more)", len(failures)-1)
 		}
-		return truncate(why, 120)
+		return truncate(why, reasonWidth)
 	}
-	return truncate(strings.TrimSpace(strings.TrimPrefix(gate, "FAIL:")), 120)
+	return truncate(strings.TrimSpace(strings.TrimPrefix(gate, "FAIL:")), reasonWidth)
 }
 
 // telling is the line of a failure's output that says most in a few
@@ -621,7 +663,11 @@ func telling(excerpt string) string {
 	return ""
 }
 
-// mdCell makes text safe inside a Markdown table cell.
-func mdCell(s string) string {
-	return termLine(strings.NewReplacer("|", "\\|", "\n", " ").Replace(s))
+// mdSHA is a record's sha as the Markdown table shows it: a code span
+// when it is hexadecimal, escaped text otherwise (it is as imported).
+func mdSHA(s string) string {
+	if s != "" && strings.Trim(s, "0123456789abcdef") == "" {
+		return "`" + s + "`"
+	}
+	return escape.Markdown(s)
 }

@@ -295,8 +295,11 @@ func (c *resumeCmd) Run(e *env) error {
 
 type convergedCmd struct {
 	JSON          bool `name:"json" help:"Print {converged, ci_green_streak, unconsumed_high_medium, fitness_baseline_captured, pinned_work_left, reasons, thresholds}."`
-	GreenStreak   int  `name:"green-streak" default:"3" help:"The passing gates in a row needed."`
+	GreenStreak   *int `name:"green-streak" help:"The passing gates in a row needed (3); with the seeds' flags, the caller's own count, checked against the ledger's." placeholder:"N"`
 	MaxHighMedium int  `name:"max-high-medium" default:"1" help:"The open high and medium queue items allowed."`
+	// The seeds' ao loop converged, whose caller passes its evidence.
+	UnconsumedHighMedium *int `name:"unconsumed-high-medium" help:"The seeds' form: the caller's count of open high and medium items, checked against the queue's; the answer is JSON and the exit code 0, as the seeds' ao loop converged gives it." placeholder:"N"`
+	FitnessBaseline      bool `name:"fitness-baseline" help:"The seeds' form: the caller says a baseline was captured; checked against git."`
 }
 
 func (convergedCmd) Help() string {
@@ -311,19 +314,49 @@ it was pinned or its content last changed. The thresholds may be changed; the
 evidence may not.
 
 Exit as halt-check does: 0 the loop goes on (not converged yet), 4 it halts
-(converged).`
+(converged).
+
+The seeds' form, ao loop converged --green-streak N --unconsumed-high-medium N
+[--fitness-baseline], is answered too: there --green-streak and
+--unconsumed-high-medium are the caller's counts and --fitness-baseline its
+word, each checked against what git and the queue hold (a notice on stderr
+says where they differ; the tool's own evidence decides), the thresholds
+are the defaults, and the answer is the JSON object, with exit code 0, as the
+seeds' loops read it (.converged).`
 }
 
 func (c *convergedCmd) Run(e *env) error {
-	if c.GreenStreak < 0 || c.MaxHighMedium < 0 {
+	seeds := c.UnconsumedHighMedium != nil || c.FitnessBaseline
+	streak := 3
+	if c.GreenStreak != nil && !seeds {
+		streak = *c.GreenStreak
+	}
+	if streak < 0 || c.MaxHighMedium < 0 || seeds && c.GreenStreak != nil && *c.GreenStreak < 0 {
 		return usagef("--green-streak and --max-high-medium are 0 or more")
+	}
+	if c.UnconsumedHighMedium != nil && *c.UnconsumedHighMedium < 0 {
+		return usagef("--unconsumed-high-medium is 0 or more")
 	}
 	s, err := loadState(e, "")
 	if err != nil {
 		return err
 	}
-	conv, err := s.Converged(loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMedium})
+	conv, err := s.Converged(loop.ConvergenceThresholds{GreenStreak: streak, MaxHighMedium: c.MaxHighMedium})
 	if err != nil {
+		return err
+	}
+	if seeds {
+		// The caller's evidence is checked, never taken.
+		if c.GreenStreak != nil && *c.GreenStreak != conv.CIGreenStreak {
+			fmt.Fprintf(e.stderr, "git-evolve: notice: --green-streak %d is the caller's count; the ledger's gates give %d, which counts\n", *c.GreenStreak, conv.CIGreenStreak)
+		}
+		if c.UnconsumedHighMedium != nil && *c.UnconsumedHighMedium != conv.UnconsumedHighMedium {
+			fmt.Fprintf(e.stderr, "git-evolve: notice: --unconsumed-high-medium %d is the caller's count; the queue holds %d, which counts\n", *c.UnconsumedHighMedium, conv.UnconsumedHighMedium)
+		}
+		if c.FitnessBaseline && !conv.BaselineCaptured {
+			fmt.Fprintf(e.stderr, "git-evolve: notice: --fitness-baseline says a baseline was captured; git holds none of this era, which counts\n")
+		}
+		_, err := fmt.Fprintf(e.stdout, "%s\n", mustJSON(conv))
 		return err
 	}
 	if c.JSON {

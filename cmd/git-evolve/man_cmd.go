@@ -12,7 +12,7 @@ import (
 )
 
 type installManCmd struct {
-	Dir string `arg:"" optional:"" type:"path" placeholder:"DIR" help:"Where to write the pages (default: ~/.local/share/man/man1)."`
+	Dir string `arg:"" optional:"" placeholder:"DIR" help:"Where to write the pages (default: ~/.local/share/man/man1)."`
 }
 
 func (installManCmd) Help() string {
@@ -24,7 +24,9 @@ run man) find them. Says what to add to MANPATH when man does not look in DIR.`
 
 func (c *installManCmd) Run(e *env) error {
 	dir := c.Dir
-	if dir == "" {
+	if dir != "" {
+		dir = e.path(dir) // as -C has it
+	} else {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return usagef("no home directory to install into (%v): name a DIR", err)
@@ -67,7 +69,7 @@ func sameFile(a, b string) bool {
 // runs only).
 func fullModel() (*kong.Node, error) {
 	var c cli
-	k, err := kong.New(&c, kong.Name("git-evolve"), kong.Description(description))
+	k, err := kong.New(&c, kong.Name("git-evolve"), kong.Description(description), helpVars)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ type recordCmd struct {
 	Cycle         int      `help:"Cycle number (default: the next number in the ledger)." placeholder:"N"`
 	Target        string   `complete:"goals" help:"Target goal id, or 'idle'." placeholder:"ID"`
 	Result        string   `complete:"results" required:"" help:"One of improved, regressed, unchanged, harvested, quarantined." placeholder:"RESULT"`
-	CanonicalSHA  string   `name:"canonical-sha" help:"The commit the cycle delivered (default HEAD for notes records)." placeholder:"REV"`
+	CanonicalSHA  string   `name:"canonical-sha" aliases:"sha" help:"The commit the cycle delivered (default HEAD for notes records); --sha, as the seeds' writer has it, is the same." placeholder:"REV"`
 	CycleStartSHA string   `name:"cycle-start-sha" help:"The commit the cycle started from; enables the substantive-delta rule." placeholder:"REV"`
 	LogSHA        string   `name:"log-sha" help:"The bookkeeping commit, when it differs from the canonical one." placeholder:"REV"`
 	GoalsPassing  *int     `name:"goals-passing" help:"Goals passing after the cycle." placeholder:"N"`
@@ -33,6 +33,12 @@ type recordCmd struct {
 	QueueTotal    *int     `name:"queue-total" help:"The pinned queue's length (queue_total)." placeholder:"N"`
 	UnblockTarget string   `name:"unblock-target" help:"The blocker an unblocking sub-cycle lands (unblock_target)." placeholder:"ID"`
 	UnblockDepth  *int     `name:"unblock-depth" help:"How deep the unblocking is nested (unblock_depth)." placeholder:"N"`
+	RepoRoot      string   `name:"repo-root" help:"The repository, as -C names it (the seeds' writer's flag); --trace-json's file is still read where the command started." placeholder:"PATH"`
+
+	// The seeds' writer's flags that have no place in a ledger kept in
+	// git: refused with what to do instead.
+	Timestamp string `hidden:"" help:"Refused: GIT_COMMITTER_DATE sets a record's time."`
+	History   string `hidden:"" help:"Refused: the ledger is refs/notes/evolve."`
 }
 
 func (recordCmd) Help() string {
@@ -49,7 +55,11 @@ whose diff from --cycle-start-sha touches nothing outside .agents/**,
 GOALS.yaml and GOALS.md is recorded as unchanged.
 
 Prints the stored record as one JSON line. The record's timestamp is
-GIT_COMMITTER_DATE when set, the current time otherwise.`
+GIT_COMMITTER_DATE when set, the current time otherwise.
+
+The flags are the seeds' evolve-log-cycle.sh's: --sha and --repo-root too;
+its --timestamp is refused (set GIT_COMMITTER_DATE), and so is --history (the
+ledger is in git, not in a file).`
 }
 
 func (c *recordCmd) Run(e *env) error {
@@ -69,6 +79,14 @@ func (c *recordCmd) Run(e *env) error {
 	}
 	if c.Cycle < 0 {
 		return usagef("--cycle: must be 1 or more")
+	}
+	if c.Timestamp != "" {
+		return &usageError{msg: "--timestamp: a record is stamped with the time it is recorded, as its notes commit is",
+			hint: "set GIT_COMMITTER_DATE to choose that time"}
+	}
+	if c.History != "" {
+		return &usageError{msg: "--history: the ledger is refs/notes/evolve, not a file",
+			hint: "leave --history out; git evolve import moves an existing history file into the ledger"}
 	}
 	if c.Gate != "" {
 		rec.Gate, _ = json.Marshal(c.Gate)
@@ -98,6 +116,13 @@ func (c *recordCmd) Run(e *env) error {
 			return err
 		}
 		rec.Trace = t
+	}
+	if c.RepoRoot != "" {
+		dir := e.path(c.RepoRoot)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("--repo-root %s: not a directory", c.RepoRoot)
+		}
+		e.dir = dir
 	}
 	l, err := e.WritableLedger("git evolve record")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -313,7 +314,7 @@ type goalValue struct {
 func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) string) {
 	fmt.Fprintf(w, "## Evolve cycles\n\n")
 	if len(rows) == 0 {
-		fmt.Fprintf(w, "No cycle in `%s`.\n", mdCode(rng))
+		fmt.Fprintf(w, "No cycle in %s.\n", escape.Code(rng))
 		return
 	}
 	// Net fitness: as the first cycle found it, and after the last one
@@ -373,7 +374,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			counts = append(counts, c)
 		}
 	}
-	fmt.Fprintf(w, "%d cycle(s) in `%s`: %s.\n\n", len(rows), mdCode(rng), strings.Join(counts, ", "))
+	fmt.Fprintf(w, "%d cycle(s) in %s: %s.\n\n", len(rows), escape.Code(rng), strings.Join(counts, ", "))
 	if len(order) > 0 {
 		fmt.Fprintf(w, "| goal | before | after | threshold | meets |\n|---|---:|---:|---:|---|\n")
 		for _, id := range order {
@@ -386,7 +387,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			if v.Direction != "" && v.Threshold != nil {
 				thr += " (" + v.Direction + ")"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdText(id), num(v.Before), num(v.After), mdText(thr), meets)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdCell(id, targetWidth), num(v.Before), num(v.After), mdCell(thr, resultWidth), meets)
 		}
 		fmt.Fprintln(w)
 	}
@@ -397,7 +398,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
 		ruler := rulerCell(r)
 		for _, n := range cycleNotes(r) {
-			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, mdText(n)))
+			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, escape.Markdown(truncate(n, noteWidth))))
 		}
 		commit := "-"
 		if row.commit != "" {
@@ -411,12 +412,15 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		} else if row.rec.Aborted() {
 			commit = "(local journal)"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdText(result), mdText(dash(r.Target)), goals, commit, mdText(dash(reason)), mdText(dash(ruler)))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(result, resultWidth), mdCell(r.Target, targetWidth), goals, commit, mdCell(reason, reasonWidth), mdCell(ruler, rulerWidth))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
 	}
 }
+
+// noteWidth is how long a note below the report's table may be.
+const noteWidth = 300
 
 // rulerCell is the report's ruler column: how many ruler files the cycle
 // changed, and the first five ("" for none). Not escaped.
@@ -443,7 +447,7 @@ func cycleNotes(r *ledger.Record) []string {
 	for _, f := range failures {
 		if f.What == "census" {
 			names := strings.Join(strings.Split(strings.TrimSpace(f.Excerpt), "\n"), ", ")
-			out = append(out, "tests vanished: "+truncate(f.Reason+": "+names, 300))
+			out = append(out, "tests vanished: "+truncate(f.Reason+": "+names, noteWidth))
 		}
 	}
 	return out
@@ -458,23 +462,4 @@ func fitnessText(p fitnessPoint) string {
 		s += fmt.Sprintf("%d of %d goals passing", *p.Passing, *p.Total)
 	}
 	return strings.TrimSuffix(s, ", ")
-}
-
-// mdText is text from a record (another clone's, an agent's output) in a
-// Markdown table cell: one line, and every character Markdown or a forge
-// would act on escaped (links, images, emphasis, code, HTML, mentions).
-func mdText(s string) string {
-	var b strings.Builder
-	for _, r := range termLine(s) {
-		if strings.ContainsRune("\\`*_[]()<>!@#~|", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// mdCode is text inside a code span: one line, without backticks.
-func mdCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", "\\|").Replace(termLine(s))
 }

@@ -41,6 +41,7 @@ func (c *revertCmd) Run(e *env) error {
 	if err := loop.SaveMeasured(l.Repo(), res); err != nil {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: the goals measured were not stored: %v\n", err)
 	}
+	keepSeedFinish(e, l.Repo(), res)
 	if c.JSON {
 		oc := res.Cycle
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(map[string]any{"cycle": oc.Cycle, "id": oc.ID, "reverts_cycle": oc.Reverts.Cycle,

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/loop"
 )
@@ -26,7 +27,7 @@ type runCmd struct {
 	PushEvery    int           `name:"push-every" help:"Push the branch (git push, whose pre-push hook delivers the ledger) after every N productive cycles; a push that fails stops the run, the work kept." placeholder:"N"`
 	Quality      bool          `help:"Quality mode (seed 004): findings first (high, medium), then beads, directives and emergency gates (weight 5 or more); each record carries quality_score (100 - 10 × high - 3 × medium findings left)."`
 	BeadsOnly    bool          `name:"beads-only" help:"Take no directive or goal work: the queue, beads (bd ready) and generators only."`
-	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream and fast-forward to it (a branch that diverged stops the run)."`
+	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream, sync the ledger with its remote (as git evolve sync does), and fast-forward to it (a branch that diverged stops the run)."`
 	JSON         bool          `name:"json" help:"Print the summary as JSON."`
 }
 
@@ -51,8 +52,11 @@ Delivery: --push-every N runs git push after every N productive cycles (seed
 004 pushes every 5); the pre-push hook git evolve init installs delivers the
 ledger with the branch. A push that fails stops the run (exit 1), nothing
 undone. Before each cycle, when the branch's upstream (as last fetched) has
-commits the branch lacks, the run says so; --sync-upstream fetches it first and
-fast-forwards the branch (the seeds' stale-checkout guard).
+commits the branch lacks, the run says so; --sync-upstream fetches it first,
+syncs the ledger with its remote (so that the cycle is numbered after every
+cycle there) and fast-forwards the branch (the seeds' stale-checkout guard); a
+ledger that cannot be synced stops the run. No cycle opens on a ledger that
+fails git evolve verify: the run stops with exit 2, saying how to repair it.
 
 The first Ctrl-C stops the run after the step under way; a second (a second
 or more later) stops it at once (the agent is signalled; its cycle stays
@@ -129,7 +133,7 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	}
-	sum, err := loop.Run(ctx, l, loop.RunOptions{
+	opts := loop.RunOptions{
 		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
@@ -137,7 +141,17 @@ func (c *runCmd) Run(e *env) error {
 		Trusted: func(data []byte, path string) error {
 			return requireTrust(e, goals.DigestOf(path, data), path)
 		},
-	})
+		SyncLedger: func(remote string) error { return syncLedgerWith(e, l, remote) },
+		CheckLedger: func() error {
+			rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
+			if err != nil {
+				return err
+			}
+			return breachRefusal(e, rep, fmt.Sprintf("the ledger fails verify (%d breach(es)): no cycle is opened on it", rep.Breaches()))
+		},
+	}
+	seedRunHooks(e, l, &opts)
+	sum, err := loop.Run(ctx, l, opts)
 	if sum == nil {
 		return err
 	}

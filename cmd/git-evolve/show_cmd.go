@@ -14,6 +14,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/redact"
 )
 
 type showCmd struct {
@@ -42,8 +43,10 @@ missing, files: [{change, accepted, summary, lines, more}]}.
 
 --transcript prints what the agent of the cycle printed, as git evolve run
 kept it (refs/evolve/transcripts/<cycle id>: the end of its output, terminal
-escapes removed, common secret shapes redacted), from this clone or, when
-evolve.shareTranscripts brought it, from a remote's copy.`
+escapes removed, secrets replaced by [REDACTED]), from this clone or, when
+evolve.shareTranscripts brought it, from a remote's copy. What show prints
+of a failure's output and of a transcript is redacted again, for a record
+an older git-evolve wrote.`
 }
 
 func (c *showCmd) Run(e *env) error {
@@ -108,8 +111,9 @@ func showTranscripts(e *env, repo *gitstore.Repo, entries []cycle.Entry) error {
 		if len(entries) > 1 {
 			fmt.Fprintf(w, "== cycle %d (%s) ==\n", r.Cycle, termSafe(r.Result))
 		}
-		// From a ref another clone may have written: cleaned again.
-		w.WriteString(goals.CleanText(string(data)))
+		// From a ref another clone (or an older git-evolve) may have
+		// written: cleaned and redacted again.
+		w.WriteString(redact.String(goals.CleanText(string(data))))
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			w.WriteString("\n")
 		}
@@ -231,6 +235,9 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs)
 			continue
 		}
 		field("", 16, k, termSafe(string(r.Extra[k])))
+	}
+	if saved, err := gitstore.ParseHash(r.ExtraString("saved")); err == nil && !en.Journal {
+		kv("get it back", saveHowTo(repo, saved))
 	}
 	writeDisclosure(w, r, disclosed)
 	// Why the gate failed, in the failure's own words.

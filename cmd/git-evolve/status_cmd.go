@@ -94,6 +94,9 @@ type statusLedger struct {
 	Fetched   bool   `json:"fetched"`
 	NotPushed int    `json:"not_pushed"`
 	NotMerged int    `json:"not_merged"`
+	// Refused: the remote's copy is not read, as it would bring a breach
+	// (its notes commits are among NotMerged, and sync keeps them out).
+	Refused bool `json:"refused,omitempty"`
 }
 
 func (c *statusCmd) Run(e *env) error {
@@ -187,6 +190,12 @@ func (c *statusCmd) Run(e *env) error {
 					r.Ledger.NotPushed, r.Ledger.NotMerged = ahead, behind
 				}
 			}
+			if _, err := l.Sources(); err != nil { // (the copies checked)
+				return err
+			}
+			for _, refused := range l.Refused() {
+				r.Ledger.Refused = r.Ledger.Refused || refused.Ref == tracking
+			}
 		} else if _, ok, err := s.Repo.RefHash(cycle.NotesRef); err == nil && ok {
 			r.Ledger.NotPushed = -1 // never fetched: unknown
 		}
@@ -253,6 +262,8 @@ func (r *statusReport) print(e *env) error {
 		fmt.Fprintf(w, "ledger: no remote\n")
 	case !l.Fetched:
 		fmt.Fprintf(w, "ledger: %s's copy never fetched (git evolve sync fetches, merges and pushes it)\n", l.Remote)
+	case l.Refused:
+		fmt.Fprintf(w, "ledger: %d commit(s) not pushed to %s; %s's is not read: it brings a breach (the notice says which)\n", l.NotPushed, l.Remote, l.Remote)
 	case l.NotPushed == 0 && l.NotMerged == 0:
 		fmt.Fprintf(w, "ledger: up to date with %s (as last fetched)\n", l.Remote)
 	default:

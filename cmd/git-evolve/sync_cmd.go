@@ -274,3 +274,19 @@ func ensureRefspec(e *env, repo *gitstore.Repo, remote string) error {
 	}
 	return err
 }
+
+// syncLedgerWith syncs the ledger with remote as git evolve sync does,
+// quietly: for a run's --sync-upstream.
+func syncLedgerWith(e *env, l *cycle.Ledger, remote string) error {
+	repo := l.Repo()
+	if err := ensureRefspec(e, repo, remote); err != nil {
+		return err
+	}
+	opts := ledgerGuards(e, l, remote, false, "", gitstore.ZeroHash)
+	var err error
+	if opts.Transcripts, _, err = repo.ConfigBool("evolve.shareTranscripts"); err != nil {
+		return err
+	}
+	_, err = share.Sync(repo, remote, opts)
+	return err
+}

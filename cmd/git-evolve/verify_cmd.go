@@ -36,7 +36,13 @@ faster (its last report, a summary of each record) is used only while
 every object it stands for is still here; --full uses none of it.
 
 Exit 0 when there is no breach, 2 with the list otherwise. The history
-already verified clean is not read again.`
+already verified clean is not read again.
+
+The ledger judged is this clone's, with the remote-tracking copies a fetch
+brought (refs/notes/remotes/<remote>/evolve) that pass the check git evolve
+sync makes before it merges one. A copy that would bring a breach is left
+out, and reported as a notice (remote-refused) naming the remote and the
+notes commit that brought it: it does not change the exit code.`
 }
 
 func (c *verifyCmd) Run(e *env) error {
@@ -50,6 +56,7 @@ func (c *verifyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	rep = withRefusedCopies(e, rep)
 	if c.JSON {
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(rep))
 	} else {

@@ -1,0 +1,184 @@
+// Package mirror keeps, in a working tree, the local files the seeds'
+// evolve loops read, derived from what git holds:
+//
+//   - .agents/evolve/cycle-history.jsonl: the ledger's records of the
+//     cycles HEAD reaches, with the local journal's (idle, unchanged), one
+//     canonical line each in the seeds' field names, in cycle order, so
+//     that the seeds' snippets (tail -1 for the next cycle, the idle
+//     streak, the last productive timestamp, the oscillation count) read
+//     the ledger's answers;
+//   - .agents/evolve/fitness-latest.json: the last goals measured, in the
+//     seeds' shape (goals[] with id, result, value, threshold, weight);
+//   - .agents/evolve/fitness-0-baseline.json: the era's baseline, whose
+//     existence the seeds' Step 0.5 checks.
+//
+// They are derived and local: written atomically (a temporary file renamed
+// into place), kept out of git by the repository's info/exclude, never
+// read back as truth. A digest of what the history file last held when it
+// was written, kept under the git directory, tells a hand edit (or a seed
+// script's own append) from the tool's writing: such a file is kept aside
+// under the git directory and written anew, and the caller is told, never
+// importing what it held. When the ledger only grew since the last write,
+// the new lines are added to what the file held rather than the whole
+// branch being listed again.
+package mirror
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The files, from the top of the working tree.
+const (
+	Dir          = ".agents/evolve"
+	HistoryFile  = ".agents/evolve/cycle-history.jsonl"
+	FitnessFile  = ".agents/evolve/fitness-latest.json"
+	BaselineFile = ".agents/evolve/fitness-0-baseline.json"
+)
+
+// excludePatterns keep the files (and the temporary files they are
+// written through) out of git.
+var excludePatterns = []string{"/" + HistoryFile, "/" + FitnessFile, "/" + BaselineFile, "/" + Dir + "/*.tmp"}
+
+// Mirror is the seeds' files of one working tree.
+type Mirror struct {
+	// Top is the top of the working tree.
+	Top string
+	// StateDir is where the digest of the history file is kept: the
+	// worktree's git-evolve directory (<git dir>/evolve).
+	StateDir string
+	// Exclude is the repository's info/exclude file, where the files are
+	// listed before they are first written. Empty: not done.
+	Exclude string
+}
+
+// Path is the absolute path of one of the files.
+func (m Mirror) Path(rel string) string { return filepath.Join(m.Top, filepath.FromSlash(rel)) }
+
+// Present reports whether the working tree has the seeds' layout: an
+// .agents/evolve directory.
+func (m Mirror) Present() bool {
+	fi, err := os.Stat(m.Path(Dir))
+	return err == nil && fi.IsDir()
+}
+
+// statePath is where the history file's state is kept.
+func (m Mirror) statePath() string { return filepath.Join(m.StateDir, "history-mirror.json") }
+
+// Known reports whether the history file was written here before (its
+// state is kept).
+func (m Mirror) Known() bool {
+	_, err := os.Stat(m.statePath())
+	return err == nil
+}
+
+// WriteFile writes one of the files (rel, from the top) atomically, after
+// listing the files in info/exclude.
+func (m Mirror) WriteFile(rel string, data []byte) error {
+	if err := m.exclude(); err != nil {
+		return err
+	}
+	path := m.Path(rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(path, data)
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory renamed into place: a reader sees the old content or the new,
+// never a part.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(name, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// exclude adds the files' patterns that info/exclude lacks.
+func (m Mirror) exclude() error {
+	if m.Exclude == "" {
+		return nil
+	}
+	data, err := os.ReadFile(m.Exclude)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var b strings.Builder
+	for _, p := range excludePatterns {
+		if !have[p] {
+			b.WriteString(p + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	out := string(data)
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	out += "# git evolve: the seeds' files it keeps from the ledger are local to this worktree\n" + b.String()
+	if err := os.MkdirAll(filepath.Dir(m.Exclude), 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(m.Exclude, []byte(out))
+}
+
+// digest names a content: the hex SHA-256.
+func digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// stamp is what a file's metadata says of its content: when both stamps
+// of a path are equal, its content is taken as unchanged (as git's index
+// takes a file's).
+type stamp struct {
+	Size  int64 `json:"size"`
+	MTime int64 `json:"mtime_ns"`
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	if fi == nil {
+		return stamp{Size: -1}
+	}
+	return stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+}
+
+// statStamp is the stamp of the file at path; Size -1 when there is none.
+func statStamp(path string) (stamp, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return stamp{Size: -1}, nil
+	}
+	if err != nil {
+		return stamp{}, err
+	}
+	return stampOf(fi), nil
+}
