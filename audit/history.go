@@ -62,20 +62,6 @@ const RepairTrailer = "Evolve-Repair"
 // put back.
 const RestoreTrailer = "Evolve-Restore"
 
-// trailerCommits are the notes commits a commit message names in trailer.
-func trailerCommits(message, trailer string) []gitstore.Hash {
-	var out []gitstore.Hash
-	sc := bufio.NewScanner(strings.NewReader(message))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), trailer+": "); ok {
-			if h, err := gitstore.ParseHash(strings.TrimSpace(v)); err == nil {
-				out = append(out, h)
-			}
-		}
-	}
-	return out
-}
-
 // repairs are the notes commits a commit message says it undid.
 func repairs(message string) []gitstore.Hash {
 	var out []gitstore.Hash

@@ -287,6 +287,28 @@ func findVersion(repo *gitstore.Repo, on gitstore.Hash, id, want string) (gitsto
 
 var errFound = errors.New("found")
 
+// newestOf is hs without those that are another's ancestors, nor twice.
+func newestOf(repo *gitstore.Repo, hs []gitstore.Hash) ([]gitstore.Hash, error) {
+	var out []gitstore.Hash
+	for i, a := range hs {
+		keep := !slices.Contains(out, a)
+		for j, b := range hs {
+			if !keep || i == j || a == b {
+				continue
+			}
+			older, err := repo.IsAncestor(a, b)
+			if err != nil {
+				return nil, err
+			}
+			keep = !older
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 // writeRestored writes the restored records into their notes, each in place
 // of the record of its id there, as one notes commit.
 func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, parents []gitstore.Hash) (gitstore.Hash, error) {
@@ -322,6 +344,23 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 	}
 	for _, p := range parents {
 		fmt.Fprintf(&msg, "- the ledger descends again from %s, which this clone had verified\n", p.Short())
+	}
+	// The notes commits lost records are put back from become parents too:
+	// the ledger's history then shows where each came from (a record with
+	// no place in the chain is their addition, not the repair's), and every
+	// clone the repair reaches receives them.
+	var lostFrom []gitstore.Hash
+	for _, c := range slices.Sorted(maps.Keys(from)) {
+		if h, err := gitstore.ParseHash(c); err == nil {
+			lostFrom = append(lostFrom, h)
+		}
+	}
+	for _, p := range lostFrom {
+		fmt.Fprintf(&msg, "- the ledger descends again from %s, whose records it had lost\n", p.Short())
+	}
+	parents, err = newestOf(repo, append(slices.Clone(parents), lostFrom...))
+	if err != nil {
+		return gitstore.ZeroHash, err
 	}
 	msg.WriteString("\n")
 	var names []string

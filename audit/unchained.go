@@ -103,7 +103,6 @@ func (u *unchainedCheck) note(h *historyCheck, ci gitstore.CommitInfo, parents [
 		return nil // a root, or its parents are not here: nothing came before it
 	}
 	exempt := strings.HasPrefix(ci.Subject(), importSubject)
-	from := trailerCommits(ci.Message, RestoreTrailer)
 	put := map[string]bool{}
 	for _, line := range restores {
 		put[line] = true
@@ -162,41 +161,10 @@ func (u *unchainedCheck) note(h *historyCheck, ci gitstore.CommitInfo, parents [
 			s := sumOf(r, ch.Object)
 			a := unchainedAdd{object: ch.Object, cycle: r.Cycle, id: r.ID, key: s.key(),
 				digest: s.Digest, line: line, parents: parents, by: ci, after: ci.Parents}
-			if by, ok, err := restoredFrom(h.repo, from, ch.Object, line); err != nil {
-				return err
-			} else if ok {
-				a.by, a.after = by, by.Parents
-			}
 			uc.added = append(uc.added, a)
 		}
 	}
 	return nil
-}
-
-// restoredFrom finds, among the notes commits a repair names as those it
-// put records back from, the one that holds line on object.
-func restoredFrom(repo *gitstore.Repo, from []gitstore.Hash, object gitstore.Hash, line string) (gitstore.CommitInfo, bool, error) {
-	for _, d := range from {
-		ci, err := repo.Commit(d)
-		if err != nil {
-			continue
-		}
-		found, err := repo.NotesOf(ci).Find(object)
-		if err != nil {
-			return ci, false, err
-		}
-		data, err := blobs(repo, found)
-		if err != nil {
-			return ci, false, err
-		}
-		recs, _ := ledger.ParseLines(data)
-		for i := range recs {
-			if string(recs[i].Marshal()) == line {
-				return ci, true, nil
-			}
-		}
-	}
-	return gitstore.CommitInfo{}, false, nil
 }
 
 // hasUnchainedLine says whether a note's text has a line that is not a
