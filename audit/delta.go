@@ -109,7 +109,7 @@ func (d *deltaRun) close() { d.keys.close() }
 // readDelta is the verify with o built on the delta state, when it can
 // be: nil, with no error, when it cannot (a full read follows).
 func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool) (*deltaRun, error) {
-	if o.noDelta || o.FullHistory || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
+	if o.noDelta || o.FullHistory || o.FromGit || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
 		return nil, nil
 	}
 	repo := l.Repo()
@@ -443,6 +443,12 @@ func (c chainLookup) holds(key, digest string) bool {
 	}
 	e, _ := c.keys.find(key)
 	return slices.Contains(e.digests, digest)
+}
+
+func (c chainLookup) commitsOf(key string) []gitstore.Hash {
+	out := append(c.added.commitsOf(key), c.prevAdded.commitsOf(key)...)
+	e, _ := c.keys.find(key)
+	return append(out, e.commits...)
 }
 
 // saveKeys writes a new keys file of the summaries in ls (filed in x) and

@@ -57,6 +57,11 @@ func Acceptances(repo *gitstore.Repo) (map[gitstore.Hash]Acceptance, error) {
 // made, a notes commit whose changes it undid.
 const RepairTrailer = "Evolve-Repair"
 
+// RestoreTrailer names, in the message of a notes commit git evolve repair
+// made, a notes commit the ledger no longer descends from whose records it
+// put back.
+const RestoreTrailer = "Evolve-Restore"
+
 // repairs are the notes commits a commit message says it undid.
 func repairs(message string) []gitstore.Hash {
 	var out []gitstore.Hash
@@ -89,6 +94,13 @@ type historyCheck struct {
 	undone map[gitstore.Hash]map[string]string
 	// blobs are the notes the batch under way read (batch), by name.
 	blobs map[gitstore.Hash][]byte
+	// unchained, when set, looks for records added with no place in the
+	// chain after it began (verify's history check; see unchainedCheck).
+	unchained *unchainedCheck
+	// byKey files the records of a note by what verify knows them by
+	// (recSum.key: a record with no id by what it says), not by id alone,
+	// under which every record with no id is one.
+	byKey bool
 }
 
 // historyBatch is how many notes commits commits reads and diffs at once:
@@ -104,6 +116,9 @@ func (h *historyCheck) commits(commits []gitstore.Hash) error {
 			return err
 		}
 		commits = commits[n:]
+	}
+	if h.unchained != nil {
+		return h.unchained.report(h)
 	}
 	return nil
 }
@@ -191,6 +206,11 @@ func (h *historyCheck) batch(commits []gitstore.Hash) error {
 				return err
 			}
 		}
+		if h.unchained != nil {
+			if err := h.unchained.note(h, jb.ci, jb.parents, diffs[jb.first:jb.first+len(jb.parents)], jb.restores); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -264,7 +284,42 @@ func (h *historyCheck) lines(ch gitstore.NoteChange) (was, is map[string]string,
 	if err != nil {
 		return nil, nil, err
 	}
+	if h.byKey {
+		return byKey(oldData), byKey(newData), nil
+	}
 	return byID(oldData), byID(newData), nil
+}
+
+// byKey is byID with the records filed by key (see recSum.key).
+func byKey(data []byte) map[string]string {
+	recs, _ := ledger.ParseLines(data)
+	out := make(map[string]string, len(recs))
+	for i := range recs {
+		line := recs[i].Marshal()
+		k := recs[i].ID
+		if k == "" {
+			k = noID + ledger.Digest(line)
+		}
+		out[k] = string(line)
+	}
+	return out
+}
+
+// shownID names a record's key in a finding: its id, or that it has none.
+func shownID(key string) string {
+	if strings.HasPrefix(key, noID) {
+		return "no id"
+	}
+	return "id " + key
+}
+
+// findingID is the id a finding names for a record's key ("" for one with
+// no id).
+func findingID(key string) string {
+	if strings.HasPrefix(key, noID) {
+		return ""
+	}
+	return key
 }
 
 // notes is the text of the notes hs, from what the batch read when it has
@@ -327,21 +382,21 @@ func (h *historyCheck) compare(ci gitstore.CommitInfo, parent *gitstore.Notes, c
 			if !kept {
 				verb, kind = "deleted", "deleted"
 			}
-			who := whoMade(ci)
+			who, shown := whoMade(ci), shownID(id)
 			var f *Finding
 			switch a, ok := h.accepted[ci.Hash]; {
 			case holds && !kept:
-				f = h.rep.add(Notice, "moved", "notes commit %s removed the note on %s, but its record of cycle %d (id %s) lives on", ci.Hash.Short(), ch.Object.Short(), r.Cycle, id)
+				f = h.rep.add(Notice, "moved", "notes commit %s removed the note on %s, but its record of cycle %d (%s) lives on", ci.Hash.Short(), ch.Object.Short(), r.Cycle, shown)
 			case holds:
-				f = h.rep.add(Notice, "restored", "%s %s the record of cycle %d (id %s) on %s; the ledger holds it as it was again", who, verb, r.Cycle, id, ch.Object.Short())
+				f = h.rep.add(Notice, "restored", "%s %s the record of cycle %d (%s) on %s; the ledger holds it as it was again", who, verb, r.Cycle, shown, ch.Object.Short())
 			case ok:
-				f = h.rep.add(Notice, "accepted", "%s %s the record of cycle %d (id %s) on %s; accepted by %s on %s: %s", who, verb, r.Cycle, id, ch.Object.Short(),
+				f = h.rep.add(Notice, "accepted", "%s %s the record of cycle %d (%s) on %s; accepted by %s on %s: %s", who, verb, r.Cycle, shown, ch.Object.Short(),
 					acceptedBy(a), shortDate(a.At), oneLine(a.Reason))
 			default:
-				f = h.rep.add(Breach, kind, "%s %s the record of cycle %d (id %s) on %s", who, verb, r.Cycle, id, ch.Object.Short())
+				f = h.rep.add(Breach, kind, "%s %s the record of cycle %d (%s) on %s", who, verb, r.Cycle, shown, ch.Object.Short())
 				f.Original = line
 			}
-			f.ID, f.Cycle, f.Commit, f.NotesCommit = id, r.Cycle, ch.Object.String(), ci.Hash.String()
+			f.ID, f.Cycle, f.Commit, f.NotesCommit = findingID(id), r.Cycle, ch.Object.String(), ci.Hash.String()
 		}
 	}
 	return nil
@@ -362,7 +417,11 @@ func (h *historyCheck) fromAnotherParent(object gitstore.Hash, id, line string, 
 		if err != nil {
 			return false, err
 		}
-		if byID(data)[id] == line {
+		lines := byID(data)
+		if h.byKey {
+			lines = byKey(data)
+		}
+		if lines[id] == line {
 			return true, nil
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +25,10 @@ type Restored struct {
 	Was         string `json:"was"`
 	NotesCommit string `json:"notes_commit,omitempty"`
 	Line        string `json:"line"`
+	// From is, for a record lost from the ledger (Was "lost"), the notes
+	// commit it is put back as: the one that added it, which the ledger no
+	// longer descends from.
+	From string `json:"from,omitempty"`
 }
 
 // RepairReport is what repair did, or would do.
@@ -54,17 +60,55 @@ type RestoredRef struct {
 // notes commit whose change it undoes (RepairTrailer), so that verify, here
 // and in every clone sync brings it to, reads the ledger as clean again.
 // With dryRun nothing is written.
-func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
+func Repair(l *cycle.Ledger, dryRun bool) (out *RepairReport, err error) {
 	l = l.Local() // the local ledger is what it mends
 	repo := l.Repo()
+	out = &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}, Refs: []RestoredRef{}, Removed: []string{}}
+	// A ledger whose tip is missing is built again first (rebuild.go).
+	plan, why, err := planRebuild(l)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case why != "":
+		out.Unrepairable = append(out.Unrepairable, Finding{Severity: Breach, Kind: "missing", Message: why})
+		return out, nil
+	case plan != nil && dryRun:
+		out.Restored = append(out.Restored, plan.restored...)
+		return out, nil
+	case plan != nil:
+		c, err := plan.write(l)
+		if err != nil {
+			return nil, err
+		}
+		if verifiedTip(repo) == plan.tip {
+			// What this clone verified is no longer here; what it held is
+			// again, on the commit it was built on.
+			writeVerified(repo, plan.base, reflogPos{})
+		}
+		defer func(rebuilt gitstore.Hash, restored []Restored) {
+			if out != nil {
+				out.Restored = append(restored, out.Restored...)
+				if out.NotesCommit == "" {
+					out.NotesCommit = rebuilt.String()
+				}
+			}
+		}(c, plan.restored)
+	}
 	// The whole history, not just what was verified since: a breach found
 	// before is still to mend.
 	rep, err := VerifyWith(l, VerifyOptions{FullHistory: true})
 	if err != nil {
 		return nil, err
 	}
-	out := &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}, Refs: []RestoredRef{}, Removed: []string{}}
+	// A record is known by its id, or, with none, by its line.
 	type key struct{ obj, id string }
+	keyOf := func(obj, id, line string) key {
+		if id == "" {
+			return key{obj, "\x00" + line}
+		}
+		return key{obj, id}
+	}
 	restore := map[key]Restored{}
 	var order []key
 	put := func(k key, r Restored) {
@@ -105,11 +149,13 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 			}
 			for _, r := range lost {
 				r.NotesCommit = v.String()
-				put(key{r.Commit, r.ID}, r)
+				put(keyOf(r.Commit, r.ID, r.Line), r)
 			}
 			parents = append(parents, v)
+		case f.Kind == "lost" && f.Original != "":
+			put(keyOf(f.Commit, f.ID, f.Original), Restored{Cycle: f.Cycle, ID: f.ID, Commit: f.Commit, Was: f.Kind, NotesCommit: f.NotesCommit, Line: f.Original, From: f.source})
 		case (f.Kind == "edited" || f.Kind == "deleted") && f.Original != "":
-			put(key{f.Commit, f.ID}, Restored{Cycle: f.Cycle, ID: f.ID, Commit: f.Commit, Was: f.Kind, NotesCommit: f.NotesCommit, Line: f.Original})
+			put(keyOf(f.Commit, f.ID, f.Original), Restored{Cycle: f.Cycle, ID: f.ID, Commit: f.Commit, Was: f.Kind, NotesCommit: f.NotesCommit, Line: f.Original})
 		case (f.Kind == "edited" || f.Kind == "deleted") && f.NotesCommit == "":
 			chainOnly[f.ID] = f // named by the record after it: its digest
 		default:
@@ -142,7 +188,7 @@ func Repair(l *cycle.Ledger, dryRun bool) (*RepairReport, error) {
 			out.Unrepairable = append(out.Unrepairable, f)
 			continue
 		}
-		put(key{obj.String(), id}, Restored{Cycle: f.Cycle, ID: id, Commit: obj.String(), Was: f.Kind, Line: line})
+		put(keyOf(obj.String(), id, line), Restored{Cycle: f.Cycle, ID: id, Commit: obj.String(), Was: f.Kind, Line: line})
 	}
 	for _, k := range order {
 		out.Restored = append(out.Restored, restore[k])
@@ -241,6 +287,28 @@ func findVersion(repo *gitstore.Repo, on gitstore.Hash, id, want string) (gitsto
 
 var errFound = errors.New("found")
 
+// newestOf is hs without those that are another's ancestors, nor twice.
+func newestOf(repo *gitstore.Repo, hs []gitstore.Hash) ([]gitstore.Hash, error) {
+	var out []gitstore.Hash
+	for i, a := range hs {
+		keep := !slices.Contains(out, a)
+		for j, b := range hs {
+			if !keep || i == j || a == b {
+				continue
+			}
+			older, err := repo.IsAncestor(a, b)
+			if err != nil {
+				return nil, err
+			}
+			keep = !older
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 // writeRestored writes the restored records into their notes, each in place
 // of the record of its id there, as one notes commit.
 func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, parents []gitstore.Hash) (gitstore.Hash, error) {
@@ -252,11 +320,19 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "git evolve: repair the ledger (%d record(s) put back)\n\n", len(restored))
 	undone := map[string]bool{}
+	from := map[string]bool{}
 	for _, r := range restored {
-		fmt.Fprintf(&msg, "- cycle %d (id %s) on %s: %s", r.Cycle, r.ID, r.Commit[:7], r.Was)
+		id := "id " + r.ID
+		if r.ID == "" {
+			id = "no id"
+		}
+		fmt.Fprintf(&msg, "- cycle %d (%s) on %s: %s", r.Cycle, id, r.Commit[:7], r.Was)
 		switch {
 		case r.Was == lostWas:
 			fmt.Fprintf(&msg, " (as %s had it)", r.NotesCommit[:7])
+		case r.From != "":
+			fmt.Fprintf(&msg, " when %s replaced the ledger's tip (as %s had it)", r.NotesCommit[:7], r.From[:7])
+			from[r.From] = true
 		case r.NotesCommit != "":
 			fmt.Fprintf(&msg, " by %s", r.NotesCommit[:7])
 			undone[r.NotesCommit] = true
@@ -269,6 +345,23 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 	for _, p := range parents {
 		fmt.Fprintf(&msg, "- the ledger descends again from %s, which this clone had verified\n", p.Short())
 	}
+	// The notes commits lost records are put back from become parents too:
+	// the ledger's history then shows where each came from (a record with
+	// no place in the chain is their addition, not the repair's), and every
+	// clone the repair reaches receives them.
+	var lostFrom []gitstore.Hash
+	for _, c := range slices.Sorted(maps.Keys(from)) {
+		if h, err := gitstore.ParseHash(c); err == nil {
+			lostFrom = append(lostFrom, h)
+		}
+	}
+	for _, p := range lostFrom {
+		fmt.Fprintf(&msg, "- the ledger descends again from %s, whose records it had lost\n", p.Short())
+	}
+	parents, err = newestOf(repo, append(slices.Clone(parents), lostFrom...))
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
 	msg.WriteString("\n")
 	var names []string
 	for c := range undone {
@@ -277,6 +370,9 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 	sort.Strings(names)
 	for _, c := range names {
 		fmt.Fprintf(&msg, "%s: %s\n", RepairTrailer, c)
+	}
+	for _, c := range slices.Sorted(maps.Keys(from)) {
+		fmt.Fprintf(&msg, "%s: %s\n", RestoreTrailer, c)
 	}
 	for attempt := 1; ; attempt++ {
 		snap, err := repo.ReadNotes(cycle.NotesRef)
@@ -302,20 +398,28 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 				return gitstore.ZeroHash, err
 			}
 			recs, bad := ledger.ParseLines(data)
-			put := map[string]bool{}
+			// A record put back takes the place of its id's there; one with
+			// no id is added unless the note has it already.
+			put, have := map[string]bool{}, map[string]bool{}
 			for _, r := range rs {
-				put[r.ID] = true
+				if r.ID != "" {
+					put[r.ID] = true
+				}
 			}
 			var keep []ledger.Record
 			for _, r := range recs {
-				if !put[r.ID] {
+				if r.ID == "" || !put[r.ID] {
 					keep = append(keep, r)
+					have[string(r.Marshal())] = true
 				}
 			}
 			for _, r := range rs {
 				rec, err := ledger.Parse([]byte(r.Line))
 				if err != nil {
 					return gitstore.ZeroHash, fmt.Errorf("the record of cycle %d to put back does not parse: %w", r.Cycle, err)
+				}
+				if r.ID == "" && have[string(rec.Marshal())] {
+					continue
 				}
 				keep = append(keep, rec)
 			}

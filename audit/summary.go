@@ -419,6 +419,16 @@ func (x *sumIndex) holds(key, digest string) bool {
 	return false
 }
 
+// commitsOf lists the commits key's summaries are on.
+func (x *sumIndex) commitsOf(key string) []gitstore.Hash {
+	var out []gitstore.Hash
+	i, ok := x.first[key]
+	for ; ok && i >= 0; i = x.next[i] {
+		out = append(out, x.sums[i].Commit)
+	}
+	return out
+}
+
 // isFirst says whether sums[i] is its key's first.
 func (x *sumIndex) isFirst(i int) bool { return x.head[i] }
 

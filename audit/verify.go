@@ -17,10 +17,8 @@
 package audit
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -59,6 +57,9 @@ type Finding struct {
 	Original string `json:"original,omitempty"`
 	// Ref is the saved work a save-deleted finding is about.
 	Ref string `json:"ref,omitempty"`
+	// source is, for a record lost from the ledger, the notes commit the
+	// version Original is read from (what a repair names).
+	source string
 	// at is, for a finding of the checks of the summaries, the cycle of
 	// the record whose place in the summaries' order it takes: a verify
 	// that builds on the delta puts new findings among the kept ones by it.
@@ -78,6 +79,10 @@ type Report struct {
 	// are no notes): a verify after this one, from the tip it verifies,
 	// does not make them again.
 	sinceVerified int
+	// unchained counts the records with no place in the chain the history
+	// check reported (added after the chain began): the notice of those
+	// before the chain leaves them out.
+	unchained int
 }
 
 // Breaches counts the findings that fail verify.
@@ -119,6 +124,13 @@ type VerifyOptions struct {
 	// runs, so that the report kept (and the summaries) serve any verify.
 	BreachesOnly bool
 
+	// FromGit reads the ledger from git alone: none of the files verify
+	// keeps to build on (the report, the summaries, the delta) is read. It
+	// answers what a verify that builds on them answers; what this clone
+	// remembers (the tip it verified, the saved work) is read as always.
+	// The files are written anew.
+	FromGit bool
+
 	// noDelta makes the verify read every summary: the delta's keys file
 	// was found damaged where it read.
 	noDelta bool
@@ -130,8 +142,14 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What verify kept stands for objects; it is used only while each of
+	// them is still here (verifyobjects.go).
+	if !o.FromGit && !objectsHold(l.Repo(), rd) {
+		gitstore.Tracef("verify: not every object %s lists is here: the ledger is read from git alone", objectsPath(l.Repo()))
+		o.FromGit = true
+	}
 	in, keep := readVerifyInputs(l, o, rd)
-	if keep {
+	if keep && !o.FromGit {
 		if rep := keptVerify(l.Repo(), in, o); rep != nil {
 			gitstore.Tracef("verify: nothing it reads changed since the report kept in %s", verifyCachePath(l.Repo()))
 			return rep, nil
@@ -143,16 +161,38 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		o.noDelta = true
 		rep, err = verify(l, o, rd)
 	}
+	if err == nil && o.FromGit {
+		// The history this clone verified before is not read again, but it
+		// is still there: every commit of it (one walk by git).
+		err = historyHere(l.Repo(), rd)
+	}
 	if err != nil {
+		// An object the ledger stands for that is missing is a breach,
+		// never an error that a caller might read past.
+		if mr := missingReport(l, rd); mr != nil {
+			return mr, nil
+		}
 		return nil, err
 	}
 	if keep {
 		keepVerify(l, in, rep)
 	}
+	keepObjects(l.Repo(), rd)
 	if o.BreachesOnly {
 		return breachesOnly(rep), nil
 	}
 	return rep, nil
+}
+
+// historyHere fails when a commit of the history of a notes commit the
+// ledger is read from is not here.
+func historyHere(repo *gitstore.Repo, rd *ledgerReads) error {
+	for _, tip := range rd.sources {
+		if _, err := repo.RevList(tip.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) {
@@ -182,10 +222,21 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		}
 		return all.holds(id, ledger.Digest([]byte(line))), nil
 	}
+	look := func() (records, error) {
+		select {
+		case <-indexed:
+		case <-quit:
+			return nil, errVerifyEnded
+		}
+		return all, nil
+	}
 	type checked struct {
 		rep *Report
 		tip gitstore.Hash
-		err error
+		pos reflogPos
+		// read: the reflog's entries up to pos named no record lost
+		read bool
+		err  error
 	}
 	historyRead := make(chan *notesHistory, 1) // nil when it could not be read
 	historyChecked := make(chan checked, 1)
@@ -201,8 +252,16 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		}
 		historyRead <- nh
 		hrep := &Report{}
-		tip, err := checkHistory(l, hrep, holds, accepted, nh)
-		historyChecked <- checked{hrep, tip, err}
+		tip, err := checkHistory(l, hrep, holds, look, accepted, nh)
+		var pos reflogPos
+		read := false
+		if err == nil {
+			// What vanished with no notes commit removing it.
+			lost := &Report{}
+			pos, read, err = checkLost(l, lost, nh, look, accepted)
+			hrep.Findings = append(hrep.Findings, lost.Findings...)
+		}
+		historyChecked <- checked{hrep, tip, pos, read, err}
 	}()
 	var d *deltaRun
 	defer func() {
@@ -319,11 +378,15 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		found.Chain = collect(func(r *Report) { found.Unchained = checkChain(r, byID, byID, ids) })
 		found.Trailers = checkTrailers(tl.commits, byID, ids)
 	}
-	rep.Findings = found.report(bad.Findings, marker.Findings, saves.Findings, hc.rep.Findings)
+	rep.Findings = found.report(bad.Findings, marker.Findings, saves.Findings, hc.rep.Findings, hc.rep.unchained)
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
-		_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) { w.WriteString(tip.String() + "\n") })
+		writeVerified(repo, tip, hc.pos)
+	} else if _, was := verifiedMemory(repo); hc.read && hc.pos != was {
+		// Not clean, but the reflog read so far lost nothing: the next
+		// verify reads on from here.
+		writeVerified(repo, nh.done, hc.pos)
 	}
 	save := func() {}
 	switch {
@@ -383,11 +446,12 @@ func (fs *sumFindings) check(sums []recSum, x *sumIndex) {
 
 // report is the report's findings: those of the summaries, with those of
 // the entries that are no notes (bad), the ledger's marker, the saved work
-// and the ledger's history in their places.
-func (fs *sumFindings) report(bad, marker, saves, history []Finding) []Finding {
+// and the ledger's history in their places. unchained records with no
+// place in the chain were reported by the history (added after it began).
+func (fs *sumFindings) report(bad, marker, saves, history []Finding, unchained int) []Finding {
 	out := []Finding{}
 	for _, part := range [][]Finding{fs.Lines, bad, fs.Schema, marker, fs.IDs, fs.NotCommit, fs.Absent, fs.Numbers,
-		saves, history, fs.Chain, beforeChain(fs.Unchained)} {
+		saves, history, fs.Chain, beforeChain(max(0, fs.Unchained-unchained))} {
 		out = append(out, part...)
 	}
 	for _, t := range fs.Trailers {
@@ -628,6 +692,8 @@ type records interface {
 	firstOf(key string) (*recSum, bool)
 	on(key string, c gitstore.Hash) bool
 	holds(key, digest string) bool
+	// commitsOf lists the commits key's summaries are on.
+	commitsOf(key string) []gitstore.Hash
 }
 
 // checkChain: each record's prev names a record the ledger has, with the
@@ -646,6 +712,15 @@ func checkChain(rep *Report, keys *sumIndex, all records, accepted map[string]bo
 		}
 		id, digest, ok := ledger.ParseLink(link)
 		if !ok {
+			if d, noIDOK := noIDLink(link); noIDOK {
+				// An older git-evolve linked to a record with no id by its
+				// digest alone: that record is known by what it says.
+				if _, there := all.firstOf(noID + d); !there {
+					f := rep.add(Breach, "deleted", "%s was written after a record with no id (digest %s), which the ledger no longer has as it was: it was edited or deleted", where(es[0]), d)
+					f.Cycle, f.Commit, f.at = r.Cycle, es[0].Commit.String(), r.Cycle
+				}
+				return
+			}
 			f := rep.add(Breach, "chain", "%s has a prev that is not one (%q)", where(es[0]), link)
 			f.ID, f.Cycle, f.Commit, f.at = r.ID, r.Cycle, es[0].Commit.String(), r.Cycle
 			return
@@ -668,6 +743,13 @@ func checkChain(rep *Report, keys *sumIndex, all records, accepted map[string]bo
 	return unchained
 }
 
+// noIDLink reads a prev link an older git-evolve wrote after a record with
+// no id: ":<digest>".
+func noIDLink(link string) (digest string, ok bool) {
+	d, ok := strings.CutPrefix(link, ":")
+	return d, ok && len(d) == 32 && strings.Trim(d, "0123456789abcdef") == ""
+}
+
 // beforeChain is the notice of the records that have no place in the
 // chain.
 func beforeChain(unchained int) []Finding {
@@ -675,7 +757,7 @@ func beforeChain(unchained int) []Finding {
 		return nil
 	}
 	rep := &Report{}
-	rep.add(Notice, "before-chain", "%d record(s) have no place in the chain: written before git-evolve chained records, or imported", unchained)
+	rep.add(Notice, "before-chain", "%d record(s) have no place in the chain: written before git-evolve chained records, imported, or accepted", unchained)
 	return rep.Findings
 }
 
@@ -780,12 +862,8 @@ func verifiedPath(repo *gitstore.Repo) string {
 // verifiedTip is the ledger's tip when this clone last verified it clean
 // (zero when it never did).
 func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
-	data, err := os.ReadFile(verifiedPath(repo))
-	if err != nil {
-		return gitstore.ZeroHash
-	}
-	h, _ := gitstore.ParseHash(strings.TrimSpace(string(data)))
-	return h
+	tip, _ := verifiedMemory(repo)
+	return tip
 }
 
 // errKeysDamaged is what a verify built on the delta returns when a block
@@ -863,7 +941,7 @@ func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
 // must still descend from the tip this clone last verified, and be there:
 // one that does not had its history rewritten (squashed, amended, reset) or
 // was deleted. It returns the ledger's tip (zero when there is none).
-func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash, id, line string) (bool, error), accepted map[gitstore.Hash]Acceptance, nh *notesHistory) (gitstore.Hash, error) {
+func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash, id, line string) (bool, error), look func() (records, error), accepted map[gitstore.Hash]Acceptance, nh *notesHistory) (gitstore.Hash, error) {
 	repo := l.Repo()
 	tip, done := nh.tip, nh.done
 	severity := func(v gitstore.Hash) (Severity, string) {
@@ -893,10 +971,12 @@ func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash,
 	}
 	commits := nh.commits
 	rep.History = len(commits)
-	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{}, holds: holds}
+	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{}, holds: holds,
+		unchained: newUnchainedCheck(look), byKey: true}
 	if err := h.commits(commits); err != nil {
 		return gitstore.ZeroHash, err
 	}
+	rep.unchained = len(h.unchained.keys)
 	return tip, nil
 }
 

@@ -86,6 +86,10 @@ func readVerifyInputs(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (in ver
 		fmt.Fprintf(sum, "ref %s %s %t\n", ref, h, there)
 	}
 	fmt.Fprintf(sum, "history %s\n", rd.history)
+	// The ledger's reflog, which names tips it no longer descends from.
+	if fi, err := os.Stat(filepath.Join(repo.CommonDir(), "logs", filepath.FromSlash(cycle.NotesRef))); err == nil {
+		fmt.Fprintf(sum, "reflog %d\n", fi.Size())
+	}
 	// A gc, which can prune the commits records are on, makes new packs.
 	fmt.Fprintf(sum, "packs %s\n", rd.packs)
 	saves, err := l.Saves()

@@ -141,7 +141,7 @@ func packsID(repo *gitstore.Repo) string {
 
 // loadState reads verify-state when a verify with o can build on it.
 func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
-	if o.FullHistory {
+	if o.FullHistory || o.FromGit {
 		return nil
 	}
 	// A state an earlier verify of this process is writing is read once

@@ -11,11 +11,13 @@ import (
 // stamp adds to a record about to be written what the shared ledger needs
 // to stay honest: "prev", the id and digest of the last record the ledger
 // holds (so that a record edited or deleted later is found by the one that
-// came after it), and who recorded it and where.
+// came after it), and who recorded it and where. A write redone on a
+// ledger that moved is stamped again: the link is the new ledger's.
 func (l *Ledger) stamp(rec *ledger.Record, snap *gitstore.Notes, ix *index) error {
 	if rec.Extra == nil {
 		rec.Extra = map[string]json.RawMessage{}
 	}
+	delete(rec.Extra, "prev")
 	last, err := l.lastRecord(snap, ix)
 	if err != nil {
 		return err
@@ -45,30 +47,52 @@ func Host() string {
 	return h
 }
 
-// lastRecord is the ledger's last record in listing order (ledger.Less),
-// found through the cycle index: its head, checked against the note it
-// names, when it knows it; else the highest cycle, read from its notes
-// (each blob once: copies share one), which makes it the head. It is nil
-// for an empty ledger.
+// lastRecord is the ledger's last record with an id in listing order
+// (ledger.Less), found through the cycle index: its head, checked against
+// the note it names, when it knows it; else the highest cycle, read from
+// its notes (each blob once: copies share one), which makes it the head. A
+// record with no id (plain git's, the seeds') cannot be linked to: the
+// cycles below are read, at most lastRecordDepth of them. It is nil for a
+// ledger with no such record.
 func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
 	n := ix.max()
 	if n == 0 {
 		return nil, nil
 	}
-	if h := ix.head; h != nil && h.Cycle == n {
+	if h := ix.head; h != nil && h.Cycle == n && h.ID != "" {
 		r, err := l.headRecord(snap, h)
 		if err != nil || r != nil {
 			return r, err
 		}
 		ix.head = nil // not in the note it names: read them all
 	}
+	for depth := 0; n > 0 && depth < lastRecordDepth; n, depth = n-1, depth+1 {
+		best, at, err := l.lastOfCycle(snap, ix, n)
+		if err != nil {
+			return nil, err
+		}
+		if best != nil {
+			ix.head = headOf(best, at)
+			return best, nil
+		}
+	}
+	return nil, nil
+}
+
+// lastRecordDepth bounds the cycles lastRecord reads past records with no
+// id: a ledger whose last ones are all plain git's starts its chain anew.
+const lastRecordDepth = 64
+
+// lastOfCycle is the last record with an id of cycle n, and a commit whose
+// note holds it (nil when there is none).
+func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Record, gitstore.Hash, error) {
 	holders, err := ix.holders(n)
-	if err != nil {
-		return nil, err
+	if err != nil || len(holders) == 0 {
+		return nil, gitstore.ZeroHash, err
 	}
 	notes, err := notesOf(snap, holders)
 	if err != nil {
-		return nil, err
+		return nil, gitstore.ZeroHash, err
 	}
 	var best *ledger.Record
 	var bestAt gitstore.Hash
@@ -81,20 +105,17 @@ func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, er
 			read[b] = true
 			data, err := l.repo.ReadBlob(b)
 			if err != nil {
-				return nil, err
+				return nil, gitstore.ZeroHash, err
 			}
 			recs, _ := ledger.ParseLines(data)
 			for i := range recs {
-				if r := &recs[i]; r.Cycle == n && (best == nil || ledger.Less(best, r)) {
+				if r := &recs[i]; r.Cycle == n && r.ID != "" && (best == nil || ledger.Less(best, r)) {
 					best, bestAt = r, obj
 				}
 			}
 		}
 	}
-	if best != nil {
-		ix.head = headOf(best, bestAt)
-	}
-	return best, nil
+	return best, bestAt, nil
 }
 
 // headRecord is the record the index's head names, read from the note of

@@ -4,6 +4,7 @@ import (
 	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,4 +106,52 @@ func TestRecordChainsToTheLastRecord(t *testing.T) {
 		t.Error("a damaged head read as an index")
 	}
 	check("after the head was damaged")
+}
+
+// A record with no id (what plain git or the seeds' scripts append) cannot
+// be linked to: a record written after one chains to the last record that
+// has an id, whether the index's head was brought forward by the note that
+// changed, read from every note, or found through the ledger's history.
+func TestRecordChainsPastRecordsWithNoID(t *testing.T) {
+	dir, commits := testRepo(t, 12)
+	l := openLedger(t, dir)
+	path := filepath.Join(dir, ".git", "evolve", "cycles.idx")
+	next := 0
+	write := func() ledger.Record {
+		t.Helper()
+		res, err := l.Record(recordOn(commits[next], 0))
+		next++
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Entry.Record
+	}
+	plain := func(cycle int) {
+		t.Helper()
+		line := `{"cycle":` + strconv.Itoa(cycle) + `,"target":"t","result":"improved","timestamp":"2026-01-03T00:00:00Z"}`
+		git(t, dir, "notes", "--ref=evolve", "append", "-m", line, commits[next])
+		next++
+	}
+	check := func(when string, want ledger.Record) {
+		t.Helper()
+		got := write()
+		if p := got.ExtraString("prev"); p != ledger.Link(&want) {
+			t.Errorf("%s: prev %q, want %q (cycle %d)", when, p, ledger.Link(&want), want.Cycle)
+		}
+	}
+
+	r := write()
+	plain(r.Cycle + 1)
+	check("after one record with no id", r)
+
+	r = write()
+	plain(r.Cycle + 1)
+	plain(r.Cycle + 2)
+	os.Remove(path)
+	check("after two, the index gone", r)
+
+	r = write()
+	plain(r.Cycle + 1)
+	os.WriteFile(path, []byte("damaged"), 0o600)
+	check("after one, the index damaged", r)
 }

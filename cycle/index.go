@@ -63,8 +63,8 @@ type index struct {
 	// changed is what add and set did to an index made from the history,
 	// done again on the whole one.
 	changed []indexChange
-	// head is the ledger's last record in listing order (ledger.Less), the
-	// one the next record chains to, as the index last saw it; nil when it
+	// head is the ledger's last record with an id in listing order
+	// (ledger.Less), the one the next record chains to, as the index last saw it; nil when it
 	// does not know (lastRecord then reads every note of the largest
 	// cycle). It is kept in the file's header, so that a record on a
 	// ledger whose largest cycle was copied to many commits reads one note.
@@ -91,6 +91,9 @@ func headOf(r *ledger.Record, commit gitstore.Hash) *indexHead {
 // it comes after the head in listing order, or, the head unknown, when
 // its cycle is above every cycle the index held before (above).
 func (ix *index) offer(r *ledger.Record, commit gitstore.Hash, above int) {
+	if r.ID == "" {
+		return // no record links to one with no id
+	}
 	h := ix.head
 	switch {
 	case h == nil && r.Cycle > above,
@@ -197,7 +200,7 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 	var best *ledger.Record
 	var bestAt gitstore.Hash
 	cycles, err := l.changedCycles(changes, from, func(i int, r *ledger.Record) {
-		if best == nil || ledger.Less(best, r) {
+		if r.ID != "" && (best == nil || ledger.Less(best, r)) {
 			best, bestAt = r, changes[i].Object
 		}
 	})
@@ -268,7 +271,7 @@ func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*index, error) {
 		}
 		rs, _ := ledger.ParseLines(data)
 		for i := range rs {
-			if best == nil || ledger.Less(best, &rs[i]) {
+			if rs[i].ID != "" && (best == nil || ledger.Less(best, &rs[i])) {
 				best, bestAt = &rs[i], obj
 			}
 		}

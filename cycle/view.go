@@ -482,3 +482,27 @@ func readViewQuarantined(path string, notes gitstore.Hash) (*view, error) {
 	}
 	return v, nil
 }
+
+// SavedRecord is a record as the ledger's saved view holds it: its
+// canonical line and the commit whose note holds it.
+type SavedRecord struct {
+	Commit gitstore.Hash
+	Line   []byte
+}
+
+// SavedView reads the ledger's saved view as it is, without bringing it up
+// to date: the notes commit it describes and its records. ok is false when
+// there is none that reads. It is what repair puts back from when that
+// notes commit is no longer in the object store.
+func (l *Ledger) SavedView() (notes gitstore.Hash, records []SavedRecord, ok bool) {
+	v, err := readView(l.viewPath())
+	if err != nil || v == nil {
+		return gitstore.ZeroHash, nil, false
+	}
+	defer Unmap(v.mapped)
+	records = make([]SavedRecord, 0, len(v.lines))
+	for _, ln := range v.lines {
+		records = append(records, SavedRecord{Commit: ln.commit, Line: bytes.Clone(ln.Text)})
+	}
+	return v.notes, records, true
+}

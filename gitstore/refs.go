@@ -464,3 +464,39 @@ func (r *Repo) HasRefsUnder(prefix string) (bool, error) {
 	data, err := r.packedRefs()
 	return bytes.Contains(data, []byte(" "+prefix)), err
 }
+
+// MissingInTree lists the objects of commit's tree, at any depth, that are
+// not in the object store (git rev-list --objects --missing=print), with
+// the path of each where git can tell it (a tree that is missing hides the
+// paths below it). The commit itself must be here.
+func (r *Repo) MissingInTree(commit Hash) (missing []Hash, paths map[Hash]string, err error) {
+	out, err := r.git(context.Background(), nil, "rev-list", "--objects", "--missing=print", "--no-walk", "--end-of-options", commit.String(), "--")
+	if err != nil {
+		return nil, nil, err
+	}
+	paths = map[Hash]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "?"); ok {
+			h, err := ParseHash(strings.TrimSpace(rest))
+			if err != nil {
+				return nil, nil, fmt.Errorf("git rev-list printed %q", line)
+			}
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, paths, nil
+	}
+	// The paths of the missing entries, from the trees that are here.
+	if out, err := r.git(context.Background(), nil, "ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit.String()); err == nil {
+		for _, rec := range strings.Split(string(out), "\x00") {
+			meta, path, ok := strings.Cut(rec, "\t")
+			if f := strings.Fields(meta); ok && len(f) == 3 {
+				if h, err := ParseHash(f[2]); err == nil && slices.Contains(missing, h) {
+					paths[h] = path
+				}
+			}
+		}
+	}
+	return missing, paths, nil
+}

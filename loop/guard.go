@@ -1064,7 +1064,8 @@ func (g *turnGuard) restoreVerified(path string) string {
 		return ""
 	}
 	if after.exists && after.held && after.mode.IsRegular() {
-		if h, err := gitstore.ParseHash(strings.TrimSpace(string(after.data))); err == nil {
+		first, _, _ := strings.Cut(string(after.data), "\n") // then where verify read the reflog to
+		if h, err := gitstore.ParseHash(strings.TrimSpace(first)); err == nil {
 			if tip, ok, err := g.repo.RefHash(ledgerRef); err == nil && ok && (h == tip || g.descends(h, tip)) {
 				return ""
 			}

@@ -13,14 +13,17 @@ type repairCmd struct {
 	DryRun  bool   `name:"dry-run" help:"Say what would be put back; write nothing."`
 	Accept  string `help:"Instead of repairing, acknowledge what this notes commit did to the ledger (with -m): verify then reports it as a notice, in every clone the acknowledgement reaches. A ref under refs/evolve/ lets go of saved work that is gone." placeholder:"NOTES-COMMIT|REF"`
 	Message string `short:"m" help:"Why the breach is accepted (required with --accept)." placeholder:"WHY"`
-	JSON    bool   `name:"json" help:"Print {restored: [{cycle, id, commit, was, notes_commit, line}], unrepairable: [...], notes_commit}, or the acknowledgement."`
+	JSON    bool   `name:"json" help:"Print {restored: [{cycle, id, commit, was, notes_commit, line, from}], unrepairable: [...], notes_commit}, or the acknowledgement."`
 }
 
 func (repairCmd) Help() string {
-	return `Reads what git evolve verify finds edited or deleted (from the ledger's whole
-history, not only what was verified since) and puts each such record back as
-the ledger's own history had it before the change, or, for a change the
-history no longer shows, as the record chain names it: one new notes commit
+	return `Reads what git evolve verify finds edited, deleted or lost (from the ledger's
+whole history, not only what was verified since) and puts each such record
+back as the ledger's own history had it before the change, or, for a change
+the history no longer shows, as the record chain names it; a record lost when
+the ledger's tip was replaced by one without it (plain git notes writing at
+the same time, a reset) comes back as the notes commit that added it had it,
+which the reflog of refs/notes/evolve still names: one new notes commit
 on refs/notes/evolve whose message lists each record put back and names the
 notes commits whose changes it undoes. A ledger whose history was rewritten,
 or that is gone, gets back every record of the tip this clone last verified,
@@ -69,10 +72,16 @@ func (c *repairCmd) Run(e *env) error {
 			switch {
 			case r.Was == "lost in a rewrite":
 				by = " (as notes commit " + r.NotesCommit[:7] + " had it)"
+			case r.From != "":
+				by = " when notes commit " + r.NotesCommit[:7] + " replaced the ledger's tip (as notes commit " + r.From[:7] + " had it)"
 			case r.NotesCommit != "":
 				by = " by notes commit " + r.NotesCommit[:7]
 			}
-			fmt.Fprintf(w, "%s cycle %d (id %s) on %s, %s%s\n", verb, r.Cycle, r.ID, r.Commit[:7], r.Was, by)
+			id := "id " + r.ID
+			if r.ID == "" {
+				id = "no id"
+			}
+			fmt.Fprintf(w, "%s cycle %d (%s) on %s, %s%s\n", verb, r.Cycle, id, r.Commit[:7], r.Was, by)
 		}
 		for _, r := range rep.Refs {
 			fmt.Fprintf(w, "%s the saved work %s on %s\n", verb, r.Ref, r.Commit[:7])

@@ -10,6 +10,7 @@ import (
 type verifyCmd struct {
 	Range []string `arg:"" optional:"" name:"revision-range" help:"The commits whose Evolve-* trailers are checked against the ledger (default: HEAD)."`
 	JSON  bool     `name:"json" help:"Print {records, notes, history_checked, findings: [{severity, kind, message, cycle, id, commit, notes_commit}]}."`
+	Full  bool     `name:"full" help:"Read the ledger from git alone, using none of the files verify keeps to go faster; the answer is the same."`
 }
 
 func (verifyCmd) Help() string {
@@ -23,6 +24,16 @@ named by the one written after it; and no commit of the ledger's own history
 removed or changed a record (the notes commit that did, who made it and when,
 is named). Records written before a rule existed are notices, not breaches;
 so are two records with one cycle number (two clones that numbered at once).
+A record plain git appended after the records began to chain (no prev link,
+not recorded by git evolve) is a breach of the notes commit that added it.
+A record that vanished when the ledger's tip was replaced by one without it
+(git notes moves the ref without comparing it with what it read; a reset)
+is named from the reflog of refs/notes/evolve and the tip verified before.
+
+An object the ledger stands for that is missing from the object store (a
+notes commit, a notes tree, a note) is a breach. What verify keeps to go
+faster (its last report, a summary of each record) is used only while
+every object it stands for is still here; --full uses none of it.
 
 Exit 0 when there is no breach, 2 with the list otherwise. The history
 already verified clean is not read again.
@@ -41,7 +52,7 @@ func (c *verifyCmd) Run(e *env) error {
 	}
 	e.progress("verifying the ledger")
 	noLedgerHint(e, l.Repo())
-	rep, err := audit.Verify(l, c.Range...)
+	rep, err := audit.VerifyWith(l, audit.VerifyOptions{Revs: c.Range, FromGit: c.Full})
 	if err != nil {
 		return err
 	}
