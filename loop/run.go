@@ -86,6 +86,9 @@ type RunState struct {
 	// Quality and BeadsOnly are seed 004's --quality and --beads-only.
 	Quality   bool `json:"quality,omitempty"`
 	BeadsOnly bool `json:"beads_only,omitempty"`
+	// SkipBaseline is the seeds' --skip-baseline: the run captures no
+	// fitness baseline.
+	SkipBaseline bool `json:"skip_baseline,omitempty"`
 	// Pushes counts the pushes the run made.
 	Pushes  int    `json:"pushes,omitempty"`
 	Roadmap string `json:"roadmap,omitempty"`
@@ -216,6 +219,7 @@ type RunOptions struct {
 	SyncUpstream bool
 	Quality      bool
 	BeadsOnly    bool
+	SkipBaseline bool
 	Strategy     string
 	AgentTimeout time.Duration
 	RoadmapFile  string
@@ -380,6 +384,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		r.SyncUpstream = r.SyncUpstream || o.SyncUpstream
 		r.Quality = r.Quality || o.Quality
 		r.BeadsOnly = r.BeadsOnly || o.BeadsOnly
+		r.SkipBaseline = r.SkipBaseline || o.SkipBaseline
 		if o.AgentTimeout > 0 {
 			r.AgentTimeout = o.AgentTimeout.String()
 		}
@@ -421,7 +426,8 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		}
 		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
 			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{},
-			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream, Quality: o.Quality, BeadsOnly: o.BeadsOnly}
+			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream, Quality: o.Quality, BeadsOnly: o.BeadsOnly,
+			SkipBaseline: o.SkipBaseline}
 		if prior != nil && prior.Phase == PhaseRestore && prior.Restore != nil {
 			// The last run stopped before it restored an aborted cycle's
 			// working tree: this one does it first.
@@ -675,9 +681,12 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 			d.r.Start = scoreOf(measured)
 		}
 		// The seeds: on the first eligible run, capture the fitness
-		// baseline (once per goals era; convergence needs it).
-		if err := d.captureBaseline(s, measured); err != nil {
-			return nil, err
+		// baseline (once per goals era; convergence needs it), unless
+		// told to skip it.
+		if !d.r.SkipBaseline {
+			if err := d.captureBaseline(s, measured); err != nil {
+				return nil, err
+			}
 		}
 		d.r.End = scoreOf(measured)
 		beads, err := ReadyBeads(ctx, s.Top)

@@ -27,6 +27,7 @@ type runCmd struct {
 	PushEvery    int           `name:"push-every" help:"Push the branch (git push, whose pre-push hook delivers the ledger) after every N productive cycles; a push that fails stops the run, the work kept." placeholder:"N"`
 	Quality      bool          `help:"Quality mode (seed 004): findings first (high, medium), then beads, directives and emergency gates (weight 5 or more); each record carries quality_score (100 - 10 × high - 3 × medium findings left)."`
 	BeadsOnly    bool          `name:"beads-only" help:"Take no directive or goal work: the queue, beads (bd ready) and generators only."`
+	SkipBaseline bool          `name:"skip-baseline" help:"Capture no fitness baseline (by default the first run in a goals era captures one: convergence needs it)."`
 	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream, sync the ledger with its remote (as git evolve sync does), and fast-forward to it (a branch that diverged stops the run)."`
 	JSON         bool          `name:"json" help:"Print the summary as JSON."`
 }
@@ -134,7 +135,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	opts := loop.RunOptions{
-		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
+		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, SkipBaseline: c.SkipBaseline, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
 		Progress: func(m string) { fmt.Fprintf(e.stderr, "git-evolve: %s\n", m) },
