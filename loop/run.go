@@ -89,6 +89,9 @@ type RunState struct {
 	// SkipBaseline is the seeds' --skip-baseline: the run captures no
 	// fitness baseline.
 	SkipBaseline bool `json:"skip_baseline,omitempty"`
+	// QualityStart is the quality score (seed 004) of the findings open
+	// as a quality run's first cycle started.
+	QualityStart *float64 `json:"quality_start,omitempty"`
 	// Pushes counts the pushes the run made.
 	Pushes  int    `json:"pushes,omitempty"`
 	Roadmap string `json:"roadmap,omitempty"`
@@ -273,6 +276,18 @@ type Summary struct {
 	// Queue is the pinned roadmap's progress, when one is pinned (the
 	// seeds' "Queue: X/Y items completed" line).
 	Queue *QueueTally `json:"queue,omitempty"`
+	// Quality is a quality run's score of the findings left at its start
+	// and end, and the high and medium findings still open (the seeds'
+	// "Quality score" and "Remaining unconsumed" lines).
+	Quality *QualityTally `json:"quality,omitempty"`
+}
+
+// QualityTally is a quality run's score before and after, and what is left.
+type QualityTally struct {
+	Start  float64 `json:"start"`
+	End    float64 `json:"end"`
+	High   int     `json:"high"`
+	Medium int     `json:"medium"`
 }
 
 // QueueTally is how far the pinned roadmap was worked: its items completed
@@ -466,6 +481,12 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		r.Stopped = sum.Reason
 		if top, err := repo.WorkTree(); err == nil {
 			sum.Queue = queueTally(top)
+		}
+		if r.Quality && r.QualityStart != nil {
+			if s, err := Load(d.l, LoadOptions{Now: now(), Getenv: o.Getenv}); err == nil {
+				high, medium := s.openFindings("")
+				sum.Quality = &QualityTally{Start: *r.QualityStart, End: s.QualityScore(""), High: high, Medium: medium}
+			}
 		}
 	}
 	if serr := r.save(gitDir); err == nil && serr != nil {
@@ -679,6 +700,10 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		}
 		if d.r.Start == nil {
 			d.r.Start = scoreOf(measured)
+		}
+		if d.r.Quality && d.r.QualityStart == nil {
+			q := s.QualityScore("")
+			d.r.QualityStart = &q
 		}
 		// The seeds: on the first eligible run, capture the fitness
 		// baseline (once per goals era; convergence needs it), unless

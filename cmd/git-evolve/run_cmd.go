@@ -235,6 +235,10 @@ func printRunSummary(e *env, s *loop.Summary) error {
 	if q := s.Queue; q != nil {
 		fmt.Fprintf(w, "Queue: %d/%d items completed | Unblocked: %d items | Escalated: %d items\n", q.Completed, q.Total, q.Unblocked, q.Escalated)
 	}
+	if q := s.Quality; q != nil {
+		fmt.Fprintf(w, "Quality score: %g → %g (%+g)\n", q.Start, q.End, q.End-q.Start)
+		fmt.Fprintf(w, "Remaining unconsumed: %d high, %d medium\n", q.High, q.Medium)
+	}
 	if s.Start != nil && s.End != nil {
 		fmt.Fprintf(w, "fitness: score %.1f → %.1f, %d → %d of %d goals passing\n", s.Start.Score, s.End.Score, s.Start.Passing, s.End.Passing, s.End.Total)
 	}
