@@ -30,6 +30,7 @@ type runCmd struct {
 	SkipBaseline bool          `name:"skip-baseline" help:"Capture no fitness baseline (by default the first run in a goals era captures one: convergence needs it)."`
 	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream, sync the ledger with its remote (as git evolve sync does), and fast-forward to it (a branch that diverged stops the run)."`
 	JSON         bool          `name:"json" help:"Print the summary as JSON."`
+	DryRun       bool          `name:"dry-run" help:"Run nothing: say whether the loop would go on and the work its next cycle would take (halt-check --dry-run, then next --dry-run)."`
 }
 
 func (runCmd) Help() string {
@@ -73,6 +74,9 @@ Exit: 0 every cycle ran, 3 some failed (regressed and reverted, or aborted),
 func (c *runCmd) Run(e *env) error {
 	if err := c.preset(e); err != nil {
 		return err
+	}
+	if c.DryRun {
+		return c.dryRun(e)
 	}
 	if c.Agent == "" && !c.Resume {
 		return &usageError{msg: "a run needs the agent command: --agent '<command>'", hint: "for example git evolve run --agent './agent.sh' --max-cycles 3"}
@@ -204,6 +208,26 @@ func (c *runCmd) preset(e *env) error {
 	}
 	c.Agent = cmd
 	return nil
+}
+
+// dryRun is the seeds' --dry-run: whether the loop would go on and the work
+// its next cycle would take, as halt-check --dry-run and next --dry-run say
+// them (--json: their objects, a line each). No agent runs, no cycle opens,
+// nothing is written; a halted loop exits 4 with no plan.
+func (c *runCmd) dryRun(e *env) error {
+	if c.Resume {
+		return usagef("--dry-run starts nothing: not with --resume")
+	}
+	if err := (&haltCheckCmd{JSON: c.JSON, DryRun: true}).Run(e); err != nil {
+		if _, restorative := err.(*recoverable); !restorative {
+			return err
+		}
+	}
+	strategy := c.Strategy
+	if strategy == "" {
+		strategy = "balanced"
+	}
+	return (&nextCmd{JSON: c.JSON, DryRun: true, Queue: c.Queue, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: strategy}).Run(e)
 }
 
 func printRunSummary(e *env, s *loop.Summary) error {
