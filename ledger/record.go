@@ -133,6 +133,22 @@ var TraceFields = [...]string{"goal_hypothesis", "selected_gap", "gherkin", "exe
 	"first_failing_proof", "red_evidence", "green_evidence", "refactor_note",
 	"validation_evidence", "ratchet_action", "goal_reshape"}
 
+// Missing lists the evidence fields the trace lacks (absent or empty), in
+// the seeds' order: none when it has an exemption_reason. Completeness is
+// advisory: a trace is stored as given, whatever it lacks.
+func (t *Trace) Missing() []string {
+	if t.Fields["exemption_reason"] != "" {
+		return nil
+	}
+	var missing []string
+	for _, k := range TraceFields {
+		if k != "exemption_reason" && t.Fields[k] == "" {
+			missing = append(missing, k)
+		}
+	}
+	return missing
+}
+
 var traceIndex = func() map[string]int {
 	m := map[string]int{}
 	for i, k := range TraceFields {

@@ -103,7 +103,13 @@ func ReadyBeads(ctx context.Context, dir string) ([]Bead, error) {
 // repository or any), at least 0. done, when set, is an item the cycle
 // consumes, not counted.
 func (s *State) QualityScore(done string) float64 {
-	high, medium := 0, 0
+	high, medium := s.openFindings(done)
+	return float64(max(0, 100-10*high-3*medium))
+}
+
+// openFindings counts the high and medium queue items of this repository
+// not consumed, item done left out.
+func (s *State) openFindings(done string) (high, medium int) {
 	for _, it := range s.Items {
 		if it.Consumed || it.ClaimStatus == queue.Consumed || s.scope(it) < 0 || it.ID == done {
 			continue
@@ -115,5 +121,5 @@ func (s *State) QualityScore(done string) float64 {
 			medium++
 		}
 	}
-	return float64(max(0, 100-10*high-3*medium))
+	return high, medium
 }

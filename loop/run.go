@@ -86,6 +86,12 @@ type RunState struct {
 	// Quality and BeadsOnly are seed 004's --quality and --beads-only.
 	Quality   bool `json:"quality,omitempty"`
 	BeadsOnly bool `json:"beads_only,omitempty"`
+	// SkipBaseline is the seeds' --skip-baseline: the run captures no
+	// fitness baseline.
+	SkipBaseline bool `json:"skip_baseline,omitempty"`
+	// QualityStart is the quality score (seed 004) of the findings open
+	// as a quality run's first cycle started.
+	QualityStart *float64 `json:"quality_start,omitempty"`
 	// Pushes counts the pushes the run made.
 	Pushes  int    `json:"pushes,omitempty"`
 	Roadmap string `json:"roadmap,omitempty"`
@@ -216,6 +222,7 @@ type RunOptions struct {
 	SyncUpstream bool
 	Quality      bool
 	BeadsOnly    bool
+	SkipBaseline bool
 	Strategy     string
 	AgentTimeout time.Duration
 	RoadmapFile  string
@@ -269,6 +276,18 @@ type Summary struct {
 	// Queue is the pinned roadmap's progress, when one is pinned (the
 	// seeds' "Queue: X/Y items completed" line).
 	Queue *QueueTally `json:"queue,omitempty"`
+	// Quality is a quality run's score of the findings left at its start
+	// and end, and the high and medium findings still open (the seeds'
+	// "Quality score" and "Remaining unconsumed" lines).
+	Quality *QualityTally `json:"quality,omitempty"`
+}
+
+// QualityTally is a quality run's score before and after, and what is left.
+type QualityTally struct {
+	Start  float64 `json:"start"`
+	End    float64 `json:"end"`
+	High   int     `json:"high"`
+	Medium int     `json:"medium"`
 }
 
 // QueueTally is how far the pinned roadmap was worked: its items completed
@@ -380,6 +399,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		r.SyncUpstream = r.SyncUpstream || o.SyncUpstream
 		r.Quality = r.Quality || o.Quality
 		r.BeadsOnly = r.BeadsOnly || o.BeadsOnly
+		r.SkipBaseline = r.SkipBaseline || o.SkipBaseline
 		if o.AgentTimeout > 0 {
 			r.AgentTimeout = o.AgentTimeout.String()
 		}
@@ -421,7 +441,8 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		}
 		r = &RunState{ID: newRunID(now()), StartedAt: now().UTC().Format(time.RFC3339), Agent: o.Agent, Strategy: strategy,
 			MaxCycles: o.MaxCycles, AgentTimeout: timeout.String(), Roadmap: o.RoadmapFile, Cycles: []Ended{},
-			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream, Quality: o.Quality, BeadsOnly: o.BeadsOnly}
+			PushEvery: o.PushEvery, SyncUpstream: o.SyncUpstream, Quality: o.Quality, BeadsOnly: o.BeadsOnly,
+			SkipBaseline: o.SkipBaseline}
 		if prior != nil && prior.Phase == PhaseRestore && prior.Restore != nil {
 			// The last run stopped before it restored an aborted cycle's
 			// working tree: this one does it first.
@@ -460,6 +481,12 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		r.Stopped = sum.Reason
 		if top, err := repo.WorkTree(); err == nil {
 			sum.Queue = queueTally(top)
+		}
+		if r.Quality && r.QualityStart != nil {
+			if s, err := Load(d.l, LoadOptions{Now: now(), Getenv: o.Getenv}); err == nil {
+				high, medium := s.openFindings("")
+				sum.Quality = &QualityTally{Start: *r.QualityStart, End: s.QualityScore(""), High: high, Medium: medium}
+			}
 		}
 	}
 	if serr := r.save(gitDir); err == nil && serr != nil {
@@ -674,10 +701,17 @@ func (d *driver) loop(ctx context.Context, open *cycle.OpenCycle) (*Summary, err
 		if d.r.Start == nil {
 			d.r.Start = scoreOf(measured)
 		}
+		if d.r.Quality && d.r.QualityStart == nil {
+			q := s.QualityScore("")
+			d.r.QualityStart = &q
+		}
 		// The seeds: on the first eligible run, capture the fitness
-		// baseline (once per goals era; convergence needs it).
-		if err := d.captureBaseline(s, measured); err != nil {
-			return nil, err
+		// baseline (once per goals era; convergence needs it), unless
+		// told to skip it.
+		if !d.r.SkipBaseline {
+			if err := d.captureBaseline(s, measured); err != nil {
+				return nil, err
+			}
 		}
 		d.r.End = scoreOf(measured)
 		beads, err := ReadyBeads(ctx, s.Top)

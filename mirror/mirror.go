@@ -11,6 +11,9 @@
 //     seeds' shape (goals[] with id, result, value, threshold, weight);
 //   - .agents/evolve/fitness-0-baseline.json: the era's baseline, whose
 //     existence the seeds' Step 0.5 checks.
+//   - .agents/evolve/session-convergence.json: the last convergence
+//     decision (converged, its evidence, the reasons), the terminal state
+//     seed 001 records.
 //
 // They are derived and local: written atomically (a temporary file renamed
 // into place), kept out of git by the repository's info/exclude, never
@@ -40,11 +43,13 @@ const (
 	HistoryFile  = ".agents/evolve/cycle-history.jsonl"
 	FitnessFile  = ".agents/evolve/fitness-latest.json"
 	BaselineFile = ".agents/evolve/fitness-0-baseline.json"
+	// ConvergenceFile is seed 001's session-convergence.json.
+	ConvergenceFile = ".agents/evolve/session-convergence.json"
 )
 
 // excludePatterns keep the files (and the temporary files they are
 // written through) out of git.
-var excludePatterns = []string{"/" + HistoryFile, "/" + FitnessFile, "/" + BaselineFile, "/" + Dir + "/*.tmp"}
+var excludePatterns = []string{"/" + HistoryFile, "/" + FitnessFile, "/" + BaselineFile, "/" + ConvergenceFile, "/" + Dir + "/*.tmp"}
 
 // Mirror is the seeds' files of one working tree.
 type Mirror struct {

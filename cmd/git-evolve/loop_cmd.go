@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/loop"
+	"github.com/git-evolve/git-evolve/mirror"
 )
 
 // The commands of loop control: halt-check, the markers, converged, next.
@@ -344,6 +345,12 @@ func (c *convergedCmd) Run(e *env) error {
 	conv, err := s.Converged(loop.ConvergenceThresholds{GreenStreak: streak, MaxHighMedium: c.MaxHighMedium})
 	if err != nil {
 		return err
+	}
+	if m, ok := seedMirror(s.Repo); ok {
+		// Seed 001 records the decision in session-convergence.json.
+		if err := m.WriteFile(mirror.ConvergenceFile, append(mustJSON(conv), '\n')); err != nil {
+			fmt.Fprintf(e.stderr, "git-evolve: warning: %s was not written: %v\n", mirror.ConvergenceFile, err)
+		}
 	}
 	if seeds {
 		// The caller's evidence is checked, never taken.

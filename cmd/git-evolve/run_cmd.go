@@ -27,8 +27,10 @@ type runCmd struct {
 	PushEvery    int           `name:"push-every" help:"Push the branch (git push, whose pre-push hook delivers the ledger) after every N productive cycles; a push that fails stops the run, the work kept." placeholder:"N"`
 	Quality      bool          `help:"Quality mode (seed 004): findings first (high, medium), then beads, directives and emergency gates (weight 5 or more); each record carries quality_score (100 - 10 × high - 3 × medium findings left)."`
 	BeadsOnly    bool          `name:"beads-only" help:"Take no directive or goal work: the queue, beads (bd ready) and generators only."`
+	SkipBaseline bool          `name:"skip-baseline" help:"Capture no fitness baseline (by default the first run in a goals era captures one: convergence needs it)."`
 	SyncUpstream bool          `name:"sync-upstream" help:"Before each cycle, fetch the branch's upstream, sync the ledger with its remote (as git evolve sync does), and fast-forward to it (a branch that diverged stops the run)."`
 	JSON         bool          `name:"json" help:"Print the summary as JSON."`
+	DryRun       bool          `name:"dry-run" help:"Run nothing: say whether the loop would go on and the work its next cycle would take (halt-check --dry-run, then next --dry-run)."`
 }
 
 func (runCmd) Help() string {
@@ -72,6 +74,9 @@ Exit: 0 every cycle ran, 3 some failed (regressed and reverted, or aborted),
 func (c *runCmd) Run(e *env) error {
 	if err := c.preset(e); err != nil {
 		return err
+	}
+	if c.DryRun {
+		return c.dryRun(e)
 	}
 	if c.Agent == "" && !c.Resume {
 		return &usageError{msg: "a run needs the agent command: --agent '<command>'", hint: "for example git evolve run --agent './agent.sh' --max-cycles 3"}
@@ -134,7 +139,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	opts := loop.RunOptions{
-		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
+		Agent: c.Agent, MaxCycles: c.MaxCycles, PushEvery: c.PushEvery, SyncUpstream: c.SyncUpstream, Quality: c.Quality, BeadsOnly: c.BeadsOnly, SkipBaseline: c.SkipBaseline, Strategy: c.Strategy, AgentTimeout: c.AgentTimeout, RoadmapFile: roadmap,
 		Resume: c.Resume, Convergence: loop.ConvergenceThresholds{GreenStreak: c.GreenStreak, MaxHighMedium: c.MaxHighMed},
 		Soft: soft, AgentOut: e.stderr, Getenv: e.getenv, Now: e.now,
 		Progress: func(m string) { fmt.Fprintf(e.stderr, "git-evolve: %s\n", m) },
@@ -205,6 +210,26 @@ func (c *runCmd) preset(e *env) error {
 	return nil
 }
 
+// dryRun is the seeds' --dry-run: whether the loop would go on and the work
+// its next cycle would take, as halt-check --dry-run and next --dry-run say
+// them (--json: their objects, a line each). No agent runs, no cycle opens,
+// nothing is written; a halted loop exits 4 with no plan.
+func (c *runCmd) dryRun(e *env) error {
+	if c.Resume {
+		return usagef("--dry-run starts nothing: not with --resume")
+	}
+	if err := (&haltCheckCmd{JSON: c.JSON, DryRun: true}).Run(e); err != nil {
+		if _, restorative := err.(*recoverable); !restorative {
+			return err
+		}
+	}
+	strategy := c.Strategy
+	if strategy == "" {
+		strategy = "balanced"
+	}
+	return (&nextCmd{JSON: c.JSON, DryRun: true, Queue: c.Queue, Quality: c.Quality, BeadsOnly: c.BeadsOnly, Strategy: strategy}).Run(e)
+}
+
 func printRunSummary(e *env, s *loop.Summary) error {
 	w := bufio.NewWriter(e.stdout)
 	t := s.Tally
@@ -233,6 +258,10 @@ func printRunSummary(e *env, s *loop.Summary) error {
 	fmt.Fprintf(w, "stopped: %s\n", stop)
 	if q := s.Queue; q != nil {
 		fmt.Fprintf(w, "Queue: %d/%d items completed | Unblocked: %d items | Escalated: %d items\n", q.Completed, q.Total, q.Unblocked, q.Escalated)
+	}
+	if q := s.Quality; q != nil {
+		fmt.Fprintf(w, "Quality score: %g → %g (%+g)\n", q.Start, q.End, q.End-q.Start)
+		fmt.Fprintf(w, "Remaining unconsumed: %d high, %d medium\n", q.High, q.Medium)
 	}
 	if s.Start != nil && s.End != nil {
 		fmt.Fprintf(w, "fitness: score %.1f → %.1f, %d → %d of %d goals passing\n", s.Start.Score, s.End.Score, s.Start.Passing, s.End.Passing, s.End.Total)

@@ -262,6 +262,9 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs)
 		for _, k := range sortedKeys(r.Trace.Extra) {
 			field("  ", 20, k, string(r.Trace.Extra[k]))
 		}
+		if missing := r.Trace.Missing(); len(missing) > 0 {
+			fmt.Fprintf(w, "  incomplete: no %s\n", strings.Join(missing, ", "))
+		}
 	}
 	if rd != nil {
 		writeRulerDiffs(w, rd, r.ID)
