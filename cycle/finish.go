@@ -45,13 +45,17 @@ type Finishing struct {
 	// the cycle changed or removed (their state then is kept by BaseRef).
 	Predating   []string `json:"predating,omitempty"`
 	Preexisting []string `json:"preexisting_changed,omitempty"`
-	JudgedAt    string   `json:"judged_at"` // the record's timestamp
-	Message     string   `json:"message,omitempty"`
-	Gate        string   `json:"gate,omitempty"`
-	Passing     int      `json:"goals_passing"`
-	Total       int      `json:"goals_total"`
-	Score       float64  `json:"score"`
-	Delta       Delta    `json:"delta"`
+	// Leftover are the files under .agents/** the working tree held, of an
+	// earlier cycle's, when the cycle started, and still holds as they were:
+	// not its work, not committed (nor by a revert), left where they are.
+	Leftover []string `json:"leftover,omitempty"`
+	JudgedAt string   `json:"judged_at"` // the record's timestamp
+	Message  string   `json:"message,omitempty"`
+	Gate     string   `json:"gate,omitempty"`
+	Passing  int      `json:"goals_passing"`
+	Total    int      `json:"goals_total"`
+	Score    float64  `json:"score"`
+	Delta    Delta    `json:"delta"`
 	// Failing are the goals that failed after the cycle (the gate's
 	// measure): the history oscillation is read from.
 	Failing []string `json:"failing,omitempty"`
@@ -376,7 +380,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	}
 	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering, Markers: opts.Markers,
-		Predating: not.predating, Preexisting: not.changed}
+		Predating: not.predating, Preexisting: not.changed, Leftover: not.leftover}
 	if !capture.Index.IsZero() {
 		f.Index = capture.Index.String()
 	}
@@ -912,7 +916,9 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 	saved, _ := gitstore.ParseHash(f.Saved)
 	res.Saved = saved
 	if f.Commit == "" {
-		tree, err := revert.RangeTree(l.repo, start, saved)
+		// .agents/** as the cycle's own work has it: what the working tree
+		// held there of earlier cycles' is not the revert's to commit.
+		tree, err := revert.RangeTreeOf(l.repo, start, mustParse(f.Tree))
 		if err != nil {
 			return err
 		}
@@ -963,7 +969,7 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 	if err != nil {
 		return err
 	}
-	target, index, err := l.startWorktree(c, rc.Tree, saved, c.Finish.Predating)
+	target, index, err := l.startWorktree(c, rc.Tree, saved, c.Finish.Predating, c.Finish.Leftover)
 	if err != nil {
 		return err
 	}

@@ -450,6 +450,9 @@ func writeNotOwn(w io.Writer, c *cycle.OpenCycle) {
 	if len(f.Predating) > 0 {
 		fmt.Fprintf(w, "  left as they are, not the cycle's work: %s (there, ignored, when it started)\n", termLine(strings.Join(f.Predating, ", ")))
 	}
+	if len(f.Leftover) > 0 && f.Result != ledger.Unchanged {
+		fmt.Fprintf(w, "  %s\n", cycle.LeftoverLine(f.Leftover))
+	}
 	if len(f.Preexisting) > 0 && f.Result != ledger.Regressed {
 		fmt.Fprintf(w, "  the cycle changed or removed what the working tree held of its own at its start: %s; as it was: %s\n",
 			termLine(strings.Join(f.Preexisting, ", ")), strings.TrimPrefix(cycle.BaseRef(c.ID), "refs/"))
