@@ -111,6 +111,14 @@ type Finishing struct {
 	IgnoredChanged []string `json:"ignored_changed,omitempty"`
 	IgnoredPut     []string `json:"ignored_put,omitempty"`
 	IgnoredNotBack []string `json:"ignored_not_back,omitempty"`
+	// Delivery is how an improved cycle delivers its work when its agent
+	// committed (HEAD moved on from the start): DeliverAmend, its last
+	// commit rewritten to carry the trailers (and what the cycle left
+	// uncommitted of its own work), or DeliverHead, its last commit as it
+	// is, when another ref holds it already (it was pushed) and nothing of
+	// the cycle's is left uncommitted. "" is a commit of the finish's own
+	// on HEAD.
+	Delivery string `json:"delivery,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -121,6 +129,13 @@ type Finishing struct {
 	// been brought to Commit.
 	CheckedOut bool `json:"checked_out,omitempty"`
 }
+
+// The ways an improved cycle whose agent committed is delivered
+// (Finishing.Delivery).
+const (
+	DeliverAmend = "amend"
+	DeliverHead  = "head"
+)
 
 // CensusCount is how many tests passed at a cycle's start and in its
 // judgment, as a runner counted them (gate.Census).
@@ -608,7 +623,12 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 	}
 	c.Finish = f
-	if f.Result == ledger.Improved && !opts.NoVerify {
+	if f.Result == ledger.Improved && head != start {
+		if err := l.delivery(f, head, ruler.NonSubstantive); err != nil {
+			return err
+		}
+	}
+	if f.Result == ledger.Improved && !opts.NoVerify && f.Delivery != DeliverHead {
 		// The commit that delivers the work passes the user's commit hooks
 		// as git commit would make it pass them; a refusal fails the gate.
 		msg, err := l.deliveredMessage(c)
@@ -843,13 +863,23 @@ func (l *Ledger) finishImproved(c *OpenCycle, res *FinishResult) error {
 	head, _ := gitstore.ParseHash(f.Head)
 	tree, _ := gitstore.ParseHash(f.Tree)
 	if f.Commit == "" {
-		msg, err := l.deliveredMessage(c)
-		if err != nil {
-			return err
-		}
-		commit, err := l.commitTree(tree, head, msg)
-		if err != nil {
-			return err
+		var commit gitstore.Hash
+		switch f.Delivery {
+		case DeliverHead:
+			commit = head
+		default:
+			msg, err := l.deliveredMessage(c)
+			if err != nil {
+				return err
+			}
+			if f.Delivery == DeliverAmend {
+				commit, err = l.amendCommit(head, tree, msg)
+			} else {
+				commit, err = l.commitTree(tree, head, msg)
+			}
+			if err != nil {
+				return err
+			}
 		}
 		f.Commit = commit.String()
 		if err := l.saveOpen(c); err != nil {
@@ -1134,6 +1164,56 @@ func (l *Ledger) commitTree(tree, parent gitstore.Hash, message string) (gitstor
 		return gitstore.ZeroHash, err
 	}
 	return l.repo.CommitAsGit(tree, []gitstore.Hash{parent}, message, author, committer)
+}
+
+// delivery decides how improved work f is delivered when the cycle's
+// commits took HEAD from its start to head (Finishing.Delivery). The
+// agent's last commit is the delivered one, with the cycle's trailers,
+// rather than a commit of the finish's on top of it: rewritten as git
+// commit --amend would rewrite it, with what the cycle left uncommitted
+// of its own work when that is nothing substantive (extra names more
+// non-substantive paths; its notes under .agents/**, say), and the
+// message given to the finish if any, else its own. A commit on top
+// still delivers substantive work left uncommitted; and a commit another
+// ref holds (pushed, tagged, on another branch) is not rewritten: the
+// record goes on it as it is when it holds the whole work.
+func (l *Ledger) delivery(f *Finishing, head gitstore.Hash, extra []string) error {
+	hc, err := l.repo.Commit(head)
+	if err != nil {
+		return err
+	}
+	rest, err := l.repo.ChangedPaths(hc.Tree, mustParse(f.Tree))
+	if err != nil {
+		return err
+	}
+	shared, err := l.repo.Shared(head)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0 && shared:
+		f.Delivery = DeliverHead
+	case !shared && len(gate.Substantive(rest, extra...)) == 0:
+		f.Delivery = DeliverAmend
+		if strings.TrimSpace(f.Message) == "" {
+			f.Message = hc.Message
+		}
+	}
+	return nil
+}
+
+// amendCommit rewrites commit head as git commit --amend would: tree, with
+// head's parents and author, and message, by the committer of now.
+func (l *Ledger) amendCommit(head, tree gitstore.Hash, message string) (gitstore.Hash, error) {
+	hc, err := l.repo.Commit(head)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	_, committer, err := l.repo.Identity()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return l.repo.CommitAsGit(tree, hc.Parents, message, hc.Author, committer)
 }
 
 // moveHead moves HEAD from the judged head to the finish's commit, unless it
