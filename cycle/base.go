@@ -202,7 +202,10 @@ func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash,
 		}
 		e := gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old}
 		if hc, ok := committed[ch.Path]; ok {
+			// A commit of the cycle's took it (git add -A): as committed.
 			e.Mode, e.Blob = hc.NewMode, hc.New
+			n.left = append(n.left, e)
+			continue
 		}
 		n.left = append(n.left, e)
 		n.leftover = append(n.leftover, ch.Path)
