@@ -5,24 +5,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/revert"
 )
 
 // BaseRef keeps the working tree as a cycle found it, when it (or the
-// index) held changes of its own outside .agents/** (untracked files,
-// uncommitted edits, staged ones): a commit on the start commit, with the
-// index as its second parent (gitstore.CommitSave). Those changes are not
-// the cycle's work: an improved cycle does not commit them (unless it
-// changed them again), and a revert or a restore puts them back as they
-// were, staged where they were staged.
+// index) held changes of its own (untracked files, uncommitted edits,
+// staged ones): a commit on the start commit, with the index as its second
+// parent (gitstore.CommitSave). Those changes are not the cycle's work: an
+// improved cycle does not commit them (unless it changed them again). A
+// revert or a restore puts those outside .agents/** back as they were,
+// staged where they were staged; those under .agents/** (what the agent of
+// an earlier cycle that delivered nothing left there, its leftovers) stay
+// as the working tree has them, as everything under .agents/** does.
 func BaseRef(id string) string { return "refs/evolve/cycles/" + id + "/base" }
 
 // captureBase saves the working tree and the index as the cycle finds
-// them, when either differs from start outside .agents/**, and returns the
-// commit ("zero" when neither differs: nothing is written).
+// them, when either differs from start, and returns the commit ("zero"
+// when neither differs: nothing is written).
 func (l *Ledger) captureBase(start gitstore.Hash) (gitstore.Hash, error) {
 	capture, err := l.repo.CaptureWorktree()
 	if err != nil {
@@ -32,7 +37,7 @@ func (l *Ledger) captureBase(start gitstore.Hash) (gitstore.Hash, error) {
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if len(outsideKept(changes)) == 0 {
+	if len(changes) == 0 {
 		staged, err := l.stagedSince(start, capture.Index)
 		if err != nil || len(staged) == 0 {
 			return gitstore.ZeroHash, err
@@ -106,6 +111,31 @@ func (l *Ledger) preexisting(c *OpenCycle) ([]gitstore.FileChange, error) {
 	return outsideKept(changes), nil
 }
 
+// leftovers are the changes the working tree held under .agents/** when
+// cycle c started (the notes an earlier cycle's agent left there and no
+// cycle committed): for each path, the start commit's entry (Old) and the
+// working tree's then (New). None when it held none.
+func (l *Ledger) leftovers(c *OpenCycle) ([]gitstore.FileChange, error) {
+	if c.Base == "" {
+		return nil, nil
+	}
+	base, err := gitstore.ParseHash(c.Base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cycle %d's base %q: %w", l.openPath(), c.Cycle, c.Base, err)
+	}
+	changes, err := l.repo.ChangedFiles(mustParse(c.Start), base)
+	if err != nil {
+		return nil, fmt.Errorf("the working tree cycle %d started with (%s): %w", c.Cycle, BaseRef(c.ID), err)
+	}
+	var out []gitstore.FileChange
+	for _, ch := range changes {
+		if revert.IsKept(ch.Path) {
+			out = append(out, ch)
+		}
+	}
+	return out, nil
+}
+
 // notOwn is what a cycle's working tree holds that is not the cycle's
 // work (see ownWork).
 type notOwn struct {
@@ -121,6 +151,11 @@ type notOwn struct {
 	// changed are the paths the working tree held changes of its own for
 	// when the cycle started, which the cycle changed or removed.
 	changed []string
+	// leftover are the paths under .agents/** the working tree held
+	// changes for when the cycle started (see leftovers) and still holds
+	// as they were: an earlier cycle's, not this one's. One the cycle
+	// changed is its work.
+	leftover []string
 }
 
 // ownWork is the tree of the cycle's own work, from the working tree
@@ -157,6 +192,24 @@ func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash,
 		touched[ch.Path] = true
 	}
 	n := &notOwn{}
+	kept, err := l.leftovers(c)
+	if err != nil {
+		return gitstore.ZeroHash, nil, err
+	}
+	for _, ch := range kept {
+		if touched[ch.Path] {
+			continue
+		}
+		e := gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old}
+		if hc, ok := committed[ch.Path]; ok {
+			// A commit of the cycle's took it (git add -A): as committed.
+			e.Mode, e.Blob = hc.NewMode, hc.New
+			n.left = append(n.left, e)
+			continue
+		}
+		n.left = append(n.left, e)
+		n.leftover = append(n.leftover, ch.Path)
+	}
 	isPre := map[string]bool{}
 	for _, ch := range pre {
 		isPre[ch.Path] = true
@@ -196,12 +249,13 @@ func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash,
 // startWorktree is what undoing cycle c leaves in the working tree: tree
 // (the start's tree with .agents/** as the cycle left it) with the changes
 // the working tree held when the cycle started put back, and the predating
-// files (see notOwn) left as the working tree captured as saved has them.
+// files and the leftovers (see notOwn) left as the working tree captured as
+// saved has them (the leftovers' index entries as tree has them).
 // It also returns the index entries of the paths it puts back (the
 // start's, but for what the index held staged when the cycle started: as
 // staged), to set once the working tree is switched: they stay
 // uncommitted, untracked ones untracked, staged ones staged.
-func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predating []string) (gitstore.Hash, []gitstore.CapturedPath, error) {
+func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predating, leftover []string) (gitstore.Hash, []gitstore.CapturedPath, error) {
 	pre, err := l.preexisting(c)
 	if err != nil {
 		return gitstore.ZeroHash, nil, err
@@ -222,17 +276,24 @@ func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predatin
 		}
 	}
 	index = append(index, staged...)
-	if len(predating) > 0 {
-		keep := map[string]bool{}
+	if len(predating) > 0 || len(leftover) > 0 {
+		keep, left := map[string]bool{}, map[string]bool{}
 		for _, p := range predating {
 			keep[p] = true
+		}
+		for _, p := range leftover {
+			left[p] = true
 		}
 		chs, err := l.repo.ChangedFiles(tree, saved)
 		if err != nil {
 			return gitstore.ZeroHash, nil, err
 		}
 		for _, ch := range chs {
-			if keep[ch.Path] && ch.NewMode != 0 {
+			switch {
+			case left[ch.Path]:
+				worktree = append(worktree, gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New})
+				index = append(index, gitstore.CapturedPath{Path: ch.Path, Mode: ch.OldMode, Blob: ch.Old})
+			case keep[ch.Path] && ch.NewMode != 0:
 				worktree = append(worktree, gitstore.CapturedPath{Path: ch.Path, Mode: ch.NewMode, Blob: ch.New})
 				index = append(index, gitstore.CapturedPath{Path: ch.Path})
 			}
@@ -248,8 +309,8 @@ func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predatin
 // NotOwn sorts the paths of an open cycle's changes (changed, as cycle
 // status lists them) that are not the cycle's work, as the finish will:
 // left are those it leaves out (what the working tree held of its own when
-// the cycle started and still holds as it was, and files there, ignored,
-// then and not written since); preexisting are the paths the working tree
+// the cycle started and still holds as it was, .agents/** included, and
+// files there, ignored, then and not written since); preexisting are the paths the working tree
 // held changes of its own for that the cycle changed or removed. A path
 // that cannot be read counts as the cycle's.
 func (l *Ledger) NotOwn(c *OpenCycle, changed []string) (left map[string]bool, preexisting []string, err error) {
@@ -258,10 +319,14 @@ func (l *Ledger) NotOwn(c *OpenCycle, changed []string) (left map[string]bool, p
 	if err != nil {
 		return nil, nil, err
 	}
+	kept, err := l.leftovers(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	isPre := map[string]bool{}
-	if len(pre) > 0 {
-		paths := make([]string, len(pre))
-		for i, ch := range pre {
+	if all := append(append([]gitstore.FileChange(nil), pre...), kept...); len(all) > 0 {
+		paths := make([]string, len(all))
+		for i, ch := range all {
 			paths[i], isPre[ch.Path] = ch.Path, true
 		}
 		now, ok, err := l.repo.WorktreeEntries(paths)
@@ -272,10 +337,11 @@ func (l *Ledger) NotOwn(c *OpenCycle, changed []string) (left map[string]bool, p
 		for _, e := range now {
 			at[e.Path] = e
 		}
-		for _, ch := range pre {
-			if e, read := at[ch.Path]; ok && read && e.Mode == ch.NewMode && (e.Mode == 0 || e.Blob == ch.New) {
+		for i, ch := range all {
+			switch e, read := at[ch.Path]; {
+			case ok && read && e.Mode == ch.NewMode && (e.Mode == 0 || e.Blob == ch.New):
 				left[ch.Path] = true
-			} else {
+			case i < len(pre):
 				preexisting = append(preexisting, ch.Path)
 			}
 		}
@@ -370,4 +436,23 @@ func (l *Ledger) keepRuler(c, kept *OpenCycle, resuming bool) (*OpenCycle, []str
 		}
 	}
 	return &fix, marks, nil
+}
+
+// LeftoverLine says in one line what a finish left out of a cycle's commit
+// as an earlier cycle's (Finishing.Leftover), for the terminal: a path that
+// holds a character that does not print is quoted, as Go quotes it.
+func LeftoverLine(paths []string) string {
+	const most = 5
+	shown := make([]string, 0, min(len(paths), most+1))
+	for i, p := range paths {
+		if i == most {
+			shown = append(shown, fmt.Sprintf("and %d more", len(paths)-most))
+			break
+		}
+		if strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			p = strconv.Quote(p)
+		}
+		shown = append(shown, p)
+	}
+	return "left out of its commit, there before the cycle started and not changed by it: " + strings.Join(shown, ", ") + " (it stays in the working tree, uncommitted)"
 }

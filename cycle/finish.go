@@ -45,13 +45,17 @@ type Finishing struct {
 	// the cycle changed or removed (their state then is kept by BaseRef).
 	Predating   []string `json:"predating,omitempty"`
 	Preexisting []string `json:"preexisting_changed,omitempty"`
-	JudgedAt    string   `json:"judged_at"` // the record's timestamp
-	Message     string   `json:"message,omitempty"`
-	Gate        string   `json:"gate,omitempty"`
-	Passing     int      `json:"goals_passing"`
-	Total       int      `json:"goals_total"`
-	Score       float64  `json:"score"`
-	Delta       Delta    `json:"delta"`
+	// Leftover are the files under .agents/** the working tree held, of an
+	// earlier cycle's, when the cycle started, and still holds as they were:
+	// not its work, not committed (nor by a revert), left where they are.
+	Leftover []string `json:"leftover,omitempty"`
+	JudgedAt string   `json:"judged_at"` // the record's timestamp
+	Message  string   `json:"message,omitempty"`
+	Gate     string   `json:"gate,omitempty"`
+	Passing  int      `json:"goals_passing"`
+	Total    int      `json:"goals_total"`
+	Score    float64  `json:"score"`
+	Delta    Delta    `json:"delta"`
 	// Failing are the goals that failed after the cycle (the gate's
 	// measure): the history oscillation is read from.
 	Failing []string `json:"failing,omitempty"`
@@ -107,6 +111,14 @@ type Finishing struct {
 	IgnoredChanged []string `json:"ignored_changed,omitempty"`
 	IgnoredPut     []string `json:"ignored_put,omitempty"`
 	IgnoredNotBack []string `json:"ignored_not_back,omitempty"`
+	// Delivery is how an improved cycle delivers its work when its agent
+	// committed (HEAD moved on from the start): DeliverAmend, its last
+	// commit rewritten to carry the trailers (and what the cycle left
+	// uncommitted of its own work), or DeliverHead, its last commit as it
+	// is, when another ref holds it already (it was pushed) and nothing of
+	// the cycle's is left uncommitted. "" is a commit of the finish's own
+	// on HEAD.
+	Delivery string `json:"delivery,omitempty"`
 	// Saved is the working tree of a regressed cycle, kept by RegressedRef.
 	Saved string `json:"saved,omitempty"`
 	// Commit is the commit the finish made: the delivered commit of an
@@ -117,6 +129,13 @@ type Finishing struct {
 	// been brought to Commit.
 	CheckedOut bool `json:"checked_out,omitempty"`
 }
+
+// The ways an improved cycle whose agent committed is delivered
+// (Finishing.Delivery).
+const (
+	DeliverAmend = "amend"
+	DeliverHead  = "head"
+)
 
 // CensusCount is how many tests passed at a cycle's start and in its
 // judgment, as a runner counted them (gate.Census).
@@ -378,7 +397,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 	}
 	res.capture = capture
 	f := &Finishing{Head: head.String(), Tree: tree.String(), JudgedAt: l.now().UTC().Format(time.RFC3339), Message: opts.Message, Tampering: tampering, Markers: opts.Markers,
-		Predating: not.predating, Preexisting: not.changed}
+		Predating: not.predating, Preexisting: not.changed, Leftover: not.leftover}
 	if !capture.Index.IsZero() {
 		f.Index = capture.Index.String()
 	}
@@ -606,7 +625,12 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 	}
 	c.Finish = f
-	if f.Result == ledger.Improved && !opts.NoVerify {
+	if f.Result == ledger.Improved && head != start {
+		if err := l.delivery(f, head, ruler.NonSubstantive); err != nil {
+			return err
+		}
+	}
+	if f.Result == ledger.Improved && !opts.NoVerify && f.Delivery != DeliverHead {
 		// The commit that delivers the work passes the user's commit hooks
 		// as git commit would make it pass them; a refusal fails the gate.
 		msg, err := l.deliveredMessage(c)
@@ -841,13 +865,23 @@ func (l *Ledger) finishImproved(c *OpenCycle, res *FinishResult) error {
 	head, _ := gitstore.ParseHash(f.Head)
 	tree, _ := gitstore.ParseHash(f.Tree)
 	if f.Commit == "" {
-		msg, err := l.deliveredMessage(c)
-		if err != nil {
-			return err
-		}
-		commit, err := l.commitTree(tree, head, msg)
-		if err != nil {
-			return err
+		var commit gitstore.Hash
+		switch f.Delivery {
+		case DeliverHead:
+			commit = head
+		default:
+			msg, err := l.deliveredMessage(c)
+			if err != nil {
+				return err
+			}
+			if f.Delivery == DeliverAmend {
+				commit, err = l.amendCommit(head, tree, msg)
+			} else {
+				commit, err = l.commitTree(tree, head, msg)
+			}
+			if err != nil {
+				return err
+			}
 		}
 		f.Commit = commit.String()
 		if err := l.saveOpen(c); err != nil {
@@ -914,7 +948,9 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 	saved, _ := gitstore.ParseHash(f.Saved)
 	res.Saved = saved
 	if f.Commit == "" {
-		tree, err := revert.RangeTree(l.repo, start, saved)
+		// .agents/** as the cycle's own work has it: what the working tree
+		// held there of earlier cycles' is not the revert's to commit.
+		tree, err := revert.RangeTreeOf(l.repo, start, mustParse(f.Tree))
 		if err != nil {
 			return err
 		}
@@ -965,7 +1001,7 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 	if err != nil {
 		return err
 	}
-	target, index, err := l.startWorktree(c, rc.Tree, saved, c.Finish.Predating)
+	target, index, err := l.startWorktree(c, rc.Tree, saved, c.Finish.Predating, c.Finish.Leftover)
 	if err != nil {
 		return err
 	}
@@ -1130,6 +1166,56 @@ func (l *Ledger) commitTree(tree, parent gitstore.Hash, message string) (gitstor
 		return gitstore.ZeroHash, err
 	}
 	return l.repo.CommitAsGit(tree, []gitstore.Hash{parent}, message, author, committer)
+}
+
+// delivery decides how improved work f is delivered when the cycle's
+// commits took HEAD from its start to head (Finishing.Delivery). The
+// agent's last commit is the delivered one, with the cycle's trailers,
+// rather than a commit of the finish's on top of it: rewritten as git
+// commit --amend would rewrite it, with what the cycle left uncommitted
+// of its own work when that is nothing substantive (extra names more
+// non-substantive paths; its notes under .agents/**, say), and the
+// message given to the finish if any, else its own. A commit on top
+// still delivers substantive work left uncommitted; and a commit another
+// ref holds (pushed, tagged, on another branch) is not rewritten: the
+// record goes on it as it is when it holds the whole work.
+func (l *Ledger) delivery(f *Finishing, head gitstore.Hash, extra []string) error {
+	hc, err := l.repo.Commit(head)
+	if err != nil {
+		return err
+	}
+	rest, err := l.repo.ChangedPaths(hc.Tree, mustParse(f.Tree))
+	if err != nil {
+		return err
+	}
+	shared, err := l.repo.Shared(head)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0 && shared:
+		f.Delivery = DeliverHead
+	case !shared && len(gate.Substantive(rest, extra...)) == 0:
+		f.Delivery = DeliverAmend
+		if strings.TrimSpace(f.Message) == "" {
+			f.Message = hc.Message
+		}
+	}
+	return nil
+}
+
+// amendCommit rewrites commit head as git commit --amend would: tree, with
+// head's parents and author, and message, by the committer of now.
+func (l *Ledger) amendCommit(head, tree gitstore.Hash, message string) (gitstore.Hash, error) {
+	hc, err := l.repo.Commit(head)
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	_, committer, err := l.repo.Identity()
+	if err != nil {
+		return gitstore.ZeroHash, err
+	}
+	return l.repo.CommitAsGit(tree, hc.Parents, message, hc.Author, committer)
 }
 
 // moveHead moves HEAD from the judged head to the finish's commit, unless it

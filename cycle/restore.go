@@ -124,7 +124,7 @@ func (l *Ledger) RestoreStart(c *OpenCycle, saved gitstore.Hash) (gitstore.Hash,
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		if tree, _, err = l.startWorktree(c, tree, now, not.predating); err != nil {
+		if tree, _, err = l.startWorktree(c, tree, now, not.predating, nil); err != nil {
 			return gitstore.ZeroHash, err
 		}
 		err = l.repo.SwitchWorktree(nil, nc.Tree, tree, gitstore.SwitchForce)

@@ -500,3 +500,26 @@ func (r *Repo) MissingInTree(commit Hash) (missing []Hash, paths map[Hash]string
 	}
 	return missing, paths, nil
 }
+
+// Shared reports whether commit h is in the history of a ref other than
+// the branch HEAD names: a remote-tracking branch (it was pushed, or
+// fetched), a tag or another local branch. Rewriting a commit that is
+// shared leaves the other refs on the old one; one only HEAD's branch holds
+// can be rewritten as git commit --amend does. A detached HEAD names no
+// branch: every branch counts.
+func (r *Repo) Shared(h Hash) (bool, error) {
+	branch, err := r.HeadBranch()
+	if err != nil {
+		return false, err
+	}
+	out, err := r.git(context.Background(), nil, "for-each-ref", "--contains", h.String(), "--format=%(refname)", "refs/heads/", "refs/remotes/", "refs/tags/")
+	if err != nil {
+		return false, err
+	}
+	for _, ref := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if ref != "" && ref != branch {
+			return true, nil
+		}
+	}
+	return false, nil
+}

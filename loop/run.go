@@ -1063,6 +1063,9 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	if !res.Commit.IsZero() {
 		e.Commit = res.Commit.String()
 	}
+	if f := res.Cycle.Finish; f != nil && len(f.Leftover) > 0 && res.Result != ledger.Unchanged {
+		d.say("cycle %d: %s", e.Cycle, cycle.LeftoverLine(f.Leftover))
+	}
 	st, err := Settle(repo, top, res.Cycle, res.Result, false, d.now)
 	if err != nil {
 		return nil, err

@@ -142,12 +142,25 @@ func (s *State) Select(o SelectOptions) *Work {
 	// the trailing cycles, MetronomeStreak of them or more, is skipped once
 	// (not in a restorative cycle: fixing red comes first).
 	mode, streak := s.trailingMode()
+	// metronome is the rule, in words, once the gate has passed work over:
+	// whatever is chosen below it is chosen because of it, and its Why
+	// says so first.
+	metronome := ""
 	blocked := func(rung, target string) bool {
 		if restorative || streak < MetronomeStreak || modeOf(rung, target) != mode {
 			return false
 		}
 		skipped = append(skipped, fmt.Sprintf("metronome: the last %d cycles were all %s: skipped once", streak, mode))
+		metronome = fmt.Sprintf("metronome: after %d cycles in a row of one mode the next takes other work once (the last %d were all %s)", MetronomeStreak, streak, mode)
 		return true
+	}
+	// ruled is why, the rung's own reason, after the metronome's when the
+	// gate passed work over on the way to it.
+	ruled := func(why string) string {
+		if metronome == "" {
+			return why
+		}
+		return metronome + ": " + why
 	}
 	// The pinned roadmap.
 	if r := s.Roadmap; r != nil {
@@ -198,7 +211,7 @@ func (s *State) Select(o SelectOptions) *Work {
 			case "*":
 				why += ", for any repository"
 			}
-			return (&Work{Rung: RungHarvested, Target: it.ID, Title: it.Title, Item: &it, Why: why, Restorative: restorative}).with(skipped)
+			return (&Work{Rung: RungHarvested, Target: it.ID, Title: it.Title, Item: &it, Why: ruled(why), Restorative: restorative}).with(skipped)
 		}
 		return nil
 	}
@@ -219,7 +232,7 @@ func (s *State) Select(o SelectOptions) *Work {
 		}
 		b := b
 		w := &Work{Rung: RungBeads, Target: b.ID, Title: b.Title, Bead: &b}
-		w.Why = fmt.Sprintf("a ready bead (bd ready), priority %d, of %d ready", b.Priority, len(o.Beads))
+		w.Why = ruled(fmt.Sprintf("a ready bead (bd ready), priority %d, of %d ready", b.Priority, len(o.Beads)))
 		return w.with(skipped)
 	}
 	if o.BeadsOnly {
@@ -257,6 +270,7 @@ func (s *State) Select(o SelectOptions) *Work {
 			if len(gaps) > 1 {
 				w.Why += ", the one worked least lately first"
 			}
+			w.Why = ruled(w.Why)
 			return w.with(skipped)
 		}
 	} else if s.Goals != nil && s.Goals.Markdown && !o.BeadsOnly {
@@ -264,6 +278,7 @@ func (s *State) Select(o SelectOptions) *Work {
 	}
 	// Failing goals, by weight.
 	var quarantine []Quarantine
+	failingGoals := 0
 	switch {
 	case o.BeadsOnly:
 	case o.Measured != nil:
@@ -271,6 +286,7 @@ func (s *State) Select(o SelectOptions) *Work {
 		osc := Oscillations(s.Events)
 		dig := digests(s.Goals)
 		failing := o.Measured.FailingByWeight()
+		failingGoals = len(failing)
 		for _, g := range o.Measured.CannotRun() {
 			skipped = append(skipped, fmt.Sprintf("goal: %s cannot run here, %s: no work for a cycle", g.GoalID, strings.TrimPrefix(g.Reason, "cannot run: ")))
 		}
@@ -294,9 +310,13 @@ func (s *State) Select(o SelectOptions) *Work {
 			g := g
 			w := &Work{Rung: RungGoal, Target: g.GoalID, Title: goalTitle(s.Goals, g.GoalID), Goal: &g, Restorative: restorative, Quarantine: quarantine}
 			w.Why = fmt.Sprintf("the failing goal with the highest weight (%d) of %d failing", g.Weight, len(failing))
+			if passed := len(failing) - 1 - countFrom(failing, g.GoalID); passed > 0 {
+				w.Why = fmt.Sprintf("the heaviest failing goal left (weight %d) of %d failing: %d before it passed over (see skipped)", g.Weight, len(failing), passed)
+			}
 			if restorative {
 				w.Why += "; the cycle is restorative: it fixes what is red"
 			}
+			w.Why = ruled(w.Why)
 			return w.with(skipped)
 		}
 		if len(failing) == 0 {
@@ -325,12 +345,33 @@ func (s *State) Select(o SelectOptions) *Work {
 		rung = rungs[(empty+1)%len(rungs)]
 	}
 	w := &Work{Rung: rung, Target: rung, Title: Generators[rung], Quarantine: quarantine, Restorative: restorative && strategy == "repair"}
-	w.Why = fmt.Sprintf("no queued work and no failing goal: the generator rungs find some (%s strategy", strategy)
+	// What left the work to the generators: nothing above had any, or
+	// what it had was passed over (by the metronome, said first, or by
+	// the rules the skipped list names).
+	none := "no queued work and no failing goal: "
+	switch {
+	case failingGoals > 0 && metronome != "":
+		none = ""
+	case failingGoals > 0:
+		none = fmt.Sprintf("no queued work, and the %d failing goal(s) passed over (see skipped): ", failingGoals)
+	}
+	w.Why = ruled(fmt.Sprintf("%sthe generator rungs find some (%s strategy", none, strategy))
 	if empty > 0 {
 		w.Why += fmt.Sprintf("; %d generator cycle(s) in a row found nothing", empty)
 	}
 	w.Why += ")"
 	return w.with(skipped)
+}
+
+// countFrom is how many of failing come after the goal id, in order: the
+// goals a chosen goal leaves to later cycles.
+func countFrom(failing []goals.Result, id string) int {
+	for i, g := range failing {
+		if g.GoalID == id {
+			return len(failing) - 1 - i
+		}
+	}
+	return 0
 }
 
 // DirectiveGaps are the goals file's directives still to do, the one the

@@ -54,15 +54,19 @@ func (s *State) Take(w *Work) error {
 }
 
 // CycleFields are the fields the record of a cycle on w carries besides
-// the cycle's own: the queue's (QueueFields), and restorative when the
-// cycle fixes what is red.
+// the cycle's own: the queue's (QueueFields), restorative when the cycle
+// fixes what is red, and rung_reason: why the ladder chose the work (its
+// Why, naming the rule that chose it).
 func (s *State) CycleFields(w *Work) map[string]json.RawMessage {
 	f := s.QueueFields(w)
+	if f == nil {
+		f = map[string]json.RawMessage{}
+	}
 	if w.Restorative {
-		if f == nil {
-			f = map[string]json.RawMessage{}
-		}
 		f["restorative"] = json.RawMessage("true")
+	}
+	if w.Why != "" {
+		f["rung_reason"], _ = json.Marshal(w.Why)
 	}
 	return f
 }

@@ -43,3 +43,13 @@ func RangeTree(repo *gitstore.Repo, start, head gitstore.Hash) (gitstore.Hash, e
 	}
 	return repo.SpliceTree(s.Tree, h.Tree, Kept...)
 }
+
+// RangeTreeOf is RangeTree with the Kept entries taken from work, a tree
+// (the cycle's own work, when the working tree also holds what is not).
+func RangeTreeOf(repo *gitstore.Repo, start, work gitstore.Hash) (gitstore.Hash, error) {
+	s, err := repo.Commit(start)
+	if err != nil {
+		return gitstore.ZeroHash, fmt.Errorf("reading the cycle's start: %w", err)
+	}
+	return repo.SpliceTree(s.Tree, work, Kept...)
+}

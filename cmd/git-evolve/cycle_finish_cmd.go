@@ -64,6 +64,12 @@ counted, not committed, and a revert puts it back as it was.
  3. No regression: the work is committed (with -m or a default message) with
     the trailers Evolve-Cycle, Evolve-Id, Evolve-Target and Evolve-Result,
     and the record becomes a note on that commit. The result is improved.
+    When the cycle's commits took HEAD on from its start, the last of them
+    is the delivered commit: rewritten as git commit --amend would (its
+    message kept unless -m gives one) to carry the trailers and what is
+    left uncommitted of the cycle's work when that is nothing substantive;
+    a commit another ref holds (pushed) is not rewritten, and the record
+    goes on it as it is when it holds the whole work.
     The ignored files the cycle's start kept that the cycle removed or
     changed are left as they are, named in the record, and kept as they
     were under refs/evolve/cycles/<id>/ignored.
@@ -296,7 +302,14 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		}
 		fmt.Fprintf(w, "reverted %s with %s %q; the record is a note on it\n", what, res.Commit.Short(), subject)
 	} else {
-		fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
+		switch f.Delivery {
+		case cycle.DeliverAmend:
+			fmt.Fprintf(w, "the agent's commit %s %q carries the cycle's trailers as %s; the record is a note on it\n", f.Head[:7], subject, res.Commit.Short())
+		case cycle.DeliverHead:
+			fmt.Fprintf(w, "the record is a note on the agent's commit %s %q (another ref holds it: not rewritten, no trailers added)\n", res.Commit.Short(), subject)
+		default:
+			fmt.Fprintf(w, "committed %s %q; the record is a note on it\n", res.Commit.Short(), subject)
+		}
 	}
 	writeIgnored(w, c, f.IgnoredChanged, f.IgnoredPut, f.IgnoredNotBack, res.Result == ledger.Regressed)
 	return w.Flush()
@@ -449,6 +462,9 @@ func writeNotOwn(w io.Writer, c *cycle.OpenCycle) {
 	f := c.Finish
 	if len(f.Predating) > 0 {
 		fmt.Fprintf(w, "  left as they are, not the cycle's work: %s (there, ignored, when it started)\n", termLine(strings.Join(f.Predating, ", ")))
+	}
+	if len(f.Leftover) > 0 && f.Result != ledger.Unchanged {
+		fmt.Fprintf(w, "  %s\n", cycle.LeftoverLine(f.Leftover))
 	}
 	if len(f.Preexisting) > 0 && f.Result != ledger.Regressed {
 		fmt.Fprintf(w, "  the cycle changed or removed what the working tree held of its own at its start: %s; as it was: %s\n",

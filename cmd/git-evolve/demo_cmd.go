@@ -160,7 +160,8 @@ const demoAgent = `#!/bin/sh
 # the brief at EVOLVE_BRIEF (the failing goals, the last failures).
 echo "agent: cycle $EVOLVE_CYCLE, target $EVOLVE_TARGET; the brief: $(sed -n 1p "$EVOLVE_BRIEF")"
 case "$EVOLVE_TARGET" in
-documented) printf '\nRun it:\n\n    sh greet.sh NAME\n' >> README.md ;;
+documented) printf '\nRun it:\n\n    sh greet.sh NAME\n' >> README.md
+  echo '- cycle 4: documented how to run it.' >> .agents/notes.md ;;
 esac
 `
 
