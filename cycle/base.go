@@ -97,43 +97,34 @@ func outsideKept(changes []gitstore.FileChange) []gitstore.FileChange {
 // outside .agents/**: for each path, the start commit's entry (Old) and the
 // working tree's then (New). None when it held none.
 func (l *Ledger) preexisting(c *OpenCycle) ([]gitstore.FileChange, error) {
-	if c.Base == "" {
-		return nil, nil
-	}
-	base, err := gitstore.ParseHash(c.Base)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cycle %d's base %q: %w", l.openPath(), c.Cycle, c.Base, err)
-	}
-	changes, err := l.repo.ChangedFiles(mustParse(c.Start), base)
-	if err != nil {
-		return nil, fmt.Errorf("the working tree cycle %d started with (%s): %w", c.Cycle, BaseRef(c.ID), err)
-	}
-	return outsideKept(changes), nil
+	pre, _, err := l.baseChanges(c)
+	return pre, err
 }
 
-// leftovers are the changes the working tree held under .agents/** when
-// cycle c started (the notes an earlier cycle's agent left there and no
-// cycle committed): for each path, the start commit's entry (Old) and the
-// working tree's then (New). None when it held none.
-func (l *Ledger) leftovers(c *OpenCycle) ([]gitstore.FileChange, error) {
+// baseChanges are the changes the working tree held when cycle c started,
+// read in one diff of the start commit with the cycle's base: pre those
+// outside .agents/** (preexisting), kept those under it (the notes an
+// earlier cycle's agent left there and no cycle committed). For each path,
+// the start commit's entry (Old) and the working tree's then (New). None
+// when it held none.
+func (l *Ledger) baseChanges(c *OpenCycle) (pre, kept []gitstore.FileChange, err error) {
 	if c.Base == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	base, err := gitstore.ParseHash(c.Base)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cycle %d's base %q: %w", l.openPath(), c.Cycle, c.Base, err)
+		return nil, nil, fmt.Errorf("%s: cycle %d's base %q: %w", l.openPath(), c.Cycle, c.Base, err)
 	}
 	changes, err := l.repo.ChangedFiles(mustParse(c.Start), base)
 	if err != nil {
-		return nil, fmt.Errorf("the working tree cycle %d started with (%s): %w", c.Cycle, BaseRef(c.ID), err)
+		return nil, nil, fmt.Errorf("the working tree cycle %d started with (%s): %w", c.Cycle, BaseRef(c.ID), err)
 	}
-	var out []gitstore.FileChange
 	for _, ch := range changes {
 		if revert.IsKept(ch.Path) {
-			out = append(out, ch)
+			kept = append(kept, ch)
 		}
 	}
-	return out, nil
+	return outsideKept(changes), kept, nil
 }
 
 // notOwn is what a cycle's working tree holds that is not the cycle's
@@ -152,7 +143,7 @@ type notOwn struct {
 	// when the cycle started, which the cycle changed or removed.
 	changed []string
 	// leftover are the paths under .agents/** the working tree held
-	// changes for when the cycle started (see leftovers) and still holds
+	// changes for when the cycle started (see baseChanges) and still holds
 	// as they were: an earlier cycle's, not this one's. One the cycle
 	// changed is its work.
 	leftover []string
@@ -162,7 +153,7 @@ type notOwn struct {
 // captured as tree with HEAD at head: tree with what is not the cycle's
 // work (see notOwn) as head has it.
 func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash, *notOwn, error) {
-	pre, err := l.preexisting(c)
+	pre, kept, err := l.baseChanges(c)
 	if err != nil {
 		return gitstore.ZeroHash, nil, err
 	}
@@ -192,10 +183,6 @@ func (l *Ledger) ownWork(c *OpenCycle, tree, head gitstore.Hash) (gitstore.Hash,
 		touched[ch.Path] = true
 	}
 	n := &notOwn{}
-	kept, err := l.leftovers(c)
-	if err != nil {
-		return gitstore.ZeroHash, nil, err
-	}
 	for _, ch := range kept {
 		if touched[ch.Path] {
 			continue
@@ -315,11 +302,7 @@ func (l *Ledger) startWorktree(c *OpenCycle, tree, saved gitstore.Hash, predatin
 // that cannot be read counts as the cycle's.
 func (l *Ledger) NotOwn(c *OpenCycle, changed []string) (left map[string]bool, preexisting []string, err error) {
 	left = map[string]bool{}
-	pre, err := l.preexisting(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	kept, err := l.leftovers(c)
+	pre, kept, err := l.baseChanges(c)
 	if err != nil {
 		return nil, nil, err
 	}
