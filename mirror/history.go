@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -217,37 +216,22 @@ func (m Mirror) appendTo(path string, old, add []byte) error {
 	if err := m.exclude(); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	if old != nil {
-		_, err = tmp.Write(old)
-	} else {
-		var src *os.File
-		if src, err = os.Open(path); err == nil {
-			_, err = io.Copy(tmp, src) // copy_file_range where the kernel has it
-			src.Close()
+	return writeAtomicWith(path, func(tmp *os.File) error {
+		var err error
+		if old != nil {
+			_, err = tmp.Write(old)
+		} else {
+			var src *os.File
+			if src, err = os.Open(path); err == nil {
+				_, err = io.Copy(tmp, src) // copy_file_range where the kernel has it
+				src.Close()
+			}
 		}
-	}
-	if err == nil {
-		_, err = tmp.Write(add)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+		if err == nil {
+			_, err = tmp.Write(add)
+		}
+		return err
+	})
 }
 
 // Fresh reports whether the history file is as it was last written and

@@ -100,12 +100,20 @@ func (m Mirror) WriteFile(rel string, data []byte) error {
 // directory renamed into place: a reader sees the old content or the new,
 // never a part.
 func writeAtomic(path string, data []byte) error {
+	return writeAtomicWith(path, func(w *os.File) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomicWith is writeAtomic of what fill writes to the temporary file.
+func writeAtomicWith(path string, fill func(*os.File) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
 	name := tmp.Name()
-	_, err = tmp.Write(data)
+	err = fill(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
