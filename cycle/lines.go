@@ -50,6 +50,7 @@ func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Lin
 			i++
 		}
 		var best *Entry
+		parsed := false
 		for _, c := range v.lines[j:i] {
 			if want != nil && !want[c.commit] {
 				continue
@@ -62,8 +63,9 @@ func (l *Ledger) Lines(opts ListOptions, keep func(*ledger.Summary) bool) ([]Lin
 			if place == nil {
 				place = l.placer()
 			}
-			if best.Record.ID == "" { // parsed once, for what placer reads
+			if !parsed { // once, for the commit the record names, which placer reads
 				best.Record, _ = ledger.Parse(ln.Text)
+				parsed = true
 			}
 			en.Record = best.Record
 			if place(en) > place(best) {
