@@ -328,6 +328,7 @@ func nonNil(s []string) []string {
 
 type cycleAbortCmd struct {
 	Reason string `help:"Why the cycle is aborted (kept in the record)." placeholder:"TEXT"`
+	JSON   bool   `name:"json" help:"Print what was done as one JSON object: {cycle, id, saved, saved_ref, ignored_put, ignored_not_put_back}."`
 }
 
 func (cycleAbortCmd) Help() string {
@@ -356,10 +357,26 @@ func (c *cycleAbortCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "aborted cycle %d: its work is saved as %s (%s); the working tree is as it was\n",
-		open.Cycle, saved.Short(), strings.TrimPrefix(cycle.SavedRef(open.ID), "refs/"))
-	if a := open.Aborting; a != nil {
-		writeIgnored(e.stdout, open, a.IgnoredChanged, a.IgnoredPut, a.IgnoredNotBack, true)
+	if c.JSON {
+		out := struct {
+			Cycle    int      `json:"cycle"`
+			ID       string   `json:"id"`
+			Saved    string   `json:"saved"`
+			SavedRef string   `json:"saved_ref"`
+			Put      []string `json:"ignored_put"`
+			NotBack  []string `json:"ignored_not_put_back"`
+		}{Cycle: open.Cycle, ID: open.ID, Saved: saved.String(), SavedRef: cycle.SavedRef(open.ID), Put: []string{}, NotBack: []string{}}
+		if a := open.Aborting; a != nil {
+			out.Put = append(out.Put, a.IgnoredPut...)
+			out.NotBack = append(out.NotBack, a.IgnoredNotBack...)
+		}
+		fmt.Fprintf(e.stdout, "%s\n", mustJSON(out))
+	} else {
+		fmt.Fprintf(e.stdout, "aborted cycle %d: its work is saved as %s (%s); the working tree is as it was\n",
+			open.Cycle, saved.Short(), strings.TrimPrefix(cycle.SavedRef(open.ID), "refs/"))
+		if a := open.Aborting; a != nil {
+			writeIgnored(e.stdout, open, a.IgnoredChanged, a.IgnoredPut, a.IgnoredNotBack, true)
+		}
 	}
 	settle(e, l, open, ledger.Unchanged, true)
 	return nil

@@ -64,8 +64,18 @@ func (h *hinted) Unwrap() error { return h.err }
 
 func withHint(err error, hint string) error { return &hinted{err: err, hint: hint} }
 
+// childExit is a program this one ran in its place (git evolve mcp's
+// server), which said what it had to say and exited with code.
+type childExit struct{ code int }
+
+func (e *childExit) Error() string { return fmt.Sprintf("exited %d", e.code) }
+
 // exitCode maps an error to the exit-code table.
 func exitCode(err error) int {
+	var ce *childExit
+	if errors.As(err, &ce) {
+		return ce.code
+	}
 	var (
 		pe *kong.ParseError
 		ue *usageError
@@ -98,6 +108,9 @@ func exitCode(err error) int {
 
 // report prints err as `git-evolve: error: …` with any hints.
 func report(w io.Writer, err error) {
+	if errors.As(err, new(*childExit)) {
+		return // it spoke for itself
+	}
 	msg := err.Error()
 	if errors.As(err, new(*recoverable)) || errors.As(err, new(*halted)) || errors.As(err, new(*paused)) {
 		fmt.Fprintf(w, "git-evolve: %s\n", msg)

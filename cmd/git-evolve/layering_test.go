@@ -14,25 +14,28 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve":   {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror"},
-	"loop":             {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact"},
-	"audit":            {"cycle", "gitstore", "ledger"},
-	"mirror":           {"cycle", "gitstore", "ledger", "journal", "goals", "filelock"},
-	"share":            {"gitstore", "ledger"},
-	"internal/testenv": {},
-	"fitness":          {"gitstore", "goals"},
-	"goals":            {"redact"},
-	"setup":            {"gitstore"},
-	"cycle":            {"gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock"},
-	"filelock":         {},
-	"queue":            {"filelock", "escape"},
-	"gate":             {"goals"},
-	"revert":           {"gitstore"},
-	"journal":          {"ledger"},
-	"ledger":           {},
-	"redact":           {},
-	"gitstore":         {},
-	"escape":           {},
+	"cmd/git-evolve":     {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools"},
+	"cmd/git-evolve-mcp": {"internal/mcpserver"},
+	"internal/mcpserver": {"internal/mcptools"},
+	"internal/mcptools":  {},
+	"loop":               {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact"},
+	"audit":              {"cycle", "gitstore", "ledger"},
+	"mirror":             {"cycle", "gitstore", "ledger", "journal", "goals", "filelock"},
+	"share":              {"gitstore", "ledger"},
+	"internal/testenv":   {},
+	"fitness":            {"gitstore", "goals"},
+	"goals":              {"redact"},
+	"setup":              {"gitstore"},
+	"cycle":              {"gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock"},
+	"filelock":           {},
+	"queue":              {"filelock", "escape"},
+	"gate":               {"goals"},
+	"revert":             {"gitstore"},
+	"journal":            {"ledger"},
+	"ledger":             {},
+	"redact":             {},
+	"gitstore":           {},
+	"escape":             {},
 }
 
 func TestLayering(t *testing.T) {
@@ -68,8 +71,14 @@ func TestLayering(t *testing.T) {
 			if strings.HasPrefix(p, "github.com/go-git/") && rel != "gitstore" {
 				t.Errorf("%s imports %s: only gitstore may import go-git", path, p)
 			}
+			// The protocol's SDK is linked into git-evolve-mcp alone: in
+			// git-evolve it would slow every command's start.
+			if strings.HasPrefix(p, "github.com/modelcontextprotocol/") && rel != "internal/mcpserver" && !strings.HasSuffix(path, "_test.go") {
+				t.Errorf("%s imports %s: only internal/mcpserver may import the MCP SDK", path, p)
+			}
 			if mod, ok2 := strings.CutPrefix(p, "github.com/git-evolve/git-evolve/"); ok2 && !slices.Contains(ok, mod) &&
-				!(mod == "internal/testenv" && strings.HasSuffix(path, "_test.go")) { // every package's tests may use it
+				!(mod == "internal/testenv" && strings.HasSuffix(path, "_test.go")) && // every package's tests may use it
+				!(mod == "internal/mcpserver" && rel == "cmd/git-evolve" && strings.HasSuffix(path, "_test.go")) { // the scripts run the server
 				t.Errorf("%s imports %s, which is not below it (docs/architecture.md)", path, p)
 			}
 		}

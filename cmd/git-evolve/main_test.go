@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-evolve/git-evolve/internal/mcpserver"
 	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -22,6 +23,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(hermetic{m}, map[string]func(){
 		"git-evolve": func() { os.Exit(Main()) },
+		// The MCP server, as its own program, and a client of it.
+		"git-evolve-mcp": func() { os.Exit(mcpserver.Main("", os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"mcp-client":     func() { os.Exit(mcpClientMain()) },
 	})
 }
 

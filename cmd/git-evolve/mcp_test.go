@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,15 +10,32 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/git-evolve/git-evolve/internal/mcpserver"
 )
 
-// TestMCPServer drives git evolve mcp as an MCP client would, over a pipe:
-// the tools it lists (never stop, kill, resume or trust), a whole cycle
-// through them, a refused input, the ledger and a cycle as resources.
+// inProcess runs git evolve commands in this process, in dir, one at a
+// time: the server's runner without a process per call, for the tests.
+func inProcess(dir string, getenv func(string) string) mcpserver.Runner {
+	var mu sync.Mutex
+	return func(ctx context.Context, args []string) ([]byte, []byte, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		var stdout, stderr bytes.Buffer
+		code := runContext(ctx, append([]string{"-C", dir, "--color=never"}, args...), strings.NewReader(""), &stdout, &stderr, getenv)
+		return stdout.Bytes(), stderr.Bytes(), code
+	}
+}
+
+// TestMCPServer drives the MCP server as a client would, over a pipe, its
+// tools running git evolve in this process: the tools it lists (never
+// stop, kill, resume or trust), a whole cycle through them, a refused
+// input, the ledger and a cycle as resources.
 func TestMCPServer(t *testing.T) {
 	dir := t.TempDir()
 	home := t.TempDir()
@@ -55,7 +73,7 @@ func TestMCPServer(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- newMCPServer(runner).serve(ctx, serverIn, serverOut)
+		done <- mcpserver.New(runner, "test").Run(ctx, &mcp.IOTransport{Reader: serverIn, Writer: serverOut})
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil)
 	session, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/queue"
 )
@@ -197,6 +198,7 @@ type hypothesisAddCmd struct {
 	Patch        string `help:"What changed (a commit, a file, a summary)." placeholder:"TEXT"`
 	Hypothesis   string `required:"" help:"What the change is expected to do." placeholder:"TEXT"`
 	Measure      string `required:"" help:"How to tell whether it did." placeholder:"TEXT"`
+	JSON         bool   `name:"json" help:"Print the hypothesis as added, as one JSON object."`
 }
 
 func (c *hypothesisAddCmd) Run(e *env) error {
@@ -207,6 +209,9 @@ func (c *hypothesisAddCmd) Run(e *env) error {
 	h := loop.Hypothesis{ID: c.ID, CycleLanded: c.CycleLanded, CheckAtCycle: c.CheckAtCycle, Patch: c.Patch, Hypothesis: c.Hypothesis, Measure: c.Measure}
 	if err := loop.AddHypothesis(repo, h, e.now()); err != nil {
 		return err
+	}
+	if c.JSON {
+		return printHypothesis(e, repo, strings.TrimSpace(c.ID))
 	}
 	fmt.Fprintf(e.stdout, "added hypothesis %s, PENDING until cycle %d\n", strings.TrimSpace(c.ID), c.CheckAtCycle)
 	return nil
@@ -240,6 +245,22 @@ func (c *hypothesisListCmd) Run(e *env) error {
 	return printHypotheses(e, hs, c.JSON, "no hypotheses")
 }
 
+// printHypothesis prints hypothesis id as the ledger of hypotheses now
+// holds it, as one JSON object.
+func printHypothesis(e *env, repo *gitstore.Repo, id string) error {
+	hs, err := loop.Hypotheses(repo)
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		if h.ID == id {
+			fmt.Fprintf(e.stdout, "%s\n", mustJSON(h))
+			return nil
+		}
+	}
+	return fmt.Errorf("hypothesis %s was written but does not read back: see git evolve hypothesis list", id)
+}
+
 func printHypotheses(e *env, hs []loop.Hypothesis, asJSON bool, none string) error {
 	if hs == nil {
 		hs = []loop.Hypothesis{}
@@ -267,6 +288,7 @@ type hypothesisVerdictCmd struct {
 	ID       string `arg:"" help:"The hypothesis."`
 	Verdict  string `arg:"" help:"VERIFIED or FALSIFIED."`
 	Evidence string `required:"" help:"What the measure found." placeholder:"TEXT"`
+	JSON     bool   `name:"json" help:"Print the hypothesis with its verdict, as one JSON object."`
 }
 
 func (c *hypothesisVerdictCmd) Run(e *env) error {
@@ -277,6 +299,9 @@ func (c *hypothesisVerdictCmd) Run(e *env) error {
 	h, err := loop.Verdict(repo, c.ID, c.Verdict, c.Evidence, e.now())
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		return printHypothesis(e, repo, h.ID)
 	}
 	fmt.Fprintf(e.stdout, "hypothesis %s: %s\n", h.ID, h.Status)
 	return nil
