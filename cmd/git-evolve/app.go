@@ -69,6 +69,7 @@ type globals struct {
 	Chdir       string      `short:"C" name:"chdir" placeholder:"PATH" help:"Run as if git-evolve was started in PATH."`
 	VersionFlag versionFlag `name:"version" help:"Print git-evolve's version and exit."`
 	Color       string      `name:"color" enum:"auto,always,never" default:"auto" placeholder:"WHEN" help:"Colour the output: auto (a terminal, as color.evolve and color.ui say), always or never."`
+	Quiet       bool        `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints, and what was asked for (--json, a listing, a report); no progress."`
 }
 
 const description = `The harness and the shared ledger for evolve loops.
@@ -92,6 +93,7 @@ type env struct {
 	getenv         func(string) string
 	colorMode      string // --color: auto, always or never
 	paging         bool   // stdout is the pager page started
+	quiet          bool   // -q
 	noProgress     bool   // --no-progress
 	forceProgress  bool   // --progress
 	dir            string
@@ -189,7 +191,7 @@ func (e *env) color() bool {
 // progress prints what a long command is doing on stderr, as git does:
 // only when stderr is a terminal.
 func (e *env) progress(msg string) {
-	if terminal(e.stderr) && !e.noProgress {
+	if terminal(e.stderr) && !e.noProgress && !e.quiet {
 		fmt.Fprintf(e.stderr, "git-evolve: %s…\n", msg)
 	}
 }
@@ -209,7 +211,7 @@ func (p progressFlag) set(e *env) {
 // is told each goal as its check starts, onDone as it ends (one call at a
 // time: goals.Options makes them so); done ends the report.
 func (e *env) goalProgress(what string, n int) (onCheck, onDone func(string), done func()) {
-	if e.noProgress || n == 0 {
+	if e.noProgress || e.quiet || n == 0 {
 		return nil, nil, func() {}
 	}
 	m := newGoalMeter(e.stderr, what, n, terminal(e.stderr), e.forceProgress, time.Now)
@@ -292,6 +294,12 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		return exitUsage
 	}
 	e.colorMode = c.Color
+	if c.Quiet {
+		e.quiet = true
+		if !answers(kctx) {
+			e.stdout = io.Discard
+		}
+	}
 	if c.Chdir != "" {
 		e.dir = e.path(c.Chdir)
 		if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
@@ -312,6 +320,38 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	return exitOK
 }
 
+// asked are the commands whose output is what the user asked for: a
+// listing, a report, an answer. -q leaves it (it takes their progress and
+// notices); every other command's output is talk, which -q silences.
+var asked = map[string]bool{
+	"log": true, "show": true, "export": true, "report": true, "verify": true, "status": true, "next": true,
+	"halt-check": true, "converged": true, "goals validate": true, "goals measure": true, "goals history": true,
+	"cycle status": true, "queue list": true, "hypothesis list": true, "hypothesis due": true, "version": true,
+	"completion": true, "__complete": true, "help": true, "mcp": true,
+}
+
+// answers says whether -q leaves the command's output: a command asked
+// for, or one told to print JSON.
+func answers(kctx *kong.Context) bool {
+	var words []string
+	for _, w := range strings.Fields(kctx.Command()) {
+		if !strings.HasPrefix(w, "<") {
+			words = append(words, w)
+		}
+	}
+	if asked[strings.Join(words, " ")] {
+		return true
+	}
+	for _, f := range kctx.Flags() {
+		if f.Name == "json" || f.Name == "jsonl" {
+			if v, ok := kctx.FlagValue(f).(bool); ok && v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // wholeGrammar makes every start build the whole grammar (for the test that
 // compares the two).
 var wholeGrammar = false
@@ -325,7 +365,7 @@ func oneCommand(c *cli, args []string) (kong.Option, bool) {
 		switch a := args[i]; {
 		case a == "-C" || a == "--chdir" || a == "--color":
 			i++
-		case strings.HasPrefix(a, "-C") || strings.HasPrefix(a, "--chdir=") || strings.HasPrefix(a, "--color="):
+		case strings.HasPrefix(a, "-C") || strings.HasPrefix(a, "--chdir=") || strings.HasPrefix(a, "--color="), a == "-q" || a == "--quiet":
 		case strings.HasPrefix(a, "-"):
 			return nil, false // --help, --version, --, a flag the whole grammar judges
 		default:

@@ -114,7 +114,6 @@ func worthTrailers(msg, id string) bool {
 type hookPrePushCmd struct {
 	Remote string `arg:"" help:"The remote git pushes to (its name, or its URL when it has none)." placeholder:"REMOTE"`
 	URL    string `arg:"" optional:"" help:"The remote's URL." placeholder:"URL"`
-	Quiet  bool   `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints (not what was delivered)."`
 }
 
 func (hookPrePushCmd) Help() string {
@@ -214,7 +213,7 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	}
 	pushed := false
 	for _, r := range rep2.Refs {
-		if r.Pushed && !c.Quiet {
+		if r.Pushed && !e.quiet {
 			fmt.Fprintf(e.stderr, "git-evolve: delivered %s to %s\n", strings.TrimPrefix(r.Ref, "refs/notes/"), c.Remote)
 		}
 		pushed = pushed || r.Pushed

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,6 @@ import (
 
 type initCmd struct {
 	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
-	Quiet   bool `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints."`
 	// The seeds' local files, for loops that read them.
 	HistoryFile *bool `name:"history-file" negatable:"" help:"Keep the seeds' .agents/evolve/cycle-history.jsonl (and fitness-latest.json) from the ledger in this worktree even without an .agents/evolve directory (git config evolve.historyFile true); --no-history-file: never, even with one (false)."`
 }
@@ -53,9 +51,6 @@ They are never committed (info/exclude lists them) and never read as truth.`
 }
 
 func (c initCmd) Run(e *env) error {
-	if c.Quiet {
-		e.stdout = io.Discard
-	}
 	repo, err := e.Repo()
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -19,7 +18,6 @@ type syncCmd struct {
 	Message      string        `short:"m" help:"With --accept-remote: why the remote's breach is accepted (kept in the acknowledgement)." placeholder:"WHY"`
 	Patience     time.Duration `name:"patience" default:"2m" placeholder:"DURATION" help:"How long to go on fetching, merging and pushing again while other clones push first."`
 	JSON         bool          `name:"json" help:"Print {remote, attempts, lease_losses, refs: [{ref, local, remote, result, merged, pushed, refused}]}."`
-	Quiet        bool          `short:"q" name:"quiet" help:"Print nothing but errors, warnings and hints (--json is still printed)."`
 }
 
 func (syncCmd) Help() string {
@@ -47,9 +45,6 @@ verifies it as the pre-push hook does, and pushes nothing while it fails
 }
 
 func (c *syncCmd) Run(e *env) error {
-	if c.Quiet && !c.JSON {
-		e.stdout = io.Discard
-	}
 	repo, err := e.Repo()
 	if err != nil {
 		return err

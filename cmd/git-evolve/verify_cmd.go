@@ -61,12 +61,16 @@ func (c *verifyCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s\n", mustJSON(rep))
 	} else {
 		w := bufio.NewWriter(e.stdout)
-		fmt.Fprintf(w, "ledger: %d record(s) in %d note(s); %d commit(s) of its history read\n", rep.Records, rep.Notes, rep.History)
+		if !e.quiet { // -q: the findings alone
+			fmt.Fprintf(w, "ledger: %d record(s) in %d note(s); %d commit(s) of its history read\n", rep.Records, rep.Notes, rep.History)
+		}
 		for _, f := range rep.Findings {
 			fmt.Fprintf(w, "%-7s %-16s %s\n", f.Severity, f.Kind, f.Message)
 		}
 		n := rep.Breaches()
-		fmt.Fprintf(w, "%d breach(es), %d notice(s)\n", n, len(rep.Findings)-n)
+		if !e.quiet {
+			fmt.Fprintf(w, "%d breach(es), %d notice(s)\n", n, len(rep.Findings)-n)
+		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
