@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -53,6 +54,9 @@ type HookChange struct {
 	Chained string
 	// Updated is true when an older shim of git-evolve's was replaced.
 	Updated bool
+	// Manager names the hook manager whose place the hook was written to
+	// (husky, lefthook, pre-commit), so that its reinstall keeps it.
+	Manager string
 	// Advice, when set, says what the user may do themselves: git-evolve
 	// does not move or edit a hook that git tracks in the repository.
 	Advice string
@@ -74,13 +78,29 @@ func HookLine(name string) string {
 // has is kept, renamed with the Chained suffix, and run first by the shim;
 // a hook file git tracks in the repository is never moved or edited (the
 // advice says what to add). An older shim of git-evolve's is brought up to
-// date. Installing again changes nothing.
+// date. Where a hook manager would rewrite them, the hooks go where it runs
+// them after its own reinstall (managers.go). Installing again changes
+// nothing.
 func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 	dir, err := repo.GitPath("hooks")
 	if err != nil {
 		return nil, err
 	}
+	top, _ := repo.WorkTree()
 	var out []HookChange
+	var lefthookRuns map[string]bool
+	switch detect(top, dir) {
+	case husky:
+		out, err := installHusky(repo, top)
+		if err != nil {
+			return out, err
+		}
+		return out, expectHooks(repo)
+	case lefthook:
+		if lefthookRuns, out, err = installLefthook(repo, top); err != nil {
+			return out, err
+		}
+	}
 	// A hooks directory git tracks (core.hooksPath naming one in the
 	// repository, as hook managers do) is the team's: nothing is written
 	// there, and the advice says what to add and commit.
@@ -92,6 +112,22 @@ func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 			}
 			continue
 		}
+		current, _ := os.ReadFile(filepath.Join(dir, name))
+		if lefthookRuns[name] && isLefthooks(current) {
+			continue // lefthook's hook runs git-evolve's command from its configuration
+		}
+		if isPreCommits(current) {
+			ch, ok, err := installUnderPreCommit(dir, name)
+			if err != nil {
+				return out, err
+			}
+			if ch != nil {
+				out = append(out, *ch)
+			}
+			if ok {
+				continue
+			}
+		}
 		ch, err := installHook(repo, dir, name)
 		if err != nil {
 			return out, err
@@ -100,7 +136,16 @@ func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 			out = append(out, *ch)
 		}
 	}
-	return out, nil
+	return out, expectHooks(repo)
+}
+
+// expectHooks sets HooksKey: from now on a hook that goes missing is told.
+func expectHooks(repo *gitstore.Repo) error {
+	have, err := repo.ConfigGetAll(HooksKey)
+	if err != nil || slices.Contains(have, "true") {
+		return err
+	}
+	return repo.ConfigAdd(HooksKey, "true")
 }
 
 func installHook(repo *gitstore.Repo, dir, name string) (*HookChange, error) {

@@ -138,6 +138,9 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if repo, err := e.Repo(); err == nil {
+		warnMissingHooks(e, repo, []string{"pre-push"}) // this one runs
+	}
 	onlyNotes, any := true, false
 	var unseen []string // remote refs at a commit this clone lacks
 	for _, line := range strings.Split(string(input), "\n") {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
@@ -37,9 +38,13 @@ directory core.hooksPath names): commit-msg (the trailers of an open cycle)
 and pre-push (the ledger goes with your git push, merged, and a ledger that
 fails git evolve verify stops the push). A hook you already have is kept as
 <name>.pre-evolve and runs first; a hook file git tracks in the repository is
-never moved or edited, and nothing is written in a hooks directory git tracks
-(a hook manager's, as core.hooksPath = .husky): then it prints the line to
-add yourself, and commit. Running it again changes nothing.
+never moved or edited, and nothing is written in a hooks directory git tracks:
+then it prints the line to add yourself, and commit. Under a hook manager,
+whose own reinstall rewrites the hooks, they go where it keeps and runs
+them: husky 9's .husky/<name> scripts (commit them), lefthook's
+lefthook-local.yml (kept out of git), pre-commit's <name>.legacy. status,
+verify and the pre-push hook warn when one has gone missing. Running it again
+changes nothing.
 
 In a working tree with the seeds' .agents/evolve directory (AgentOps'
 layout), git-evolve keeps .agents/evolve/cycle-history.jsonl as a local
@@ -86,6 +91,11 @@ func (c initCmd) Run(e *env) error {
 				continue
 			}
 			switch {
+			case h.Manager != "":
+				fmt.Fprintf(e.stdout, "installed the %s hook where %s runs it after its own reinstall: %s\n", h.Name, h.Manager, displayPath(e, h.Path))
+				if h.Manager == "husky" {
+					fmt.Fprintf(e.stderr, "git-evolve: hint: commit %s, so that every clone's husky runs it\n", displayPath(e, h.Path))
+				}
 			case h.Chained != "":
 				fmt.Fprintf(e.stdout, "installed the %s hook: %s (your hook runs first, kept as %s)\n", h.Name, displayPath(e, h.Path), displayPath(e, h.Chained))
 			case h.Updated:
@@ -179,4 +189,20 @@ func (c initCmd) historyFile(e *env, repo *gitstore.Repo) (bool, error) {
 	}
 	reportRefresh(e, res)
 	return changed, nil
+}
+
+// warnMissingHooks warns, once a command, of git-evolve's hooks that git
+// would not run now (a hook manager's reinstall replaced them), but those
+// known to run (the hook that asks).
+func warnMissingHooks(e *env, repo *gitstore.Repo, running []string) {
+	missing, err := setup.MissingHooks(repo)
+	if err != nil {
+		return
+	}
+	missing = slices.DeleteFunc(missing, func(n string) bool { return slices.Contains(running, n) })
+	if len(missing) == 0 {
+		return
+	}
+	fmt.Fprintf(e.stderr, "git-evolve: warning: git-evolve's %s hook(s) are not where git runs them (a hook manager installed again replaces what others wrote there): commits get no cycle trailers\n", strings.Join(missing, ", "))
+	fmt.Fprintf(e.stderr, "git-evolve: hint: run git evolve init again: it puts them where the hook manager keeps them\n")
 }

@@ -120,6 +120,7 @@ func (c *statusCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnMissingHooks(e, l.Repo(), nil)
 	// The last cycles and the quarantines, not the whole history: what
 	// status shows costs what it is (docs/benchmarks.md).
 	s, err := loop.Load(l, loop.LoadOptions{Now: e.now(), Getenv: e.getenv, Recent: 50})

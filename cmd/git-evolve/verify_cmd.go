@@ -50,6 +50,7 @@ func (c *verifyCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnMissingHooks(e, l.Repo(), nil)
 	e.progress("verifying the ledger")
 	noLedgerHint(e, l.Repo())
 	rep, err := audit.VerifyWith(l, audit.VerifyOptions{Revs: c.Range, FromGit: c.Full})
