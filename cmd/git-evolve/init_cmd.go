@@ -193,8 +193,10 @@ func (c initCmd) historyFile(e *env, repo *gitstore.Repo) (bool, error) {
 
 // warnMissingHooks warns, once a command, of git-evolve's hooks that git
 // would not run now (a hook manager's reinstall replaced them), but those
-// known to run (the hook that asks).
+// known to run (the hook that asks); and of the commits the open cycle of
+// this worktree made that lack its trailers (a hook did not run).
 func warnMissingHooks(e *env, repo *gitstore.Repo, running []string) {
+	warnUntrailered(e, repo)
 	missing, err := setup.MissingHooks(repo)
 	if err != nil {
 		return
@@ -205,4 +207,27 @@ func warnMissingHooks(e *env, repo *gitstore.Repo, running []string) {
 	}
 	fmt.Fprintf(e.stderr, "git-evolve: warning: git-evolve's %s hook(s) are not where git runs them (a hook manager installed again replaces what others wrote there): commits get no cycle trailers\n", strings.Join(missing, ", "))
 	fmt.Fprintf(e.stderr, "git-evolve: hint: run git evolve init again: it puts them where the hook manager keeps them\n")
+}
+
+// warnUntrailered warns of the commits made since the open cycle started
+// whose message lacks its Evolve-Id trailer.
+func warnUntrailered(e *env, repo *gitstore.Repo) {
+	l, err := e.Ledger()
+	if err != nil {
+		return
+	}
+	c, err := l.Current()
+	if err != nil || c.Start == "" {
+		return
+	}
+	lacking, err := repo.LackingTrailer("Evolve-Id", c.ID, c.Start+"..HEAD")
+	if err != nil || len(lacking) == 0 {
+		return
+	}
+	shorts := make([]string, len(lacking))
+	for i, h := range lacking {
+		shorts[i] = h.Short()
+	}
+	fmt.Fprintf(e.stderr, "git-evolve: warning: %d commit(s) made in the open cycle %d lack its trailers (%s): git-evolve's commit-msg hook did not run for them\n",
+		len(lacking), c.Cycle, listSome(shorts, 5))
 }
