@@ -54,9 +54,7 @@ command line.
 // closes them, or until it is interrupted. version is the release the
 // build names (empty: the module's version from the build's stamp).
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if version == "" {
-		version = Version()
-	}
+	version = Version(version)
 	dir := "."
 	tools := false
 	for i := 0; i < len(args); i++ {
@@ -185,20 +183,23 @@ func (c *capped) Write(p []byte) (int, error) {
 	return c.Buffer.Write(p)
 }
 
-// Version is the module's version as the build stamped it, with its
-// commit.
-func Version() string {
-	v := "devel"
+// Version is the release (else the module's version as the build stamped
+// it, else devel), with the commit the build's VCS stamp names.
+func Version(release string) string {
+	v := release
 	bi, ok := debug.ReadBuildInfo()
+	if v == "" {
+		v = "devel"
+		if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
 	if !ok {
 		return v
 	}
-	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
 	for _, s := range bi.Settings {
 		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+			v += " (commit " + s.Value[:12] + ")"
 		}
 	}
 	return v
