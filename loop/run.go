@@ -133,6 +133,10 @@ type RunState struct {
 	// resumed finish judges. A branch that moved since while the run stood
 	// stopped holds commits that are not the cycle's.
 	TurnHead string `json:"turn_head,omitempty"`
+	// Resumes counts the run --resume of this run since a cycle of it
+	// last ended: past evolve.run.maxResumes (3, seed 002's
+	// autoResumeAttempts) it is not resumed again.
+	Resumes int `json:"resumes,omitempty"`
 	// written is what save last wrote, for the guard of the agent's turn
 	// to compare the file with.
 	written []byte
@@ -260,6 +264,33 @@ type RunError struct {
 	// Usage marks a refusal of the command line or the repository's state
 	// (exit 10), not a failure while running.
 	Usage bool
+	// Exhausted marks a run resumed more times in a row than
+	// evolve.run.maxResumes allows without a cycle ending: the operator's
+	// to look at (exit 2, as seed 002's dispatcher exits once its
+	// autoResumeAttempts are spent).
+	Exhausted bool
+}
+
+// DefaultMaxResumes is how many times in a row a run is resumed without
+// a cycle of it ending (seed 002's autoResumeAttempts cap).
+const DefaultMaxResumes = 3
+
+// maxResumes reads evolve.run.maxResumes (0: no limit).
+func maxResumes(repo *gitstore.Repo) (int, error) {
+	cfg, err := repo.ConfigSection("evolve")
+	if err != nil {
+		return 0, err
+	}
+	vals := cfg["evolve.run.maxresumes"]
+	if len(vals) == 0 {
+		return DefaultMaxResumes, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(vals[len(vals)-1]))
+	if err != nil || n < 0 {
+		return 0, &RunError{Msg: fmt.Sprintf("git config evolve.run.maxResumes = %q: must be a whole number, 0 (no limit) or more", vals[len(vals)-1]), Usage: true,
+			Hint: "set it to a number, or remove it to use the default (3): git config --unset evolve.run.maxResumes"}
+	}
+	return n, nil
 }
 
 func (e *RunError) Error() string { return e.Msg }
@@ -383,7 +414,21 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		if prior == nil {
 			return nil, &RunError{Msg: "there is no run to resume in this worktree", Hint: "start one with git evolve run --agent '<command>'", Usage: true}
 		}
+		limit, err := maxResumes(repo)
+		if err != nil {
+			return nil, err
+		}
+		if limit > 0 && prior.Resumes >= limit {
+			why := prior.Stopped
+			if why == "" {
+				why = "killed"
+			}
+			return nil, &RunError{Exhausted: true,
+				Msg:  fmt.Sprintf("run %s was resumed %d times in a row and no cycle of it ended (evolve.run.maxResumes is %d; it last stopped: %s): it is not resumed again", prior.ID, prior.Resumes, limit, why),
+				Hint: "find out why it keeps stopping (git evolve status, git evolve halt-check); then resume it once more with a higher limit (git -c evolve.run.maxResumes=" + strconv.Itoa(limit+1) + " evolve run --resume), or close its open cycle (git evolve cycle abort saves its work) and start a new run"}
+		}
 		r = prior
+		r.Resumes++
 		if o.Agent != "" {
 			r.Agent = o.Agent
 		}
@@ -925,6 +970,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		// that stops here completes it when it resumes.
 		e := Ended{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Rung: c.Rung, Result: "aborted", Reason: "the agent " + failure, Commit: saved.String(), Item: c.Item}
 		d.r.Tally.Cycles++
+		d.r.Resumes = 0
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
 		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.TurnHead = PhaseRestore, "", false, nil, ""
@@ -1078,6 +1124,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		d.o.OnFinish(res)
 	}
 	d.r.Tally.Cycles++
+	d.r.Resumes = 0
 	switch {
 	case Delivered(res.Result):
 		d.r.Tally.Productive++
