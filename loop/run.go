@@ -343,6 +343,9 @@ func queueTally(top string) *QueueTally {
 			blockers[it.Blocker] = true
 		}
 	}
+	for _, b := range r.State.Found {
+		blockers[b] = true // read from a failure's output
+	}
 	for _, id := range r.State.Completed {
 		if blockers[id] {
 			t.Unblocked++
@@ -978,11 +981,12 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
-		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, d.now)
+		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, FailureText(d.transcript(), nil), d.now)
 		if err != nil {
 			return nil, false, err
 		}
 		d.r.Cycles[len(d.r.Cycles)-1].Settled = st.Action
+		d.sayBlocker(c, st)
 		if err := d.restore(); err != nil {
 			return nil, false, err
 		}
@@ -1112,11 +1116,16 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	if f := res.Cycle.Finish; f != nil && len(f.Leftover) > 0 && res.Result != ledger.Unchanged {
 		d.say("cycle %d: %s", e.Cycle, cycle.LeftoverLine(f.Leftover))
 	}
-	st, err := Settle(repo, top, res.Cycle, res.Result, false, d.now)
+	var failures []gate.Failure
+	if f := res.Cycle.Finish; f != nil {
+		failures = f.Failures
+	}
+	st, err := Settle(repo, top, res.Cycle, res.Result, false, FailureText(d.transcript(), failures), d.now)
 	if err != nil {
 		return nil, err
 	}
 	e.Settled = st.Action
+	d.sayBlocker(res.Cycle, st)
 	if err := SaveMeasured(repo, res); err != nil {
 		d.say("warning: the goals measured were not stored: %v", err)
 	}
@@ -1403,6 +1412,23 @@ func (d *driver) keepTranscript(c *cycle.OpenCycle) error {
 		return d.r.save(d.gitDir)
 	}
 	return nil
+}
+
+// transcript is the end of the last agent's output, as its transcript
+// keeps it ("" when no agent ran in this invocation).
+func (d *driver) transcript() string {
+	if d.tail == nil {
+		return ""
+	}
+	return string(d.tail.Transcript())
+}
+
+// sayBlocker says the blocker a failed cycle's output named for its
+// roadmap item, which the roadmap now works first.
+func (d *driver) sayBlocker(c *cycle.OpenCycle, st *Settlement) {
+	if st.Blocker != "" {
+		d.say("cycle %d: item %s is blocked by %s, as its failure says: %s is worked first", c.Cycle, goals.CleanText(st.Item), goals.CleanText(st.Blocker), goals.CleanText(st.Blocker))
+	}
 }
 
 // maxCommitMsg bounds the agent's message.
