@@ -74,7 +74,8 @@ var briefRules = []string{
 	"The work is judged in a clean checkout of what will be committed, first with the tests, test configuration and check scripts as they were when the cycle started, then with yours: new tests must pass too, fewer tests passing is a regression, and a cycle that changes only tests is not improved.",
 	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
 	"To give the cycle's commit your own message, write it to the file $EVOLVE_COMMIT_MSG names (in the working tree; the driver adds its trailers).",
-	"Nothing here needs .git to be writable: the files the driver reads ($EVOLVE_COMMIT_MSG, $EVOLVE_VERDICTS) are in the working tree, and commits of your own are optional.",
+	"A cycle that edits skills/evolve/SKILL.md adds a hypothesis of what the edit will do (a JSON line {\"id\", \"patch\", \"hypothesis\", \"measure\"} in the file $EVOLVE_HYPOTHESES names): without one it is not improved.",
+	"Nothing here needs .git to be writable: the files the driver reads ($EVOLVE_COMMIT_MSG, $EVOLVE_VERDICTS, $EVOLVE_HYPOTHESES) are in the working tree, and commits of your own are optional.",
 }
 
 // lastFailures are the last n cycles whose gate failed, newest first.

@@ -879,7 +879,8 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		"EVOLVE_RESTORATIVE": strconv.FormatBool(w.Restorative), "EVOLVE_STRATEGY": d.r.Strategy,
 		"EVOLVE_BRIEF": md, "EVOLVE_BRIEF_JSON": js, "EVOLVE_RUN_ID": d.r.ID, "EVOLVE_RUNG": w.Rung, "EVOLVE_ITEM": c.Item,
 		"EVOLVE_RESUMED": strconv.FormatBool(resumed), "EVOLVE_COMMIT_MSG": filepath.Join(s.Top, filepath.FromSlash(CommitMsgFile)),
-		"EVOLVE_VERDICTS": filepath.Join(s.Top, filepath.FromSlash(VerdictsFile)),
+		"EVOLVE_VERDICTS":   filepath.Join(s.Top, filepath.FromSlash(VerdictsFile)),
+		"EVOLVE_HYPOTHESES": filepath.Join(s.Top, filepath.FromSlash(NewHypothesesFile)),
 	}
 	// What the agent writes for the driver is in the working tree (its
 	// sandbox may keep .git read-only), out of git, and never left over
@@ -889,7 +890,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 			return nil, false, err
 		}
 	}
-	for _, f := range []string{CommitMsgFile, VerdictsFile} {
+	for _, f := range []string{CommitMsgFile, VerdictsFile, NewHypothesesFile} {
 		if err := os.Remove(filepath.Join(s.Top, filepath.FromSlash(f))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, false, err
 		}
@@ -927,6 +928,9 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 			d.say("warning: cycle %d: the agent's transcript was not kept: %v", c.Cycle, terr)
 		}
 		for _, m := range recordVerdicts(d.l.Repo(), s.Top, d.now()) {
+			d.say("cycle %d: %s", c.Cycle, m)
+		}
+		for _, m := range recordNewHypotheses(d.l.Repo(), s.Top, c.Cycle, d.now()) {
 			d.say("cycle %d: %s", c.Cycle, m)
 		}
 	}
@@ -1060,7 +1064,8 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	opts := cycle.FinishOptions{Message: msg, QualityScore: quality, Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
 		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
 		Resuming:  resuming,
-		Tampering: refused}
+		Tampering: refused,
+		Require:   RequireHypothesis(d.l.Repo())}
 	if k := d.r.Kept; k != nil && k.ID == c.ID {
 		opts.Kept = k
 	}

@@ -43,7 +43,9 @@ EVOLVE_START_SHA, EVOLVE_RESTORATIVE (true after a failed gate: fix what is
 red), EVOLVE_STRATEGY, EVOLVE_RUNG, EVOLVE_ITEM, EVOLVE_RUN_ID, EVOLVE_RESUMED,
 EVOLVE_COMMIT_MSG (a file: the message the agent leaves there is the improved
 commit's, the trailers added), EVOLVE_VERDICTS (a file: the verdicts of the
-hypotheses due, a JSON line each, which the driver records),
+hypotheses due, a JSON line each, which the driver records), EVOLVE_HYPOTHESES
+(a file: hypotheses the agent adds, a JSON line each; a cycle that edits
+skills/evolve/SKILL.md needs one, or its gate fails),
 and EVOLVE_BRIEF (EVOLVE_BRIEF_JSON): the selected work, the failing goals,
 the hypotheses due and the last three failed gates. The agent only changes the
 working tree; git evolve stop, kill, resume and the cycle commands are refused
