@@ -40,6 +40,9 @@ type Brief struct {
 	LearningKeywords []string   `json:"learning_keywords"`
 	Learnings        []Learning `json:"learnings"`
 	Rules            []string   `json:"rules"`
+	// Contracts are the repository's own contracts for its loop (its
+	// execution profile, its program), as the working tree holds them.
+	Contracts []Contract `json:"contracts,omitempty"`
 }
 
 // BriefGoal is a failing goal as the agent sees it.
@@ -139,6 +142,7 @@ func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goal
 	if b.Due == nil {
 		b.Due = []Hypothesis{}
 	}
+	b.Contracts = ReadContracts(s.Top)
 	return b, nil
 }
 
@@ -251,6 +255,8 @@ func (b *Brief) Markdown() []byte {
 				what = "the tests counted"
 			case "ruler":
 				what = "the ruler"
+			case "hypothesis", "scope":
+				what = md(x.Name)
 			}
 			if x.OwnRuler {
 				what += ", with the cycle's own ruler"
@@ -265,6 +271,33 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintf(&w, "\n## Learnings that name the last failure\n\nLines of %s that name %s:\n\n", LearningsDir, md(strings.Join(b.LearningKeywords, ", ")))
 		for _, l := range b.Learnings {
 			fmt.Fprintf(&w, "- %s:%d: %s\n", md(l.File), l.Line, md(l.Text))
+		}
+	}
+	for _, c := range b.Contracts {
+		fmt.Fprintf(&w, "\n## The repository's contract: %s\n\n", md(c.Path))
+		for _, f := range []struct {
+			name  string
+			items []string
+			code  bool
+		}{{"Read first (startup_reads)", c.StartupReads, true}, {"Validation commands (validation_commands: run them to check the work; the judge runs GOALS.yaml's gate:)", c.ValidationCommands, true},
+			{"Tracker commands (tracker_commands)", c.TrackerCommands, true}, {"Definition of done (definition_of_done)", c.DefinitionOfDone, false},
+			{"Mutable scope (mutable_scope)", c.MutableScope, true}, {"Decision policy (decision_policy)", c.DecisionPolicy, false},
+			{"Stop conditions (stop_conditions)", c.StopConditions, false}} {
+			if len(f.items) == 0 {
+				continue
+			}
+			fmt.Fprintf(&w, "%s:\n\n", f.name)
+			if f.name == "Mutable scope (mutable_scope)" && c.Path != ProfileFile {
+				fmt.Fprintf(&w, "A change outside it fails the gate (the loop's own files under .agents/ aside): the scope is the one %s had as the cycle started.\n\n", md(c.Path))
+			}
+			for _, it := range f.items {
+				if f.code {
+					fmt.Fprintf(&w, "- %s\n", escape.Code(it))
+				} else {
+					fmt.Fprintf(&w, "- %s\n", md(it))
+				}
+			}
+			fmt.Fprintln(&w)
 		}
 	}
 	fmt.Fprintf(&w, "\n## Rules\n\n")

@@ -508,6 +508,15 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	d := &driver{l: l, o: o, r: r, gitDir: gitDir, hold: hold, now: now, progress: progress, timeout: timeout}
+	if top, err := repo.WorkTree(); err == nil {
+		// Seed 004: a profile that lacks a field it requires is said
+		// before the first cycle; the run goes on without it.
+		for _, c := range ReadContracts(top) {
+			if miss := c.Missing(ProfileRequired); c.Path == ProfileFile && len(miss) > 0 {
+				d.say("warning: %s gives no %s: the agent's brief goes without", ProfileFile, strings.Join(miss, ", "))
+			}
+		}
+	}
 	if o.Resume && prior.Stopped == "" && prior.Phase == PhaseAgent && open != nil && open.Run == prior.ID {
 		// The last run was killed while its agent worked: the agent may
 		// have gone on alone, with run.json in reach.
@@ -1065,7 +1074,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
 		Resuming:  resuming,
 		Tampering: refused,
-		Require:   RequireHypothesis(d.l.Repo())}
+		Require:   Requirements(d.l.Repo())}
 	if k := d.r.Kept; k != nil && k.ID == c.ID {
 		opts.Kept = k
 	}

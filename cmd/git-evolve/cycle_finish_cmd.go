@@ -130,7 +130,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			n = len(f.Goals)
 		}
 	}
-	opts := cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify, Require: loop.RequireHypothesis(l.Repo())}
+	opts := cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify, Require: loop.Requirements(l.Repo())}
 	if len(c.Accept) > 0 {
 		// The ruler is the operator's: no agent a run drives accepts a
 		// change of it.
@@ -257,7 +257,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		switch x.What {
 		case "ruler":
 			fmt.Fprintf(w, "  ruler only: %s\n", termLine(x.Reason))
-		case "hypothesis":
+		case "hypothesis", "scope":
 			fmt.Fprintf(w, "  %s: %s\n", termLine(x.Name), termLine(x.Reason))
 		}
 	}
