@@ -243,6 +243,10 @@ type FinishOptions struct {
 	// cycle's version of them, and the record keeps who accepted what.
 	AcceptRuler []string
 	AcceptWhy   string
+	// Require, when set, is a rule of the caller's the cycle's work must
+	// meet, given the paths it changed: each failure it returns fails the
+	// gate (the cycle regresses), as a failed test command does.
+	Require func(c *OpenCycle, changed []string) []gate.Failure
 }
 
 // FinishResult is what Finish did.
@@ -604,7 +608,19 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 			f.Failures = []gate.Failure{{What: "ruler", Name: "ruler only", Status: goals.Fail,
 				Reason: "the cycle changed only files that judge it: " + rulerList(changes) + "; a person accepts such a change with git evolve cycle finish --accept-ruler-change PATH -m why"}}
 		}
-		if v.Regression() || (own != nil && own.Regression()) || onlyRuler || len(moved) > 0 || len(links) > 0 {
+		var required []gate.Failure
+		if opts.Require != nil {
+			paths := make([]string, len(files))
+			for i, fc := range files {
+				paths[i] = fc.Path
+			}
+			required = opts.Require(c, paths)
+			f.Failures = append(f.Failures, required...)
+			if len(required) > 0 && !strings.HasPrefix(f.Gate, "FAIL") {
+				f.Gate = "FAIL: " + required[0].Name
+			}
+		}
+		if v.Regression() || (own != nil && own.Regression()) || onlyRuler || len(moved) > 0 || len(links) > 0 || len(required) > 0 {
 			f.Result = ledger.Regressed
 		}
 		f.Holdout = v.Holdout

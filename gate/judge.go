@@ -90,7 +90,7 @@ func (v *Verdict) Regressed() []GoalChange {
 // Failure is one reason a cycle's gate failed, with the failure's own
 // words: a test command that did not pass, or a goal that regressed.
 type Failure struct {
-	What   string `json:"what"` // "gate" (a test command), "goal", "census" (tests vanished, or hidden), "holdout" (holdout checks regressed: never which), "hook" (a commit hook that refused), or "ruler" (the cycle changed only its ruler)
+	What   string `json:"what"` // "gate" (a test command), "goal", "census" (tests vanished, or hidden), "holdout" (holdout checks regressed: never which), "hook" (a commit hook that refused), "ruler" (the cycle changed only its ruler), "hypothesis" (the cycle edited skills/evolve/SKILL.md without adding a hypothesis), or "scope" (it changed files outside its program's mutable_scope)
 	Name   string `json:"name"` // the command, or the goal's id
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`

@@ -25,10 +25,16 @@ const (
 	Unchanged   = "unchanged"
 	Harvested   = "harvested"
 	Quarantined = "quarantined"
+	// ContextHandoff is a turn that ended because the agent's context ran
+	// out, with .agents/evolve/HANDOFF written for the next (seed 003's
+	// Step 7): a local record, as idle ones are, that counts neither as
+	// work nor against the loop.
+	ContextHandoff = "context-handoff"
 )
 
-// Results lists the valid results in the seeds' order.
-var Results = []string{Improved, Regressed, Unchanged, Harvested, Quarantined}
+// Results lists the valid results: the seeds' five in their order, then
+// seed 003's context-handoff.
+var Results = []string{Improved, Regressed, Unchanged, Harvested, Quarantined, ContextHandoff}
 
 // ValidResult reports whether s is one of Results.
 func ValidResult(s string) bool {

@@ -317,7 +317,7 @@ func TestCommit(t *testing.T) {
 }
 
 func TestResults(t *testing.T) {
-	want := []string{"improved", "regressed", "unchanged", "harvested", "quarantined"}
+	want := []string{"improved", "regressed", "unchanged", "harvested", "quarantined", "context-handoff"}
 	if !reflect.DeepEqual(Results, want) {
 		t.Errorf("Results = %v, want %v", Results, want)
 	}

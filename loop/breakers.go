@@ -132,11 +132,12 @@ func Breakers(events []Event, lastResume, now, runStart time.Time, t Thresholds)
 	return trips
 }
 
-// work drops the records that are no cycle of work (quarantined ones).
+// work drops the records that are no cycle of work (quarantined ones, and
+// context handoffs: the agent's context ran out, its turn told nothing).
 func work(events []Event) []Event {
 	out := make([]Event, 0, len(events))
 	for _, e := range events {
-		if e.Result != ledger.Quarantined {
+		if e.Result != ledger.Quarantined && e.Result != ledger.ContextHandoff {
 			out = append(out, e)
 		}
 	}

@@ -40,6 +40,9 @@ type Brief struct {
 	LearningKeywords []string   `json:"learning_keywords"`
 	Learnings        []Learning `json:"learnings"`
 	Rules            []string   `json:"rules"`
+	// Contracts are the repository's own contracts for its loop (its
+	// execution profile, its program), as the working tree holds them.
+	Contracts []Contract `json:"contracts,omitempty"`
 }
 
 // BriefGoal is a failing goal as the agent sees it.
@@ -74,7 +77,8 @@ var briefRules = []string{
 	"The work is judged in a clean checkout of what will be committed, first with the tests, test configuration and check scripts as they were when the cycle started, then with yours: new tests must pass too, fewer tests passing is a regression, and a cycle that changes only tests is not improved.",
 	"A goal that regresses reverts the whole cycle; what you write under .agents/ survives the revert.",
 	"To give the cycle's commit your own message, write it to the file $EVOLVE_COMMIT_MSG names (in the working tree; the driver adds its trailers).",
-	"Nothing here needs .git to be writable: the files the driver reads ($EVOLVE_COMMIT_MSG, $EVOLVE_VERDICTS) are in the working tree, and commits of your own are optional.",
+	"A cycle that edits skills/evolve/SKILL.md adds a hypothesis of what the edit will do (a JSON line {\"id\", \"patch\", \"hypothesis\", \"measure\"} in the file $EVOLVE_HYPOTHESES names): without one it is not improved.",
+	"Nothing here needs .git to be writable: the files the driver reads ($EVOLVE_COMMIT_MSG, $EVOLVE_VERDICTS, $EVOLVE_HYPOTHESES) are in the working tree, and commits of your own are optional.",
 }
 
 // lastFailures are the last n cycles whose gate failed, newest first.
@@ -138,6 +142,7 @@ func newBrief(s *State, r *RunState, c *cycle.OpenCycle, w *Work, measured *goal
 	if b.Due == nil {
 		b.Due = []Hypothesis{}
 	}
+	b.Contracts = ReadContracts(s.Top)
 	return b, nil
 }
 
@@ -250,6 +255,8 @@ func (b *Brief) Markdown() []byte {
 				what = "the tests counted"
 			case "ruler":
 				what = "the ruler"
+			case "hypothesis", "scope":
+				what = md(x.Name)
 			}
 			if x.OwnRuler {
 				what += ", with the cycle's own ruler"
@@ -264,6 +271,33 @@ func (b *Brief) Markdown() []byte {
 		fmt.Fprintf(&w, "\n## Learnings that name the last failure\n\nLines of %s that name %s:\n\n", LearningsDir, md(strings.Join(b.LearningKeywords, ", ")))
 		for _, l := range b.Learnings {
 			fmt.Fprintf(&w, "- %s:%d: %s\n", md(l.File), l.Line, md(l.Text))
+		}
+	}
+	for _, c := range b.Contracts {
+		fmt.Fprintf(&w, "\n## The repository's contract: %s\n\n", md(c.Path))
+		for _, f := range []struct {
+			name  string
+			items []string
+			code  bool
+		}{{"Read first (startup_reads)", c.StartupReads, true}, {"Validation commands (validation_commands: run them to check the work; the judge runs GOALS.yaml's gate:)", c.ValidationCommands, true},
+			{"Tracker commands (tracker_commands)", c.TrackerCommands, true}, {"Definition of done (definition_of_done)", c.DefinitionOfDone, false},
+			{"Mutable scope (mutable_scope)", c.MutableScope, true}, {"Decision policy (decision_policy)", c.DecisionPolicy, false},
+			{"Stop conditions (stop_conditions)", c.StopConditions, false}} {
+			if len(f.items) == 0 {
+				continue
+			}
+			fmt.Fprintf(&w, "%s:\n\n", f.name)
+			if f.name == "Mutable scope (mutable_scope)" && c.Path != ProfileFile {
+				fmt.Fprintf(&w, "A change outside it fails the gate (the loop's own files under .agents/ aside): the scope is the one %s had as the cycle started.\n\n", md(c.Path))
+			}
+			for _, it := range f.items {
+				if f.code {
+					fmt.Fprintf(&w, "- %s\n", escape.Code(it))
+				} else {
+					fmt.Fprintf(&w, "- %s\n", md(it))
+				}
+			}
+			fmt.Fprintln(&w)
 		}
 	}
 	fmt.Fprintf(&w, "\n## Rules\n\n")

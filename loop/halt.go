@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // The halt reasons, in the order halt-check weighs them (the seeds' names).
@@ -230,8 +232,8 @@ func (s *State) CheckHalt(ctx context.Context, o HaltOptions) (*Halt, error) {
 	// The last cycle's gate failed: the next one is restorative.
 	for i := len(s.Events) - 1; i >= 0; i-- {
 		e := s.Events[i]
-		if e.Result == "quarantined" {
-			continue
+		if e.Result == ledger.Quarantined || e.Result == ledger.ContextHandoff {
+			continue // no cycle of work
 		}
 		if e.Failed() {
 			h.Restorative = true

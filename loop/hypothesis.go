@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 )
@@ -270,6 +273,92 @@ func recordVerdicts(repo *gitstore.Repo, top string, now time.Time) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("hypothesis %s: %s (recorded from %s)", goals.CleanText(h.ID), h.Status, VerdictsFile))
+	}
+	return out
+}
+
+// SkillFile is the file seed 001's Mechanism 3 watches: a cycle that edits
+// it adds a hypothesis of what the edit will do.
+const SkillFile = "skills/evolve/SKILL.md"
+
+// HypothesisCheckAfter is how many cycles after it lands a hypothesis an
+// agent of a run adds is checked, when it says not (seed 001: N+15).
+const HypothesisCheckAfter = 15
+
+// RequireHypothesis is seed 001's rule for cycle.FinishOptions.Require: a
+// cycle whose work changes SkillFile has added a hypothesis landed in it
+// (cycle_landed is its number); without one the gate fails, naming what to
+// add.
+func RequireHypothesis(repo *gitstore.Repo) func(c *cycle.OpenCycle, changed []string) []gate.Failure {
+	return func(c *cycle.OpenCycle, changed []string) []gate.Failure {
+		if !slices.Contains(changed, SkillFile) {
+			return nil
+		}
+		hs, err := Hypotheses(repo)
+		if err == nil {
+			for _, h := range hs {
+				if h.CycleLanded == c.Cycle {
+					return nil
+				}
+			}
+		}
+		why := fmt.Sprintf("the cycle edits %s and added no hypothesis landed in cycle %d (seed 001: an edit of the skill says what it is expected to do, and how to measure it)", SkillFile, c.Cycle)
+		if err != nil {
+			why = fmt.Sprintf("the cycle edits %s and the hypothesis ledger cannot be read: %v", SkillFile, err)
+		}
+		return []gate.Failure{{What: "hypothesis", Name: "no hypothesis for " + SkillFile, Status: goals.Fail,
+			Reason: why + fmt.Sprintf("; add one before the finish: git evolve hypothesis add --id H%d.1 --cycle-landed %d --check-at-cycle %d --patch '…' --hypothesis '…' --measure '…' (an agent of git evolve run: a JSON line in %s)",
+				c.Cycle, c.Cycle, c.Cycle+HypothesisCheckAfter, NewHypothesesFile)}}
+	}
+}
+
+// maxNewHypotheses bounds the file of hypotheses an agent writes.
+const maxNewHypotheses = 256 << 10
+
+// recordNewHypotheses adds the hypotheses an agent of a run wrote to
+// NewHypothesesFile under top (a JSON object a line, the fields of git
+// evolve hypothesis add: id, patch, hypothesis, measure, and cycle_landed,
+// check_at_cycle, which default to the cycle and 15 cycles later) as git
+// evolve hypothesis add does, and removes the file. It returns what it
+// did, a sentence a line, for the run to say; a line that is no
+// hypothesis, or that the ledger refuses, is said and skipped.
+func recordNewHypotheses(repo *gitstore.Repo, top string, cycleNo int, now time.Time) []string {
+	path := filepath.Join(top, filepath.FromSlash(NewHypothesesFile))
+	f, err := openAgentFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		os.Remove(path)
+		return []string{fmt.Sprintf("%s was not read: %v", NewHypothesesFile, err)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxNewHypotheses))
+	f.Close()
+	os.Remove(path)
+	if err != nil {
+		return []string{"the new hypotheses could not be read: " + err.Error()}
+	}
+	var out []string
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var h Hypothesis
+		if err := json.Unmarshal([]byte(line), &h); err != nil {
+			out = append(out, fmt.Sprintf("%s line %d is no hypothesis: %v", NewHypothesesFile, i+1, err))
+			continue
+		}
+		if h.CycleLanded == 0 {
+			h.CycleLanded = cycleNo
+		}
+		if h.CheckAtCycle == 0 {
+			h.CheckAtCycle = h.CycleLanded + HypothesisCheckAfter
+		}
+		if err := AddHypothesis(repo, h, now); err != nil {
+			out = append(out, fmt.Sprintf("%s line %d: %s", NewHypothesesFile, i+1, goals.CleanText(err.Error())))
+			continue
+		}
+		out = append(out, fmt.Sprintf("hypothesis %s added (landed in cycle %d, checked at %d; from %s)", goals.CleanText(strings.TrimSpace(h.ID)), h.CycleLanded, h.CheckAtCycle, NewHypothesesFile))
 	}
 	return out
 }

@@ -154,16 +154,18 @@ func (m Markers) Write(name, reason string, cycle int, by string, now time.Time)
 // and the seeds' files git-evolve keeps from the ledger (package mirror):
 // kept out of git before any agent's turn, whatever writes them during it.
 var markerPatterns = []string{"/.agents/evolve/STOP", "/.agents/evolve/DORMANT", "/.agents/evolve/HANDOFF", "/.agents/evolve/*.tmp",
-	"/" + CommitMsgFile, "/" + VerdictsFile,
+	"/" + CommitMsgFile, "/" + VerdictsFile, "/" + NewHypothesesFile,
 	"/.agents/evolve/cycle-history.jsonl", "/.agents/evolve/fitness-latest.json", "/.agents/evolve/fitness-0-baseline.json"}
 
 // The files an agent of a run writes for the driver, in the working tree
 // (an agent's sandbox may keep .git read-only): the improved commit's
-// message ($EVOLVE_COMMIT_MSG), and the verdicts of the hypotheses due
-// ($EVOLVE_VERDICTS). Local, never committed.
+// message ($EVOLVE_COMMIT_MSG), the verdicts of the hypotheses due
+// ($EVOLVE_VERDICTS) and the hypotheses it adds ($EVOLVE_HYPOTHESES).
+// Local, never committed.
 const (
-	CommitMsgFile = ".agents/evolve/commit-msg"
-	VerdictsFile  = ".agents/evolve/verdicts.jsonl"
+	CommitMsgFile     = ".agents/evolve/commit-msg"
+	VerdictsFile      = ".agents/evolve/verdicts.jsonl"
+	NewHypothesesFile = ".agents/evolve/new-hypotheses.jsonl"
 )
 
 // ExcludeMarkers adds the markers' patterns that the info/exclude file at

@@ -133,6 +133,10 @@ type RunState struct {
 	// resumed finish judges. A branch that moved since while the run stood
 	// stopped holds commits that are not the cycle's.
 	TurnHead string `json:"turn_head,omitempty"`
+	// Resumes counts the run --resume of this run since a cycle of it
+	// last ended: past evolve.run.maxResumes (3, seed 002's
+	// autoResumeAttempts) it is not resumed again.
+	Resumes int `json:"resumes,omitempty"`
 	// written is what save last wrote, for the guard of the agent's turn
 	// to compare the file with.
 	written []byte
@@ -260,6 +264,33 @@ type RunError struct {
 	// Usage marks a refusal of the command line or the repository's state
 	// (exit 10), not a failure while running.
 	Usage bool
+	// Exhausted marks a run resumed more times in a row than
+	// evolve.run.maxResumes allows without a cycle ending: the operator's
+	// to look at (exit 2, as seed 002's dispatcher exits once its
+	// autoResumeAttempts are spent).
+	Exhausted bool
+}
+
+// DefaultMaxResumes is how many times in a row a run is resumed without
+// a cycle of it ending (seed 002's autoResumeAttempts cap).
+const DefaultMaxResumes = 3
+
+// maxResumes reads evolve.run.maxResumes (0: no limit).
+func maxResumes(repo *gitstore.Repo) (int, error) {
+	cfg, err := repo.ConfigSection("evolve")
+	if err != nil {
+		return 0, err
+	}
+	vals := cfg["evolve.run.maxresumes"]
+	if len(vals) == 0 {
+		return DefaultMaxResumes, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(vals[len(vals)-1]))
+	if err != nil || n < 0 {
+		return 0, &RunError{Msg: fmt.Sprintf("git config evolve.run.maxResumes = %q: must be a whole number, 0 (no limit) or more", vals[len(vals)-1]), Usage: true,
+			Hint: "set it to a number, or remove it to use the default (3): git config --unset evolve.run.maxResumes"}
+	}
+	return n, nil
 }
 
 func (e *RunError) Error() string { return e.Msg }
@@ -311,6 +342,9 @@ func queueTally(top string) *QueueTally {
 		if it.Blocker != "" {
 			blockers[it.Blocker] = true
 		}
+	}
+	for _, b := range r.State.Found {
+		blockers[b] = true // read from a failure's output
 	}
 	for _, id := range r.State.Completed {
 		if blockers[id] {
@@ -383,7 +417,21 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		if prior == nil {
 			return nil, &RunError{Msg: "there is no run to resume in this worktree", Hint: "start one with git evolve run --agent '<command>'", Usage: true}
 		}
+		limit, err := maxResumes(repo)
+		if err != nil {
+			return nil, err
+		}
+		if limit > 0 && prior.Resumes >= limit {
+			why := prior.Stopped
+			if why == "" {
+				why = "killed"
+			}
+			return nil, &RunError{Exhausted: true,
+				Msg:  fmt.Sprintf("run %s was resumed %d times in a row and no cycle of it ended (evolve.run.maxResumes is %d; it last stopped: %s): it is not resumed again", prior.ID, prior.Resumes, limit, why),
+				Hint: "find out why it keeps stopping (git evolve status, git evolve halt-check); then resume it once more with a higher limit (git -c evolve.run.maxResumes=" + strconv.Itoa(limit+1) + " evolve run --resume), or close its open cycle (git evolve cycle abort saves its work) and start a new run"}
+		}
 		r = prior
+		r.Resumes++
 		if o.Agent != "" {
 			r.Agent = o.Agent
 		}
@@ -460,6 +508,15 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	d := &driver{l: l, o: o, r: r, gitDir: gitDir, hold: hold, now: now, progress: progress, timeout: timeout}
+	if top, err := repo.WorkTree(); err == nil {
+		// Seed 004: a profile that lacks a field it requires is said
+		// before the first cycle; the run goes on without it.
+		for _, c := range ReadContracts(top) {
+			if miss := c.Missing(ProfileRequired); c.Path == ProfileFile && len(miss) > 0 {
+				d.say("warning: %s gives no %s: the agent's brief goes without", ProfileFile, strings.Join(miss, ", "))
+			}
+		}
+	}
 	if o.Resume && prior.Stopped == "" && prior.Phase == PhaseAgent && open != nil && open.Run == prior.ID {
 		// The last run was killed while its agent worked: the agent may
 		// have gone on alone, with run.json in reach.
@@ -831,7 +888,8 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		"EVOLVE_RESTORATIVE": strconv.FormatBool(w.Restorative), "EVOLVE_STRATEGY": d.r.Strategy,
 		"EVOLVE_BRIEF": md, "EVOLVE_BRIEF_JSON": js, "EVOLVE_RUN_ID": d.r.ID, "EVOLVE_RUNG": w.Rung, "EVOLVE_ITEM": c.Item,
 		"EVOLVE_RESUMED": strconv.FormatBool(resumed), "EVOLVE_COMMIT_MSG": filepath.Join(s.Top, filepath.FromSlash(CommitMsgFile)),
-		"EVOLVE_VERDICTS": filepath.Join(s.Top, filepath.FromSlash(VerdictsFile)),
+		"EVOLVE_VERDICTS":   filepath.Join(s.Top, filepath.FromSlash(VerdictsFile)),
+		"EVOLVE_HYPOTHESES": filepath.Join(s.Top, filepath.FromSlash(NewHypothesesFile)),
 	}
 	// What the agent writes for the driver is in the working tree (its
 	// sandbox may keep .git read-only), out of git, and never left over
@@ -841,7 +899,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 			return nil, false, err
 		}
 	}
-	for _, f := range []string{CommitMsgFile, VerdictsFile} {
+	for _, f := range []string{CommitMsgFile, VerdictsFile, NewHypothesesFile} {
 		if err := os.Remove(filepath.Join(s.Top, filepath.FromSlash(f))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, false, err
 		}
@@ -879,6 +937,9 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 			d.say("warning: cycle %d: the agent's transcript was not kept: %v", c.Cycle, terr)
 		}
 		for _, m := range recordVerdicts(d.l.Repo(), s.Top, d.now()) {
+			d.say("cycle %d: %s", c.Cycle, m)
+		}
+		for _, m := range recordNewHypotheses(d.l.Repo(), s.Top, c.Cycle, d.now()) {
 			d.say("cycle %d: %s", c.Cycle, m)
 		}
 	}
@@ -925,6 +986,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		// that stops here completes it when it resumes.
 		e := Ended{Cycle: c.Cycle, ID: c.ID, Target: c.Target, Rung: c.Rung, Result: "aborted", Reason: "the agent " + failure, Commit: saved.String(), Item: c.Item}
 		d.r.Tally.Cycles++
+		d.r.Resumes = 0
 		d.r.Tally.Aborted++
 		d.r.Cycles = append(d.r.Cycles, e)
 		d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.TurnHead = PhaseRestore, "", false, nil, ""
@@ -932,11 +994,12 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		if err := d.r.save(d.gitDir); err != nil {
 			return nil, false, err
 		}
-		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, d.now)
+		st, err := Settle(d.l.Repo(), s.Top, c, ledger.Unchanged, true, FailureText(d.transcript(), nil), d.now)
 		if err != nil {
 			return nil, false, err
 		}
 		d.r.Cycles[len(d.r.Cycles)-1].Settled = st.Action
+		d.sayBlocker(c, st)
 		if err := d.restore(); err != nil {
 			return nil, false, err
 		}
@@ -1010,7 +1073,8 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	opts := cycle.FinishOptions{Message: msg, QualityScore: quality, Progress: func(m string) { d.say("cycle %d: %s", c.Cycle, m) },
 		OnCheck:   func(id string) { d.say("cycle %d: gate: measuring %s", c.Cycle, id) },
 		Resuming:  resuming,
-		Tampering: refused}
+		Tampering: refused,
+		Require:   Requirements(d.l.Repo())}
 	if k := d.r.Kept; k != nil && k.ID == c.ID {
 		opts.Kept = k
 	}
@@ -1066,11 +1130,16 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	if f := res.Cycle.Finish; f != nil && len(f.Leftover) > 0 && res.Result != ledger.Unchanged {
 		d.say("cycle %d: %s", e.Cycle, cycle.LeftoverLine(f.Leftover))
 	}
-	st, err := Settle(repo, top, res.Cycle, res.Result, false, d.now)
+	var failures []gate.Failure
+	if f := res.Cycle.Finish; f != nil {
+		failures = f.Failures
+	}
+	st, err := Settle(repo, top, res.Cycle, res.Result, false, FailureText(d.transcript(), failures), d.now)
 	if err != nil {
 		return nil, err
 	}
 	e.Settled = st.Action
+	d.sayBlocker(res.Cycle, st)
 	if err := SaveMeasured(repo, res); err != nil {
 		d.say("warning: the goals measured were not stored: %v", err)
 	}
@@ -1078,6 +1147,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		d.o.OnFinish(res)
 	}
 	d.r.Tally.Cycles++
+	d.r.Resumes = 0
 	switch {
 	case Delivered(res.Result):
 		d.r.Tally.Productive++
@@ -1356,6 +1426,23 @@ func (d *driver) keepTranscript(c *cycle.OpenCycle) error {
 		return d.r.save(d.gitDir)
 	}
 	return nil
+}
+
+// transcript is the end of the last agent's output, as its transcript
+// keeps it ("" when no agent ran in this invocation).
+func (d *driver) transcript() string {
+	if d.tail == nil {
+		return ""
+	}
+	return string(d.tail.Transcript())
+}
+
+// sayBlocker says the blocker a failed cycle's output named for its
+// roadmap item, which the roadmap now works first.
+func (d *driver) sayBlocker(c *cycle.OpenCycle, st *Settlement) {
+	if st.Blocker != "" {
+		d.say("cycle %d: item %s is blocked by %s, as its failure says: %s is worked first", c.Cycle, goals.CleanText(st.Item), goals.CleanText(st.Blocker), goals.CleanText(st.Blocker))
+	}
 }
 
 // maxCommitMsg bounds the agent's message.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/queue"
 )
 
@@ -410,7 +411,7 @@ func (s *State) trailingMode() (string, int) {
 	mode, n := "", 0
 	for i := len(s.Events) - 1; i >= 0; i-- {
 		e := s.Events[i]
-		if e.Result == "quarantined" {
+		if e.Result == ledger.Quarantined || e.Result == ledger.ContextHandoff {
 			continue
 		}
 		m := modeOf(e.Rung, e.Target)

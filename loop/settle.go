@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/fitness"
+	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -107,6 +110,9 @@ func (s *State) Untake(w *Work) error {
 type Settlement struct {
 	Item   string `json:"item,omitempty"`
 	Action string `json:"action,omitempty"` // consumed, released, released-failed, kept, gone, done, failed, escalated
+	// Blocker is what the failed cycle's output said blocks its roadmap
+	// item (queue.FindBlocker), worked first from now on.
+	Blocker string `json:"blocker,omitempty"`
 }
 
 // Delivered reports whether a cycle that ended with result delivered work
@@ -124,8 +130,11 @@ func Delivered(result string) bool {
 // claimed it since: then it is left to them) and counts a failure on the
 // roadmap item (escalated after 3); an unchanged one releases the queue
 // item as it was, and counts a failure on the roadmap item (nothing was
-// delivered).
-func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, aborted bool, now func() time.Time) (*Settlement, error) {
+// delivered). A roadmap item's failure is read for a blocker (output: what
+// the agent printed and the gate's failures, untrusted: see
+// queue.FindBlocker); one it names is worked before the item, as a
+// declared blocker is.
+func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, aborted bool, output string, now func() time.Time) (*Settlement, error) {
 	if c.Item == "" {
 		return &Settlement{}, nil
 	}
@@ -146,6 +155,12 @@ func Settle(repo *gitstore.Repo, top string, c *cycle.OpenCycle, result string, 
 			st.Action = "escalated"
 		default:
 			st.Action = "failed"
+			known := func(id string) bool {
+				return slices.ContainsFunc(r.Items, func(it queue.RoadmapItem) bool { return it.ID == id })
+			}
+			if b := queue.FindBlocker(output, c.Item, known); b != "" && r.State.FoundBlocker(c.Item, b) {
+				st.Blocker = b
+			}
 		}
 		if err := r.State.Save(r.StatePath); err != nil {
 			return st, err
@@ -200,7 +215,7 @@ func (s *State) Reconcile() ([]Settlement, error) {
 		if err != nil || e.Time.Before(claimed.Add(-time.Second)) {
 			continue // the record is of an earlier claim
 		}
-		st, err := Settle(s.Repo, s.Top, &cycle.OpenCycle{Item: it.ID, Rung: e.Rung}, e.Result, e.Aborted, func() time.Time { return s.Now })
+		st, err := Settle(s.Repo, s.Top, &cycle.OpenCycle{Item: it.ID, Rung: e.Rung}, e.Result, e.Aborted, "", func() time.Time { return s.Now })
 		if err != nil {
 			return out, err
 		}
@@ -254,4 +269,21 @@ func SaveMeasured(repo *gitstore.Repo, res *cycle.FinishResult) error {
 	snap := *s
 	snap.GitSHA = on.String()
 	return fitness.Save(repo, on, fitness.KindSnapshot, &snap)
+}
+
+// FailureText is what a failed cycle said, for Settle to read for a
+// blocker: the end of its agent's output (transcript), then each gate
+// failure's reason and the end of its output. Bounded to the end that
+// queue.FindBlocker reads.
+func FailureText(transcript string, failures []gate.Failure) string {
+	var b strings.Builder
+	b.WriteString(transcript)
+	for _, f := range failures {
+		b.WriteString("\n" + f.Reason + "\n" + f.Excerpt)
+	}
+	out := b.String()
+	if len(out) > queue.MaxBlockerScan {
+		out = out[len(out)-queue.MaxBlockerScan:]
+	}
+	return out
 }

@@ -31,7 +31,7 @@ func TestSettle(t *testing.T) {
 			if _, err := q.Claim("fix-it", Claimant(), time.Hour); err != nil {
 				t.Fatal(err)
 			}
-			st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "fix-it", Rung: RungHarvested}, tt.result, tt.aborted, func() time.Time { return now })
+			st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "fix-it", Rung: RungHarvested}, tt.result, tt.aborted, "", func() time.Time { return now })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestSettle(t *testing.T) {
 
 func TestSettleWithoutItem(t *testing.T) {
 	f := fxNew(t)
-	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{}, ledger.Improved, false, time.Now)
+	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{}, ledger.Improved, false, "", time.Now)
 	if err != nil || st.Action != "" {
 		t.Errorf("no item: %+v, %v", st, err)
 	}
@@ -64,7 +64,7 @@ func TestSettleWithoutItem(t *testing.T) {
 func TestSettleGoneItem(t *testing.T) {
 	f := fxNew(t)
 	f.write(".agents/rpi/next-work.jsonl", `{"items":[{"id":"other","title":"x"}]}`+"\n")
-	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "gone", Rung: RungHarvested}, ledger.Improved, false, time.Now)
+	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "gone", Rung: RungHarvested}, ledger.Improved, false, "", time.Now)
 	if err != nil || st.Action != "gone" {
 		t.Errorf("an item that left the queue: %+v, %v; want gone", st, err)
 	}
@@ -80,7 +80,7 @@ func TestSettleLeavesAnotherLoopsClaim(t *testing.T) {
 	if _, err := q.Claim("fix-it", "evolve:other-host", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "fix-it", Rung: RungHarvested}, ledger.Regressed, false, func() time.Time { return now })
+	st, err := Settle(f.repo, f.dir, &cycle.OpenCycle{Item: "fix-it", Rung: RungHarvested}, ledger.Regressed, false, "", func() time.Time { return now })
 	if err != nil || st.Action != "kept" {
 		t.Fatalf("settle: %+v, %v; want kept", st, err)
 	}

@@ -91,6 +91,11 @@ type RoadmapState struct {
 	InProgress   string   `json:"in_progress"`
 	UnblockChain []string `json:"unblock_chain"`
 	UnblockDepth int      `json:"unblock_depth"`
+	// Found are the blockers read from failed cycles' output (FindBlocker):
+	// an item's (or a blocker's) id, and what the failure said blocks it.
+	// They count as the roadmap's own blocker: where one is, it is
+	// followed as a declared one is.
+	Found map[string]string `json:"found_blockers,omitempty"`
 	// Digest is the SHA-256 of the roadmap's content as last read, and
 	// PinnedAt when that content was first seen (RFC 3339): a new roadmap,
 	// or new content, is a scope shift that resets the green streak.
@@ -193,8 +198,7 @@ next:
 		item := it
 		work, unblocks, chain = RoadmapItem{}, "", []string{it.ID}
 		seen := map[string]bool{it.ID: true}
-		for it.Blocker != "" && !s.done(it.Blocker) && !seen[it.Blocker] {
-			b := it.Blocker
+		for b := s.blockerOf(it); b != "" && !seen[b]; b = s.blockerOf(it) {
 			if s.escalated(b) {
 				continue next // its blocker was given up on: so is it (Failed escalates both)
 			}
@@ -208,7 +212,11 @@ next:
 			chain = append(chain, b)
 			blocker, known := byID[b]
 			if !known {
-				blocker = RoadmapItem{ID: b, Line: "unblock " + b + " (named as the blocker of " + it.ID + ")"}
+				how := "named as the blocker of "
+				if it.Blocker != b {
+					how = "found blocking "
+				}
+				blocker = RoadmapItem{ID: b, Line: "unblock " + b + " (" + how + it.ID + ")"}
 			}
 			work, unblocks = blocker, it.ID
 			it = blocker
@@ -219,6 +227,32 @@ next:
 		return work, unblocks, chain, true
 	}
 	return RoadmapItem{}, "", nil, false
+}
+
+// blockerOf is what blocks it and is not done yet: the blocker the
+// roadmap declares, else one a failed cycle on it named ("" for none).
+func (s *RoadmapState) blockerOf(it RoadmapItem) string {
+	if it.Blocker != "" && !s.done(it.Blocker) {
+		return it.Blocker
+	}
+	if b := s.Found[it.ID]; b != "" && !s.done(b) {
+		return b
+	}
+	return ""
+}
+
+// FoundBlocker notes that a failed cycle on id said blocker blocks it
+// (FindBlocker): the next pick works blocker first, as for a declared
+// one, down to MaxUnblockDepth levels. It reports whether that is new.
+func (s *RoadmapState) FoundBlocker(id, blocker string) bool {
+	if blocker == "" || blocker == id || s.done(blocker) || s.Found[id] == blocker {
+		return false
+	}
+	if s.Found == nil {
+		s.Found = map[string]string{}
+	}
+	s.Found[id] = blocker
+	return true
 }
 
 // Rewind walks the items from the first again (past those finished), for
@@ -315,9 +349,11 @@ func (s *RoadmapState) escalateChain(items []RoadmapItem, e Escalation) {
 	for changed := true; changed; {
 		changed = false
 		for _, it := range items {
-			if it.Blocker != "" && s.escalated(it.Blocker) && !s.escalated(it.ID) {
-				s.escalate(it.ID, "its blocker "+it.Blocker+" was escalated")
-				changed = true
+			for _, b := range []string{it.Blocker, s.Found[it.ID]} {
+				if b != "" && s.escalated(b) && !s.escalated(it.ID) {
+					s.escalate(it.ID, "its blocker "+b+" was escalated")
+					changed = true
+				}
 			}
 		}
 	}

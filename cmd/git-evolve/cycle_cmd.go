@@ -442,9 +442,16 @@ func settle(e *env, l *cycle.Ledger, c *cycle.OpenCycle, result string, aborted 
 	top, err := l.Repo().WorkTree()
 	if err == nil {
 		var st *loop.Settlement
-		st, err = loop.Settle(l.Repo(), top, c, result, aborted, e.now)
+		output := ""
+		if f := c.Finish; f != nil {
+			output = loop.FailureText("", f.Failures)
+		}
+		st, err = loop.Settle(l.Repo(), top, c, result, aborted, output, e.now)
 		if err == nil && st.Action != "" {
 			fmt.Fprintf(e.stderr, "git-evolve: item %s: %s\n", st.Item, st.Action)
+		}
+		if err == nil && st.Blocker != "" {
+			fmt.Fprintf(e.stderr, "git-evolve: item %s: blocked by %s, as its failure says: the roadmap works %s first\n", termSafe(st.Item), termSafe(st.Blocker), termSafe(st.Blocker))
 		}
 	}
 	if err != nil {

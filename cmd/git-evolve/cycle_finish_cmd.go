@@ -130,7 +130,7 @@ func (c *cycleFinishCmd) Run(e *env) error {
 			n = len(f.Goals)
 		}
 	}
-	opts := cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify}
+	opts := cycle.FinishOptions{Message: c.Message, Progress: e.progress, NoVerify: c.NoVerify, Require: loop.Requirements(l.Repo())}
 	if len(c.Accept) > 0 {
 		// The ruler is the operator's: no agent a run drives accepts a
 		// change of it.
@@ -254,8 +254,11 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		writeChanges(w, v, "  ")
 	}
 	for _, x := range f.Failures {
-		if x.What == "ruler" {
+		switch x.What {
+		case "ruler":
 			fmt.Fprintf(w, "  ruler only: %s\n", termLine(x.Reason))
+		case "hypothesis", "scope":
+			fmt.Fprintf(w, "  %s: %s\n", termLine(x.Name), termLine(x.Reason))
 		}
 	}
 	if h := f.Holdout; h != nil {

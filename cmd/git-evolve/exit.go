@@ -103,6 +103,9 @@ func exitCode(err error) int {
 	if errors.As(err, &re) && re.Usage {
 		return exitUsage
 	}
+	if errors.As(err, &re) && re.Exhausted {
+		return exitIntegrity
+	}
 	return exitRuntime
 }
 

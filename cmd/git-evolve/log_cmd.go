@@ -202,12 +202,13 @@ func noteErrors(e *env, errs []*cycle.NoteError) error {
 }
 
 var resultColor = map[string]string{
-	ledger.Improved:    "32",
-	ledger.Regressed:   "31",
-	ledger.Harvested:   "36",
-	ledger.Unchanged:   "2",
-	ledger.Quarantined: "33",
-	"aborted":          "35",
+	ledger.Improved:       "32",
+	ledger.Regressed:      "31",
+	ledger.Harvested:      "36",
+	ledger.Unchanged:      "2",
+	ledger.Quarantined:    "33",
+	ledger.ContextHandoff: "2",
+	"aborted":             "35",
 }
 
 func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now time.Time, color bool) error {

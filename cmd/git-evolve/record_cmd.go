@@ -16,7 +16,7 @@ import (
 type recordCmd struct {
 	Cycle         int      `help:"Cycle number (default: the next number in the ledger)." placeholder:"N"`
 	Target        string   `complete:"goals" help:"Target goal id, or 'idle'." placeholder:"ID"`
-	Result        string   `complete:"results" required:"" help:"One of improved, regressed, unchanged, harvested, quarantined." placeholder:"RESULT"`
+	Result        string   `complete:"results" required:"" help:"One of improved, regressed, unchanged, harvested, quarantined, context-handoff." placeholder:"RESULT"`
 	CanonicalSHA  string   `name:"canonical-sha" aliases:"sha" help:"The commit the cycle delivered (default HEAD for notes records); --sha, as the seeds' writer has it, is the same." placeholder:"REV"`
 	CycleStartSHA string   `name:"cycle-start-sha" help:"The commit the cycle started from; enables the substantive-delta rule." placeholder:"REV"`
 	LogSHA        string   `name:"log-sha" help:"The bookkeeping commit, when it differs from the canonical one." placeholder:"REV"`
@@ -45,9 +45,11 @@ func (recordCmd) Help() string {
 	return `Improved, regressed and harvested cycles (and quarantined ones) become part of
 the git note on their canonical commit in refs/notes/evolve. Idle and unchanged
 cycles go to the local journal under the git directory: never notes, never
-committed.
+committed. So does context-handoff (seed 003's Step 7: the agent's context
+ran out and it wrote .agents/evolve/HANDOFF for the next turn), which counts
+neither as work nor against the loop's breakers and streaks.
 
-Rules: the result is one of the five; productive results need their target,
+Rules: the result is one of the six; productive results need their target,
 the canonical sha and both goal counts; every sha must name a commit (log_sha
 is kept only when it differs from canonical_sha); a cycle number already
 in the ledger is refused; --trace-json must be a JSON object. An improved cycle

@@ -43,7 +43,9 @@ EVOLVE_START_SHA, EVOLVE_RESTORATIVE (true after a failed gate: fix what is
 red), EVOLVE_STRATEGY, EVOLVE_RUNG, EVOLVE_ITEM, EVOLVE_RUN_ID, EVOLVE_RESUMED,
 EVOLVE_COMMIT_MSG (a file: the message the agent leaves there is the improved
 commit's, the trailers added), EVOLVE_VERDICTS (a file: the verdicts of the
-hypotheses due, a JSON line each, which the driver records),
+hypotheses due, a JSON line each, which the driver records), EVOLVE_HYPOTHESES
+(a file: hypotheses the agent adds, a JSON line each; a cycle that edits
+skills/evolve/SKILL.md needs one, or its gate fails),
 and EVOLVE_BRIEF (EVOLVE_BRIEF_JSON): the selected work, the failing goals,
 the hypotheses due and the last three failed gates. The agent only changes the
 working tree; git evolve stop, kill, resume and the cycle commands are refused
@@ -62,13 +64,16 @@ fails git evolve verify: the run stops with exit 2, saying how to repair it.
 
 The first Ctrl-C stops the run after the step under way; a second (a second
 or more later) stops it at once (the agent is signalled; its cycle stays
-open). git evolve run --resume continues. The run's state is in the git
+open). git evolve run --resume continues; a run resumed more times in a row
+than evolve.run.maxResumes (3, seed 002's autoResumeAttempts) without a
+cycle of it ending is not resumed again (exit 2). The run's state is in the git
 directory's evolve/run.json. (Through git evolve, git itself dies of the
 interrupt: the exit status 5 is git-evolve run's own.)
 
 Exit: 0 every cycle ran, 3 some failed (regressed and reverted, or aborted),
 4 halted (a marker, a breaker, a goal regression, convergence), 5 paused
-(the budget, an interrupt), 10 a bad command line.`
+(the budget, an interrupt), 10 a bad command line; 2 a ledger that fails
+verify, or a run resumed past evolve.run.maxResumes.`
 }
 
 func (c *runCmd) Run(e *env) error {

@@ -248,6 +248,8 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs)
 			what = "gate `" + f.Name + "`"
 		case "hook":
 			what = "the " + f.Name + " hook"
+		case "hypothesis", "scope":
+			what = f.Name
 		}
 		fmt.Fprintf(w, "%-16s %s: %s\n", "failure", termLine(what), termLine(f.Reason))
 		writeExcerpt(w, f.Excerpt)
