@@ -12,6 +12,7 @@ import (
 	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 )
 
 // Brief is what the agent of a cycle is told: the work chosen and why,
@@ -333,27 +334,4 @@ func writeBrief(dir string, b *Brief) (md, js string, err error) {
 }
 
 // WriteAtomic replaces path with data: a temporary file beside it, renamed.
-func WriteAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
+func WriteAtomic(path string, data []byte) error { return atomicfile.Write(path, data, 0o644) }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -172,36 +173,7 @@ const (
 // path lacks, so that git (and a cycle's finish, which takes what git add
 // -A would) leaves them untracked. It reports whether it added any.
 func ExcludeMarkers(path string) (bool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(data), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add []string
-	for _, p := range markerPatterns {
-		if !have[p] {
-			add = append(add, p)
-		}
-	}
-	if len(add) == 0 {
-		return false, nil
-	}
-	var b strings.Builder
-	b.Write(data)
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		b.WriteString("\n")
-	}
-	b.WriteString("# git evolve: the loop's markers are local to this clone\n")
-	for _, p := range add {
-		b.WriteString(p + "\n")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return false, err
-	}
-	return true, WriteAtomic(path, []byte(b.String()))
+	return atomicfile.AddLines(path, "# git evolve: the loop's markers are local to this clone", markerPatterns)
 }
 
 // Remove takes marker name away (KILL from each of its paths); it

@@ -30,11 +30,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // The files, from the top of the working tree.
@@ -99,35 +98,11 @@ func (m Mirror) WriteFile(rel string, data []byte) error {
 // writeAtomic writes data to path through a temporary file in the same
 // directory renamed into place: a reader sees the old content or the new,
 // never a part.
-func writeAtomic(path string, data []byte) error {
-	return writeAtomicWith(path, func(w *os.File) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
+func writeAtomic(path string, data []byte) error { return atomicfile.Write(path, data, 0o644) }
 
-// writeAtomicWith is writeAtomic of what fill writes to the temporary file.
+// writeAtomicWith is writeAtomic of what fill writes.
 func writeAtomicWith(path string, fill func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	err = fill(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteWith(path, 0o644, fill)
 }
 
 // exclude adds the files' patterns that info/exclude lacks.
@@ -135,32 +110,8 @@ func (m Mirror) exclude() error {
 	if m.Exclude == "" {
 		return nil
 	}
-	data, err := os.ReadFile(m.Exclude)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(data), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var b strings.Builder
-	for _, p := range excludePatterns {
-		if !have[p] {
-			b.WriteString(p + "\n")
-		}
-	}
-	if b.Len() == 0 {
-		return nil
-	}
-	out := string(data)
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
-	}
-	out += "# git evolve: the seeds' files it keeps from the ledger are local to this worktree\n" + b.String()
-	if err := os.MkdirAll(filepath.Dir(m.Exclude), 0o755); err != nil {
-		return err
-	}
-	return writeAtomic(m.Exclude, []byte(out))
+	_, err := atomicfile.AddLines(m.Exclude, "# git evolve: the seeds' files it keeps from the ledger are local to this worktree", excludePatterns)
+	return err
 }
 
 // digest names a content: the hex SHA-256.

@@ -307,20 +307,6 @@ func excludeFile(repo *gitstore.Repo, pattern string) error {
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for line := range bytes.Lines(old) {
-		if strings.TrimSpace(string(line)) == pattern {
-			return nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-		old = append(old, '\n')
-	}
-	return atomicfile.Write(path, append(old, pattern+"\n"...), 0o644)
+	_, err = atomicfile.AddLines(path, "# git evolve: lefthook's configuration of this clone's own", []string{pattern})
+	return err
 }

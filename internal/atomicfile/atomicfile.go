@@ -6,24 +6,27 @@
 package atomicfile
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write replaces path with data, with the permissions mode.
 func Write(path string, data []byte, mode os.FileMode) error {
-	return WriteWith(path, mode, func(w io.Writer) error {
-		_, err := w.Write(data)
+	return WriteWith(path, mode, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
 	})
 }
 
-// WriteWith replaces path with what fill writes, through a buffer: a large
-// file is never held whole in memory. The directory is made when missing.
-func WriteWith(path string, mode os.FileMode, fill func(w io.Writer) error) error {
+// WriteWith replaces path with what fill writes to the temporary file (a
+// caller that writes in small pieces wraps it in a bufio.Writer; one that
+// copies a file into it gets the kernel's copy): a large file is never held
+// whole in memory. The directory is made when missing.
+func WriteWith(path string, mode os.FileMode, fill func(f *os.File) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -33,11 +36,7 @@ func WriteWith(path string, mode os.FileMode, fill func(w io.Writer) error) erro
 		return err
 	}
 	name := tmp.Name()
-	w := bufio.NewWriterSize(tmp, 256<<10)
-	err = fill(w)
-	if err == nil {
-		err = w.Flush()
-	}
+	err = fill(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -52,4 +51,41 @@ func WriteWith(path string, mode os.FileMode, fill func(w io.Writer) error) erro
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// AddLines adds to the file at path the lines it lacks (a line matches when
+// equal once trimmed), after the comment line header, keeping what the file
+// has; the file is made when missing. It reports whether it added any. It
+// is how git-evolve lists its local files in info/exclude.
+func AddLines(path, header string, lines []string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add []string
+	for _, l := range lines {
+		if !have[strings.TrimSpace(l)] {
+			add = append(add, l)
+			have[strings.TrimSpace(l)] = true
+		}
+	}
+	if len(add) == 0 {
+		return false, nil
+	}
+	var b strings.Builder
+	b.Write(data)
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		b.WriteString("\n")
+	}
+	if header != "" {
+		b.WriteString(header + "\n")
+	}
+	for _, l := range add {
+		b.WriteString(l + "\n")
+	}
+	return true, Write(path, []byte(b.String()), 0o644)
 }

@@ -2,7 +2,6 @@ package atomicfile
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +23,7 @@ func TestWrite(t *testing.T) {
 	}
 	// A fill that fails leaves the file as it was, and no temporary file.
 	boom := errors.New("boom")
-	if err := WriteWith(path, 0o644, func(w io.Writer) error { w.Write([]byte("half")); return boom }); !errors.Is(err, boom) {
+	if err := WriteWith(path, 0o644, func(f *os.File) error { f.Write([]byte("half")); return boom }); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
 	if data, _ := os.ReadFile(path); string(data) != "two" {
