@@ -14,7 +14,7 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve":   {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror"},
+	"cmd/git-evolve":   {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "agents"},
 	"loop":             {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact"},
 	"audit":            {"cycle", "gitstore", "ledger"},
 	"mirror":           {"cycle", "gitstore", "ledger", "journal", "goals", "filelock"},
@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"redact":           {},
 	"gitstore":         {},
 	"escape":           {},
+	"agents":           {},
 }
 
 func TestLayering(t *testing.T) {
