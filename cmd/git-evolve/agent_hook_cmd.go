@@ -373,22 +373,32 @@ func preToolAnswer(e *env, p *agents.Payload) (agents.Answer, error) {
 			}
 		}
 	}
-	cmd := p.Command
+	if why := shellDenial(p.Command, goalsName); why != "" {
+		return deny(why), nil
+	}
+	return agents.Answer{}, nil
+}
+
+// shellDenial says why a shell command is refused during a cycle ("" when
+// it is not): it runs what only the operator or the finish runs, or it
+// writes and names the git directory or the goals file. It reads the
+// command as text, a first line: the judge holds the ruler whatever runs.
+func shellDenial(cmd, goalsName string) string {
 	if cmd == "" {
-		return agents.Answer{}, nil
+		return ""
 	}
 	if m := refusedCommand().FindStringSubmatch(cmd); m != nil {
-		return deny("git evolve " + strings.Join(strings.Fields(m[1]), " ") + " is not the agent's to run: end your turn and the Stop hook finishes the cycle; only the operator stops or resumes the loop."), nil
+		return "git evolve " + strings.Join(strings.Fields(m[1]), " ") + " is not the agent's to run: end your turn and the Stop hook finishes the cycle; only the operator stops or resumes the loop."
 	}
 	if writes().MatchString(cmd) {
 		if gitDirNamed().MatchString(cmd) {
-			return deny("a shell command that writes and names .git is refused during a cycle; commit with git, or leave the work uncommitted."), nil
+			return "a shell command that writes and names .git is refused during a cycle; commit with git, or leave the work uncommitted."
 		}
 		if goalsName != "" && strings.Contains(cmd, goalsName) {
-			return deny("a shell command that writes and names " + goalsName + " is refused: it is the cycle's ruler, held as it was when the cycle started."), nil
+			return "a shell command that writes and names " + goalsName + " is refused: it is the cycle's ruler, held as it was when the cycle started."
 		}
 	}
-	return agents.Answer{}, nil
+	return ""
 }
 
 // resolved is path with its symbolic links resolved, as far as they exist.
