@@ -70,6 +70,17 @@ type Agent struct {
 	Docs string
 }
 
+// mcpFinish matches the MCP tools of git-evolve's server that finish or
+// abort a cycle, as Claude Code and Gemini CLI name an MCP server's tools
+// (mcp__<server>__<tool>): the Stop hook finishes a session's cycles.
+const mcpFinish = "mcp__" + MCPName + "__cycle_(finish|abort)"
+
+// IsFinishTool reports whether a tool is git-evolve's MCP tool that
+// finishes or aborts a cycle.
+func IsFinishTool(tool string) bool {
+	return tool == "mcp__"+MCPName+"__cycle_finish" || tool == "mcp__"+MCPName+"__cycle_abort"
+}
+
 // SkillName is the name of git-evolve's skill in every agent.
 const SkillName = "git-evolve"
 
@@ -84,7 +95,7 @@ var all = map[string]*Agent{
 		hooks: map[Event]hookSpec{
 			SessionStart: {name: "SessionStart", timeout: 120},
 			Stop:         {name: "Stop", timeout: 3600},
-			PreTool:      {name: "PreToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash", timeout: 30},
+			PreTool:      {name: "PreToolUse", matcher: "Edit|Write|MultiEdit|NotebookEdit|Bash|" + mcpFinish, timeout: 30},
 		},
 		// The driver's state and the git directory: the agent reads the
 		// brief from the hooks, never from there.
@@ -109,7 +120,7 @@ var all = map[string]*Agent{
 		hooks: map[Event]hookSpec{
 			SessionStart: {name: "SessionStart", timeout: 120000},
 			Stop:         {name: "AfterAgent", timeout: 3600000},
-			PreTool:      {name: "BeforeTool", matcher: "write_file|replace|run_shell_command", timeout: 30000},
+			PreTool:      {name: "BeforeTool", matcher: "write_file|replace|run_shell_command|" + mcpFinish, timeout: 30000},
 		},
 		Docs: "Gemini CLI hooks reference (geminicli.com/docs/hooks/reference)",
 	},

@@ -358,6 +358,9 @@ func preToolAnswer(e *env, p *agents.Payload) (agents.Answer, error) {
 	deny := func(why string) agents.Answer {
 		return agents.Answer{Deny: fmt.Sprintf("git-evolve: cycle %d is open: %s", c.Cycle, why)}
 	}
+	if agents.IsFinishTool(p.Tool) {
+		return deny("the Stop hook finishes the cycle when you end your turn: do not finish or abort it yourself."), nil
+	}
 	for _, path := range p.Paths {
 		abs := path
 		if !filepath.IsAbs(abs) {
