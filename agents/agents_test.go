@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // userFiles are settings files a user already has, one per agent: hooks,
@@ -407,4 +410,31 @@ func FuzzSettingsRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The skill's frontmatter is what the Agent Skills format asks: a name of
+// lowercase letters and hyphens (at most 64) that is its folder's, and a
+// description of at most 1024 characters, as YAML.
+func TestSkillFrontmatter(t *testing.T) {
+	text := string(Skill("v1.2.3"))
+	front, body, ok := strings.Cut(strings.TrimPrefix(text, "---\n"), "\n---\n")
+	if !strings.HasPrefix(text, "---\n") || !ok {
+		t.Fatalf("no frontmatter:\n%s", text)
+	}
+	var meta struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+	}
+	if err := yaml.Unmarshal([]byte(front), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Name != SkillName || !regexp.MustCompile(`^[a-z0-9-]{1,64}$`).MatchString(meta.Name) {
+		t.Errorf("name %q", meta.Name)
+	}
+	if meta.Description == "" || len(meta.Description) > 1024 {
+		t.Errorf("description of %d characters", len(meta.Description))
+	}
+	if !strings.Contains(body, skillMarker) || !strings.Contains(body, "git-evolve v1.2.3") {
+		t.Errorf("the body does not say who wrote it, and which version")
+	}
 }
