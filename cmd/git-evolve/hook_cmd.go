@@ -20,10 +20,11 @@ type hookCmd struct {
 	CommitMsg        hookCommitMsgCmd        `cmd:"" name:"commit-msg" help:"Add the open cycle's trailers to a commit message (run by the commit-msg hook)."`
 	PrepareCommitMsg hookPrepareCommitMsgCmd `cmd:"" name:"prepare-commit-msg" help:"Add the open cycle's trailers to a commit message, also with --no-verify (run by the prepare-commit-msg hook)."`
 	PrePush          hookPrePushCmd          `cmd:"" name:"pre-push" help:"Deliver the ledger with a push, and stop a push while the ledger fails verify (run by the pre-push hook)."`
+	Agent            hookAgentCmd            `cmd:"" name:"agent" help:"Answer an agent's hook: session start, stop, pre-tool (run by the hooks git evolve init --agent installs)."`
 }
 
 func (hookCmd) Help() string {
-	return `The logic of the hooks git evolve init installs; the hook files only call it.`
+	return `The logic of the hooks git evolve init installs (git's, and with --agent the agent's); the hook files only call it.`
 }
 
 type hookCommitMsgCmd struct {

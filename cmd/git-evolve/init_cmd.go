@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/git-evolve/git-evolve/agents"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/mirror"
@@ -19,7 +23,10 @@ import (
 type initCmd struct {
 	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
 	// The seeds' local files, for loops that read them.
-	HistoryFile *bool `name:"history-file" negatable:"" help:"Keep the seeds' .agents/evolve/cycle-history.jsonl (and fitness-latest.json) from the ledger in this worktree even without an .agents/evolve directory (git config evolve.historyFile true); --no-history-file: never, even with one (false)."`
+	// The agents' own sessions.
+	Agent       []string `name:"agent" enum:"claude,codex,cursor,gemini" placeholder:"AGENT" help:"Also install, for this agent (claude, codex, cursor, gemini; repeat it for more), the git-evolve skill, the MCP server entry and the hooks that run the loop inside its own sessions (docs/agents.md)."`
+	Remove      bool     `name:"remove" help:"With --agent: take out what --agent installed, and nothing else."`
+	HistoryFile *bool    `name:"history-file" negatable:"" help:"Keep the seeds' .agents/evolve/cycle-history.jsonl (and fitness-latest.json) from the ledger in this worktree even without an .agents/evolve directory (git config evolve.historyFile true); --no-history-file: never, even with one (false)."`
 }
 
 func (initCmd) Help() string {
@@ -52,12 +59,39 @@ mirror of the ledger (the records of the cycles HEAD reaches, and the
 journal's) and .agents/evolve/fitness-latest.json after every measure, so that
 the seeds' scripts and skills read the ledger's answers; --history-file keeps
 them anywhere (git config evolve.historyFile true), --no-history-file nowhere.
-They are never committed (info/exclude lists them) and never read as truth.`
+They are never committed (info/exclude lists them) and never read as truth.
+
+--agent claude|codex|cursor|gemini also installs, in the working tree, what
+runs the loop inside that agent's own sessions (docs/agents.md): the
+git-evolve skill (SKILL.md in the agent's skills folder: .claude/skills,
+.agents/skills for Codex, .gemini/skills, .cursor/skills), the git-evolve MCP
+server entry (.mcp.json, .codex/config.toml, .gemini/settings.json,
+.cursor/mcp.json) and the hooks (.claude/settings.json, .codex/hooks.json,
+.gemini/settings.json, .cursor/hooks.json): at session start the agent is told
+git evolve status and the open cycle's brief; at a stop the open cycle is
+finished through the judge and, while halt-check lets the loop go on, the next
+cycle is opened and the agent told to continue with its brief; before a tool
+runs, an edit of the goals file or under .git/ is denied during a cycle.
+Claude Code also gets deny rules that keep it out of .git/evolve/. Settings
+files are edited in place: every key, value and line of yours stays as it
+was. What it created is kept in the git directory (evolve/agents/), and
+--agent NAME --remove takes out exactly that. Commit the files to give the
+loop to everyone who clones the repository.`
 }
 
 func (c initCmd) Run(e *env) error {
+	if c.Remove && len(c.Agent) == 0 {
+		return usagef("--remove goes with --agent NAME: the agent whose files to take out")
+	}
 	repo, err := e.Repo()
 	if err != nil {
+		return err
+	}
+	if len(c.Agent) > 0 && repo.Bare() {
+		return usagef("--agent: a bare repository has no working tree for an agent's files")
+	}
+	if c.Remove {
+		_, err := c.agentFiles(e, repo)
 		return err
 	}
 	changes, err := setup.Init(repo)
@@ -110,7 +144,11 @@ func (c initCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if len(changes) == 0 && !trusted && !excluded && len(hooks) == 0 && !history {
+	agentChanged, err := c.agentFiles(e, repo)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 && !trusted && !excluded && len(hooks) == 0 && !history && !agentChanged {
 		fmt.Fprintln(e.stdout, "already initialised: nothing to change")
 	}
 	return nil
@@ -230,4 +268,101 @@ func warnUntrailered(e *env, repo *gitstore.Repo) {
 	}
 	fmt.Fprintf(e.stderr, "git-evolve: warning: %d commit(s) made in the open cycle %d lack its trailers (%s): git-evolve's commit-msg hook did not run for them\n",
 		len(lacking), c.Cycle, listSome(shorts, 5))
+}
+
+// agentFiles installs (or, with --remove, takes out) the agents' skill,
+// MCP server entry and hooks in the working tree. It reports whether it
+// changed anything.
+func (c initCmd) agentFiles(e *env, repo *gitstore.Repo) (bool, error) {
+	if len(c.Agent) == 0 {
+		return false, nil
+	}
+	top, err := repo.WorkTree()
+	if err != nil {
+		return false, err
+	}
+	skill := agents.Skill(currentVersion().Version)
+	changed := false
+	for _, name := range c.Agent {
+		a, err := agents.Lookup(name)
+		if err != nil {
+			return changed, usagef("--agent: %v", err)
+		}
+		// What init created, kept per worktree, so that --remove takes out
+		// exactly that.
+		recPath := filepath.Join(repo.GitDir(), "evolve", "agents", a.Name+".json")
+		rec, err := readAgentRecord(recPath)
+		if err != nil {
+			return changed, err
+		}
+		var done []agents.Change
+		if c.Remove {
+			done, err = agents.Remove(top, a, skill, rec)
+		} else {
+			if rec == nil {
+				rec = &agents.Record{}
+			}
+			done, err = agents.Install(top, a, skill, rec)
+		}
+		did := false
+		for _, ch := range done {
+			if ch.Hint {
+				fmt.Fprintf(e.stderr, "git-evolve: hint: %s\n", termLine(ch.Message))
+				continue
+			}
+			did = true
+			fmt.Fprintf(e.stdout, "%s: %s\n", a.Title, termLine(ch.Message))
+		}
+		changed = changed || did
+		if werr := writeAgentRecord(recPath, rec, c.Remove && err == nil); werr != nil && err == nil {
+			err = werr
+		}
+		if err != nil {
+			return changed, withHint(fmt.Errorf("%s: %w", a.Title, err), "what is said above was done; nothing else was changed")
+		}
+		if c.Remove && !did {
+			fmt.Fprintf(e.stdout, "%s: nothing of git-evolve's to take out\n", a.Title)
+		}
+	}
+	return changed, nil
+}
+
+// readAgentRecord reads what init --agent created (nil when it kept no
+// record: a clone whose agent files came with the repository).
+func readAgentRecord(path string) (*agents.Record, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec agents.Record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %v (remove it: --remove then takes out what it finds empty)", path, err)
+	}
+	return &rec, nil
+}
+
+// writeAgentRecord keeps rec at path, or removes it (gone: the agent's
+// files were taken out).
+func writeAgentRecord(path string, rec *agents.Record, gone bool) error {
+	if gone {
+		err := os.Remove(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if rec == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return loop.WriteAtomic(path, append(data, '\n'))
 }

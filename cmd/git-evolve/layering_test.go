@@ -14,7 +14,7 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools"},
+	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents"},
 	"cmd/git-evolve-mcp":  {"internal/mcpserver"},
 	"internal/mcpserver":  {"internal/mcptools"},
 	"internal/mcptools":   {},
@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"redact":              {},
 	"gitstore":            {},
 	"escape":              {},
+	"agents":              {},
 }
 
 func TestLayering(t *testing.T) {
