@@ -13,7 +13,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
-// The saved view, the cycle index and the subjects file are caches: cut
+// The saved view and the cycle index are caches: cut
 // short, written by a newer git-evolve, or describing a ledger that was
 // reset, replaced or edited by plain git behind their back, they change no
 // answer: every read gives what a read with none of them gives.
@@ -24,7 +24,7 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		record(t, openLedger(t, dir), commits[i], 0)
 	}
 	state := filepath.Join(dir, ".git", "evolve")
-	caches := []string{"ledger.view", "cycles.idx", "subjects"}
+	caches := []string{"ledger.view", "cycles.idx"}
 	var hs []gitstore.Hash
 	for _, c := range commits {
 		h, _ := gitstore.ParseHash(c)
@@ -53,8 +53,6 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 				}
 			}
 		}
-		subjects, errs, err := l.Subjects(hs)
-		fmt.Fprintf(&b, "subjects: %q %v %v\n", subjects, errs, err)
 		return b.String()
 	}
 	fromScratch := func() string {
@@ -96,8 +94,6 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		{"the view of a newer version", edit("ledger.view", newer)},
 		{"the index cut short", edit("cycles.idx", half)},
 		{"the index of a newer version", edit("cycles.idx", newer)},
-		{"the subjects cut short", edit("subjects", half)},
-		{"the subjects of a newer version", edit("subjects", newer)},
 		{"the ledger reset to an older commit", func() { git(t, dir, "update-ref", "refs/notes/evolve", "refs/notes/evolve~3") }},
 		{"the ledger moved on again", func() { record(t, openLedger(t, dir), commits[9], 0) }},
 		{"the ledger replaced by another one", func() {
