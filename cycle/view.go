@@ -104,17 +104,30 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 }
 
 // sort puts the view's lines in a total order, so that equal summaries
-// still sort the same way (and copies of one record come together).
+// still sort the same way (and copies of one record come together), and
+// its errors in the order of the notes.
 func (v *view) sort() {
-	slices.SortFunc(v.lines, func(a, b viewLine) int {
-		if c := a.Summary.Compare(&b.Summary); c != 0 {
+	slices.SortFunc(v.lines, compareViewLines)
+	// the notes' errors in the order a read of every note meets them (by
+	// the commit noted, then the line), however the view was brought
+	// forward
+	slices.SortStableFunc(v.errors, func(a, b *NoteError) int {
+		if c := bytes.Compare(a.Commit[:], b.Commit[:]); c != 0 {
 			return c
 		}
-		if c := bytes.Compare(a.Text, b.Text); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.commit[:], b.commit[:])
+		return a.Line - b.Line
 	})
+}
+
+// compareViewLines is the view's order: by summary, then text, then commit.
+func compareViewLines(a, b viewLine) int {
+	if c := a.Summary.Compare(&b.Summary); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(a.Text, b.Text); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.commit[:], b.commit[:])
 }
 
 // add reads a note's lines into the view.
