@@ -305,7 +305,8 @@ func (l *Ledger) presence(entries []Entry) error {
 // cycleEntries is Entries for the records of cycle n, with the journal and
 // presence: from the cycle index (which commits hold n) and the notes on
 // those commits alone, when the saved view describes the ledger as readers
-// read it (for the errors it lists); otherwise from the whole view.
+// read it, or did before notes were only added (for the errors it lists);
+// otherwise from the whole view.
 func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 	keep := func(s *ledger.Summary) bool { return s.Cycle == n }
 	snap, extra, err := l.snapshots()
@@ -316,6 +317,13 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 	if len(extra) == 0 && !snap.Commit().IsZero() {
 		if v, _, err = readViewTail(l.viewPath(), snap.Commit(), 0); err != nil {
 			v = nil
+		}
+		if v == nil && err == nil {
+			// a view of an older notes commit, with only notes added
+			// since: its errors and theirs
+			if v, _, err = l.forwardOf(snap).tail(0); err != nil {
+				v = nil
+			}
 		}
 	}
 	if v == nil {

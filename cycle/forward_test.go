@@ -12,8 +12,9 @@ import (
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
-// The last few records, read from a saved view of an older notes commit
-// and the notes added since, are the ones a read with no view gives, over
+// The last few records and one cycle's records (show), read from a saved
+// view of an older notes commit and the notes added since, are the ones a
+// read with no view gives, over
 // histories made at random: records, notes plain git adds (of any cycle,
 // small or large, copies of a record, lines that do not parse), notes
 // appended to, edited and removed (after which the view is brought up to
@@ -51,6 +52,13 @@ func TestTailForwardAgreesWithFullRead(t *testing.T) {
 						b.WriteString(entriesText(ls))
 					}
 				}
+			}
+		}
+		for _, n := range []int{0, 1, 3, 6, 9, 12, 20, 29, 50, 55, 60} {
+			ls, err := openLedger(t, dir).cycleEntries(n)
+			fmt.Fprintf(&b, "cycle %d: %v\n", n, err)
+			if err == nil {
+				b.WriteString(entriesText(ls))
 			}
 		}
 		return b.String()
