@@ -16,6 +16,7 @@
 #   status       git evolve status               git log -20 --notes=evolve
 #   verify       git evolve verify               git log -p refs/notes/evolve
 #   record       git evolve record               git notes --ref=evolve add
+#   log -n 20 +1, show cycle +1: the same read, warm, after one more record
 #
 # BENCH_REPOS=DIR reuses DIR/rN when it is there (a copy is timed, the
 # original is left as it is) and otherwise makes it there: a ledger of
@@ -108,6 +109,10 @@ for n in "${sizes[@]}"; do
   row "record first" "$k" "$next; $first" "$rec" "$add"
   eval "$next; $rec" >/dev/null
   row "record warm" "$k" "$next" "$rec" "$add"
+  # a read after one more record (as after a sync that brought one): what
+  # was kept describes the ledger as it was a record ago
+  row "log -n 20 +1" "$k" "$next; $rec >/dev/null" "git evolve log -n 20" "git log -20 --notes=evolve"
+  row "show cycle +1" "$k" "$next; $rec >/dev/null" "git evolve show $mid" "git notes --ref=evolve show $midsha"
   cd "$work"
   rm -rf "$repo"
 done
