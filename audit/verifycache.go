@@ -29,13 +29,22 @@ import (
 // is read past, and the report is made again and kept.
 
 // verifyCacheFormat is the layout of the kept report; a file of another
-// layout is not read.
-const verifyCacheFormat = 2
+// layout is not read. Format 3 keeps a SHA-256 of the report as written
+// (format 2 had none, and a count or a finding changed in the file, which
+// still parsed, was the answer).
+const verifyCacheFormat = 3
 
 type keptReport struct {
-	Format int     `json:"format"`
-	Key    string  `json:"key"`
-	Report *Report `json:"report"` // of every check
+	Format int             `json:"format"`
+	Key    string          `json:"key"`
+	Sum    string          `json:"sum"`    // SHA-256 of Report, as written
+	Report json.RawMessage `json:"report"` // of every check
+}
+
+// reportSum is the digest a kept report is checked by.
+func reportSum(report []byte) string {
+	sum := sha256.Sum256(report)
+	return hex.EncodeToString(sum[:])
 }
 
 func verifyCachePath(repo *gitstore.Repo) string {
@@ -167,10 +176,13 @@ func keptVerify(repo *gitstore.Repo, in verifyInputs, o VerifyOptions) *Report {
 	}
 	var kept keptReport
 	if json.Unmarshal(data, &kept) != nil || kept.Format != verifyCacheFormat || kept.Report == nil ||
-		kept.Key != in.key(in.verified) {
+		kept.Key != in.key(in.verified) || kept.Sum != reportSum(kept.Report) {
 		return nil
 	}
-	rep := kept.Report
+	var rep *Report
+	if json.Unmarshal(kept.Report, &rep) != nil || rep == nil {
+		return nil
+	}
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
@@ -216,7 +228,11 @@ func keepVerify(l *cycle.Ledger, in verifyInputs, rep *Report) {
 	if after.key(verified) != in.key(verified) {
 		return // the ledger (or HEAD, …) moved while it was read
 	}
-	data, err := json.Marshal(keptReport{Format: verifyCacheFormat, Key: in.key(verified), Report: rep})
+	report, err := json.Marshal(rep)
+	if err != nil {
+		return
+	}
+	data, err := json.Marshal(keptReport{Format: verifyCacheFormat, Key: in.key(verified), Sum: reportSum(report), Report: report})
 	if err != nil {
 		return
 	}

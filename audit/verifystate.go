@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -31,8 +33,22 @@ import (
 // notes commit, means a full read, whose answer is the same.
 
 // verifyStateFormat is the layout of verify-state; a file of another
-// layout is read past.
-const verifyStateFormat = 2
+// layout is read past. Format 3 ends with a CRC-32C of all before it: a
+// summary changed by a damaged byte (a digest that still decodes) was
+// read as the record's, and made a breach of a sound ledger.
+const verifyStateFormat = 3
+
+// stateCRC is the CRC-32C table of verify-state's check.
+var stateCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// stateChecked returns data without its CRC, when the CRC holds.
+func stateChecked(data []byte) ([]byte, bool) {
+	if len(data) < 4 {
+		return nil, false
+	}
+	n := len(data) - 4
+	return data[:n], crc32.Checksum(data[:n], stateCRC) == binary.BigEndian.Uint32(data[n:])
+}
 
 const verifyStateMagic = "git-evolve verify state\n"
 
@@ -157,13 +173,18 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 		return nil
 	}
 	st, body, err := decodeHeader(data)
-	if err != nil || st.Binary != bin {
+	if err != nil || st.Binary != bin || len(body) < 4 {
 		cycle.Unmap(data)
 		return nil
 	}
 	st.decoded = make(chan struct{})
 	go func() {
 		defer close(st.decoded)
+		if _, ok := stateChecked(data); !ok {
+			st.bodyErr = errBadState
+			return
+		}
+		body = body[:len(body)-4]
 		// The summaries' array is made at once, tens of megabytes at
 		// 100,000 records: the collection that starts then would mark it
 		// while it is filled, each string written through a write barrier
@@ -345,7 +366,13 @@ func (s stateWriter) bool(b bool) {
 	}
 }
 
-func encodeState(w *bufio.Writer, st *verifyState) {
+func encodeState(out *bufio.Writer, st *verifyState) {
+	sum := crc32.New(stateCRC)
+	w := bufio.NewWriterSize(io.MultiWriter(out, sum), 64<<10)
+	defer func() {
+		w.Flush()
+		out.Write(binary.BigEndian.AppendUint32(nil, sum.Sum32()))
+	}()
 	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
 	w.WriteString(verifyStateMagic)
 	s.uint(verifyStateFormat)
@@ -497,6 +524,10 @@ func (s *stateReader) bool() bool {
 
 // decodeState reads a whole verify-state file.
 func decodeState(data []byte) (*verifyState, error) {
+	data, ok := stateChecked(data)
+	if !ok {
+		return nil, errBadState
+	}
 	st, body, err := decodeHeader(data)
 	if err != nil {
 		return nil, err

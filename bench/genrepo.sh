@@ -9,6 +9,10 @@
 # per record, by three writers in turn, and every 50 records a merge, as
 # sync makes it, of 9 records another clone wrote meanwhile on a line of
 # its own (its notes commits, then the merge holding both sides' notes).
+# Each notes commit's message is the one git-evolve writes (a record's
+# names the largest cycle in its Evolve-Largest-Cycle trailer, which a
+# fresh clone's first record reads instead of every note; a merge's is
+# sync's).
 # --flat writes the whole ledger as one notes commit instead (what a single
 # import makes; the figures in docs/benchmarks.md before the history was
 # realistic were taken on it).
@@ -51,6 +55,11 @@ awk -v n="$n" -v flat="$flat" '
     r = rec(i, sha[i])
     printf "N inline %s\ndata %d\n%s\n\n", sha[i], length(r) + 1, r
   }
+  # the message git evolve record writes: the largest cycle the ledger
+  # holds once the record is written, in a trailer
+  function recmsg(i) {
+    return "git evolve: record cycle " i " (improved)\n\nEvolve-Largest-Cycle: " i
+  }
   # a notes commit of ref by writer w at time t, its message msg
   function head(ref, w, t, msg) {
     printf "commit %s\nmark :%d\ncommitter %s <%s@example.com> %d +0000\ndata %d\n%s\n", ref, ++mark, who[w], who[w], t, length(msg), msg
@@ -73,7 +82,7 @@ awk -v n="$n" -v flat="$flat" '
       t = t0 + i
       if (i % 50 >= 41 && i % 50 <= 49 && i < n) {
         # another clone, on a line of its own from where this one was
-        head("refs/notes/side", 2, t, "Notes added by '\''git evolve record'\''")
+        head("refs/notes/side", 2, t, recmsg(i))
         if (side) printf "from :%d\n", side
         else if (local) printf "from :%d\n", local
         side = mark
@@ -81,7 +90,7 @@ awk -v n="$n" -v flat="$flat" '
         note(i)
         continue
       }
-      head("refs/notes/evolve", i % 2, t, (i % 50 == 0 && np ? "Merged notes of another clone" : "Notes added by '\''git evolve record'\''"))
+      head("refs/notes/evolve", i % 2, t, (i % 50 == 0 && np ? "git evolve: merge evolve (" np " note(s) from another clone)" : recmsg(i)))
       if (local) printf "from :%d\n", local
       if (i % 50 == 0 && np) {
         printf "merge :%d\n", side

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/git-evolve/git-evolve/internal/testenv"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
-// The saved view, the cycle index and the subjects file are caches: cut
+// The saved view and the cycle index are caches: cut
 // short, written by a newer git-evolve, or describing a ledger that was
 // reset, replaced or edited by plain git behind their back, they change no
 // answer: every read gives what a read with none of them gives.
@@ -24,7 +25,7 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		record(t, openLedger(t, dir), commits[i], 0)
 	}
 	state := filepath.Join(dir, ".git", "evolve")
-	caches := []string{"ledger.view", "cycles.idx", "subjects"}
+	caches := []string{"ledger.view", "cycles.idx"}
 	var hs []gitstore.Hash
 	for _, c := range commits {
 		h, _ := gitstore.ParseHash(c)
@@ -53,14 +54,12 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 				}
 			}
 		}
-		subjects, errs, err := l.Subjects(hs)
-		fmt.Fprintf(&b, "subjects: %q %v %v\n", subjects, errs, err)
 		return b.String()
 	}
 	fromScratch := func() string {
 		t.Helper()
 		for _, c := range caches {
-			os.Remove(filepath.Join(state, c))
+			os.RemoveAll(filepath.Join(state, c))
 		}
 		return answers()
 	}
@@ -88,16 +87,63 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		return append(fmt.Appendf(nil, "%s %d\n", line[:i], n+1), rest...)
 	}
 	half := func(data []byte) []byte { return data[:len(data)/2] }
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := func(data []byte) []byte {
+		out := make([]byte, len(data))
+		for i := range out {
+			out[i] = byte(rng.Uint32())
+		}
+		return out
+	}
+	// middle keeps the file's first line (its format) and its last 64
+	// bytes, and puts random bytes in between: what a torn write, a bad
+	// disk block or another program's write would leave.
+	middle := func(data []byte) []byte {
+		out := bytes.Clone(data)
+		from := bytes.IndexByte(out, '\n') + 1
+		for i := from; i < len(out)-64; i++ {
+			out[i] = byte(rng.Uint32())
+		}
+		return out
+	}
+	// flip changes one byte in each 512 past the first line.
+	flip := func(data []byte) []byte {
+		out := bytes.Clone(data)
+		for i := bytes.IndexByte(out, '\n') + 1 + rng.IntN(512); i < len(out); i += 512 {
+			out[i] ^= 1 << rng.IntN(8)
+		}
+		return out
+	}
+	empty := func([]byte) []byte { return nil }
+	directory := func(name string) func() {
+		return func() {
+			path := filepath.Join(state, name)
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(path, "inside"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	steps := []struct {
 		name string
 		do   func()
 	}{
 		{"the view cut short", edit("ledger.view", half)},
 		{"the view of a newer version", edit("ledger.view", newer)},
+		{"the view empty", edit("ledger.view", empty)},
+		{"the view of random bytes", edit("ledger.view", noise)},
+		{"the view random past its first line", edit("ledger.view", middle)},
+		{"the view with bits flipped", edit("ledger.view", flip)},
+		{"the view a directory", directory("ledger.view")},
 		{"the index cut short", edit("cycles.idx", half)},
 		{"the index of a newer version", edit("cycles.idx", newer)},
-		{"the subjects cut short", edit("subjects", half)},
-		{"the subjects of a newer version", edit("subjects", newer)},
+		{"the index empty", edit("cycles.idx", empty)},
+		{"the index of random bytes", edit("cycles.idx", noise)},
+		{"the index random past its first line", edit("cycles.idx", middle)},
+		{"the index with bits flipped", edit("cycles.idx", flip)},
+		{"the index a directory", directory("cycles.idx")},
 		{"the ledger reset to an older commit", func() { git(t, dir, "update-ref", "refs/notes/evolve", "refs/notes/evolve~3") }},
 		{"the ledger moved on again", func() { record(t, openLedger(t, dir), commits[9], 0) }},
 		{"the ledger replaced by another one", func() {

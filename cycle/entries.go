@@ -23,8 +23,17 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 		if err != nil {
 			return nil, err
 		}
+		var fwd *forward
 		for m := 4*limit + tailSlack; len(extra) == 0 && m <= 4*maxTail; m *= 4 {
 			v, partial, err := readViewTail(l.viewPath(), snap.Commit(), m)
+			if err == nil && v == nil && !snap.Commit().IsZero() {
+				// a view of an older notes commit: its tail and the notes
+				// added since, when only notes were added
+				if fwd == nil {
+					fwd = l.forwardOf(snap)
+				}
+				v, partial, err = fwd.tail(m)
+			}
 			if err != nil || v == nil {
 				break // read in full below
 			}
@@ -58,6 +67,81 @@ func (l *Ledger) Quarantines(opts ListOptions) (*Listing, error) {
 		}
 	}
 	return l.Entries(opts, keep, 0)
+}
+
+// forwardMax is the most notes added since the saved view's notes commit
+// that a read of the last few records takes from git beside the view's
+// tail (forward); past it, or after any other change, the view is brought
+// up to date and written again, which costs the ledger.
+const forwardMax = 256
+
+// forward is the saved view of an older notes commit and the lines of the
+// notes added since (nil when the view cannot be brought forward so: no
+// view, a note changed or removed since, more than forwardMax added).
+type forward struct {
+	path  string
+	old   gitstore.Hash
+	added *view // the lines of the notes added, sorted
+}
+
+// forwardOf reads what the notes added since the saved view's notes
+// commit hold; nil when that is not all that changed.
+func (l *Ledger) forwardOf(snap *gitstore.Notes) *forward {
+	old, ok := viewNotes(l.viewPath())
+	if !ok || old.IsZero() || old == snap.Commit() {
+		return nil
+	}
+	changes, err := l.changesSince(old, snap)
+	if err != nil || len(changes) > forwardMax {
+		return nil
+	}
+	var blobs []gitstore.Hash
+	for _, c := range changes {
+		if len(c.Old) > 0 {
+			return nil // a note changed or removed: lines of the view go
+		}
+		blobs = append(blobs, c.New...)
+	}
+	data, err := l.repo.ReadBlobsKept(blobs)
+	if err != nil {
+		return nil
+	}
+	added := &view{notes: snap.Commit()}
+	k := 0
+	for _, c := range changes {
+		for range c.New {
+			added.add(c.Object, data[k])
+			k++
+		}
+	}
+	added.sort()
+	return &forward{path: l.viewPath(), old: old, added: added}
+}
+
+// tail is what readViewTail gives for the ledger as it is now: the view's
+// last m lines with the added lines that sort after the first of them (or
+// all of them, when the view's every line was read), and the errors of
+// both. The ledger's lines from that first line on are exactly those, so
+// the lines before it are left (partial) as readViewTail leaves them.
+func (f *forward) tail(m int) (*view, bool, error) {
+	if f == nil {
+		return nil, false, nil
+	}
+	v, partial, err := readViewTail(f.path, f.old, m)
+	if err != nil || v == nil {
+		return nil, false, err
+	}
+	out := &view{notes: f.added.notes, errors: append(v.errors, f.added.errors...)}
+	out.lines = make([]viewLine, 0, len(v.lines)+len(f.added.lines))
+	for _, ln := range f.added.lines {
+		if partial && (len(v.lines) == 0 || compareViewLines(ln, v.lines[0]) <= 0) {
+			continue // before the lines read: among those left
+		}
+		out.lines = append(out.lines, ln)
+	}
+	out.lines = append(out.lines, v.lines...)
+	out.sort()
+	return out, partial, nil
 }
 
 // maxTail is the largest limit read from the end of the view; a larger one
@@ -221,7 +305,8 @@ func (l *Ledger) presence(entries []Entry) error {
 // cycleEntries is Entries for the records of cycle n, with the journal and
 // presence: from the cycle index (which commits hold n) and the notes on
 // those commits alone, when the saved view describes the ledger as readers
-// read it (for the errors it lists); otherwise from the whole view.
+// read it, or did before notes were only added (for the errors it lists);
+// otherwise from the whole view.
 func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 	keep := func(s *ledger.Summary) bool { return s.Cycle == n }
 	snap, extra, err := l.snapshots()
@@ -232,6 +317,13 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 	if len(extra) == 0 && !snap.Commit().IsZero() {
 		if v, _, err = readViewTail(l.viewPath(), snap.Commit(), 0); err != nil {
 			v = nil
+		}
+		if v == nil && err == nil {
+			// a view of an older notes commit, with only notes added
+			// since: its errors and theirs
+			if v, _, err = l.forwardOf(snap).tail(0); err != nil {
+				v = nil
+			}
 		}
 	}
 	if v == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"math"
@@ -36,7 +37,14 @@ type viewLine struct {
 	commit gitstore.Hash
 }
 
-const viewMagic = "git-evolve ledger view 3\n"
+// Format 4: each line and each error carries a CRC-32C, and each line its
+// index (format 3 had neither, and a flipped bit in it was read as a
+// record).
+const viewMagic = "git-evolve ledger view 4\n"
+
+// castagnoli is the CRC-32C table of the view's checks (computed by the
+// processor where it can).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (l *Ledger) viewPath() string { return filepath.Join(l.stateDir, "ledger.view") }
 
@@ -96,17 +104,30 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 }
 
 // sort puts the view's lines in a total order, so that equal summaries
-// still sort the same way (and copies of one record come together).
+// still sort the same way (and copies of one record come together), and
+// its errors in the order of the notes.
 func (v *view) sort() {
-	slices.SortFunc(v.lines, func(a, b viewLine) int {
-		if c := a.Summary.Compare(&b.Summary); c != 0 {
+	slices.SortFunc(v.lines, compareViewLines)
+	// the notes' errors in the order a read of every note meets them (by
+	// the commit noted, then the line), however the view was brought
+	// forward
+	slices.SortStableFunc(v.errors, func(a, b *NoteError) int {
+		if c := bytes.Compare(a.Commit[:], b.Commit[:]); c != 0 {
 			return c
 		}
-		if c := bytes.Compare(a.Text, b.Text); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.commit[:], b.commit[:])
+		return a.Line - b.Line
 	})
+}
+
+// compareViewLines is the view's order: by summary, then text, then commit.
+func compareViewLines(a, b viewLine) int {
+	if c := a.Summary.Compare(&b.Summary); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(a.Text, b.Text); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.commit[:], b.commit[:])
 }
 
 // add reads a note's lines into the view.
@@ -124,13 +145,16 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 }
 
 // The file: the magic line and the notes commit, then each line in order
-// (its commit, cycle, and the lengths then the bytes of its text, id,
-// target, result and timestamp), a zero commit as the end mark, then each
-// error (its commit, line number, and the lengths then the bytes of its
-// text and message), then the offset of each line in the file, and the
-// footer: the number of lines, the offset of the errors and viewEnd. The
-// offsets let a reader take the last lines without reading the others
-// (readViewTail). Reading it copies nothing: the lines point into it.
+// (its commit, its index, cycle, and the lengths then the bytes of its
+// text, id, target, result and timestamp, then a CRC-32C of all that), a
+// zero commit as the end mark, then each error (its commit, line number,
+// and the lengths then the bytes of its text and message, then a CRC-32C),
+// then the offset of each line in the file, and the footer: the number of
+// lines, the offset of the errors and viewEnd. The offsets let a reader
+// take the last lines without reading the others (readViewTail); a line is
+// taken only when its CRC holds and its index is the one the reader looked
+// for, so that a damaged byte anywhere makes the file unread, never a
+// record. Reading it copies nothing: the lines point into it.
 func (v *view) save(path string) error {
 	// The lines of quarantine records, by index: the few a listing of
 	// the quarantined goals reads (Quarantines), without the rest.
@@ -147,42 +171,54 @@ func (v *view) save(path string) error {
 	// counts the bytes, for the offsets.
 	return WriteStateFile(path, func(w *bufio.Writer) error {
 		pos := 0
+		var sum uint32 // the CRC-32C of what was put since the last check
 		put := func(b []byte) {
 			w.Write(b) // an error sticks in w: Flush returns it
 			pos += len(b)
+			sum = crc32.Update(sum, castagnoli, b)
 		}
 		var num [4]byte
 		put32 := func(n int) {
 			binary.BigEndian.PutUint32(num[:], uint32(n))
 			put(num[:])
 		}
+		check := func() {
+			binary.BigEndian.PutUint32(num[:], sum)
+			w.Write(num[:])
+			pos += 4
+			sum = 0
+		}
 		put([]byte(viewMagic))
 		put(v.notes[:])
 		offsets := make([]uint32, 0, len(v.lines))
-		for _, ln := range v.lines {
+		for i, ln := range v.lines {
 			if pos > math.MaxUint32 {
 				return errors.New("the view is too large")
 			}
 			offsets = append(offsets, uint32(pos))
 			s := &ln.Summary
+			sum = 0
 			put(ln.commit[:])
-			for _, n := range [...]int{s.Cycle, len(ln.Text), len(s.ID), len(s.Target), len(s.Result), len(s.Timestamp)} {
+			for _, n := range [...]int{i, s.Cycle, len(ln.Text), len(s.ID), len(s.Target), len(s.Result), len(s.Timestamp)} {
 				put32(n)
 			}
 			for _, b := range [][]byte{ln.Text, s.ID, s.Target, s.Result, s.Timestamp} {
 				put(b)
 			}
+			check()
 		}
 		put(gitstore.ZeroHash[:])
 		errStart := pos
 		for _, e := range v.errors {
 			msg := e.Err.Error()
+			sum = 0
 			put(e.Commit[:])
 			put32(e.Line)
 			put32(len(e.Text))
 			put32(len(msg))
 			put([]byte(e.Text))
 			put([]byte(msg))
+			check()
 		}
 		if pos > math.MaxUint32 {
 			return errors.New("the view is too large")
@@ -230,18 +266,27 @@ func layout(head, foot []byte, size int) (viewLayout, bool) {
 	return viewLayout{n: n, k: k, errStart: errStart, table: table, qtable: qtable}, true
 }
 
-// parseViewLine reads one line record at the start of d.
-func parseViewLine(d []byte) (ln viewLine, rest []byte, ok bool) {
-	if len(d) < 44 {
+// viewLineHead is the size of a line record before its text: its commit,
+// index, cycle and five lengths.
+const viewLineHead = 20 + 4 + 4 + 5*4
+
+// parseViewLine reads one line record at the start of d, which must be the
+// line of index want and hold its CRC.
+func parseViewLine(d []byte, want int) (ln viewLine, rest []byte, ok bool) {
+	if len(d) < viewLineHead+4 {
 		return ln, nil, false
 	}
+	start := d
 	copy(ln.commit[:], d)
-	ln.Summary.Cycle = int(int32(binary.BigEndian.Uint32(d[20:])))
+	if int(binary.BigEndian.Uint32(d[20:])) != want {
+		return ln, nil, false
+	}
+	ln.Summary.Cycle = int(int32(binary.BigEndian.Uint32(d[24:])))
 	var lens [5]int
 	for i := range lens {
-		lens[i] = int(binary.BigEndian.Uint32(d[24+4*i:]))
+		lens[i] = int(binary.BigEndian.Uint32(d[28+4*i:]))
 	}
-	d = d[44:]
+	d = d[viewLineHead:]
 	dst := []*[]byte{&ln.Text, &ln.Summary.ID, &ln.Summary.Target, &ln.Summary.Result, &ln.Summary.Timestamp}
 	for i, p := range dst {
 		if lens[i] > len(d) {
@@ -249,26 +294,37 @@ func parseViewLine(d []byte) (ln viewLine, rest []byte, ok bool) {
 		}
 		*p, d = d[:lens[i]:lens[i]], d[lens[i]:]
 	}
-	return ln, d, !ln.commit.IsZero()
+	if len(d) < 4 {
+		return ln, nil, false
+	}
+	n := len(start) - len(d)
+	if crc32.Checksum(start[:n], castagnoli) != binary.BigEndian.Uint32(d) {
+		return ln, nil, false
+	}
+	return ln, d[4:], !ln.commit.IsZero()
 }
 
 // parseViewErrors reads the errors' records, which fill d.
 func parseViewErrors(d []byte) ([]*NoteError, bool) {
 	var out []*NoteError
 	for len(d) > 0 {
-		if len(d) < 32 {
+		if len(d) < 36 {
 			return nil, false
 		}
+		start := d
 		e := &NoteError{}
 		copy(e.Commit[:], d)
 		line := int(binary.BigEndian.Uint32(d[20:]))
 		tn, mn := int(binary.BigEndian.Uint32(d[24:])), int(binary.BigEndian.Uint32(d[28:]))
 		d = d[32:]
-		if tn > len(d) || mn > len(d)-tn {
+		if tn > len(d) || mn > len(d)-tn || len(d)-tn-mn < 4 {
+			return nil, false
+		}
+		if crc32.Checksum(start[:32+tn+mn], castagnoli) != binary.BigEndian.Uint32(d[tn+mn:]) {
 			return nil, false
 		}
 		e.Line, e.Text, e.Err = line, string(d[:tn]), errors.New(string(d[tn:tn+mn]))
-		d = d[tn+mn:]
+		d = d[tn+mn+4:]
 		out = append(out, e)
 	}
 	return out, true
@@ -318,7 +374,7 @@ func readView(path string) (*view, error) {
 	copy(v.notes[:], data[len(viewMagic):])
 	d := data[len(viewMagic)+20 : lay.errStart]
 	for len(d) > 20 {
-		ln, rest, ok := parseViewLine(d)
+		ln, rest, ok := parseViewLine(d, len(v.lines))
 		if !ok {
 			return nil, bad
 		}
@@ -395,7 +451,7 @@ func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial boo
 		return nil, false, nil
 	}
 	for len(d) > 0 {
-		ln, rest, ok := parseViewLine(d)
+		ln, rest, ok := parseViewLine(d, lay.n-m+len(v.lines))
 		if !ok {
 			return nil, false, nil
 		}
@@ -474,7 +530,7 @@ func readViewQuarantined(path string, notes gitstore.Hash) (*view, error) {
 		if _, err := f.ReadAt(d, int64(from)); err != nil {
 			return nil, nil
 		}
-		ln, rest, ok := parseViewLine(d)
+		ln, rest, ok := parseViewLine(d, i)
 		if !ok || len(rest) != 0 || string(ln.Summary.Result) != ledger.Quarantined {
 			return nil, nil
 		}

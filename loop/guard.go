@@ -67,7 +67,7 @@ const ledgerRef = "refs/notes/evolve"
 
 // derivedCaches are the files under the common git directory's evolve/
 // that reads write (derived; safe to delete).
-var derivedCaches = []string{"ledger.view", "cycles.idx", "subjects", "merged", "copies", "verify-state", "verify-keys", "verify-delta", "verify-report", "goals-warned"}
+var derivedCaches = []string{"ledger.view", "cycles.idx", "merged", "copies", "verify-state", "verify-keys", "verify-delta", "verify-report", "goals-warned"}
 
 // lineFiles are the shared state files of one line per entry, with how to
 // tell the cycle (or run) an entry is of.

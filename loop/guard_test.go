@@ -271,7 +271,7 @@ func TestGuardStateFiles(t *testing.T) {
 	tip := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
 	gxWrite(t, filepath.Join(gitDir, "evolve", "verified"), tip+"\n", 0o644) // a verify
 	gxWrite(t, view, "other view", 0o644)
-	gxWrite(t, filepath.Join(gitDir, "evolve", "subjects"), "new", 0o644)
+	gxWrite(t, filepath.Join(gitDir, "evolve", "merged"), "new", 0o644)
 	// an answer that a remote's copy of the ledger may be read
 	gxWrite(t, filepath.Join(gitDir, "evolve", "copies"), "git-evolve copies 1\n"+strings.Repeat("ab", 32)+" ok\n", 0o644)
 	gxWrite(t, RunStatePath(gitDir), `{"id": "run", "kept": {}}`, 0o644)
@@ -283,7 +283,7 @@ func TestGuardStateFiles(t *testing.T) {
 	if got := gxRead(t, brief); got != "the brief" {
 		t.Errorf("brief.md after the turn: %q", got)
 	}
-	for _, name := range []string{"ledger.view", "subjects", "copies"} {
+	for _, name := range []string{"ledger.view", "merged", "copies"} {
 		if fxExists(filepath.Join(gitDir, "evolve", name)) {
 			t.Errorf("the cache %s changed and is still there", name)
 		}

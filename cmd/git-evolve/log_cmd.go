@@ -158,7 +158,7 @@ func (c *logCmd) Run(e *env) error {
 		if c.Markdown {
 			err = printMarkdown(w, l.Repo(), entries)
 		} else {
-			err = printTable(w, l, entries, now, e.color())
+			err = printTable(w, l.Repo(), entries, now, e.color())
 		}
 		if err != nil {
 			return err
@@ -211,8 +211,8 @@ var resultColor = map[string]string{
 	"aborted":             "35",
 }
 
-func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now time.Time, color bool) error {
-	subjects, err := subjectsOf(src, entries)
+func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) error {
+	subjects, err := subjectsOf(repo, entries)
 	if err != nil {
 		return err
 	}
@@ -291,9 +291,9 @@ func printTable(out io.Writer, src subjectSource, entries []cycle.Entry, now tim
 }
 
 // subjectsOf reads the subject of the commit of each entry listed on its
-// commit (not journaled, anchored or absent) in one exchange with git, or
-// says why there is none.
-func subjectsOf(src subjectSource, entries []cycle.Entry) ([]string, error) {
+// commit (not journaled, anchored or absent) from git, in one exchange, or
+// says why there is none. Nothing is kept: a page asks for what it shows.
+func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
 	out := make([]string, len(entries))
 	var hs []gitstore.Hash
 	var at []int
@@ -303,7 +303,7 @@ func subjectsOf(src subjectSource, entries []cycle.Entry) ([]string, error) {
 			at = append(at, i)
 		}
 	}
-	subjects, errs, err := src.Subjects(hs)
+	subjects, errs, err := repo.CommitSubjects(hs)
 	if err != nil {
 		return nil, err
 	}
@@ -320,19 +320,6 @@ func subjectsOf(src subjectSource, entries []cycle.Entry) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// subjectSource gives the subjects of commits: the ledger (which keeps
-// them), or the repository.
-type subjectSource interface {
-	Subjects(hs []gitstore.Hash) ([]string, []error, error)
-}
-
-// repoSubjects asks git for every subject.
-type repoSubjects struct{ *gitstore.Repo }
-
-func (r repoSubjects) Subjects(hs []gitstore.Hash) ([]string, []error, error) {
-	return r.CommitSubjects(hs)
 }
 
 // anchored reports whether an imported record is stored on an anchor, not
@@ -475,7 +462,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 		for i := range entries {
 			writeNotedOn(w, entries[i].Record.Marshal(), entries[i].Commit)
 		}
-	} else if err := printTable(w, repoSubjects{repo}, entries, now, e.color()); err != nil {
+	} else if err := printTable(w, repo, entries, now, e.color()); err != nil {
 		return err
 	}
 	return w.Flush()
@@ -503,7 +490,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 	fmt.Fprintln(w, "| cycle | target | result | ruler | goals | delta | reason | commit | by |")
 	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|---|")
 	var trajectory []string
-	subjects, err := subjectsOf(repoSubjects{repo}, entries)
+	subjects, err := subjectsOf(repo, entries)
 	if err != nil {
 		return err
 	}
