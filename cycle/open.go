@@ -18,6 +18,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -661,65 +662,23 @@ func writeFileAtomic(path string, data []byte) error {
 // place: a reader sees the old file or the new one, never a part, and a
 // large file is never held whole in memory.
 func WriteStateFile(path string, write func(w *bufio.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(tmp, 256<<10)
-	err = write(w)
+	err := atomicfile.WriteWith(path, 0o600, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 256<<10)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err == nil {
-		err = w.Flush()
+		atomicfile.RemoveStale(path, staleTemp)
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	removeStaleTemps(path)
-	return nil
+	return err
 }
 
 // staleTemp is how old a temporary file of a state file must be for
-// removeStaleTemps to take it for one a killed process left: a write takes
-// seconds at most.
+// atomicfile.RemoveStale to take it for one a killed process left: a write
+// takes seconds at most.
 const staleTemp = time.Hour
-
-// removeStaleTemps removes the temporary files of the state file at path
-// older than staleTemp: a process killed between writing one and renaming
-// it into place leaves it behind (a view of 100,000 records is 46 MB). A
-// younger one may be a write under way, and is left. A temporary file is
-// named as WriteStateFile names it (the file's name, ".tmp", the digits
-// os.CreateTemp adds), or as verify named its own before (the file's name,
-// ".", the digits): nothing else, such as a lock, has such a name.
-func removeStaleTemps(path string) {
-	dir, base := filepath.Split(path)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), base+".")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		rest = strings.TrimPrefix(rest, "tmp")
-		if rest == "" || strings.Trim(rest, "0123456789") != "" {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-}
 
 // TranscriptRef keeps the transcript of cycle id's agent (see loop): a
 // blob, kept after the cycle closes.

@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"goals":               {"redact"},
 	"setup":               {"gitstore", "internal/atomicfile"},
 	"internal/atomicfile": {},
-	"cycle":               {"gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock"},
+	"cycle":               {"gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock", "internal/atomicfile"},
 	"filelock":            {},
 	"queue":               {"filelock", "escape"},
 	"gate":                {"goals"},
