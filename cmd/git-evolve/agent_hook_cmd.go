@@ -221,7 +221,7 @@ func stopAnswer(e *env) (agents.Answer, error) {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: %v\n", err)
 	}
 	if msg != "" {
-		args = append(args, "-m", msg)
+		args = append(args, "--message="+msg) // one word: a message may start with a dash
 	}
 	out, errOut, code := inner(e, args...)
 	if code != exitOK && code != exitRecoverable {
@@ -333,7 +333,10 @@ var (
 	// refusedCommand is a shell command that runs what only the operator,
 	// or the finish, runs.
 	refusedCommand = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?:^|[\s;&|(])git(?:\s+-C\s+\S+)?(?:\s+|-)evolve\s+(?:(?:-C\s+\S+|--\S+)\s+)*(cycle\s+(?:finish|abort)|stop|kill|resume|trust|record)\b`)
+		// git's options before evolve (-C, -c, --no-pager…), a path to
+		// git or git-evolve, git-evolve's own options before the command
+		// (-C, --color, -q…), and a command quoted for sh -c.
+		return regexp.MustCompile(`(?:^|[\s;&|('"\x60])(?:\S*/)?git(?:\s+(?:-[Cc]\s+\S+|-\S+))*(?:\s+|-)evolve\s+(?:(?:-C|--chdir|--color)\s+\S+\s+|-\S+\s+)*(cycle\s+(?:finish|abort)|stop|kill|resume|trust|record)\b`)
 	})
 	// writes is a shell command that writes files.
 	writes = sync.OnceValue(func() *regexp.Regexp {
