@@ -139,10 +139,15 @@ func InstallHooks(repo *gitstore.Repo) ([]HookChange, error) {
 	return out, expectHooks(repo)
 }
 
-// expectHooks sets HooksKey: from now on a hook that goes missing is told.
+// expectHooks sets HooksKey once a hook of git-evolve's is where git runs
+// it: from then on one that goes missing is told. Where init could only
+// advise (a hooks directory git tracks), nothing is expected of it.
 func expectHooks(repo *gitstore.Repo) error {
 	have, err := repo.ConfigGetAll(HooksKey)
 	if err != nil || slices.Contains(have, "true") {
+		return err
+	}
+	if missing, err := missingHooks(repo); err != nil || len(missing) == len(HookNames) {
 		return err
 	}
 	return repo.ConfigAdd(HooksKey, "true")

@@ -133,13 +133,19 @@ func installHusky(repo *gitstore.Repo, top string) ([]HookChange, error) {
 // lefthookCommand is git-evolve's command in lefthook's configuration for
 // hook name.
 func lefthookCommand(name string) string {
+	return name + ":\n  commands:\n" + lefthookEntry(name)
+}
+
+// lefthookEntry is git-evolve's entry under a hook's commands: in
+// lefthook's configuration, indented as it goes there.
+func lefthookEntry(name string) string {
 	args := map[string]string{"commit-msg": "{1}", "prepare-commit-msg": "{0}", "pre-push": "{1} {2}"}[name]
 	guard := "command -v git-evolve >/dev/null 2>&1 || exit 0; "
 	run := guard + "git-evolve hook " + name + " " + args
 	if name != "pre-push" {
 		run += " || true"
 	}
-	block := fmt.Sprintf("%s:\n  commands:\n    git-evolve:\n      run: %s\n", name, run)
+	block := fmt.Sprintf("    git-evolve:\n      run: %s\n", run)
 	if name == "pre-push" {
 		block += "      use_stdin: true\n"
 	}
@@ -160,13 +166,17 @@ func installLefthook(repo *gitstore.Repo, top string) (map[string]bool, []HookCh
 	runs := map[string]bool{}
 	var out []HookChange
 	var add []string
+	shared := old != nil && tracked(repo, path)
 	for _, name := range HookNames {
 		switch {
 		case hasLine(old, name):
 			runs[name] = true
+		case shared:
+			out = append(out, HookChange{Name: name, Path: path, Advice: path + " is tracked in the repository, and git-evolve does not edit it: to get git-evolve's " +
+				name + " hook, add this to it (under " + name + ": commands:, if it has them) and commit it:\n" + lefthookCommand(name)})
 		case hasTopKey(old, name):
 			out = append(out, HookChange{Name: name, Path: path, Advice: path + " configures " + name +
-				" already, and git-evolve does not edit it: to get git-evolve's " + name + " hook, add this command to it:\n" + lefthookCommand(name)})
+				" already, and git-evolve does not edit it: to get git-evolve's " + name + " hook, add this command under its " + name + ": commands:\n" + lefthookEntry(name)})
 		default:
 			add = append(add, lefthookCommand(name))
 			runs[name] = true
@@ -208,6 +218,15 @@ func hasTopKey(data []byte, name string) bool {
 // a legacy hook in place. ok is false when that place is taken and kept.
 func installUnderPreCommit(dir, name string) (*HookChange, bool, error) {
 	legacy := filepath.Join(dir, name+".legacy")
+	// An older git-evolve kept pre-commit's hook as name.pre-evolve, and
+	// pre-commit, installed again, put its own back at name: the kept copy
+	// is pre-commit's to make again, and run as a chained hook it refuses
+	// (its legacy mode), stopping every commit. It goes.
+	if chained, err := os.ReadFile(filepath.Join(dir, name+Chained)); err == nil && isPreCommits(chained) {
+		if err := os.Remove(filepath.Join(dir, name+Chained)); err != nil {
+			return nil, false, err
+		}
+	}
 	want := shim(name)
 	old, err := os.ReadFile(legacy)
 	switch {
@@ -250,6 +269,11 @@ func MissingHooks(repo *gitstore.Repo) ([]string, error) {
 	if on, err := repo.ConfigValues(HooksKey); err != nil || !slices.Contains(on, "true") {
 		return nil, err
 	}
+	return missingHooks(repo)
+}
+
+// missingHooks names git-evolve's hooks that git would not run now.
+func missingHooks(repo *gitstore.Repo) ([]string, error) {
 	dir, err := repo.GitPath("hooks")
 	if err != nil {
 		return nil, err
