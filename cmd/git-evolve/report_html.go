@@ -210,7 +210,7 @@ details{margin:6px 0}summary{cursor:pointer}
 	if n > 0 {
 		end = after[n-1]
 	}
-	fmt.Fprintf(&b, `<p id="summary">The branch's score: <b>%s → %s</b> over %d cycle(s): %d improved, %d regressed (each reverted), %d aborted, %d that changed nothing.</p>`+"\n",
+	fmt.Fprintf(&b, `<p id="summary">The branch's score: <strong>%s → %s</strong> over %d cycle(s): %d improved, %d regressed (each reverted), %d aborted, %d that changed nothing.</p>`+"\n",
 		scoreText(start), scoreText(end), n, improved, regressed, aborted, n-improved-regressed-aborted)
 
 	// The chart: the branch's score after each cycle, or each run of cycles.

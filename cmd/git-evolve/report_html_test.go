@@ -128,7 +128,7 @@ goals:
 	if !bytes.Contains(data, []byte("<title>cycle 2, not-broken: pass</title>")) {
 		t.Error("the regressed cycle's heatmap column does not show the goals after its revert")
 	}
-	if !bytes.Contains(data, []byte(`id="summary"`)) || !regexp.MustCompile(`<b>[0-9.]+ → [0-9.]+</b>`).Match(data) {
+	if !bytes.Contains(data, []byte(`id="summary"`)) || !regexp.MustCompile(`<strong>[0-9.]+ → [0-9.]+</strong>`).Match(data) {
 		t.Error("the page does not give the branch's score before → after")
 	}
 }
@@ -197,7 +197,7 @@ func TestReportHTMLAt300Cycles(t *testing.T) {
 	if pr.Legend[2] < 100 || pr.AxisTitles != 2 {
 		t.Errorf("legend %v, %d axis titles", pr.Legend, pr.AxisTitles)
 	}
-	if !strings.Contains(out.String(), "<b>40 → ") {
+	if !strings.Contains(out.String(), "<strong>40 → ") {
 		t.Error("no before → after")
 	}
 	img := b.screenshot(page)
