@@ -669,16 +669,12 @@ func WriteStateFile(path string, write func(w *bufio.Writer) error) error {
 		}
 		return w.Flush()
 	})
-	if err == nil {
-		atomicfile.RemoveStale(path, staleTemp)
-	}
 	return err
 }
 
 // staleTemp is how old a temporary file of a state file must be for
-// atomicfile.RemoveStale to take it for one a killed process left: a write
-// takes seconds at most.
-const staleTemp = time.Hour
+// atomicfile to take it for one a killed process left.
+const staleTemp = atomicfile.StaleAge
 
 // TranscriptRef keeps the transcript of cycle id's agent (see loop): a
 // blob, kept after the cycle closes.

@@ -3,15 +3,15 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"slices"
 	"strings"
 )
 
 // LackingTrailer returns the commits of revs (as git log selects them, no
-// merges) whose trailer block has no key trailer with the value value,
-// newest first: the commits of an open cycle that the commit-msg hook did
-// not reach.
-func (r *Repo) LackingTrailer(key, value string, revs ...string) ([]Hash, error) {
+// merges) whose trailer block has no key trailer at all, newest first: the
+// commits of an open cycle that the commit-msg hook did not reach (one that
+// carries another value, a cherry-pick of another cycle's work, is no such
+// commit).
+func (r *Repo) LackingTrailer(key string, revs ...string) ([]Hash, error) {
 	args := append([]string{"log", "-z", "--no-merges", "--format=%H%x1f%(trailers:key=" + key + ",valueonly,separator=%x1e)", "--end-of-options"}, revs...)
 	out, err := r.git(context.Background(), nil, append(args, "--")...)
 	if err != nil {
@@ -27,7 +27,7 @@ func (r *Repo) LackingTrailer(key, value string, revs ...string) ([]Hash, error)
 		if err != nil {
 			continue
 		}
-		if !slices.Contains(strings.Split(strings.TrimSpace(vals), "\x1e"), value) {
+		if strings.TrimSpace(vals) == "" {
 			lacking = append(lacking, hash)
 		}
 	}

@@ -328,10 +328,11 @@ var asked = map[string]bool{
 	"halt-check": true, "converged": true, "goals validate": true, "goals measure": true, "goals history": true,
 	"cycle status": true, "queue list": true, "hypothesis list": true, "hypothesis due": true, "version": true,
 	"completion": true, "__complete": true, "help": true, "mcp": true,
+	"hook agent": true, // its output is the agent's answer
 }
 
 // answers says whether -q leaves the command's output: a command asked
-// for, or one told to print JSON.
+// for, or one told to print JSON or to say what it would do (--dry-run).
 func answers(kctx *kong.Context) bool {
 	var words []string
 	for _, w := range strings.Fields(kctx.Command()) {
@@ -343,7 +344,7 @@ func answers(kctx *kong.Context) bool {
 		return true
 	}
 	for _, f := range kctx.Flags() {
-		if f.Name == "json" || f.Name == "jsonl" {
+		if f.Name == "json" || f.Name == "jsonl" || f.Name == "dry-run" {
 			if v, ok := kctx.FlagValue(f).(bool); ok && v {
 				return true
 			}

@@ -248,7 +248,7 @@ func warnMissingHooks(e *env, repo *gitstore.Repo, running []string) {
 }
 
 // warnUntrailered warns of the commits made since the open cycle started
-// whose message lacks its Evolve-Id trailer.
+// whose message has no Evolve-Id trailer.
 func warnUntrailered(e *env, repo *gitstore.Repo) {
 	l, err := e.Ledger()
 	if err != nil {
@@ -258,7 +258,7 @@ func warnUntrailered(e *env, repo *gitstore.Repo) {
 	if err != nil || c.Start == "" {
 		return
 	}
-	lacking, err := repo.LackingTrailer("Evolve-Id", c.ID, c.Start+"..HEAD")
+	lacking, err := repo.LackingTrailer("Evolve-Id", c.Start+"..HEAD")
 	if err != nil || len(lacking) == 0 {
 		return
 	}

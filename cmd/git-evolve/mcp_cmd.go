@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -74,7 +75,11 @@ func mcpServerBinary() (string, error) {
 		if resolved, err := filepath.EvalSymlinks(self); err == nil {
 			self = resolved
 		}
-		beside := filepath.Join(filepath.Dir(self), "git-evolve-mcp")
+		name := "git-evolve-mcp"
+		if runtime.GOOS == "windows" {
+			name += ".exe"
+		}
+		beside := filepath.Join(filepath.Dir(self), name)
 		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
 			return beside, nil
 		}

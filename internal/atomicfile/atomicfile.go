@@ -32,7 +32,7 @@ func WriteWith(path string, mode os.FileMode, fill func(f *os.File) error) error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -51,16 +51,22 @@ func WriteWith(path string, mode os.FileMode, fill func(f *os.File) error) error
 		os.Remove(name)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	RemoveStale(path, StaleAge)
 	return nil
 }
+
+// StaleAge is how old a temporary file must be for RemoveStale to take it
+// for one a killed writer left: a write takes seconds at most.
+const StaleAge = time.Hour
 
 // RemoveStale removes the temporary files of path older than age: a
 // process killed between writing one and renaming it into place leaves it
 // behind (a saved view of 100,000 records is 46 MB). A younger one may be a
 // write under way, and is left. A temporary file is named as WriteWith
-// names it (the file's name, ".tmp", the digits os.CreateTemp adds), or as
-// older versions named verify's (the file's name, ".", the digits): nothing
-// else, such as a lock, has such a name.
+// names it (the file's name, ".", the digits os.CreateTemp adds, ".tmp",
+// which the loop's info/exclude patterns match), or as older versions did
+// (the file's name, ".tmp" or ".", the digits): nothing else, such as a
+// lock, has such a name.
 func RemoveStale(path string, age time.Duration) {
 	dir, base := filepath.Split(path)
 	entries, err := os.ReadDir(dir)
@@ -72,7 +78,7 @@ func RemoveStale(path string, age time.Duration) {
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		rest = strings.TrimPrefix(rest, "tmp")
+		rest = strings.TrimSuffix(strings.TrimPrefix(rest, "tmp"), ".tmp")
 		if rest == "" || strings.Trim(rest, "0123456789") != "" {
 			continue
 		}

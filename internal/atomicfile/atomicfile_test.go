@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestWrite(t *testing.T) {
@@ -29,7 +31,39 @@ func TestWrite(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != "two" {
 		t.Fatalf("after a failed write: %q", data)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, "sub", ".*")); len(left) != 0 {
-		t.Fatalf("left behind: %v", left)
+	if entries, _ := os.ReadDir(filepath.Join(dir, "sub")); len(entries) != 1 || entries[0].Name() != "f" {
+		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+// A temporary file a killed writer left is removed by the next write once
+// it is an hour old; a young one (a write under way) is left. Its name ends
+// in .tmp, which the loop's info/exclude patterns match.
+func TestStaleTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cycle-history.jsonl")
+	old := time.Now().Add(-2 * StaleAge)
+	for name, when := range map[string]time.Time{"cycle-history.jsonl.123.tmp": old, "cycle-history.jsonl.456.tmp": time.Now(), "other.789.tmp": old} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, when, when)
+	}
+	if err := WriteWith(path, 0o644, func(f *os.File) error {
+		if m, _ := filepath.Glob(filepath.Join(dir, "cycle-history.jsonl.*.tmp")); len(m) != 3 {
+			t.Errorf("the temporary file is not named <file>.<digits>.tmp: %v", m)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if want := "cycle-history.jsonl cycle-history.jsonl.456.tmp other.789.tmp"; strings.Join(left, " ") != want {
+		t.Errorf("left %v, want %s", left, want)
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -75,7 +75,10 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 				dir = args[i]
 			}
 		case strings.HasPrefix(a, "-C") && len(a) > 2:
-			dir = a[2:]
+			dir = filepath.Join(dir, a[2:])
+			if filepath.IsAbs(a[2:]) {
+				dir = a[2:]
+			}
 		default:
 			fmt.Fprintf(stderr, "git-evolve-mcp: error: unknown argument %q\ngit-evolve-mcp: hint: see git-evolve-mcp --help\n", a)
 			return 10
@@ -119,7 +122,7 @@ func evolveBinary() (string, error) {
 		return b, nil
 	}
 	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), "git-evolve")
+		beside := filepath.Join(filepath.Dir(self), "git-evolve"+exeSuffix())
 		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
 			return beside, nil
 		}
@@ -136,10 +139,14 @@ func evolveBinary() (string, error) {
 // locks as they would from a terminal. A cancelled request interrupts its
 // command, which stops as it would at ^C, and kills it 10 seconds later.
 func Exec(bin, dir string) Runner {
-	var mu sync.Mutex
+	sem := make(chan struct{}, 1)
 	return func(ctx context.Context, args []string) ([]byte, []byte, int) {
-		mu.Lock()
-		defer mu.Unlock()
+		select { // one at a time; a request cancelled while it waits never runs
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, []byte("git-evolve-mcp: cancelled before it ran"), 1
+		}
+		defer func() { <-sem }()
 		if ctx.Err() != nil {
 			return nil, []byte("git-evolve-mcp: cancelled before it ran"), 1
 		}
@@ -203,4 +210,12 @@ func Version(release string) string {
 		}
 	}
 	return v
+}
+
+// exeSuffix is what a program's file name ends with here: .exe on Windows.
+func exeSuffix() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
 }

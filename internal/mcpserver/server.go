@@ -34,6 +34,10 @@ const Instructions = "git-evolve's evolve loop: measure the goals, take the next
 // reverted. Its JSON is the tool's result, not an error.
 const exitRecoverable = 3
 
+// exitUsage is git evolve's exit code for input that names nothing (show
+// of a cycle the ledger does not hold).
+const exitUsage = 10
+
 // New is the server of the tools and resources, running their commands
 // with run.
 func New(run Runner, version string) *mcp.Server {
@@ -44,7 +48,7 @@ func New(run Runner, version string) *mcp.Server {
 	}
 	s.AddResource(&mcp.Resource{URI: mcptools.LedgerURI, Name: "ledger", MIMEType: "application/jsonl",
 		Description: "Every record of the ledger, one canonical JSON line each (git evolve export)."}, resource(run))
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: mcptools.CycleTemplate, Name: "cycle", MIMEType: "application/json",
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: mcptools.CycleTemplate, Name: "cycle", MIMEType: "application/jsonl",
 		Description: "The record of cycle n, on each commit that holds it (git evolve show --json n)."}, resource(run))
 	return s
 }
@@ -201,7 +205,7 @@ func resource(run Runner) mcp.ResourceHandler {
 		}
 		stdout, stderr, code := run(ctx, args)
 		switch {
-		case code != 0 && args[0] == "show":
+		case code == exitUsage && args[0] == "show": // no such cycle
 			return nil, mcp.ResourceNotFoundError(uri)
 		case code != 0:
 			return nil, fmt.Errorf("git evolve %s: %s", args[0], strings.TrimSpace(string(stderr)))

@@ -314,7 +314,7 @@ func ResourceArgs(uri string) (args []string, mime string, ok bool) {
 	if v, err := strconv.Atoi(n); !found || err != nil || v < 0 || strconv.Itoa(v) != n {
 		return nil, "", false
 	}
-	return []string{"show", "--json", "--", n}, "application/json", true
+	return []string{"show", "--json", "--", n}, "application/jsonl", true
 }
 
 // List is the tools, one a line with its description, as help prints them.
