@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/git-evolve/git-evolve/internal/testenv"
 )
 
 // change is a NoteChange with its blob lists made comparable.
@@ -150,6 +152,7 @@ func TestDiffNotes(t *testing.T) {
 // DiffNotes between snapshots that git notes add wrote, including the commit
 // where git itself fanned the tree out.
 func TestDiffNotesGitWritten(t *testing.T) {
+	testenv.Slow(t)
 	setEnv(t)
 	fx := gitNotesFixture(t)
 	r := &testRepo{t: t, dir: fx.dir}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -26,6 +27,7 @@ import (
 // every cycle. .ci/run installs Chromium where it is missing; elsewhere,
 // without it, the test is skipped.
 func TestReportHTMLInChromium(t *testing.T) {
+	testenv.Slow(t)
 	browser := findBrowser(t)
 	dir := t.TempDir()
 	home := t.TempDir()
@@ -138,6 +140,7 @@ goals:
 // cycles, every axis label and goal label is drawn inside the window, the
 // heatmap and the table show the most recent cycles and fold the rest.
 func TestReportHTMLAt300Cycles(t *testing.T) {
+	testenv.Slow(t)
 	browser := findBrowser(t)
 	goalIDs := []string{"tests-pass", "lint-clean", "coverage-above-80-percent-of-the-lines-measured", "docs-build", "bench-under-budget"}
 	var rows []reportRow
