@@ -149,11 +149,7 @@ func (p *rebuildPlan) write(l *cycle.Ledger) (gitstore.Hash, error) {
 	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return strings.Compare(a.String(), b.String()) })
 	var edits []gitstore.NoteEdit
 	for _, obj := range objs {
-		found, err := snap.Find(obj)
-		if err != nil {
-			return gitstore.ZeroHash, err
-		}
-		data, err := blobs(repo, found)
+		data, err := noteText(repo, snap, obj)
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}

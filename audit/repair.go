@@ -250,11 +250,7 @@ func findVersion(repo *gitstore.Repo, on gitstore.Hash, id, want string) (gitsto
 			return gitstore.ZeroHash, "", false, err
 		}
 		if !on.IsZero() {
-			found, err := snap.Find(on)
-			if err != nil {
-				return gitstore.ZeroHash, "", false, err
-			}
-			data, err := blobs(repo, found)
+			data, err := noteText(repo, snap, on)
 			if err != nil {
 				return gitstore.ZeroHash, "", false, err
 			}
@@ -389,11 +385,7 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 			if err != nil {
 				return gitstore.ZeroHash, err
 			}
-			found, err := snap.Find(h)
-			if err != nil {
-				return gitstore.ZeroHash, err
-			}
-			data, err := blobs(repo, found)
+			data, err := noteText(repo, snap, h)
 			if err != nil {
 				return gitstore.ZeroHash, err
 			}

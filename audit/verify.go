@@ -980,6 +980,16 @@ func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash,
 	return tip, nil
 }
 
+// noteText is the text of the notes on obj in snap (an object noted at
+// two fanout paths has both, joined).
+func noteText(repo *gitstore.Repo, snap *gitstore.Notes, obj gitstore.Hash) ([]byte, error) {
+	found, err := snap.Find(obj)
+	if err != nil {
+		return nil, err
+	}
+	return blobs(repo, found)
+}
+
 func blobs(repo *gitstore.Repo, hs []gitstore.Hash) ([]byte, error) {
 	var out []byte
 	for _, h := range hs {
