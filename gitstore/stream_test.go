@@ -63,7 +63,7 @@ func TestStreamNotes(t *testing.T) {
 	}
 	// The goroutines the streams started end (a poll: their ends are
 	// asynchronous to the return).
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // only a leak waits it out
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -261,7 +261,9 @@ func cmdDaemon(ts *testscript.TestScript, neg bool, args []string) {
 			<-exited
 		}
 		// Ready when it accepts a connection; gone when another took the port.
-		deadline := time.Now().Add(10 * time.Second)
+		// A poll: the deadline only ends a daemon that never listens, and
+		// is long enough for a loaded machine.
+		deadline := time.Now().Add(2 * time.Minute)
 		for {
 			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 				c.Close()
