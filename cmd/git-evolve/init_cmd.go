@@ -258,6 +258,9 @@ func warnUntrailered(e *env, repo *gitstore.Repo) {
 	if err != nil || c.Start == "" {
 		return
 	}
+	if head, ok, err := repo.RefHash("HEAD"); err != nil || !ok || head.String() == c.Start {
+		return // no commit yet: no git log to start
+	}
 	lacking, err := repo.LackingTrailer("Evolve-Id", c.Start+"..HEAD")
 	if err != nil || len(lacking) == 0 {
 		return
