@@ -20,29 +20,7 @@ import (
 // summaries read whole) and with a record added since (the delta).
 func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 	testenv.Slow(t)
-	root := t.TempDir()
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "Ann", "GIT_COMMITTER_NAME": "Ann",
-		"GIT_AUTHOR_EMAIL": "ann@example.com", "GIT_COMMITTER_EMAIL": "ann@example.com",
-		"HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_EVOLVE_HOST": "box", "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z",
-	} {
-		t.Setenv(k, v)
-	}
-	dir := filepath.Join(root, "a")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a := &clone{t: t, dir: dir}
-	a.git("init", "-q", "-b", "main")
-	for i := 0; i < 12; i++ {
-		a.git("commit", "-q", "--allow-empty", "-m", fmt.Sprintf("c%d", i))
-	}
-	a = openClone(t, dir)
-	rng := rand.New(rand.NewSource(7))
-	for i := 0; i < 6; i++ {
-		a.record(rng)
-	}
+	a, rng := recordedClone(t, 12, 6)
 	// a notice and a breach for the kept files to stand for: a record of
 	// the seeds' shape, and a record edited by hand
 	a.git("notes", "--ref=evolve", "append", "-m", `{"v":1,"cycle":100,"result":"harvested"}`, "HEAD~9")
@@ -155,29 +133,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 // still decodes): the answer is git's.
 func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 	testenv.Slow(t)
-	root := t.TempDir()
-	for k, v := range map[string]string{
-		"GIT_AUTHOR_NAME": "Ann", "GIT_COMMITTER_NAME": "Ann",
-		"GIT_AUTHOR_EMAIL": "ann@example.com", "GIT_COMMITTER_EMAIL": "ann@example.com",
-		"HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_EVOLVE_HOST": "box", "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z",
-	} {
-		t.Setenv(k, v)
-	}
-	dir := filepath.Join(root, "a")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a := &clone{t: t, dir: dir}
-	a.git("init", "-q", "-b", "main")
-	for i := 0; i < 8; i++ {
-		a.git("commit", "-q", "--allow-empty", "-m", fmt.Sprintf("c%d", i))
-	}
-	a = openClone(t, dir)
-	rng := rand.New(rand.NewSource(7))
-	for i := 0; i < 4; i++ {
-		a.record(rng)
-	}
+	a, _ := recordedClone(t, 8, 4)
 	for i := 0; i < 2; i++ {
 		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
@@ -260,4 +216,35 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 	if got := reportText(rep); got != want {
 		t.Errorf("a count changed in verify-report: the answer differs\ngot:      %s\nfrom git: %s", got, want)
 	}
+}
+
+// recordedClone is a repository of commits empty commits with records
+// records on them, written with a seeded source (returned for more), in
+// an environment of its own.
+func recordedClone(t *testing.T, commits, records int) (*clone, *rand.Rand) {
+	t.Helper()
+	root := t.TempDir()
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "Ann", "GIT_COMMITTER_NAME": "Ann",
+		"GIT_AUTHOR_EMAIL": "ann@example.com", "GIT_COMMITTER_EMAIL": "ann@example.com",
+		"HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_EVOLVE_HOST": "box", "GIT_AUTHOR_DATE": "2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-01-02T03:04:05Z",
+	} {
+		t.Setenv(k, v)
+	}
+	dir := filepath.Join(root, "a")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := &clone{t: t, dir: dir}
+	a.git("init", "-q", "-b", "main")
+	for i := range commits {
+		a.git("commit", "-q", "--allow-empty", "-m", fmt.Sprintf("c%d", i))
+	}
+	a = openClone(t, dir)
+	rng := rand.New(rand.NewSource(7))
+	for range records {
+		a.record(rng)
+	}
+	return a, rng
 }
