@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/git-evolve/git-evolve/internal/buildinfo"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -32,27 +32,9 @@ type versionInfo struct {
 }
 
 func currentVersion() versionInfo {
-	v := versionInfo{Version: version, Go: runtime.Version(), LedgerSchema: ledger.Version.String(), RecordSchema: ledger.SchemaMajor}
-	bi, ok := debug.ReadBuildInfo()
-	if v.Version == "" {
-		v.Version = "devel"
-		if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v.Version = bi.Main.Version
-		}
-	}
-	if ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value
-			case "vcs.time":
-				v.CommitDate = s.Value
-			case "vcs.modified":
-				v.Dirty = s.Value == "true"
-			}
-		}
-	}
-	return v
+	st := buildinfo.Read(version)
+	return versionInfo{Version: st.Version, Commit: st.Commit, CommitDate: st.CommitDate, Dirty: st.Dirty,
+		Go: runtime.Version(), LedgerSchema: ledger.Version.String(), RecordSchema: ledger.SchemaMajor}
 }
 
 // String is the version line: the release (or devel), then the commit,

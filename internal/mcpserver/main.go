@@ -11,13 +11,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/git-evolve/git-evolve/internal/buildinfo"
 	"github.com/git-evolve/git-evolve/internal/mcptools"
 )
 
@@ -193,23 +193,11 @@ func (c *capped) Write(p []byte) (int, error) {
 // Version is the release (else the module's version as the build stamped
 // it, else devel), with the commit the build's VCS stamp names.
 func Version(release string) string {
-	v := release
-	bi, ok := debug.ReadBuildInfo()
-	if v == "" {
-		v = "devel"
-		if ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
+	st := buildinfo.Read(release)
+	if len(st.Commit) >= 12 {
+		return st.Version + " (commit " + st.Commit[:12] + ")"
 	}
-	if !ok {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (commit " + s.Value[:12] + ")"
-		}
-	}
-	return v
+	return st.Version
 }
 
 // exeSuffix is what a program's file name ends with here: .exe on Windows.
