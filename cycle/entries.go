@@ -24,7 +24,13 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 			return nil, err
 		}
 		var fwd *forward
-		for m := 4*limit + tailSlack; len(extra) == 0 && m <= 4*maxTail; m *= 4 {
+		var walk *notesWalk
+		// the history is read from limit+1 lines on (one more than the
+		// listing: the first line read must not be part of a record
+		// listed), the view from 4×limit: a line of the view costs less
+		// than a note read from git
+		mw := limit + 1
+		for m := 4*limit + tailSlack; len(extra) == 0 && m <= 4*maxTail; m, mw = 4*m, 4*mw {
 			v, partial, err := readViewTail(l.viewPath(), snap.Commit(), m)
 			if err == nil && v == nil && !snap.Commit().IsZero() {
 				// a view of an older notes commit: its tail and the notes
@@ -33,6 +39,14 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 					fwd = l.forwardOf(snap)
 				}
 				v, partial, err = fwd.tail(m)
+				if err == nil && v == nil {
+					// no view to bring forward (a fresh clone): the
+					// newest notes, bounded by the history
+					if walk == nil {
+						walk = l.historyOf(snap)
+					}
+					v, partial = walk.tail(mw)
+				}
 			}
 			if err != nil || v == nil {
 				break // read in full below
@@ -264,6 +278,22 @@ func (l *Ledger) entriesFrom(v *view, partial bool, opts ListOptions, keep func(
 			}
 		}
 		out.Entries = append(out.Entries, best)
+	}
+	if limit > 0 {
+		// The notes' lines that do not parse: all of them for the whole
+		// ledger; for the last few, those in the notes of the records
+		// listed (a line that does not parse holds no cycle to place it
+		// among the last few; log and verify read every note). So the
+		// answer is the same whether the last few came from a saved view
+		// or from the notes history (historyTail), which reads only the
+		// newest notes.
+		listed := map[gitstore.Hash]bool{}
+		for _, e := range out.Entries {
+			if !e.Journal {
+				listed[e.Commit] = true
+			}
+		}
+		out.Errors = slices.DeleteFunc(out.Errors, func(e *NoteError) bool { return !e.Journal && !listed[e.Commit] })
 	}
 	if opts.Presence {
 		if err := l.presence(out.Entries); err != nil {

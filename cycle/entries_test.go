@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -105,8 +106,23 @@ func TestEntriesAsList(t *testing.T) {
 			}
 			for limit := 0; limit <= len(kept)+1; limit++ {
 				want := &Listing{Entries: kept, Errors: full.Errors}
-				if limit > 0 && len(kept) > limit {
-					want = &Listing{Entries: kept[len(kept)-limit:], Errors: full.Errors}
+				if limit > 0 {
+					if len(kept) > limit {
+						want.Entries = kept[len(kept)-limit:]
+					}
+					// the errors of the notes listed, and the journal's
+					listed := map[gitstore.Hash]bool{}
+					for _, e := range want.Entries {
+						if !e.Journal {
+							listed[e.Commit] = true
+						}
+					}
+					want.Errors = nil
+					for _, e := range full.Errors {
+						if e.Journal || listed[e.Commit] {
+							want.Errors = append(want.Errors, e)
+						}
+					}
 				}
 				for _, damaged := range []bool{false, true} {
 					l := openLedger(t, dir)

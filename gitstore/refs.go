@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -173,6 +174,26 @@ func (r *Repo) RevList(args ...string) ([]Hash, error) {
 	// not a path here.
 	args = append(append([]string{"rev-list", "--end-of-options"}, args...), "--")
 	out, err := r.git(context.Background(), nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	var hashes []Hash
+	for _, line := range strings.Fields(string(out)) {
+		h, err := ParseHash(line)
+		if err != nil {
+			return nil, fmt.Errorf("git rev-list printed %q", line)
+		}
+		hashes = append(hashes, h)
+	}
+	return hashes, nil
+}
+
+// FirstParents is the chain of first parents from tip: tip, its first
+// parent, that one's, and so on, at most n of them, as git rev-list
+// --first-parent lists them.
+func (r *Repo) FirstParents(tip Hash, n int) ([]Hash, error) {
+	out, err := r.git(context.Background(), nil, "rev-list", "--first-parent",
+		"--max-count="+strconv.Itoa(n), "--end-of-options", tip.String(), "--")
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,8 @@ themselves; one whose note is now on another commit than it names (after a
 rebase or an amend, git copied the note to the new commit; canonical_sha still
 names the one it was made on) has "noted_on", that commit: a script finds a
 record's commit as (.noted_on // .canonical_sha). A note that does not parse is reported on stderr with its commit,
-the rest are still listed, and the exit code is 2.
+the rest are still listed, and the exit code is 2; with -n, only the notes of
+the records listed are reported so (git evolve verify checks every note).
 
 The result column says more than the stored result where a bare one would
 mislead: "improved (target unmoved)" is an improved cycle whose target goal

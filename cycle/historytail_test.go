@@ -1,0 +1,147 @@
+package cycle
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-evolve/git-evolve/ledger"
+)
+
+// The last few records read from the notes history (a clone with no saved
+// view) are the ones a read of every note gives, over histories made at
+// random: records (whose notes commits name the largest cycle), notes plain
+// git adds (any cycle, copies of a record, lines that do not parse), notes
+// merged from another notes ref, and notes appended to or removed (after
+// which the history bounds nothing and every note is read), for every limit
+// and filter.
+func TestHistoryTailAgreesWithFullRead(t *testing.T) {
+	dir, commits := testRepo(t, 48)
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	rng := rand.New(rand.NewPCG(5, 6))
+	noted := map[string]bool{}
+	var texts []string // lines written, for copies
+	free := func() string {
+		for _, i := range rng.Perm(len(commits)) {
+			if !noted[commits[i]] {
+				return commits[i]
+			}
+		}
+		return ""
+	}
+	answers := func() string {
+		t.Helper()
+		var b strings.Builder
+		for _, limit := range []int{1, 2, 5} {
+			for fi, keep := range []func(*ledger.Summary) bool{nil, func(s *ledger.Summary) bool { return s.Cycle%2 == 0 }} {
+				for _, opts := range []ListOptions{{Table: true}, {Presence: true, Journal: true, Copies: true}} {
+					os.Remove(view)
+					ls, err := openLedger(t, dir).Entries(opts, keep, limit)
+					fmt.Fprintf(&b, "limit %d filter %d %+v: %v\n", limit, fi, opts, err)
+					if err == nil {
+						b.WriteString(entriesText(ls))
+						for _, e := range ls.Errors {
+							b.WriteString("error: " + e.Error() + "\n")
+						}
+					}
+				}
+			}
+		}
+		return b.String()
+	}
+	walked := 0
+	for step := 0; step < 20; step++ {
+		var did []string
+		for k := 1 + rng.IntN(3); k > 0; k-- {
+			switch op := rng.IntN(12); {
+			case op < 6:
+				if c := free(); c != "" {
+					record(t, openLedger(t, dir), c, 0)
+					noted[c] = true
+					did = append(did, "record")
+				}
+			case op < 8:
+				// plain git's note on a commit with none: any cycle
+				if c := free(); c != "" {
+					line := fmt.Sprintf(`{"v":1,"cycle":%d,"target":"p%d","result":"improved"}`, rng.IntN(40), step)
+					switch rng.IntN(4) {
+					case 0:
+						line = "{not json " + fmt.Sprint(step)
+					case 1:
+						if len(texts) > 0 {
+							line = texts[rng.IntN(len(texts))] // a copy of a record
+						}
+					}
+					texts = append(texts, line)
+					git(t, dir, "notes", "--ref=evolve", "add", "-m", line, c)
+					noted[c] = true
+					did = append(did, "add")
+				}
+			case op < 10:
+				// notes another ref holds, merged by git: a merge commit
+				// whose first parent is the ledger before
+				c := free()
+				if c == "" {
+					break
+				}
+				git(t, dir, "notes", "--ref=other", "add", "-f", "-m", fmt.Sprintf(`{"v":1,"cycle":%d,"target":"m%d","result":"improved"}`, 1+rng.IntN(60), step), c)
+				git(t, dir, "notes", "--ref=evolve", "merge", "-q", "other")
+				noted[c] = true
+				did = append(did, "merge")
+			case op < 11:
+				c := commits[rng.IntN(len(commits))]
+				if noted[c] {
+					git(t, dir, "notes", "--ref=evolve", "append", "-m", fmt.Sprintf(`{"v":1,"cycle":%d,"result":"harvested"}`, 70+step), c)
+					did = append(did, "append")
+				}
+			default:
+				c := commits[rng.IntN(len(commits))]
+				if noted[c] {
+					git(t, dir, "notes", "--ref=evolve", "remove", c)
+					delete(noted, c)
+					did = append(did, "remove")
+				}
+			}
+		}
+		got := answers()
+		if _, err := os.Stat(view); err != nil {
+			walked++ // answered without a view: from the history
+		}
+		func() {
+			defer func(n int) { historyTailCommits = n }(historyTailCommits)
+			historyTailCommits = 0 // every note read
+			if want := answers(); got != want {
+				t.Fatalf("step %d after %s: the answers differ\ngot:\n%s\nwant, reading every note:\n%s", step, strings.Join(did, ", "), got, want)
+			}
+		}()
+	}
+	if walked < 5 {
+		t.Errorf("%d of 20 reads came from the history", walked)
+	}
+}
+
+// A notes commit that names a smaller cycle than the notes it added hold
+// bounds nothing: the whole ledger is read.
+func TestHistoryTailDistrustsAWrongBound(t *testing.T) {
+	dir, commits := testRepo(t, 6)
+	for i := 0; i < 5; i++ {
+		record(t, openLedger(t, dir), commits[i], 0)
+	}
+	// cycle 9 added by a commit that says the largest is 3
+	tip := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve"))
+	git(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"cycle":9,"target":"x","result":"improved"}`, commits[5])
+	tree := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
+	lie := strings.TrimSpace(git(t, dir, "commit-tree", tree, "-p", tip, "-m", "git evolve: record cycle 9 (improved)\n\n"+largestTrailer+": 3"))
+	git(t, dir, "update-ref", "refs/notes/evolve", lie)
+	l := openLedger(t, dir)
+	snap, _, err := l.snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := l.historyOf(snap).tail(2); v != nil {
+		t.Fatalf("the history gave %d lines past a commit whose notes hold more than it names", len(v.lines))
+	}
+}
