@@ -19,6 +19,7 @@ import (
 	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/loop"
 )
@@ -222,15 +223,6 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 	return recs, nil
 }
 
-// goalsCell is a record's goals passing of the total, "-" when it does not
-// say.
-func goalsCell(r *ledger.Record) string {
-	if r.GoalsPassing == nil || r.GoalsTotal == nil {
-		return "-"
-	}
-	return strconv.Itoa(*r.GoalsPassing) + "/" + strconv.Itoa(*r.GoalsTotal)
-}
-
 // reportRange is the range to report on: the one given, else the branch
 // against its upstream u's merge base (base is then that commit).
 func reportRange(repo *gitstore.Repo, given string, u gitstore.Upstream) (rng, base string, err error) {
@@ -327,7 +319,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	unmoved := 0
 	for _, row := range rows {
 		r := &row.rec
-		tally[shownResult(r)]++
+		tally[cycletext.Result(r)]++
 		if r.TargetUnmoved() {
 			unmoved++
 		}
@@ -383,11 +375,11 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 			if v.Meets != nil {
 				meets = map[bool]string{true: "yes", false: "**no**"}[*v.Meets]
 			}
-			thr := num(v.Threshold)
+			thr := cycletext.Number(v.Threshold)
 			if v.Direction != "" && v.Threshold != nil {
 				thr += " (" + v.Direction + ")"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdCell(id, targetWidth), num(v.Before), num(v.After), mdCell(thr, resultWidth), meets)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", cycletext.MarkdownCell(id, cycletext.TargetWidth), cycletext.Number(v.Before), cycletext.Number(v.After), cycletext.MarkdownCell(thr, cycletext.ResultWidth), meets)
 		}
 		fmt.Fprintln(w)
 	}
@@ -395,10 +387,10 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 	var notes []string
 	for _, row := range rows {
 		r := &row.rec
-		result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
+		result, reason, goals := cycletext.Listed(r), cycletext.FailureReason(r), cycletext.Goals(r)
 		ruler := rulerCell(r)
 		for _, n := range cycleNotes(r) {
-			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, escape.Markdown(truncate(n, noteWidth))))
+			notes = append(notes, fmt.Sprintf("- Cycle %d: %s", r.Cycle, escape.Markdown(cycletext.Truncate(n, noteWidth))))
 		}
 		commit := "-"
 		if row.commit != "" {
@@ -412,7 +404,7 @@ func writeReport(w io.Writer, rng string, rows []reportRow, link func(string) st
 		} else if row.rec.Aborted() {
 			commit = "(local journal)"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(result, resultWidth), mdCell(r.Target, targetWidth), goals, commit, mdCell(reason, reasonWidth), mdCell(ruler, rulerWidth))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", r.Cycle, cycletext.MarkdownCell(result, cycletext.ResultWidth), cycletext.MarkdownCell(r.Target, cycletext.TargetWidth), goals, commit, cycletext.MarkdownCell(reason, cycletext.ReasonWidth), cycletext.MarkdownCell(ruler, cycletext.RulerWidth))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
@@ -429,7 +421,7 @@ func rulerCell(r *ledger.Record) string {
 	if len(d.Ruler) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d: %s", len(d.Ruler), rulerText(d, 5))
+	return fmt.Sprintf("%d: %s", len(d.Ruler), cycletext.Ruler(d, 5))
 }
 
 // cycleNotes are what the report says of a cycle below its table: each
@@ -447,7 +439,7 @@ func cycleNotes(r *ledger.Record) []string {
 	for _, f := range failures {
 		if f.What == "census" {
 			names := strings.Join(strings.Split(strings.TrimSpace(f.Excerpt), "\n"), ", ")
-			out = append(out, "tests vanished: "+truncate(f.Reason+": "+names, noteWidth))
+			out = append(out, "tests vanished: "+cycletext.Truncate(f.Reason+": "+names, noteWidth))
 		}
 	}
 	return out

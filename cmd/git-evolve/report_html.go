@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -272,7 +273,7 @@ details{margin:6px 0}summary{cursor:pointer}
 			color, radius = "#757575", r+1
 		}
 		if p.first == p.last {
-			what = termLine(listedResult(&rows[p.first].rec))
+			what = termLine(cycletext.Listed(&rows[p.first].rec))
 		} else {
 			what = fmt.Sprintf("%d improved, %d regressed, %d aborted", p.improved, p.regressed, p.aborted)
 		}
@@ -342,7 +343,7 @@ details{margin:6px 0}summary{cursor:pointer}
 			vs := vals[id]
 			for _, v := range vs {
 				if v.threshold != nil {
-					thr = num(v.threshold) + " (" + esc(v.direction) + ")"
+					thr = cycletext.Number(v.threshold) + " (" + esc(v.direction) + ")"
 				}
 			}
 			if len(vs) > 20 {
@@ -350,7 +351,7 @@ details{margin:6px 0}summary{cursor:pointer}
 				vs = vs[len(vs)-20:]
 			}
 			for _, v := range vs {
-				cells = append(cells, fmt.Sprintf("%d: %s", v.cycle, num(v.after)))
+				cells = append(cells, fmt.Sprintf("%d: %s", v.cycle, cycletext.Number(v.after)))
 			}
 			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(id), thr, esc(strings.Join(cells, ", ")))
 		}
@@ -369,7 +370,7 @@ details{margin:6px 0}summary{cursor:pointer}
 		for _, i := range idx {
 			row := rows[i]
 			r := &row.rec
-			result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
+			result, reason, goals := cycletext.Listed(r), cycletext.FailureReason(r), cycletext.Goals(r)
 			commit := "-"
 			if row.commit != "" {
 				commit = "<code>" + row.commit[:min(7, len(row.commit))] + "</code>"
@@ -381,7 +382,7 @@ details{margin:6px 0}summary{cursor:pointer}
 				}
 			}
 			fmt.Fprintf(&b, "<tr data-cycle=\"%d\"><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-				r.Cycle, r.Cycle, esc(termLine(result)), esc(termLine(dash(r.Target))), goals, commit, esc(termLine(dash(reason))), esc(termLine(dash(rulerCell(r)))))
+				r.Cycle, r.Cycle, esc(termLine(result)), esc(termLine(cycletext.Dash(r.Target))), goals, commit, esc(termLine(cycletext.Dash(reason))), esc(termLine(cycletext.Dash(rulerCell(r)))))
 		}
 		b.WriteString("</table>\n")
 	}
@@ -446,7 +447,7 @@ func heatmap(b *strings.Builder, id string, rows []reportRow, idx []int, goalIDs
 			rec := &rows[i].rec
 			res := results[c][gid]
 			fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#fff"><title>cycle %d, %s: %s</title></rect>`,
-				labelW+cellW*c, yy, cellW, cellH, cellColor[res], rec.Cycle, esc(gid), esc(dash(res)))
+				labelW+cellW*c, yy, cellW, cellH, cellColor[res], rec.Cycle, esc(gid), esc(cycletext.Dash(res)))
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/redact"
 )
@@ -167,7 +168,7 @@ func mustJSON(v any) []byte {
 
 func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs) error {
 	r := &en.Record
-	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(listedResult(r)), termLine(dash(r.Target)))
+	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(cycletext.Listed(r)), termLine(cycletext.Dash(r.Target)))
 	where := "commit"
 	if anchored(r) {
 		where = "anchored to" // imported: the commit it names is not here (its sha below)
