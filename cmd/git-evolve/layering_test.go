@@ -14,12 +14,13 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents", "internal/buildinfo", "internal/cycletext"},
+	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents", "internal/buildinfo", "internal/cycletext", "internal/report"},
 	"cmd/git-evolve-mcp":  {"internal/mcpserver"},
 	"internal/mcpserver":  {"internal/mcptools", "internal/buildinfo"},
 	"internal/buildinfo":  {},
 	"internal/mcptools":   {},
 	"internal/cycletext":  {"cycle", "ledger", "escape"},
+	"internal/report":     {"cycle", "gitstore", "goals", "ledger", "escape", "internal/cycletext", "internal/atomicfile"},
 	"loop":                {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact", "internal/atomicfile"},
 	"audit":               {"cycle", "gitstore", "ledger"},
 	"mirror":              {"cycle", "gitstore", "ledger", "journal", "goals", "filelock", "internal/atomicfile"},
