@@ -14,13 +14,14 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents", "internal/buildinfo", "internal/cycletext", "internal/report", "internal/manpage"},
+	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents", "internal/buildinfo", "internal/cycletext", "internal/report", "internal/manpage", "internal/completion"},
 	"cmd/git-evolve-mcp":  {"internal/mcpserver"},
 	"internal/mcpserver":  {"internal/mcptools", "internal/buildinfo"},
 	"internal/buildinfo":  {},
 	"internal/mcptools":   {},
 	"internal/cycletext":  {"cycle", "ledger", "escape"},
 	"internal/manpage":    {},
+	"internal/completion": {"ledger"},
 	"internal/report":     {"cycle", "gitstore", "goals", "ledger", "escape", "internal/cycletext", "internal/atomicfile"},
 	"loop":                {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact", "internal/atomicfile"},
 	"audit":               {"cycle", "gitstore", "ledger"},
@@ -46,7 +47,7 @@ var allowed = map[string][]string{
 
 // kongUsers are the packages that may import kong: the face, and what
 // renders its model of the commands.
-var kongUsers = map[string]bool{"cmd/git-evolve": true, "internal/manpage": true}
+var kongUsers = map[string]bool{"cmd/git-evolve": true, "internal/manpage": true, "internal/completion": true}
 
 func TestLayering(t *testing.T) {
 	root := "../.."
