@@ -14,7 +14,7 @@ import (
 // allowed lists, for each package of the module, the module packages it may
 // import (docs/architecture.md). Only gitstore may import go-git.
 var allowed = map[string][]string{
-	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents", "internal/buildinfo", "internal/cycletext", "internal/report", "internal/manpage", "internal/completion"},
+	"cmd/git-evolve":      {"cycle", "gitstore", "ledger", "setup", "gate", "journal", "goals", "fitness", "share", "audit", "loop", "queue", "escape", "redact", "mirror", "internal/mcptools", "agents", "internal/buildinfo", "internal/cycletext", "internal/report", "internal/manpage", "internal/completion", "internal/rulerdiff"},
 	"cmd/git-evolve-mcp":  {"internal/mcpserver"},
 	"internal/mcpserver":  {"internal/mcptools", "internal/buildinfo"},
 	"internal/buildinfo":  {},
@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"internal/cycletext":  {"cycle", "ledger", "escape"},
 	"internal/manpage":    {},
 	"internal/completion": {"ledger"},
+	"internal/rulerdiff":  {"cycle", "gitstore", "ledger"},
 	"internal/report":     {"cycle", "gitstore", "goals", "ledger", "escape", "internal/cycletext", "internal/atomicfile"},
 	"loop":                {"cycle", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact", "internal/atomicfile"},
 	"audit":               {"cycle", "gitstore", "ledger"},
