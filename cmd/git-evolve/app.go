@@ -239,7 +239,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	var c cli
 	wd, err := os.Getwd()
 	if err != nil {
-		report(stderr, err)
+		printError(stderr, err)
 		return exitRuntime
 	}
 	// An interrupt (Ctrl-C) or SIGTERM cancels ctx: running checks are ended
@@ -282,7 +282,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	parser, err := kong.New(grammar, opts...)
 	if err != nil {
-		report(stderr, err)
+		printError(stderr, err)
 		return exitRuntime
 	}
 	if len(args) == 0 {
@@ -290,7 +290,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		report(stderr, withHint(err, "see 'git evolve help"+commandOf(parser, args)+"'"))
+		printError(stderr, withHint(err, "see 'git evolve help"+commandOf(parser, args)+"'"))
 		return exitUsage
 	}
 	e.colorMode = c.Color
@@ -303,7 +303,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	if c.Chdir != "" {
 		e.dir = e.path(c.Chdir)
 		if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
-			report(stderr, usagef("-C %s: not a directory", c.Chdir))
+			printError(stderr, usagef("-C %s: not a directory", c.Chdir))
 			return exitUsage
 		}
 	}
@@ -314,7 +314,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		if errors.Is(err, errPagerGone) {
 			return exitOK // the user quit the pager before the end, as with git log
 		}
-		report(stderr, err)
+		printError(stderr, err)
 		return exitCode(err)
 	}
 	return exitOK

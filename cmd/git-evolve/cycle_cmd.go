@@ -12,6 +12,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/share"
@@ -298,7 +299,7 @@ func (c *cycleStatusCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "  (git evolve cycle finish completes it)\n")
 	}
 	if open.Aborting != nil {
-		fmt.Fprintf(e.stdout, "aborting: an abort began and did not complete (reason: %s)\n", termLine(dash(open.Aborting.Reason)))
+		fmt.Fprintf(e.stdout, "aborting: an abort began and did not complete (reason: %s)\n", termLine(cycletext.Dash(open.Aborting.Reason)))
 		fmt.Fprintf(e.stdout, "  (git evolve cycle abort completes it)\n")
 	}
 	fmt.Fprintf(e.stdout, "changed since the start: %d file(s), %d substantive (+%d -%d lines)\n", len(changed), len(substantive), ins, del)

@@ -14,6 +14,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/redact"
@@ -441,7 +442,7 @@ func valueLine(v gate.Value) string {
 	if !v.Meets {
 		side = "misses"
 	}
-	return fmt.Sprintf("%s → %s, %s the threshold %s (%s is better)", num(v.Before), num(v.After), side, num(&v.Threshold), v.Direction)
+	return fmt.Sprintf("%s → %s, %s the threshold %s (%s is better)", cycletext.Number(v.Before), cycletext.Number(v.After), side, cycletext.Number(&v.Threshold), v.Direction)
 }
 
 func orDash(s string) string {

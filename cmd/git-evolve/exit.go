@@ -109,8 +109,8 @@ func exitCode(err error) int {
 	return exitRuntime
 }
 
-// report prints err as `git-evolve: error: …` with any hints.
-func report(w io.Writer, err error) {
+// printError prints err as `git-evolve: error: …` with any hints.
+func printError(w io.Writer, err error) {
 	if errors.As(err, new(*childExit)) {
 		return // it spoke for itself
 	}

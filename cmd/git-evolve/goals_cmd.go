@@ -21,6 +21,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/mirror"
 )
 
@@ -430,7 +431,7 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GOAL\tRESULT\tVALUE\tTHRESHOLD\tWEIGHT\tTIME\tNOTE")
 	for _, r := range snap.Goals {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2fs\t%s\n", r.GoalID, r.Result, num(r.Value), num(r.Threshold), r.Weight, r.Duration, termSafe(r.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.2fs\t%s\n", r.GoalID, r.Result, cycletext.Number(r.Value), cycletext.Number(r.Threshold), r.Weight, r.Duration, termSafe(r.Reason))
 	}
 	tw.Flush()
 	s := snap.Summary
@@ -525,13 +526,6 @@ func hasGoal(f *goals.File, id string) bool {
 		}
 	}
 	return false
-}
-
-func num(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
 // errInterrupted is a command stopped by an interrupt while checks ran.

@@ -18,6 +18,7 @@ import (
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -225,13 +226,13 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 	row := func(i int) [8]string {
 		en := &entries[i]
 		r := &en.Record
-		goals := goalsCell(r)
+		goals := cycletext.Goals(r)
 		commit, subject := "-", ""
 		switch {
 		case en.Journal:
 			subject = "(local journal)"
 		case anchored(r):
-			commit, subject = dash(shortSHA(r.Commit())), "(imported, anchored to "+en.Commit.Short()+")"
+			commit, subject = cycletext.Dash(shortSHA(r.Commit())), "(imported, anchored to "+en.Commit.Short()+")"
 		case en.Absent:
 			commit, subject = en.Commit.Short(), "(not fetched)"
 		case r.Aborted():
@@ -246,12 +247,12 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 		// Every field may come from a remote's note or a commit message:
 		// escaped, so that none of them moves the cursor or breaks a row,
 		// and cut to its column's width, so that none pads every row.
-		result := termCell(listedResult(r), resultWidth)
+		result := termCell(cycletext.Listed(r), cycletext.ResultWidth)
 		if changedRuler(r) {
 			result += " R"
 		}
-		return [8]string{strconv.Itoa(r.Cycle), result, dash(termCell(target, targetWidth)), goals, commit,
-			termCell(subject, subjectWidth), age(r.Timestamp, now), dash(termCell(recordedBy(r), byWidth))}
+		return [8]string{strconv.Itoa(r.Cycle), result, cycletext.Dash(termCell(target, cycletext.TargetWidth)), goals, commit,
+			termCell(subject, cycletext.SubjectWidth), age(r.Timestamp, now), cycletext.Dash(termCell(recordedBy(r), cycletext.ByWidth))}
 	}
 	var width [7]int
 	measure := func(cells *[8]string) {
@@ -336,52 +337,10 @@ func shortSHA(s string) string {
 	return termLine(s)
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// truncate cuts s to n characters, the last of them "…" when it was
-// longer; it reads no further than that (a field may be a MiB long).
-func truncate(s string, n int) string {
-	cut, count := 0, 0
-	for i := range s {
-		if count == n-1 {
-			cut = i
-		}
-		if count == n {
-			return s[:cut] + "…"
-		}
-		count++
-	}
-	return s
-}
-
-// The widths, in characters, of the columns of log's tables (and the
-// report's) that show text from a record or a commit: a field is cut to
-// its width, so that a long one (a record's target can be a MiB) pads no
-// row. show prints every field whole.
-const (
-	targetWidth  = 40
-	resultWidth  = 32
-	subjectWidth = 60
-	byWidth      = 40
-	reasonWidth  = 120
-	rulerWidth   = 120
-)
-
 // termCell is a field in a terminal table: cut to width characters, as
 // its escapes show it (termLine).
 func termCell(s string, width int) string {
-	return truncate(termLine(truncate(s, width)), width)
-}
-
-// mdCell is a field in a Markdown table: cut to width characters,
-// escaped (escape.Markdown), "-" when empty.
-func mdCell(s string, width int) string {
-	return dash(escape.Markdown(truncate(s, width)))
+	return cycletext.Truncate(termLine(cycletext.Truncate(s, width)), width)
 }
 
 // age is how long before now the timestamp was, in the largest whole unit.
@@ -541,37 +500,17 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) erro
 		case en.Absent:
 			commit = "`" + en.Commit.Short() + "` (not fetched)"
 		case r.Aborted():
-			commit = "`" + en.Commit.Short() + "` (its start) " + escape.Markdown(truncate(subjects[i], subjectWidth))
+			commit = "`" + en.Commit.Short() + "` (its start) " + escape.Markdown(cycletext.Truncate(subjects[i], cycletext.SubjectWidth))
 		default:
-			commit = "`" + en.Commit.Short() + "` " + escape.Markdown(truncate(subjects[i], subjectWidth))
+			commit = "`" + en.Commit.Short() + "` " + escape.Markdown(cycletext.Truncate(subjects[i], cycletext.SubjectWidth))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, mdCell(r.Target, targetWidth), mdCell(listedResult(r), resultWidth),
-			mdCell(rulerText(cycle.Disclose(r), 3), rulerWidth), goals, delta, mdCell(failureReason(r), reasonWidth), commit, mdCell(recordedBy(r), byWidth))
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, cycletext.MarkdownCell(r.Target, cycletext.TargetWidth), cycletext.MarkdownCell(cycletext.Listed(r), cycletext.ResultWidth),
+			cycletext.MarkdownCell(cycletext.Ruler(cycle.Disclose(r), 3), cycletext.RulerWidth), goals, delta, cycletext.MarkdownCell(cycletext.FailureReason(r), cycletext.ReasonWidth), commit, cycletext.MarkdownCell(recordedBy(r), cycletext.ByWidth))
 	}
 	if len(trajectory) > 0 {
 		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
 	}
 	return nil
-}
-
-// shownResult is a record's result as listings show it: "aborted" for an
-// aborted cycle (recorded as unchanged), else its result.
-func shownResult(r *ledger.Record) string {
-	if r.Result == ledger.Unchanged && r.Aborted() {
-		return "aborted"
-	}
-	return r.Result
-}
-
-// listedResult is a record's result as log, report and show list it:
-// shownResult, with "(target unmoved)" after an improved cycle whose goal
-// target did not move and whose score did not rise
-// (ledger.Record.TargetUnmoved).
-func listedResult(r *ledger.Record) string {
-	if r.TargetUnmoved() {
-		return r.Result + " (target unmoved)"
-	}
-	return shownResult(r)
 }
 
 // changedRuler says whether a finished cycle changed files of its ruler
@@ -582,75 +521,6 @@ func changedRuler(r *ledger.Record) bool {
 		return false // most records: nothing decoded on a listing's path
 	}
 	return len(cycle.Disclose(r).Ruler) > 0
-}
-
-// rulerText lists in a few words the ruler files a cycle changed: the first
-// n ("M add_test.go", "M b_test.go (accepted)"), and how many more; "" for
-// none. Not escaped: the caller escapes it for where it goes.
-func rulerText(d cycle.Disclosure, n int) string {
-	var parts []string
-	for i, f := range d.Ruler {
-		if i == n {
-			parts = append(parts, fmt.Sprintf("and %d more", len(d.Ruler)-n))
-			break
-		}
-		s := f.String()
-		if f.Accepted != nil {
-			s += " (accepted)"
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// failureReason says in a few words why a cycle's gate failed: its first
-// failure (the command or the goal, and how), else the gate's own text;
-// for an aborted cycle, why it was aborted; "" for a cycle whose gate did
-// not fail.
-func failureReason(r *ledger.Record) string {
-	if r.Aborted() {
-		return truncate(r.ExtraString("reason"), reasonWidth)
-	}
-	gate := r.GateText()
-	if r.Result != ledger.Regressed && !strings.HasPrefix(strings.ToUpper(gate), "FAIL") {
-		return ""
-	}
-	var failures []struct{ What, Name, Reason, Excerpt string }
-	if json.Unmarshal(r.Extra["failures"], &failures) == nil && len(failures) > 0 {
-		f := failures[0]
-		why := f.Name + ": " + f.Reason
-		switch f.What {
-		case "gate":
-			why = "`" + f.Name + "` " + f.Reason
-		case "hook":
-			why = "the " + f.Name + " hook: " + f.Reason
-		}
-		if words := telling(f.Excerpt); words != "" {
-			why += ": " + words
-		}
-		if len(failures) > 1 {
-			why += fmt.Sprintf(" (and %d more)", len(failures)-1)
-		}
-		return truncate(why, reasonWidth)
-	}
-	return truncate(strings.TrimSpace(strings.TrimPrefix(gate, "FAIL:")), reasonWidth)
-}
-
-// telling is the line of a failure's output that says most in a few
-// words: the last that is not a test runner's bare summary (FAIL, FAIL
-// <package>, exit status N, make's Error line).
-func telling(excerpt string) string {
-	lines := strings.Split(excerpt, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		switch {
-		case l == "", l == "FAIL", strings.HasPrefix(l, "FAIL\t"), strings.HasPrefix(l, "exit status "),
-			strings.HasPrefix(l, "make: ***"), strings.HasPrefix(l, "make["):
-			continue
-		}
-		return l
-	}
-	return ""
 }
 
 // mdSHA is a record's sha as the Markdown table shows it: a code span

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/git-evolve/git-evolve/internal/manpage"
 )
 
 type installManCmd struct {
@@ -37,32 +36,16 @@ func (c *installManCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	pages := manPages(root, currentVersion().Version)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	pages := manpage.Pages(root, description, currentVersion().Version)
+	found, err := manpage.Install(dir, pages)
+	if err != nil {
 		return err
 	}
-	for name, page := range pages {
-		if err := os.WriteFile(filepath.Join(dir, name), page, 0o644); err != nil {
-			return err
-		}
-	}
 	fmt.Fprintf(e.stdout, "wrote %d manual pages to %s\n", len(pages), dir)
-	// Does man find them? Ask it, with the environment git gives it.
-	want := filepath.Join(dir, "git-evolve.1")
-	cmd := exec.Command("man", "-w", "git-evolve")
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	out, err := cmd.Output()
-	if err == nil && sameFile(strings.TrimSpace(string(out)), want) {
-		return nil
+	if !found {
+		fmt.Fprintf(e.stdout, "man does not look there yet: add it to MANPATH, e.g. in your shell's profile:\n  export MANPATH=\"%s:$MANPATH\"\n", filepath.Dir(dir))
 	}
-	fmt.Fprintf(e.stdout, "man does not look there yet: add it to MANPATH, e.g. in your shell's profile:\n  export MANPATH=\"%s:$MANPATH\"\n", filepath.Dir(dir))
 	return nil
-}
-
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // fullModel is kong's model of every command (a start builds the one it
@@ -74,165 +57,4 @@ func fullModel() (*kong.Node, error) {
 		return nil, err
 	}
 	return k.Model.Node, nil
-}
-
-// manPages are the manual pages of the command tree at root, by file name:
-// one for git-evolve, one for each command (hidden ones left out).
-func manPages(root *kong.Node, version string) map[string][]byte {
-	pages := map[string][]byte{}
-	var walk func(n *kong.Node)
-	walk = func(n *kong.Node) {
-		name := "git-evolve"
-		if n != root {
-			name += "-" + strings.ReplaceAll(n.Path(), " ", "-")
-		}
-		pages[name+".1"] = manPage(root, n, name, version)
-		for _, c := range n.Children {
-			if c.Type == kong.CommandNode && !c.Hidden {
-				walk(c)
-			}
-		}
-	}
-	walk(root)
-	return pages
-}
-
-func manPage(root, n *kong.Node, name, version string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, ".TH %s 1 \"\" \"git-evolve %s\" \"Git Evolve Manual\"\n", strings.ToUpper(name), roff(version))
-	b.WriteString(".ad l\n.nh\n") // ragged right, no hyphens: as git's pages read
-	b.WriteString(".SH NAME\n")
-	summary := n.Help
-	if n == root {
-		summary = "the harness and the shared ledger for evolve loops"
-	}
-	fmt.Fprintf(&b, "%s \\- %s\n", name, roff(strings.TrimSuffix(summary, ".")))
-	b.WriteString(".SH SYNOPSIS\n")
-	usage := "git evolve"
-	if n != root {
-		usage = "git evolve " + n.Path()
-	}
-	if len(n.Flags) > 0 || n != root {
-		usage += " [options]"
-	}
-	var subs []*kong.Node
-	for _, c := range n.Children {
-		if c.Type == kong.CommandNode && !c.Hidden {
-			subs = append(subs, c)
-		}
-	}
-	if len(subs) > 0 {
-		usage += " <command>"
-	}
-	for _, p := range n.Positional {
-		usage += " " + p.Summary()
-	}
-	fmt.Fprintf(&b, ".B %s\n", roff(usage))
-	b.WriteString(".SH DESCRIPTION\n")
-	text := n.Detail
-	if n == root {
-		text = description
-	}
-	if text == "" {
-		text = n.Help
-	}
-	paragraphs(&b, text)
-	if len(subs) > 0 {
-		b.WriteString(".SH COMMANDS\n")
-		for _, c := range subs {
-			fmt.Fprintf(&b, ".TP\n.B %s\n%s\nSee \\fB%s\\fR(1).\n", roff(c.Name), roff(c.Help),
-				"git-evolve-"+strings.ReplaceAll(c.Path(), " ", "-"))
-		}
-	}
-	if len(n.Positional) > 0 {
-		b.WriteString(".SH ARGUMENTS\n")
-		for _, p := range n.Positional {
-			fmt.Fprintf(&b, ".TP\n.I %s\n%s\n", roff(p.Summary()), roff(p.Help))
-		}
-	}
-	var flags []*kong.Flag
-	for _, f := range n.Flags {
-		if !f.Hidden {
-			flags = append(flags, f)
-		}
-	}
-	if len(flags) > 0 || n == root {
-		b.WriteString(".SH OPTIONS\n")
-		for _, f := range flags {
-			flagItem(&b, f)
-		}
-	}
-	if n != root {
-		b.WriteString(".SH GLOBAL OPTIONS\n")
-		for _, f := range root.Flags {
-			if !f.Hidden {
-				flagItem(&b, f)
-			}
-		}
-	}
-	b.WriteString(".SH EXIT STATUS\n0 ok, 1 runtime error, 2 integrity breach, 3 recoverable failure (a cycle regressed and was reverted), 4 halted, 5 paused, 10 usage error.\n")
-	b.WriteString(".SH SEE ALSO\n")
-	if n == root {
-		b.WriteString("\\fBgit\\fR(1), \\fBgit-notes\\fR(1)\n")
-	} else {
-		b.WriteString("\\fBgit-evolve\\fR(1)\n")
-	}
-	return b.Bytes()
-}
-
-func flagItem(b *bytes.Buffer, f *kong.Flag) {
-	name := "\\-\\-" + roff(f.Name)
-	if f.Short != 0 {
-		name = "\\-" + string(f.Short) + ", " + name
-	}
-	for _, a := range f.Aliases {
-		name += ", \\-\\-" + roff(a)
-	}
-	fmt.Fprintf(b, ".TP\n.B %s", name)
-	if !f.IsBool() && !f.IsCounter() {
-		fmt.Fprintf(b, " \\fI%s\\fR", roff(f.FormatPlaceHolder()))
-	}
-	b.WriteString("\n")
-	help := f.Help
-	if f.Default != "" && !f.IsBool() {
-		help += " (default: " + f.Default + ")"
-	}
-	fmt.Fprintf(b, "%s\n", roff(help))
-}
-
-// paragraphs writes text's paragraphs (blank-line separated); indented
-// lines are kept as they are laid out (examples, lists).
-func paragraphs(b *bytes.Buffer, text string) {
-	for i, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
-		if i > 0 {
-			b.WriteString(".PP\n")
-		}
-		lines := strings.Split(para, "\n")
-		literal := false
-		for _, l := range lines {
-			if strings.HasPrefix(l, " ") {
-				literal = true
-			}
-		}
-		if literal {
-			b.WriteString(".nf\n")
-		}
-		for _, l := range lines {
-			b.WriteString(roff(l) + "\n")
-		}
-		if literal {
-			b.WriteString(".fi\n")
-		}
-	}
-}
-
-// roff escapes text for a roff line: backslashes and hyphens, and a line
-// that would start with a control character.
-func roff(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\e`)
-	s = strings.ReplaceAll(s, "-", `\-`)
-	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
-		s = `\&` + s
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/git-evolve/git-evolve/internal/manpage"
 )
 
 // Every command has its manual page, made from its definition: every flag,
@@ -14,7 +16,7 @@ func TestManPagesFollowTheCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := manPages(root, "1.2.3")
+	pages := manpage.Pages(root, description, "1.2.3")
 	macros := []string{".TH ", ".SH ", ".TP", ".B ", ".I ", ".PP", ".nf", ".fi", ".ad l", ".nh"}
 	var walk func(n *kong.Node)
 	walk = func(n *kong.Node) {
@@ -29,12 +31,12 @@ func TestManPagesFollowTheCommands(t *testing.T) {
 		}
 		text := string(page)
 		for _, f := range n.Flags {
-			if !f.Hidden && !strings.Contains(text, `\-\-`+roff(f.Name)) {
+			if !f.Hidden && !strings.Contains(text, `\-\-`+manpage.Roff(f.Name)) {
 				t.Errorf("%s.1 does not name --%s", name, f.Name)
 			}
 		}
 		for _, p := range n.Positional {
-			if !strings.Contains(text, roff(p.Summary())) {
+			if !strings.Contains(text, manpage.Roff(p.Summary())) {
 				t.Errorf("%s.1 does not name %s", name, p.Summary())
 			}
 		}
@@ -53,7 +55,7 @@ func TestManPagesFollowTheCommands(t *testing.T) {
 				}
 				continue
 			}
-			if !strings.Contains(text, ".B "+roff(c.Name)+"\n") {
+			if !strings.Contains(text, ".B "+manpage.Roff(c.Name)+"\n") {
 				t.Errorf("%s.1 does not list %s", name, c.Name)
 			}
 			walk(c)
@@ -62,19 +64,6 @@ func TestManPagesFollowTheCommands(t *testing.T) {
 	walk(root)
 	if !strings.Contains(string(pages["git-evolve.1"]), `"git-evolve 1.2.3"`) {
 		t.Error("git-evolve.1 does not carry the version")
-	}
-}
-
-func TestRoffEscapes(t *testing.T) {
-	for in, want := range map[string]string{
-		`a\b`:      `a\eb`,
-		"--flag":   `\-\-flag`,
-		".starts":  `\&.starts`,
-		"'quoted'": `\&'quoted'`,
-	} {
-		if got := roff(in); got != want {
-			t.Errorf("roff(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
+	"github.com/git-evolve/git-evolve/internal/rulerdiff"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/redact"
 )
@@ -71,9 +73,9 @@ func (c *showCmd) Run(e *env) error {
 	}
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
-		var rd *rulerDiffs
+		var rd *rulerdiff.Diffs
 		if !c.NoRulerDiff && !en.Journal {
-			rd = readRulerDiffs(l, &en.Record)
+			rd = rulerdiff.Read(l, &en.Record)
 		}
 		if c.JSON {
 			writeShowJSON(w, en, rd)
@@ -147,7 +149,7 @@ func readTranscript(repo *gitstore.Repo, id, name string) ([]byte, error) {
 	return nil, fmt.Errorf("not in this clone (sync brings it when evolve.shareTranscripts is true)")
 }
 
-func writeShowJSON(w io.Writer, en cycle.Entry, rd *rulerDiffs) {
+func writeShowJSON(w io.Writer, en cycle.Entry, rd *rulerdiff.Diffs) {
 	commit := ""
 	if !en.Journal {
 		commit = en.Commit.String()
@@ -165,9 +167,9 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerDiffs) error {
+func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerdiff.Diffs) error {
 	r := &en.Record
-	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(listedResult(r)), termLine(dash(r.Target)))
+	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(cycletext.Listed(r)), termLine(cycletext.Dash(r.Target)))
 	where := "commit"
 	if anchored(r) {
 		where = "anchored to" // imported: the commit it names is not here (its sha below)

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-evolve/git-evolve/escape"
+	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -110,10 +112,10 @@ func beforeScore(r *ledger.Record) (float64, bool) {
 // record has said one): an improved cycle's own, a regressed one's as it
 // found it (its work was reverted), the one before after a cycle that
 // changed nothing; and the score where the range started.
-func branchScores(rows []reportRow) (start float64, after []float64) {
+func branchScores(rows []Row) (start float64, after []float64) {
 	start = math.NaN()
 	for _, row := range rows {
-		if s, ok := beforeScore(&row.rec); ok {
+		if s, ok := beforeScore(&row.Record); ok {
 			start = s
 			break
 		}
@@ -124,16 +126,16 @@ func branchScores(rows []reportRow) (start float64, after []float64) {
 		score := last
 		var own float64
 		switch {
-		case row.rec.Aborted() || row.rec.Result == ledger.Unchanged:
-		case row.rec.Result == ledger.Regressed:
-			if s, ok := beforeScore(&row.rec); ok {
+		case row.Record.Aborted() || row.Record.Result == ledger.Unchanged:
+		case row.Record.Result == ledger.Regressed:
+			if s, ok := beforeScore(&row.Record); ok {
 				score = s
 			}
-		case row.rec.Extra["score"] != nil && json.Unmarshal(row.rec.Extra["score"], &own) == nil:
+		case row.Record.Extra["score"] != nil && json.Unmarshal(row.Record.Extra["score"], &own) == nil:
 			score = own
 		}
 		if math.IsNaN(score) {
-			if s, ok := beforeScore(&row.rec); ok {
+			if s, ok := beforeScore(&row.Record); ok {
 				score = s
 			}
 		}
@@ -151,7 +153,7 @@ type point struct {
 	regressed, aborted, improved int
 }
 
-func chartPoints(rows []reportRow, after []float64) []point {
+func chartPoints(rows []Row, after []float64) []point {
 	per := max(1, (len(rows)+maxPoints-1)/maxPoints)
 	var pts []point
 	for i := 0; i < len(rows); i += per {
@@ -159,11 +161,11 @@ func chartPoints(rows []reportRow, after []float64) []point {
 		p.score = after[p.last]
 		for _, row := range rows[p.first : p.last+1] {
 			switch {
-			case row.rec.Aborted():
+			case row.Record.Aborted():
 				p.aborted++
-			case row.rec.Result == ledger.Regressed:
+			case row.Record.Result == ledger.Regressed:
 				p.regressed++
-			case row.rec.Result == ledger.Improved:
+			case row.Record.Result == ledger.Improved:
 				p.improved++
 			}
 		}
@@ -179,7 +181,7 @@ func scoreText(s float64) string {
 	return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64)
 }
 
-func writeHTML(w io.Writer, rng string, rows []reportRow, goalIDs []string, link func(string) string) error {
+func writeHTML(w io.Writer, rng string, rows []Row, goalIDs []string, link func(string) string) error {
 	esc := html.EscapeString
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Evolve cycles</title><style>
@@ -198,11 +200,11 @@ details{margin:6px 0}summary{cursor:pointer}
 	var improved, regressed, aborted int
 	for _, row := range rows {
 		switch {
-		case row.rec.Aborted():
+		case row.Record.Aborted():
 			aborted++
-		case row.rec.Result == ledger.Regressed:
+		case row.Record.Result == ledger.Regressed:
 			regressed++
-		case row.rec.Result == ledger.Improved:
+		case row.Record.Result == ledger.Improved:
 			improved++
 		}
 	}
@@ -229,14 +231,14 @@ details{margin:6px 0}summary{cursor:pointer}
 	fmt.Fprintf(&b, `<text class="axis-title" x="14" y="%.0f" font-size="12" text-anchor="middle" transform="rotate(-90 14 %.0f)">score (%% of goal weight passing)</text>`, plotT+plotH/2, plotT+plotH/2)
 	cycleOf := func(p point) string {
 		if p.first == p.last {
-			return strconv.Itoa(rows[p.first].rec.Cycle)
+			return strconv.Itoa(rows[p.first].Record.Cycle)
 		}
-		return fmt.Sprintf("%d–%d", rows[p.first].rec.Cycle, rows[p.last].rec.Cycle)
+		return fmt.Sprintf("%d–%d", rows[p.first].Record.Cycle, rows[p.last].Record.Cycle)
 	}
 	// x ticks: at most 10 points labelled, evenly.
 	step := max(1, (len(pts)+9)/10)
 	for i := 0; i < len(pts); i += step {
-		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.0f" font-size="11" text-anchor="middle">%d</text>`, x(i), plotT+plotH+16, rows[pts[i].last].rec.Cycle)
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%.0f" font-size="11" text-anchor="middle">%d</text>`, x(i), plotT+plotH+16, rows[pts[i].last].Record.Cycle)
 	}
 	xTitle := "cycle"
 	if n > len(pts) {
@@ -272,7 +274,7 @@ details{margin:6px 0}summary{cursor:pointer}
 			color, radius = "#757575", r+1
 		}
 		if p.first == p.last {
-			what = termLine(listedResult(&rows[p.first].rec))
+			what = escape.TerminalLine(cycletext.Listed(&rows[p.first].Record))
 		} else {
 			what = fmt.Sprintf("%d improved, %d regressed, %d aborted", p.improved, p.regressed, p.aborted)
 		}
@@ -324,14 +326,14 @@ details{margin:6px 0}summary{cursor:pointer}
 	var vorder []string
 	for _, row := range rows {
 		var vs []goalValue
-		if json.Unmarshal(row.rec.Extra["values"], &vs) != nil {
+		if json.Unmarshal(row.Record.Extra["values"], &vs) != nil {
 			continue
 		}
 		for _, v := range vs {
 			if _, ok := vals[v.GoalID]; !ok {
 				vorder = append(vorder, v.GoalID)
 			}
-			vals[v.GoalID] = append(vals[v.GoalID], val{row.rec.Cycle, v.After, v.Threshold, v.Direction})
+			vals[v.GoalID] = append(vals[v.GoalID], val{row.Record.Cycle, v.After, v.Threshold, v.Direction})
 		}
 	}
 	if len(vorder) > 0 {
@@ -342,7 +344,7 @@ details{margin:6px 0}summary{cursor:pointer}
 			vs := vals[id]
 			for _, v := range vs {
 				if v.threshold != nil {
-					thr = num(v.threshold) + " (" + esc(v.direction) + ")"
+					thr = cycletext.Number(v.threshold) + " (" + esc(v.direction) + ")"
 				}
 			}
 			if len(vs) > 20 {
@@ -350,7 +352,7 @@ details{margin:6px 0}summary{cursor:pointer}
 				vs = vs[len(vs)-20:]
 			}
 			for _, v := range vs {
-				cells = append(cells, fmt.Sprintf("%d: %s", v.cycle, num(v.after)))
+				cells = append(cells, fmt.Sprintf("%d: %s", v.cycle, cycletext.Number(v.after)))
 			}
 			fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(id), thr, esc(strings.Join(cells, ", ")))
 		}
@@ -368,26 +370,26 @@ details{margin:6px 0}summary{cursor:pointer}
 		b.WriteString("<tr><th>cycle</th><th>result</th><th>target</th><th>goals</th><th>commit</th><th>reason</th><th>ruler</th></tr>\n")
 		for _, i := range idx {
 			row := rows[i]
-			r := &row.rec
-			result, reason, goals := listedResult(r), failureReason(r), goalsCell(r)
+			r := &row.Record
+			result, reason, goals := cycletext.Listed(r), cycletext.FailureReason(r), cycletext.Goals(r)
 			commit := "-"
-			if row.commit != "" {
-				commit = "<code>" + row.commit[:min(7, len(row.commit))] + "</code>"
+			if row.Commit != "" {
+				commit = "<code>" + row.Commit[:min(7, len(row.Commit))] + "</code>"
 				if link != nil {
-					commit = `<a href="` + esc(link(row.commit)) + `">` + commit + "</a>"
+					commit = `<a href="` + esc(link(row.Commit)) + `">` + commit + "</a>"
 				}
-				if row.rec.Aborted() {
+				if row.Record.Aborted() {
 					commit += " (start)"
 				}
 			}
 			fmt.Fprintf(&b, "<tr data-cycle=\"%d\"><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-				r.Cycle, r.Cycle, esc(termLine(result)), esc(termLine(dash(r.Target))), goals, commit, esc(termLine(dash(reason))), esc(termLine(dash(rulerCell(r)))))
+				r.Cycle, r.Cycle, esc(escape.TerminalLine(result)), esc(escape.TerminalLine(cycletext.Dash(r.Target))), goals, commit, esc(escape.TerminalLine(cycletext.Dash(reason))), esc(escape.TerminalLine(cycletext.Dash(rulerCell(r)))))
 		}
 		b.WriteString("</table>\n")
 	}
 	for _, i := range recent {
-		for _, note := range cycleNotes(&rows[i].rec) {
-			notes = append(notes, fmt.Sprintf("<li>cycle %d: %s</li>", rows[i].rec.Cycle, esc(termLine(note))))
+		for _, note := range cycleNotes(&rows[i].Record) {
+			notes = append(notes, fmt.Sprintf("<li>cycle %d: %s</li>", rows[i].Record.Cycle, esc(escape.TerminalLine(note))))
 		}
 	}
 	table("cycles", shown)
@@ -407,7 +409,7 @@ details{margin:6px 0}summary{cursor:pointer}
 // heatmap writes one heatmap of the cycles idx (indexes into rows, in the
 // order shown), id its element id when not empty; its width never passes
 // the page's.
-func heatmap(b *strings.Builder, id string, rows []reportRow, idx []int, goalIDs []string) {
+func heatmap(b *strings.Builder, id string, rows []Row, idx []int, goalIDs []string) {
 	esc := html.EscapeString
 	cols := max(1, len(idx))
 	cellW := min(heatMaxCellW, (pageW-labelW)/cols)
@@ -422,7 +424,7 @@ func heatmap(b *strings.Builder, id string, rows []reportRow, idx []int, goalIDs
 	}
 	fmt.Fprintf(b, `<svg%s width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="goals by cycle">`, id, hw, hh, hw, hh)
 	for c, i := range idx {
-		rec := &rows[i].rec
+		rec := &rows[i].Record
 		if c%labelEvery == 0 {
 			fmt.Fprintf(b, `<text class="tick" x="%d" y="13" font-size="11">%d</text>`, labelW+cellW*c+1, rec.Cycle)
 		}
@@ -433,7 +435,7 @@ func heatmap(b *strings.Builder, id string, rows []reportRow, idx []int, goalIDs
 	}
 	results := make([]map[string]string, len(idx))
 	for c, i := range idx {
-		results[c] = branchGoals(&rows[i].rec, goalIDs)
+		results[c] = branchGoals(&rows[i].Record, goalIDs)
 	}
 	for gi, gid := range goalIDs {
 		yy := top + cellH*gi
@@ -443,10 +445,10 @@ func heatmap(b *strings.Builder, id string, rows []reportRow, idx []int, goalIDs
 		}
 		fmt.Fprintf(b, `<text class="goal" x="0" y="%d" font-size="12"><title>%s</title>%s</text>`, yy+15, esc(gid), esc(label))
 		for c, i := range idx {
-			rec := &rows[i].rec
+			rec := &rows[i].Record
 			res := results[c][gid]
 			fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#fff"><title>cycle %d, %s: %s</title></rect>`,
-				labelW+cellW*c, yy, cellW, cellH, cellColor[res], rec.Cycle, esc(gid), esc(dash(res)))
+				labelW+cellW*c, yy, cellW, cellH, cellColor[res], rec.Cycle, esc(gid), esc(cycletext.Dash(res)))
 		}
 	}
 	b.WriteString("</svg>\n")

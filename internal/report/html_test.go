@@ -1,8 +1,7 @@
-package main
+package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,72 +19,38 @@ import (
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
-// TestReportHTMLInChromium writes the HTML report of a branch with an
-// improved, a regressed and an aborted cycle, renders it in headless
-// Chromium, and checks that the chart and the heatmap are drawn (pixels
-// that are not the page's background in their boxes) and that the DOM holds
-// every cycle. .ci/run installs Chromium where it is missing; elsewhere,
-// without it, the test is skipped.
-func TestReportHTMLInChromium(t *testing.T) {
-	testenv.Slow(t)
-	browser := findBrowser(t)
-	dir := t.TempDir()
-	home := t.TempDir()
-	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com",
-		"PATH": os.Getenv("PATH"), "LANG": "C"}
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	goalsYAML := `version: 3
-goals:
-  - id: not-broken
-    description: nothing is broken
-    check: test ! -e broken
-    weight: 5
-  - id: feature
-    description: the feature exists
-    check: test -e feature.txt
-    weight: 3
-  - id: docs
-    description: the docs exist
-    check: test -e docs.txt
-    weight: 1
-`
-	agent := "case \"$EVOLVE_CYCLE\" in 1) echo f > feature.txt ;; 2) touch broken; echo d > docs.txt ;; 3) exit 3 ;; esac\n"
-	for name, text := range map[string]string{"GOALS.yaml": goalsYAML, "agent.sh": agent} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git("add", "GOALS.yaml", "agent.sh")
-	git("commit", "-q", "-m", "add goals")
-	root := git("rev-parse", "HEAD")
-	runner := inProcess(dir, func(k string) string { return env[k] })
-	for _, args := range [][]string{{"init", "-q"}, {"run", "--agent", "sh agent.sh", "--max-cycles", "3"}} {
-		if _, stderr, code := runner(context.Background(), args); code != 0 && args[0] == "init" {
-			t.Fatalf("%v: %s", args, stderr)
-		}
-	}
-	page := filepath.Join(dir, "report.html")
-	if _, stderr, code := runner(context.Background(), []string{"report", "--html", page, root + "..HEAD"}); code != 0 {
-		t.Fatalf("report --html: %s", stderr)
-	}
-	data, err := os.ReadFile(page)
+// runRows are the rows of the report of a branch with an improved, a
+// regressed and an aborted cycle: the records in testdata/run.jsonl are
+// what git evolve run wrote for them (git evolve log --all --json), with
+// this goals file and an agent that adds feature.txt in cycle 1, breaks
+// not-broken (and adds docs.txt) in cycle 2 and exits 3 in cycle 3.
+func runRows(t *testing.T) (rows []Row, goalIDs []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "run.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		rec, err := ledger.Parse(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, Row{Record: rec, Commit: rec.CanonicalSHA})
+	}
+	return rows, []string{"not-broken", "feature", "docs"}
+}
+
+// TestHTMLOfARun writes the HTML report of a run's improved, regressed and
+// aborted cycles: a page with no script and no address, whose score line
+// starts where the range started with a marker on it for each cycle, and
+// whose heatmap shows the regressed cycle's goals after its revert.
+func TestHTMLOfARun(t *testing.T) {
+	rows, goalIDs := runRows(t)
+	var out bytes.Buffer
+	if err := writeHTML(&out, "a1e35f2..HEAD", rows, goalIDs, nil); err != nil {
+		t.Fatal(err)
+	}
+	data := out.Bytes()
 	if bytes.Contains(data, []byte("<script")) || bytes.Contains(data, []byte("http://")) && !bytes.Contains(data, []byte(`xmlns="http://www.w3.org/2000/svg"`)) {
 		t.Error("the page is not self-contained")
 	}
@@ -101,7 +66,34 @@ goals:
 			}
 		}
 	}
+	// The regressed cycle's column shows the goals as the branch has them
+	// after its revert, as the line does: not-broken passes there.
+	if !bytes.Contains(data, []byte("<title>cycle 2, not-broken: pass</title>")) {
+		t.Error("the regressed cycle's heatmap column does not show the goals after its revert")
+	}
+	if !bytes.Contains(data, []byte(`id="summary"`)) || !regexp.MustCompile(`<strong>[0-9.]+ → [0-9.]+</strong>`).Match(data) {
+		t.Error("the page does not give the branch's score before → after")
+	}
+}
 
+// TestHTMLInChromium renders the HTML report of a run's improved,
+// regressed and aborted cycles in headless Chromium, and checks that the
+// chart and the heatmap are drawn (pixels that are not the page's
+// background in their boxes) and that the DOM holds every cycle. .ci/run
+// installs Chromium where it is missing; elsewhere, without it, the test is
+// skipped.
+func TestHTMLInChromium(t *testing.T) {
+	testenv.Slow(t)
+	browser := findBrowser(t)
+	rows, goalIDs := runRows(t)
+	var out bytes.Buffer
+	if err := writeHTML(&out, "a1e35f2..HEAD", rows, goalIDs, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(page, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	b := newBrowser(t, browser)
 	pr := b.probe(page)
 	if pr.Points != 3 || pr.Rows != 3 {
@@ -125,25 +117,17 @@ goals:
 	if !bytes.Contains(dom, []byte("aborted")) || !bytes.Contains(dom, []byte("regressed")) {
 		t.Error("the DOM does not say which cycles regressed and aborted")
 	}
-	// The regressed cycle's column shows the goals as the branch has them
-	// after its revert, as the line does: not-broken passes there.
-	if !bytes.Contains(data, []byte("<title>cycle 2, not-broken: pass</title>")) {
-		t.Error("the regressed cycle's heatmap column does not show the goals after its revert")
-	}
-	if !bytes.Contains(data, []byte(`id="summary"`)) || !regexp.MustCompile(`<strong>[0-9.]+ → [0-9.]+</strong>`).Match(data) {
-		t.Error("the page does not give the branch's score before → after")
-	}
 }
 
-// TestReportHTMLAt300Cycles renders the report of 300 cycles: the page
+// TestHTMLAt300Cycles renders the report of 300 cycles: the page
 // stays within a 1000-pixel window, the chart draws a point a run of
 // cycles, every axis label and goal label is drawn inside the window, the
 // heatmap and the table show the most recent cycles and fold the rest.
-func TestReportHTMLAt300Cycles(t *testing.T) {
+func TestHTMLAt300Cycles(t *testing.T) {
 	testenv.Slow(t)
 	browser := findBrowser(t)
 	goalIDs := []string{"tests-pass", "lint-clean", "coverage-above-80-percent-of-the-lines-measured", "docs-build", "bench-under-budget"}
-	var rows []reportRow
+	var rows []Row
 	score := 40.0
 	for c := 1; c <= 300; c++ {
 		rec := ledger.Record{Cycle: c, Target: goalIDs[c%len(goalIDs)], Extra: map[string]json.RawMessage{}}
@@ -167,7 +151,7 @@ func TestReportHTMLAt300Cycles(t *testing.T) {
 		default:
 			rec.Result = ledger.Unchanged
 		}
-		rows = append(rows, reportRow{rec: rec, commit: fmt.Sprintf("%040x", c)})
+		rows = append(rows, Row{Record: rec, Commit: fmt.Sprintf("%040x", c)})
 	}
 	page := filepath.Join(t.TempDir(), "report.html")
 	var out bytes.Buffer
