@@ -32,7 +32,8 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		hs = append(hs, h)
 	}
 	// What a reader asks: the listing, the table's last few, each cycle
-	// and each commit as show asks them, the subjects, the next number.
+	// and each commit as show asks them, the subjects, the largest cycle and its
+	// commits (the index: what a record and a cycle start read).
 	answers := func() string {
 		t.Helper()
 		l := openLedger(t, dir)
@@ -53,6 +54,22 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 					fmt.Fprintf(&b, "  %s\n", e.Record.Marshal())
 				}
 			}
+		}
+		// what a record and a cycle start ask the index (the largest
+		// cycle and the commits that hold it), and the commits of others
+		snap, err := l.repo.ReadNotes(NotesRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := l.loadIndex(snap)
+		fmt.Fprintf(&b, "index: %v\n", err)
+		if err == nil {
+			top := ix.max()
+			for _, n := range []int{top, 1, 5, 8, 9, 40} {
+				holders, err := ix.holders(n)
+				fmt.Fprintf(&b, "  cycle %d (largest %d) on %v: %v\n", n, top, holders, err)
+			}
+			ix.close()
 		}
 		return b.String()
 	}

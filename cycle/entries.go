@@ -333,72 +333,51 @@ func (l *Ledger) presence(entries []Entry) error {
 }
 
 // cycleEntries is Entries for the records of cycle n, with the journal and
-// presence: from the cycle index (which commits hold n) and the notes on
-// those commits alone, when the saved view describes the ledger as readers
-// read it, or did before notes were only added (for the errors it lists);
+// presence: from the saved view's lines of that cycle alone (found by a
+// binary search, readViewCycle) when it describes the ledger as readers
+// read it, or did before notes were only added (with the lines of those);
 // otherwise from the whole view.
 func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 	keep := func(s *ledger.Summary) bool { return s.Cycle == n }
+	opts := ListOptions{Journal: true, Presence: true}
 	snap, extra, err := l.snapshots()
 	if err != nil {
 		return nil, err
 	}
 	var v *view
 	if len(extra) == 0 && !snap.Commit().IsZero() {
-		if v, _, err = readViewTail(l.viewPath(), snap.Commit(), 0); err != nil {
+		if v, err = readViewCycle(l.viewPath(), snap.Commit(), n); err != nil {
 			v = nil
 		}
 		if v == nil && err == nil {
 			// a view of an older notes commit, with only notes added
-			// since: its errors and theirs
-			if v, _, err = l.forwardOf(snap).tail(0); err != nil {
-				v = nil
-			}
+			// since: its lines and theirs, its errors and theirs
+			v = l.forwardOf(snap).cycle(n)
 		}
 	}
 	if v == nil {
-		return l.Entries(ListOptions{Journal: true, Presence: true}, keep, 0)
+		return l.Entries(opts, keep, 0)
 	}
-	ix, err := l.loadIndex(snap)
-	if err != nil {
-		return nil, err
+	out, _, err := l.entriesFrom(v, false, opts, keep, 0)
+	return out, err
+}
+
+// cycle is readViewCycle for the ledger as it is now: the view's lines of
+// cycle n and those of the notes added since, and the errors of both.
+func (f *forward) cycle(n int) *view {
+	if f == nil {
+		return nil
 	}
-	commits, err := ix.holders(n)
-	if err != nil {
-		return nil, err
+	v, err := readViewCycle(f.path, f.old, n)
+	if err != nil || v == nil {
+		return nil
 	}
-	// in the notes' order, as the view and List see copies: the copy a
-	// record is listed on does not depend on the order they were written
-	slices.SortFunc(commits, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
-	out := &Listing{Errors: v.errors}
-	if len(commits) > 0 {
-		found, err := l.List(ListOptions{Commits: commits})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range found.Entries {
-			if e.Record.Cycle == n {
-				out.Entries = append(out.Entries, e)
-			}
+	out := &view{notes: f.added.notes, errors: append(v.errors, f.added.errors...), lines: v.lines}
+	for _, ln := range f.added.lines {
+		if ln.Summary.Cycle == n {
+			out.lines = append(out.lines, ln)
 		}
 	}
-	recs, bad, err := l.journal.Read()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		if r.Cycle == n {
-			out.Entries = append(out.Entries, Entry{Record: r, Journal: true})
-		}
-	}
-	for _, b := range bad {
-		out.Errors = append(out.Errors, &NoteError{Journal: true, Line: b.Line, Text: b.Text, Err: b.Err})
-	}
-	sortEntries(out.Entries)
-	// a journal record written twice is one (as List has it)
-	out.Entries = slices.CompactFunc(out.Entries, func(a, b Entry) bool { return a.Journal && sameRecord(&a, &b) })
-	if err := l.presence(out.Entries); err != nil {
-		return nil, err
-	}
-	return out, nil
+	out.sort()
+	return out
 }

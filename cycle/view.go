@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -561,4 +562,111 @@ func (l *Ledger) SavedView() (notes gitstore.Hash, records []SavedRecord, ok boo
 		records = append(records, SavedRecord{Commit: ln.commit, Line: bytes.Clone(ln.Text)})
 	}
 	return v.notes, records, true
+}
+
+// readViewCycle reads, from the view saved at path, the lines of the
+// records of cycle n (with all the view's errors), when it describes the
+// notes commit notes (else nil): the lines are in cycle order, so a binary
+// search over the offsets at the file's end finds them, reading a few
+// dozen lines whatever the ledger's size.
+func readViewCycle(path string, notes gitstore.Hash, n int) (*view, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := int(fi.Size())
+	head := make([]byte, len(viewMagic)+20)
+	foot := make([]byte, viewFooter)
+	if size < len(head)+viewFooter {
+		return nil, nil
+	}
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, nil
+	}
+	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
+		return nil, nil
+	}
+	lay, ok := layout(head, foot, size)
+	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
+		return nil, nil // damaged, or of another ledger: read in full
+	}
+	errs := make([]byte, lay.qtable-lay.errStart)
+	if _, err := f.ReadAt(errs, int64(lay.errStart)); err != nil {
+		return nil, nil
+	}
+	v := &view{notes: notes}
+	if v.errors, ok = parseViewErrors(errs); !ok {
+		return nil, nil
+	}
+	// span is where line i's record is in the file.
+	span := func(i int) (from, to int, ok bool) {
+		var at [8]byte // this line's offset, and the next's
+		k := 8
+		if i == lay.n-1 {
+			k = 4
+		}
+		if _, err := f.ReadAt(at[:k], int64(lay.table+4*i)); err != nil {
+			return 0, 0, false
+		}
+		from, to = int(binary.BigEndian.Uint32(at[:])), lay.errStart-20
+		if k == 8 {
+			to = int(binary.BigEndian.Uint32(at[4:]))
+		}
+		return from, to, from >= len(viewMagic)+20 && to > from && to <= lay.errStart-20
+	}
+	bad := false
+	cycleAt := func(i int) int {
+		from, to, ok := span(i)
+		if !ok {
+			bad = true
+			return 0
+		}
+		d := make([]byte, to-from)
+		if _, err := f.ReadAt(d, int64(from)); err != nil {
+			bad = true
+			return 0
+		}
+		ln, rest, ok := parseViewLine(d, i)
+		if !ok || len(rest) != 0 {
+			bad = true
+			return 0
+		}
+		return ln.Summary.Cycle
+	}
+	lo := sort.Search(lay.n, func(i int) bool { return !bad && cycleAt(i) >= n })
+	hi := lo + sort.Search(lay.n-lo, func(i int) bool { return !bad && cycleAt(lo+i) > n })
+	if bad {
+		return nil, nil
+	}
+	if lo == hi {
+		return v, nil
+	}
+	from, _, ok1 := span(lo)
+	_, to, ok2 := span(hi - 1)
+	if !ok1 || !ok2 || to <= from {
+		return nil, nil
+	}
+	d := make([]byte, to-from)
+	if _, err := f.ReadAt(d, int64(from)); err != nil {
+		return nil, nil
+	}
+	for i := lo; i < hi; i++ {
+		ln, rest, ok := parseViewLine(d, i)
+		if !ok || ln.Summary.Cycle != n {
+			return nil, nil
+		}
+		v.lines, d = append(v.lines, ln), rest
+	}
+	if len(d) != 0 {
+		return nil, nil
+	}
+	return v, nil
 }
