@@ -75,12 +75,39 @@ func (l *Ledger) Quarantines(opts ListOptions) (*Listing, error) {
 		return nil, err
 	}
 	if len(extra) == 0 {
-		if v, err := readViewQuarantined(l.viewPath(), snap.Commit()); err == nil && v != nil {
+		v, err := readViewQuarantined(l.viewPath(), snap.Commit())
+		if err == nil && v == nil && !snap.Commit().IsZero() {
+			// a view of an older notes commit, with only notes added
+			// since (a record, a sync): its quarantines and theirs
+			v = l.forwardOf(snap).quarantined()
+		}
+		if err == nil && v != nil {
 			out, _, err := l.entriesFrom(v, false, opts, keep, 0)
 			return out, err
 		}
 	}
 	return l.Entries(opts, keep, 0)
+}
+
+// quarantined is readViewQuarantined for the ledger as it is now: the
+// view's quarantine lines and those of the notes added since, and the
+// errors of both.
+func (f *forward) quarantined() *view {
+	if f == nil {
+		return nil
+	}
+	v, err := readViewQuarantined(f.path, f.old)
+	if err != nil || v == nil {
+		return nil
+	}
+	out := &view{notes: f.added.notes, errors: append(v.errors, f.added.errors...), lines: v.lines}
+	for _, ln := range f.added.lines {
+		if string(ln.Summary.Result) == ledger.Quarantined {
+			out.lines = append(out.lines, ln)
+		}
+	}
+	out.sort()
+	return out
 }
 
 // forwardMax is the most notes added since the saved view's notes commit

@@ -3,6 +3,7 @@ package cycle
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,8 +263,10 @@ func TestAbortJournaledBefore(t *testing.T) {
 // records, whether it reads the lines the saved view's footer names or,
 // with no view (or a damaged one), the whole ledger.
 func TestQuarantines(t *testing.T) {
-	dir, commits := testRepo(t, 12)
+	dir, commits := testRepo(t, 14)
 	l := openLedger(t, dir)
+	later := commits[12:]
+	commits = commits[:12]
 	for i, c := range commits {
 		rec := recordOn(c, 0)
 		switch i % 4 {
@@ -303,12 +306,39 @@ func TestQuarantines(t *testing.T) {
 	}
 	same("from the view")
 	path := filepath.Join(dir, ".git", "evolve", "ledger.view")
+
+	// Notes added since the view (a record, a sync): the view's quarantine
+	// lines and those of the notes added, with the errors of both, and the
+	// view is not written again.
+	before, _ := viewNotes(path)
+	rec := recordOn(later[0], 0)
+	rec.Result, rec.GoalsPassing, rec.GoalsTotal = ledger.Quarantined, nil, nil
+	if _, err := l.Record(rec); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "notes", "--ref=evolve", "add", "-m", "{not json", later[1])
+	got, err := openLedger(t, dir).Quarantines(ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := viewNotes(path); after != before {
+		t.Errorf("the view was written again (%s, was %s): the quarantines were not read from it", after, before)
+	}
+	if want, err := openLedger(t, dir).Entries(ListOptions{}, keep, 0); err != nil {
+		t.Fatal(err)
+	} else if g, w := entriesText(got)+fmt.Sprint(got.Errors), entriesText(want)+fmt.Sprint(want.Errors); g != w || len(got.Entries) != 4 || len(got.Errors) != 1 {
+		t.Errorf("after notes were added: Quarantines gives\n%s\nEntries gives\n%s", g, w)
+	}
+	want, err = l.Entries(ListOptions{}, keep, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	notes, err := gitstore.ParseHash(strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := readViewQuarantined(path, notes); err != nil || v == nil || len(v.lines) != 3 {
-		t.Fatalf("the view's quarantine lines: %v, %v; want 3", v, err)
+	if v, err := readViewQuarantined(path, notes); err != nil || v == nil || len(v.lines) != 4 {
+		t.Fatalf("the view's quarantine lines: %v, %v; want 4", v != nil, err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

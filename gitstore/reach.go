@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 )
@@ -36,6 +37,16 @@ func (r *Repo) Reachable(rev string, candidates []Hash) (map[Hash]int, error) {
 		out[tip] = 0
 		return out, nil
 	}
+	// The candidates rev does not reach are not looked for in its history:
+	// one that is not there would make the walk below read all of it.
+	if unreached, err := r.notReachedFrom(tip, want); err == nil {
+		for h := range unreached {
+			delete(want, h)
+		}
+		if len(want) == 0 {
+			return out, nil
+		}
+	}
 	p, err := r.startPiped(context.Background(), false, "rev-list", tip.String(), "--")
 	if err != nil {
 		return nil, err
@@ -60,4 +71,33 @@ func (r *Repo) Reachable(rev string, candidates []Hash) (map[Hash]int, error) {
 		return nil, err
 	}
 	return out, p.wait()
+}
+
+// notReachedFrom is which of the candidates tip does not reach, from git
+// rev-list of the candidates not reachable from tip: git walks their lines
+// of history down to where tip's joins them, not all of tip's. An error
+// (a candidate that is no commit, or not here) leaves the caller to look
+// for every candidate in tip's history.
+func (r *Repo) notReachedFrom(tip Hash, candidates map[Hash]bool) (map[Hash]bool, error) {
+	var in bytes.Buffer
+	for h := range candidates {
+		in.WriteString(h.String())
+		in.WriteByte('\n')
+	}
+	in.WriteString("^" + tip.String() + "\n")
+	listed, err := r.git(context.Background(), in.Bytes(), "rev-list", "--stdin")
+	if err != nil {
+		return nil, err
+	}
+	out := map[Hash]bool{}
+	for _, line := range bytes.Fields(listed) {
+		h, err := ParseHash(string(line))
+		if err != nil {
+			return nil, fmt.Errorf("git rev-list printed %q", line)
+		}
+		if candidates[h] {
+			out[h] = true
+		}
+	}
+	return out, nil
 }

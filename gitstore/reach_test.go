@@ -46,4 +46,25 @@ func TestReachable(t *testing.T) {
 	if _, in := got[s]; err != nil || !in || got[a] != 4 {
 		t.Fatalf("after the merge: %v, %v", got, err)
 	}
+	// A commit HEAD does not reach is left out without a walk of HEAD's
+	// history (git lists it from the side line alone); beside an object
+	// that is no commit (a tree), every candidate is looked for in the
+	// walk, with the same answers.
+	tr.git("checkout", "-q", "-b", "other", a.String())
+	o := commit("other")
+	tr.git("checkout", "-q", "main")
+	tree := tr.hash("rev-parse", "HEAD^{tree}")
+	r = tr.open()
+	for _, cands := range [][]Hash{{o, b, s}, {o, b, s, tree}} {
+		got, err = r.Reachable("HEAD", cands)
+		_, inO := got[o]
+		_, inS := got[s]
+		if err != nil || inO || !inS || got[b] == 0 || len(got) != 2 {
+			t.Fatalf("with %d candidates: %v, %v", len(cands), got, err)
+		}
+	}
+	unreached, err := r.notReachedFrom(tr.hash("rev-parse", "HEAD"), map[Hash]bool{o: true, b: true, s: true})
+	if err != nil || !unreached[o] || len(unreached) != 1 {
+		t.Fatalf("not reached: %v, %v", unreached, err)
+	}
 }
