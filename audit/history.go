@@ -127,6 +127,13 @@ func (h *historyCheck) commits(commits []gitstore.Hash) error {
 	differ := h.repo.NewNotesDiffer()
 	defer differ.Close()
 	h.diff = differ.Diff
+	if h.unchained != nil {
+		h.unchained.inWalk = make(map[gitstore.Hash]bool, len(commits))
+		for _, c := range commits {
+			h.unchained.inWalk[c] = true
+		}
+		h.unchained.topo = true
+	}
 	start := len(h.rep.Findings)
 	h.owners = h.owners[:0]
 	for end := len(commits); end > 0; {
