@@ -65,6 +65,9 @@ const RestoreTrailer = "Evolve-Restore"
 
 // repairs are the notes commits a commit message says it undid.
 func repairs(message string) []gitstore.Hash {
+	if !strings.Contains(message, RepairTrailer+": ") {
+		return nil // most messages: no line to scan for
+	}
 	var out []gitstore.Hash
 	sc := bufio.NewScanner(strings.NewReader(message))
 	for sc.Scan() {
@@ -234,8 +237,8 @@ func (h *historyCheck) batch(commits []gitstore.Hash, last int) error {
 		restores map[string]string
 		first    int // its first pair
 	}
-	var jobs []job
-	var pairs []gitstore.NotesPair
+	jobs := make([]job, 0, len(infos))
+	pairs := make([]gitstore.NotesPair, 0, len(infos))
 	for _, ci := range infos {
 		jb := job{ci: ci, snap: h.repo.NotesOf(ci), first: len(pairs)}
 		for _, p := range ci.Parents {
