@@ -22,11 +22,14 @@ import (
 // path too, one left as it was, is not in git's answer; such a copy can
 // only be where a directory of the notes tree holds both a note and a
 // fanout subtree, or a name not in lower case (git and this package write
-// neither). So the differ keeps, for each directory tree it has seen, how
-// many of each it holds, brought forward from the tree before by git's
-// answer (a tree seen for the first time is read and counted), and diffs
-// a pair where one of the directories that changed holds such entries
-// with DiffNotesMany. Pairs diffed oldest first read the fewest trees.
+// neither; git fast-import leaves notes beside fanout subtrees while a
+// tree grows). So the differ keeps, for each directory tree it has seen,
+// how many of each it holds, brought forward from the tree before by git's
+// answer (a tree seen for the first time is read and counted). A
+// directory that changed and holds notes and subtrees is read, and the
+// pair is diffed by DiffNotesMany when it holds two ways to a note that
+// changed; a pair where a name not in lower case changed is diffed by
+// DiffNotesMany. Pairs diffed oldest first read the fewest trees.
 type NotesDiffer struct {
 	r      *Repo
 	ctx    context.Context
@@ -48,9 +51,9 @@ type NotesDiffer struct {
 // know of: notes, fanout subtrees, and names of either not in lower case.
 type dirShape struct{ notes, fanouts, upper int32 }
 
-// odd says whether a directory of this shape may hide a second copy of a
-// note that changed.
-func (s dirShape) odd() bool { return s.upper > 0 || s.notes > 0 && s.fanouts > 0 }
+// mixed says whether a directory of this shape holds notes and fanout
+// subtrees both.
+func (s dirShape) mixed() bool { return s.notes > 0 && s.fanouts > 0 }
 
 func (s dirShape) plus(d dirShape) dirShape {
 	return dirShape{s.notes + d.notes, s.fanouts + d.fanouts, s.upper + d.upper}
@@ -335,7 +338,11 @@ func (d *NotesDiffer) pair(oldRoot, newRoot Hash) ([]NoteChange, bool, error) {
 		}
 	}
 	// Each directory's shape on both sides: the old one known or counted,
-	// the new one the old one and what changed.
+	// the new one the old one and what changed. Where one holds notes and
+	// fanout subtrees, the tree is read: a copy of a note that changed is
+	// there when it holds two ways to that note's object.
+	var odd []Hash // trees to read, with their prefixes
+	var oddPrefix []string
 	for _, dc := range dirs {
 		was, err := d.shape(dc.old, dc.prefix)
 		if err != nil {
@@ -347,9 +354,25 @@ func (d *NotesDiffer) pair(oldRoot, newRoot Hash) ([]NoteChange, bool, error) {
 				d.keep(dc.new, is)
 			}
 		}
-		if was.odd() || is.odd() {
+		if was.upper > 0 || is.upper > 0 {
+			// names that differ in case: DiffNotesMany may pair a subtree
+			// with another of the same name in another case, and say what
+			// git does not
 			suspect = true
 		}
+		if was.mixed() {
+			odd, oddPrefix = append(odd, dc.old), append(oddPrefix, dc.prefix)
+		}
+		if is.mixed() {
+			odd, oddPrefix = append(odd, dc.new), append(oddPrefix, dc.prefix)
+		}
+	}
+	for i := 0; i < len(odd) && !suspect; i++ {
+		two, err := d.twoWays(odd[i], oddPrefix[i], order)
+		if err != nil {
+			return nil, false, err
+		}
+		suspect = two
 	}
 	if suspect {
 		return nil, true, nil
@@ -364,6 +387,51 @@ func (d *NotesDiffer) pair(oldRoot, newRoot Hash) ([]NoteChange, bool, error) {
 	}
 	sortChanges(changes)
 	return changes, false, nil
+}
+
+// twoWays says whether directory tree h, whose notes share prefix, holds
+// two ways to one of objs: its note, and a fanout subtree that notes it
+// too (read to know).
+func (d *NotesDiffer) twoWays(h Hash, prefix string, objs []Hash) (bool, error) {
+	var want []string
+	for _, obj := range objs {
+		if s := obj.String(); strings.HasPrefix(s, prefix) {
+			want = append(want, s)
+		}
+	}
+	if len(want) == 0 {
+		return false, nil
+	}
+	entries, err := d.r.readTree(h)
+	if err != nil {
+		return false, err
+	}
+	d.read++
+	ways := make([]int, len(want))
+	in := &Notes{r: d.r}
+	for _, e := range entries {
+		kind, name := classify(prefix, e)
+		for i, w := range want {
+			switch {
+			case kind == entryNote && name == w:
+			case kind == entryFanout && strings.HasPrefix(w, prefix+name):
+				var found []Hash
+				if err := in.find(e.hash, prefix+name, w, entryNote, &found); err != nil {
+					return false, err
+				}
+				d.read++
+				if len(found) == 0 {
+					continue
+				}
+			default:
+				continue
+			}
+			if ways[i]++; ways[i] > 1 {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // shape is the shape of directory tree h (zero: absent), known or read.
