@@ -222,6 +222,11 @@ func (d *NotesDiffer) ask(pairs []NotesPair, asked []int, out [][]NoteChange) (o
 	if readErr == nil {
 		readErr = d.header(last)
 	}
+	if readErr != nil {
+		// git may be waiting for its answers to be read, and the writer
+		// for git: it ends here (and is not started again)
+		d.cancel()
+	}
 	if werr := <-written; readErr == nil && werr != nil {
 		readErr = werr
 	}

@@ -3,6 +3,8 @@ package gitstore
 import (
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -199,4 +201,52 @@ func TestNotesDifferOddTrees(t *testing.T) {
 		random = append(random, NotesPair{Old: at(commits[rng.Intn(len(commits))]), New: at(commits[rng.Intn(len(commits))])})
 	}
 	checkDiffer(t, repo, random)
+}
+
+// A tree git cannot read, in the middle of a batch: git diff-tree dies
+// there, the differ ends it and diffs the batch as DiffNotesMany does,
+// which fails on the same tree. An error, not a wait for git.
+func TestNotesDifferGitFails(t *testing.T) {
+	r := newRepo(t)
+	objs := r.makeCommits(3)
+	setEnv(t)
+	var commits []Hash
+	parent := ""
+	for i, obj := range objs {
+		blob := strings.TrimSpace(r.gitIn(fmt.Sprintf("note %d\n", i), "hash-object", "-w", "--stdin"))
+		sub := strings.TrimSpace(r.gitIn(fmt.Sprintf("100644 blob %s\t%s\n", blob, obj.String()[2:]), "mktree"))
+		root := strings.TrimSpace(r.gitIn(fmt.Sprintf("040000 tree %s\t%s\n", sub, obj.String()[:2]), "mktree"))
+		args := []string{"commit-tree", "-m", "n"}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		parent = strings.TrimSpace(r.git(append(args, root)...))
+		commits = append(commits, mustHash(t, parent))
+		if i == 1 {
+			if err := os.Remove(filepath.Join(r.dir, ".git", "objects", sub[:2], sub[2:])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	repo := r.open()
+	var pairs []NotesPair
+	for i := 1; i < len(commits); i++ {
+		old, err := repo.NotesAt(commits[i-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := repo.NotesAt(commits[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, NotesPair{Old: old, New: now})
+	}
+	d := repo.NewNotesDiffer()
+	defer d.Close()
+	if _, err := d.Diff(pairs); err == nil {
+		t.Fatal("a tree that is not here was diffed")
+	}
+	if !d.failed {
+		t.Error("git diff-tree's failure was not seen")
+	}
 }
