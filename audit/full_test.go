@@ -125,6 +125,12 @@ func (c *clone) record(rng *rand.Rand) {
 }
 
 func agree(t *testing.T, dir string, seed int64, steps int) {
+	agreeWith(t, dir, seed, steps, 11, compareVerifies)
+}
+
+// agreeWith makes a history as agree does, of ops kinds of step (past the
+// eleven agree takes, those of oddTrees), and calls check after each step.
+func agreeWith(t *testing.T, dir string, seed int64, steps, ops int, check func(*testing.T, *clone, int64, []string)) {
 	rng := rand.New(rand.NewSource(seed))
 	a := &clone{t: t, dir: filepath.Join(dir, "a")}
 	if err := os.MkdirAll(a.dir, 0o755); err != nil {
@@ -139,7 +145,7 @@ func agree(t *testing.T, dir string, seed int64, steps int) {
 	b := openClone(t, filepath.Join(dir, "b"))
 	var did []string
 	for step := 0; step < steps; step++ {
-		op := rng.Intn(11)
+		op := rng.Intn(ops)
 		switch op {
 		case 0, 1, 2:
 			a.record(rng)
@@ -214,8 +220,10 @@ func agree(t *testing.T, dir string, seed int64, steps int) {
 		case 10:
 			a.git("commit", "-q", "--allow-empty", "-m", fmt.Sprintf("s%d", step))
 			did = append(did, "commit")
+		default:
+			did = append(did, oddTree(a, rng, op-11))
 		}
-		compareVerifies(t, a, seed, did)
+		check(t, a, seed, did)
 	}
 }
 

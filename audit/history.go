@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -64,6 +65,9 @@ const RestoreTrailer = "Evolve-Restore"
 
 // repairs are the notes commits a commit message says it undid.
 func repairs(message string) []gitstore.Hash {
+	if !strings.Contains(message, RepairTrailer+": ") {
+		return nil // most messages: no line to scan for
+	}
 	var out []gitstore.Hash
 	sc := bufio.NewScanner(strings.NewReader(message))
 	for sc.Scan() {
@@ -101,32 +105,101 @@ type historyCheck struct {
 	// (recSum.key: a record with no id by what it says), not by id alone,
 	// under which every record with no id is one.
 	byKey bool
+	// diff diffs the pairs of notes commits while commits runs.
+	diff func([]gitstore.NotesPair) ([][]gitstore.NoteChange, error)
+	// owners are, for each finding commits made, the place in the walk
+	// (newest first) of the commit it is of.
+	owners []int
 }
 
 // historyBatch is how many notes commits commits reads and diffs at once:
-// their commits, their trees level by level and their notes each in one
-// exchange with git, with what they read held in memory only that long.
+// their commits and their notes each in one exchange with git, their
+// diffs in one more with git diff-tree, with what they read held in memory
+// only that long.
 const historyBatch = 256
 
-// commits checks each of commits against its parents.
+// commits checks each of commits (newest first, as git rev-list lists
+// them) against its parents. They are read oldest first, so that the
+// differ brings what it knows of each notes tree forward from the tree
+// before (gitstore.NotesDiffer); the findings are put in the order of
+// commits, as a walk newest first makes them.
 func (h *historyCheck) commits(commits []gitstore.Hash) error {
-	for len(commits) > 0 {
-		n := min(len(commits), historyBatch)
-		if err := h.batch(commits[:n]); err != nil {
+	if treeWalk {
+		return h.walkTrees(commits)
+	}
+	differ := h.repo.NewNotesDiffer()
+	defer differ.Close()
+	h.diff = differ.Diff
+	if h.unchained != nil {
+		h.unchained.inWalk = make(map[gitstore.Hash]bool, len(commits))
+		for _, c := range commits {
+			h.unchained.inWalk[c] = true
+		}
+		h.unchained.topo = true
+	}
+	start := len(h.rep.Findings)
+	h.owners = h.owners[:0]
+	for end := len(commits); end > 0; {
+		from := max(0, end-historyBatch)
+		batch := slices.Clone(commits[from:end])
+		slices.Reverse(batch)
+		if err := h.batch(batch, end-1); err != nil {
 			return err
 		}
-		commits = commits[n:]
+		end = from
 	}
+	h.orderFindings(start)
+	if h.unchained != nil {
+		slices.Reverse(h.unchained.order)
+		return h.unchained.report(h)
+	}
+	return nil
+}
+
+// treeWalk, set by tests, makes the history check walk newest first and
+// diff each batch's trees in this process (gitstore.DiffNotesMany), as it
+// did before git diff-tree diffed them: the answer the other must equal.
+var treeWalk bool
+
+// walkTrees is commits as treeWalk makes it: the findings are made in
+// the order of commits.
+func (h *historyCheck) walkTrees(commits []gitstore.Hash) error {
+	h.diff = gitstore.DiffNotesMany
+	for k := 0; k < len(commits); k += historyBatch {
+		if err := h.batch(commits[k:min(len(commits), k+historyBatch)], 0); err != nil {
+			return err
+		}
+	}
+	h.owners = h.owners[:0]
 	if h.unchained != nil {
 		return h.unchained.report(h)
 	}
 	return nil
 }
 
-// batch checks commits against their parents: the commits and parents are
-// read in one exchange, the diffs made together (gitstore.DiffNotesMany),
-// and the notes they changed read in one more.
-func (h *historyCheck) batch(commits []gitstore.Hash) error {
+// orderFindings puts the findings made since start in the order of the
+// commits they are of (h.owners, newest first), each commit's in the order
+// they were made.
+func (h *historyCheck) orderFindings(start int) {
+	made := h.rep.Findings[start:]
+	at := make([]int, len(made))
+	for i := range at {
+		at[i] = i
+	}
+	sort.SliceStable(at, func(i, j int) bool { return h.owners[at[i]] < h.owners[at[j]] })
+	ordered := make([]Finding, len(made))
+	for i, k := range at {
+		ordered[i] = made[k]
+	}
+	copy(made, ordered)
+	h.owners = h.owners[:0]
+}
+
+// batch checks commits (oldest first; the last is at index last of the
+// walk, newest first) against their parents: the commits and parents are
+// read in one exchange, the diffs made by the differ, and the notes they
+// changed read in one more.
+func (h *historyCheck) batch(commits []gitstore.Hash, last int) error {
 	infos, errs, err := h.repo.Commits(commits)
 	if err != nil {
 		return err
@@ -164,8 +237,8 @@ func (h *historyCheck) batch(commits []gitstore.Hash) error {
 		restores map[string]string
 		first    int // its first pair
 	}
-	var jobs []job
-	var pairs []gitstore.NotesPair
+	jobs := make([]job, 0, len(infos))
+	pairs := make([]gitstore.NotesPair, 0, len(infos))
 	for _, ci := range infos {
 		jb := job{ci: ci, snap: h.repo.NotesOf(ci), first: len(pairs)}
 		for _, p := range ci.Parents {
@@ -180,7 +253,7 @@ func (h *historyCheck) batch(commits []gitstore.Hash) error {
 		}
 		jobs = append(jobs, jb)
 	}
-	diffs, err := gitstore.DiffNotesMany(pairs)
+	diffs, err := h.diff(pairs)
 	if err != nil {
 		return err
 	}
@@ -200,11 +273,15 @@ func (h *historyCheck) batch(commits []gitstore.Hash) error {
 		h.blobs[b] = data[i]
 	}
 	defer func() { h.blobs = nil }()
-	for _, jb := range jobs {
-		for k, parent := range jb.parents {
-			if err := h.compare(jb.ci, parent, diffs[jb.first+k], jb.parents, jb.restores); err != nil {
+	for k, jb := range jobs {
+		made := len(h.rep.Findings)
+		for p, parent := range jb.parents {
+			if err := h.compare(jb.ci, parent, diffs[jb.first+p], jb.parents, jb.restores); err != nil {
 				return err
 			}
+		}
+		for range len(h.rep.Findings) - made {
+			h.owners = append(h.owners, last-k)
 		}
 		if h.unchained != nil {
 			if err := h.unchained.note(h, jb.ci, jb.parents, diffs[jb.first:jb.first+len(jb.parents)], jb.restores); err != nil {
@@ -349,6 +426,9 @@ func byID(data []byte) map[string]string {
 // relative to one of its parents.
 func (h *historyCheck) compare(ci gitstore.CommitInfo, parent *gitstore.Notes, changes []gitstore.NoteChange, parents []*gitstore.Notes, restores map[string]string) error {
 	for _, ch := range changes {
+		if len(ch.Old) == 0 {
+			continue // added: it removed or changed nothing
+		}
 		was, is, err := h.lines(ch)
 		if err != nil {
 			return err

@@ -47,11 +47,19 @@ type unchainedCheck struct {
 	began  map[gitstore.Hash]bool
 	// keys are the records reported, by key.
 	keys map[string]bool
+	// inWalk are the commits the history check reads; topo says that each
+	// commit read so far came after every parent of it among them (they
+	// are read oldest first): whether the chain had begun before a commit
+	// is then known when it is read, and a record added before it began
+	// (most records of a ledger older than the chain) is not kept to the
+	// end.
+	inWalk map[gitstore.Hash]bool
+	topo   bool
 }
 
 // unchainedCommit is what the check keeps of one notes commit read.
 type unchainedCommit struct {
-	ci gitstore.CommitInfo
+	parents []gitstore.Hash
 	// chained says its changes hold a chained record.
 	chained bool
 	added   []unchainedAdd
@@ -96,13 +104,38 @@ func isUnchained(r *ledger.Record) bool {
 // changes, and the unchained records it added. restores are the lines a
 // repair puts back.
 func (u *unchainedCheck) note(h *historyCheck, ci gitstore.CommitInfo, parents []*gitstore.Notes, diffs [][]gitstore.NoteChange, restores map[string]string) error {
-	uc := &unchainedCommit{ci: ci}
+	uc := &unchainedCommit{parents: ci.Parents}
+	for _, p := range ci.Parents {
+		if _, read := u.walked[p]; !read && u.inWalk[p] {
+			u.topo = false // read before a parent: began is known at the end
+		}
+	}
 	u.walked[ci.Hash] = uc
 	u.order = append(u.order, ci.Hash)
 	if len(parents) == 0 {
 		return nil // a root, or its parents are not here: nothing came before it
 	}
 	exempt := strings.HasPrefix(ci.Subject(), importSubject)
+	// Read after its parents, a commit after which the chain had not
+	// begun adds no record to report (written before the chain: the
+	// notice of those): its records are not parsed. Asked once it adds a
+	// line that may be one. (An error here is the report's to return, if
+	// it asks.)
+	asked, before := false, false
+	isBefore := func() bool {
+		if !asked {
+			asked, before = true, u.topo
+			for _, p := range ci.Parents {
+				if !before {
+					break
+				}
+				if b, err := u.hasBegun(h.repo, p); err != nil || b {
+					before = false
+				}
+			}
+		}
+		return before
+	}
 	put := map[string]bool{}
 	for _, line := range restores {
 		put[line] = true
@@ -138,7 +171,7 @@ func (u *unchainedCheck) note(h *historyCheck, ci gitstore.CommitInfo, parents [
 				}
 			}
 		}
-		if exempt || !hasUnchainedLine(newData) {
+		if exempt || !hasUnchainedLine(newData) || isBefore() {
 			continue
 		}
 		recs, _ := ledger.ParseLines(newData)
@@ -311,7 +344,7 @@ func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, e
 			continue
 		}
 		uc, walked := u.walked[x]
-		if !walked || len(uc.ci.Parents) == 0 {
+		if !walked || len(uc.parents) == 0 {
 			b, err := holdsChained(repo, x)
 			if err != nil {
 				return false, err
@@ -326,7 +359,7 @@ func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, e
 			continue
 		}
 		pending, any := false, false
-		for _, p := range uc.ci.Parents {
+		for _, p := range uc.parents {
 			if b, done := u.began[p]; done {
 				any = any || b
 			} else {

@@ -188,6 +188,9 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 // ledger is read from is not here.
 func historyHere(repo *gitstore.Repo, rd *ledgerReads) error {
 	for _, tip := range rd.sources {
+		if tip == rd.listed {
+			continue // its history check listed it whole
+		}
 		if _, err := repo.RevList(tip.String()); err != nil {
 			return err
 		}
@@ -249,6 +252,9 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 			historyRead <- nil
 			historyChecked <- checked{err: err}
 			return
+		}
+		if nh.whole {
+			rd.listed = nh.tip
 		}
 		historyRead <- nh
 		hrep := &Report{}
@@ -884,6 +890,7 @@ type notesHistory struct {
 	present  bool          // done is in the object store
 	descends bool          // tip is done or descends from it
 	commits  []gitstore.Hash
+	whole    bool // commits are tip's whole history
 }
 
 // incremental says whether a verify reads only what changed since the
@@ -932,6 +939,7 @@ func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
 		return nil, err
 	}
 	nh.commits, err = repo.RevList(tip.String())
+	nh.whole = err == nil
 	return nh, err
 }
 

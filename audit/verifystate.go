@@ -83,6 +83,9 @@ type ledgerReads struct {
 	history   string
 	historyOK bool
 	packs     string
+	// listed is the notes commit whose whole history the verify listed
+	// (git rev-list): every commit of it is here
+	listed gitstore.Hash
 }
 
 func readLedgerReads(l *cycle.Ledger) (*ledgerReads, error) {
