@@ -240,7 +240,7 @@ func (r *Repo) batchObjectsOf(names []string, fn func(i int, typ objectType, dat
 
 // nativeBatch is the most objects one exchange reads in-process: more
 // are git's (odb.go).
-const nativeBatch = 16
+const nativeBatch = 64
 
 func (b *batch) fail(err error) error {
 	b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, bytes.TrimSpace(b.stderr.Bytes()))

@@ -52,7 +52,25 @@ type odb struct {
 	deltas   [2]int        // offset and named-base deltas applied (the tests ask)
 	zr       io.ReadCloser // a zlib reader kept between reads
 	br       *bufio.Reader
+	// bases keeps the objects rebuilt on the way along chains of deltas,
+	// by pack and offset, as git's delta base cache does: the trees of
+	// successive notes commits are deltas along one chain, read once.
+	bases     map[baseKey]baseObject
+	baseBytes int
 }
+
+type baseKey struct {
+	pack *packIndex
+	off  int64
+}
+
+type baseObject struct {
+	typ  objectType
+	data []byte
+}
+
+// maxBaseBytes bounds the objects bases keeps.
+const maxBaseBytes = 16 << 20
 
 // packIndex is one pack and its version 2 index, read as needed.
 type packIndex struct {
@@ -82,6 +100,8 @@ func (r *Repo) nativeObject(h Hash) (objectType, []byte, bool) {
 	typ, data, ok := o.loose(h)
 	if !ok {
 		typ, data, ok = o.packed(h)
+		// bases keeps what packed read: the caller gets its own copy
+		data = bytes.Clone(data)
 	}
 	if o.inflates >= nativeBudget {
 		o.off = true
@@ -286,6 +306,23 @@ const (
 
 // packedAt reads the object at off in p, following its deltas.
 func (o *odb) packedAt(p *packIndex, off int64, depth int) (objectType, []byte, bool) {
+	if b, ok := o.bases[baseKey{p, off}]; ok {
+		return b.typ, b.data, true
+	}
+	typ, data, ok := o.readPacked(p, off, depth)
+	if ok && o.baseBytes+len(data) <= maxBaseBytes {
+		// a base, or one to be: the next object of its chain starts from it
+		if o.bases == nil {
+			o.bases = map[baseKey]baseObject{}
+		}
+		o.bases[baseKey{p, off}] = baseObject{typ, data}
+		o.baseBytes += len(data)
+	}
+	return typ, data, ok
+}
+
+// readPacked is packedAt without the kept bases.
+func (o *odb) readPacked(p *packIndex, off int64, depth int) (objectType, []byte, bool) {
 	if depth > maxDeltaChain || o.inflates >= nativeBudget {
 		return "", nil, false
 	}
