@@ -219,6 +219,11 @@ func identDate(lookup func(string) (string, bool), name string, now time.Time) (
 		n, _ := strconv.ParseInt(secs, 10, 64)
 		hh, _ := strconv.Atoi(zone[1:3])
 		mm, _ := strconv.Atoi(zone[3:5])
+		if hh*60+mm >= 100*60 {
+			// git writes such a zone with three digits of hours, which
+			// git var's reader refuses: left to it
+			return time.Time{}, false
+		}
 		off := (hh*60 + mm) * 60
 		if zone[0] == '-' {
 			off = -off

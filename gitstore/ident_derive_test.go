@@ -51,6 +51,7 @@ func TestDeriveIdentityAgreesWithGitVar(t *testing.T) {
 		{name: "RFC 3339 dates, zone without a colon", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "2005-04-07T22:13:13-0130", "GIT_COMMITTER_DATE": "2005-04-07T22:13:13+1400"}), derived: true},
 		{name: "RFC 3339 dates, another local zone", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "2026-07-02T03:04:05Z", "GIT_COMMITTER_DATE": "2026-07-02T03:04:05-07:00", "TZ": "America/New_York"}), derived: true},
 		{name: "an odd offset", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "@1700000000 +0290", "GIT_COMMITTER_DATE": "@0 -0000"}), derived: true},
+		{name: "the largest zone", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "@1700000000 +9959", "GIT_COMMITTER_DATE": "@1700000000 -9959"}), derived: true},
 		{name: "an empty date is now", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "", "GIT_COMMITTER_DATE": ""}), derived: true},
 		{name: "non-ASCII names", env: dates, global: "[user]\n\tname = Zoë Ångström\n\temail = zoë@example.com\n", derived: true},
 
@@ -66,6 +67,7 @@ func TestDeriveIdentityAgreesWithGitVar(t *testing.T) {
 		{name: "date git reads another way", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "yesterday", "GIT_COMMITTER_DATE": "@1 +0000"})},
 		{name: "RFC 2822 date", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "Thu, 07 Apr 2005 22:13:13 +0200", "GIT_COMMITTER_DATE": "@1 +0000"})},
 		{name: "fraction of a second", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "2026-01-02T03:04:05.5Z", "GIT_COMMITTER_DATE": "@1 +0000"})},
+		{name: "a zone of 100 hours or more", env: with(names, map[string]string{"GIT_AUTHOR_DATE": "@1700000000 +9999", "GIT_COMMITTER_DATE": "@1 +0000"})},
 		{name: "now with TZ set", env: with(names, map[string]string{"TZ": "Asia/Kolkata"})},
 		{name: "GIT_CONFIG", env: with(dates, map[string]string{"GIT_CONFIG": "/dev/null"}), global: user},
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // catFileAll is every object of the repository as git cat-file reads it.
@@ -165,4 +166,49 @@ func TestNativeReadsLeaveReplaceRefsToGit(t *testing.T) {
 	if err != nil || ci.Message != "two\n" {
 		t.Errorf("Commit(%s) = %q, %v; want the replacement's", one.Short(), ci.Message, err)
 	}
+}
+
+// A delta from a damaged pack never makes applyDelta panic or give more
+// or less than the size it declares.
+func FuzzApplyDelta(f *testing.F) {
+	base := []byte("the base object, long enough to copy from\n")
+	// sizes 42 and 12; copy 8 bytes from offset 4; insert "abcd"
+	f.Add(base, []byte{42, 12, 0x91, 4, 8, 4, 'a', 'b', 'c', 'd'})
+	f.Add(base, []byte{42, 0})
+	f.Add([]byte{}, []byte{0, 3, 3, 'x', 'y', 'z'})
+	f.Add(base, []byte{42, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1})
+	f.Add(base, []byte{42, 16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, base, delta []byte) {
+		out, ok := applyDelta(base, delta)
+		if !ok {
+			return
+		}
+		if len(out) > nativeMaxSize {
+			t.Fatalf("%d bytes", len(out))
+		}
+	})
+}
+
+// identDate reads a date as git does, or says it cannot; it never panics,
+// and a date it reads keeps its zone to the minute.
+func FuzzIdentDate(f *testing.F) {
+	for _, s := range []string{"@1700000000 +0200", "@0 -0000", "2026-01-02T03:04:05Z", "2026-01-02T03:04:05+02:00",
+		"2005-04-07T22:13:13-0130", "@99999999999999999999 +0000", "@1 +99", "2026-13-45T99:99:99Z", "", "yesterday"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lookup := func(k string) (string, bool) {
+			if k == "D" {
+				return s, true
+			}
+			return "", false
+		}
+		when, ok := identDate(lookup, "D", time.Unix(1700000000, 0))
+		if !ok {
+			return
+		}
+		if _, off := when.Zone(); off%60 != 0 {
+			t.Fatalf("%q: offset %d", s, off)
+		}
+	})
 }
