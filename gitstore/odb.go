@@ -23,8 +23,12 @@ import (
 // SHA-1 over git's header and content), and anything else (an object not
 // found, a pack this does not read, a replace ref, a damaged file) is
 // asked of git cat-file, which has the last word on what is missing or
-// broken. The reads are bounded (nativeBudget): a process that reads many
-// objects reads them through git, whose delta cache makes that cheaper.
+// broken. The reads are bounded (nativeBudget, and nativeBatch objects an
+// exchange): a process that reads many objects reads them through git.
+// The objects rebuilt along a chain of deltas are kept (bases), as git's
+// delta base cache keeps them: the trees of a notes history are chains of
+// about 50 deltas, and the notes trees of a commit and of its parent are
+// read along one chain once.
 // TestNativeReadsAgreeWithCatFile compares every object of repositories
 // with loose objects, packs and deltas with git's answers.
 
