@@ -22,7 +22,8 @@
 # original is left as it is) and otherwise makes it there: a ledger of
 # 100,000 records takes minutes to make. Needs git, go and GNU time.
 # RUNS sets the runs (default 5); sizes of 100,000 and more take RUNS_BIG
-# (default 3).
+# (default 3). ROWS, an extended regular expression, keeps the rows whose
+# command it matches (ROWS='^record' times the records alone).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 sizes=("$@")
@@ -44,17 +45,21 @@ timed() {
   shift
   local t0 t1
   t0=$(date +%s%N)
-  /usr/bin/time -f '%U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  cputime "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
   t1=$(date +%s%N)
-  awk '{ printf "%d\n", ($1 + $2) * 1000 + 0.5 }' "$work/time" >>"$work/cpu.$tag"
+  awk '{ printf "%.1f\n", ($1 + $2) * 1000 }' "$work/time" >>"$work/cpu.$tag"
   awk '{ print $3 }' "$work/time" >>"$work/rss.$tag"
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
 }
+
+# wanted NAME: whether ROWS keeps the row NAME
+wanted() { [ -z "${ROWS:-}" ] || [[ $1 =~ $ROWS ]]; }
 
 # row NAME RUNS PREP EVOLVE GIT: RUNS alternating runs; PREP (a shell
 # command, may be :) runs before each git-evolve run, untimed.
 row() {
   local name=$1 k=$2 prep=$3 ev=$4 gc=$5
+  wanted "$name" || return 0
   : >"$work/a"; : >"$work/b"; : >"$work/rss.a"; : >"$work/rss.b"; : >"$work/cpu.a"; : >"$work/cpu.b"
   for ((i = 0; i < k; i++)); do
     eval "$prep"
@@ -97,6 +102,7 @@ for n in "${sizes[@]}"; do
     "status|git evolve status|git log -20 --notes=evolve" \
     "verify|git evolve verify|git log -p refs/notes/evolve"; do
     IFS='|' read -r name ev gc <<<"$cmd"
+    wanted "$name first" || wanted "$name warm" || continue
     row "$name first" "$k" "$first" "$ev" "$gc"
     eval "$ev" >/dev/null
     row "$name warm" "$k" : "$ev" "$gc"

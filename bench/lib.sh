@@ -13,6 +13,41 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/nothing"
 printf 'package main\n\nfunc main() {}\n' >"$work/nothing/nothing.go"
 (cd "$work/nothing" && CGO_ENABLED=0 go build -o "$work/bin/git-nothing" nothing.go)
+# and cputime, GNU time's '%U %S %M' to a file with microseconds (GNU
+# time prints hundredths of a second: a git command's 5 ms of CPU read as 0
+# or 10): cputime FILE CMD... runs CMD and writes the user and system CPU
+# (seconds) of CMD and every process it waited for, and their largest
+# peak RSS (KiB).
+mkdir -p "$work/cputime"
+cat >"$work/cputime/cputime.go" <<'GO'
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+func main() {
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	os.WriteFile(os.Args[1], []byte(fmt.Sprintf("%.6f %.6f %d\n", sec(ru.Utime), sec(ru.Stime), ru.Maxrss)), 0o644)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(127)
+	}
+}
+GO
+(cd "$work/cputime" && CGO_ENABLED=0 go build -o "$work/bin/cputime" cputime.go)
 export GIT_CONFIG_NOSYSTEM=1 HOME="$work"
 git config --global user.name Bench
 git config --global user.email bench@example.com

@@ -89,6 +89,11 @@ const (
 // rev^{commit}, rev:path, …). It returns ErrObjectNotFound when the name
 // names no object, and a *RevisionError when it is ambiguous.
 func (r *Repo) object(name string) (Hash, objectType, []byte, error) {
+	if h, err := ParseHash(name); err == nil && h.String() == name {
+		if typ, data, ok := r.nativeObject(h); ok {
+			return h, typ, data, nil
+		}
+	}
 	b, err := r.batch()
 	if err != nil {
 		return ZeroHash, "", nil, err
@@ -143,6 +148,37 @@ func (r *Repo) object(name string) (Hash, objectType, []byte, error) {
 // full pipe) and the answers read in order. fn gets each object's index in
 // names; a missing object is ErrObjectNotFound.
 func (r *Repo) objectsOf(names []string, fn func(i int, typ objectType, data []byte, err error) error) error {
+	// A few objects are read in-process where they can be (odb.go); git
+	// reads the rest.
+	var ferr error
+	if len(names) <= nativeBatch {
+		var rest []string
+		var at []int
+		for i, n := range names {
+			if h, err := ParseHash(n); err == nil && h.String() == n {
+				if typ, data, ok := r.nativeObject(h); ok {
+					if ferr == nil {
+						ferr = fn(i, typ, data, nil)
+					}
+					continue
+				}
+			}
+			rest, at = append(rest, n), append(at, i)
+		}
+		if len(rest) == 0 || ferr != nil {
+			return ferr
+		}
+		if len(rest) < len(names) {
+			return r.batchObjectsOf(rest, func(i int, typ objectType, data []byte, err error) error {
+				return fn(at[i], typ, data, err)
+			})
+		}
+	}
+	return r.batchObjectsOf(names, fn)
+}
+
+// batchObjectsOf is objectsOf through git cat-file.
+func (r *Repo) batchObjectsOf(names []string, fn func(i int, typ objectType, data []byte, err error) error) error {
 	b, err := r.batch()
 	if err != nil {
 		return err
@@ -201,6 +237,10 @@ func (r *Repo) objectsOf(names []string, fn func(i int, typ objectType, data []b
 	}
 	return ferr
 }
+
+// nativeBatch is the most objects one exchange reads in-process: more
+// are git's (odb.go).
+const nativeBatch = 64
 
 func (b *batch) fail(err error) error {
 	b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, bytes.TrimSpace(b.stderr.Bytes()))

@@ -135,7 +135,21 @@ func (r *Repo) LookupCommits(revs ...string) ([]Hash, []error, error) {
 			errs[i] = &RevisionError{Rev: rev, Reason: "is not a revision"}
 			continue
 		}
-		h, _, _, err := r.object(rev + "^{commit}")
+		// A commit's full name, or HEAD (the default of most commands),
+		// without starting git when the commit is read in-process (odb.go).
+		h, err := ParseHash(rev)
+		ok := err == nil && h.String() == rev
+		if !ok && rev == "HEAD" {
+			h, ok, err = r.RefHash("HEAD")
+			ok = ok && err == nil
+		}
+		if ok {
+			if typ, _, ok := r.nativeObject(h); ok && typ == commitType {
+				hashes[i] = h
+				continue
+			}
+		}
+		h, _, _, err = r.object(rev + "^{commit}")
 		var re *RevisionError
 		switch {
 		case err == nil:

@@ -34,6 +34,7 @@ type Repo struct {
 	bare        bool
 	objects     *batch      // reads objects (batch.go), from the first read on
 	objectsOnce sync.Once   // starts objects
+	native      odb         // reads a few objects without git (odb.go)
 	ident       identCache  // author and committer, fetched once (ident.go)
 	config      configCache // git's config, read once (config.go)
 	packed      packedCache // packed-refs, read again when it changes (refread.go)
@@ -67,9 +68,9 @@ type Option func(*Repo)
 
 // ForWriting makes Open prepare a write: a ref update waiting for its
 // transaction starts beside the repository's discovery (its reflog message
-// is reason), and git starts resolving the identity (git var, see
-// PrefetchIdentity), so that neither costs time on the way to the write.
-// Unused, they end with Close.
+// is reason), and so does what resolving the identity needs (git config or
+// git var, see PrefetchIdentity), so that neither costs time on the way to
+// the write. Unused, they end with Close.
 func ForWriting(reason string) Option {
 	return func(r *Repo) { r.writeReason = reason }
 }
@@ -108,15 +109,15 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 	// fetches of a partial clone are not wanted either: a commit this clone
 	// has not fetched is reported as such.
 	r.env = append(os.Environ(), "GIT_DIR="+r.gitDir, "GIT_NO_LAZY_FETCH=1")
-	// git cat-file starts at the first object read: a reader answered by
-	// the saved view, the cycle index and the verify state reads none, and
-	// starting one costs a process about 5 ms (docs/benchmarks.md).
+	// git cat-file starts at the first object read that is not read
+	// in-process (odb.go): a reader answered by the saved view, the cycle
+	// index and the verify state reads none, a record reads a few objects
+	// in-process, and starting one costs a process about 10 ms of CPU
+	// (docs/benchmarks.md).
 	if r.writeReason != "" {
-		// A write reads the notes first: cat-file starts now too. All
-		// four start in the background, each waiting for its exec.
-		go r.batch() // a failure to start is the first read's to report
+		// Both start in the background, each waiting for its exec.
 		r.refUpdate = startGitAsync(abs, r.env, true, "update-ref", "-z", "--stdin", "-m", r.writeReason)
-		r.PrefetchIdentity() // git var starts now
+		r.PrefetchIdentity() // git config (or git var) starts now, if needed
 	}
 	return r, nil
 }
@@ -125,6 +126,7 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 // descriptors it keeps open.
 func (r *Repo) Close() error {
 	r.objectsOnce.Do(func() {}) // none starts after this
+	r.closeNative()
 	if r.objects != nil {
 		r.objects.close()
 	}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# record_ab.sh REV [N...]: git evolve record as built from REV (a) beside
+# the working tree's (b) and beside git notes --ref=evolve add, on copies
+# of a ledger of N records made by bench/genrepo.sh (default sizes: 1000
+# 10000 100000), one copy each. The three alternate run by run, so that
+# the load of a shared machine hits them alike; each row gives the median
+# CPU of each (user + system, the git processes it starts and waits for
+# included, to the microsecond) and wall clock, and the ratios b/a and
+# b/git. Each run records on a commit of its own (the branch fresh).
+#
+#   first     nothing under the git directory's evolve/ (a fresh clone)
+#   warm      what the record before left there
+#   indexed   the cycle index there (made whole once by a record whose
+#             cycle is given)
+#
+# BENCH_REPOS=DIR reuses DIR/rN as firstwarm.sh does. RUNS sets the runs
+# (default 9). Needs git and go.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+rev=${1:?usage: record_ab.sh REV [N...]}
+shift
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 100000)
+runs=${RUNS:-9}
+# (the Go caches as they are before lib.sh gives git a home of its own)
+export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
+source "$here/lib.sh"
+base_path=$PATH
+mkdir -p "$work/a/src" "$work/a/bin" "$work/b/bin" "$work/g/bin"
+(cd "$here/.." && git archive "$rev") | tar -x -C "$work/a/src"
+(cd "$work/a/src" && CGO_ENABLED=0 go build -o "$work/a/bin/git-evolve" ./cmd/git-evolve)
+cp "$work/bin/git-evolve" "$work/b/bin/"
+
+# timed S CMD...: one run of CMD in S's copy; "cpu wall" (ms) to $work/t.S
+timed() {
+  local s=$1 t0 t1
+  shift
+  cd "$work/$s/repo"
+  t0=$(date +%s%N)
+  PATH="$work/$s/bin:$base_path" cputime "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" '{ printf "%.2f %.2f\n", ($1 + $2) * 1000, (b - a) / 1e6 }' "$work/time" >>"$work/t.$s"
+}
+
+col() { awk -v c="$1" '{ print $c }' "$2" | median; }
+
+printf '%-8s %-8s %9s %9s %9s %6s %6s %9s %9s %9s\n' records row "a cpu" "b cpu" "git cpu" "b/a" "b/git" "a wall" "b wall" "git wall"
+for n in "${sizes[@]}"; do
+  src="${BENCH_REPOS:-$work}/r$n"
+  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
+  for s in a b g; do
+    rm -rf "$work/$s/repo"
+    cp -a "$src" "$work/$s/repo"
+    rm -rf "$work/$s/repo/.git/evolve"
+  done
+  fresh=($(cd "$work/a/repo" && git rev-list main..fresh))
+  k=0
+  for row in first warm indexed; do
+    : >"$work/t.a"; : >"$work/t.b"; : >"$work/t.g"
+    for s in a b; do
+      (cd "$work/$s/repo" && PATH="$work/$s/bin:$base_path" && rm -rf .git/evolve &&
+        case $row in
+        warm) git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[$k]}" >/dev/null ;;
+        indexed) # a record with its cycle given asks the whole index: it is saved
+          git evolve record --cycle $((n + 1000)) --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[$k]}" >/dev/null ;;
+        esac)
+    done
+    k=$((k + 1))
+    for ((i = 0; i < runs; i++)); do
+      sha=${fresh[$((k % ${#fresh[@]}))]}
+      k=$((k + 1))
+      for s in a b; do
+        [ "$row" != first ] || rm -rf "$work/$s/repo/.git/evolve"
+        timed "$s" git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "$sha"
+      done
+      timed g git notes --ref=evolve add -f -m '{"cycle":0}' "$sha"
+    done
+    ca=$(col 1 "$work/t.a"); cb=$(col 1 "$work/t.b"); cg=$(col 1 "$work/t.g")
+    printf '%-8s %-8s %7.1fms %7.1fms %7.1fms %6.2f %6.2f %7.1fms %7.1fms %7.1fms\n' "$n" "$row" "$ca" "$cb" "$cg" \
+      "$(awk -v a="$ca" -v b="$cb" 'BEGIN { print b / a }')" "$(awk -v a="$cg" -v b="$cb" 'BEGIN { print b / a }')" \
+      "$(col 2 "$work/t.a")" "$(col 2 "$work/t.b")" "$(col 2 "$work/t.g")"
+  done
+done
