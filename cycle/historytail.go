@@ -52,6 +52,7 @@ type notesWalk struct {
 
 // historyOf starts a walk of snap's history.
 func (l *Ledger) historyOf(snap *gitstore.Notes) *notesWalk {
+	l.repo.ReadsMany()
 	return &notesWalk{l: l, tip: snap.Commit(), next: snap.Commit(), read: &view{notes: snap.Commit()}}
 }
 

@@ -86,6 +86,18 @@ type packIndex struct {
 
 // nativeObject reads object h in-process: ok is false when it was not
 // read here (see above), and the caller asks git.
+// ReadsMany says that this process is about to read many objects (a walk
+// of the notes history: its commits, trees and notes): every read is
+// git cat-file's from then on, whose delta base cache serves a long chain
+// of trees, where reads in-process would only spend their budget before
+// cat-file is started anyway.
+func (r *Repo) ReadsMany() {
+	o := &r.native
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.opened, o.off = true, true
+}
+
 func (r *Repo) nativeObject(h Hash) (objectType, []byte, bool) {
 	o := &r.native
 	o.mu.Lock()
