@@ -108,8 +108,9 @@ for n in "${sizes[@]}"; do
     row "$name warm" "$k" : "$ev" "$gc"
   done
   # each record on a commit of its own: SHA for git-evolve, SHA2 for git
-  i=0
-  next='i=$((i + 1)); export SHA=${fresh[$i]} SHA2=${fresh[$((i + 25))]}'
+  # (its own counter: row's loop counts with i)
+  rn=0
+  next='rn=$((rn + 1)); export SHA=${fresh[$rn]} SHA2=${fresh[$((rn + 25))]}'
   rec='git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "$SHA"'
   add='git notes --ref=evolve add -f -m "{\"cycle\":0}" "$SHA2"'
   row "record first" "$k" "$next; $first" "$rec" "$add"
