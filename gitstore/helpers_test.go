@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/git-evolve/git-evolve/internal/testenv"
 )
 
 const testNotesRef = "refs/notes/evolve"
@@ -40,6 +42,11 @@ func TestMain(m *testing.M) {
 	}
 	testRoot = d
 	if err := os.MkdirAll(filepath.Join(d, "home"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// no automatic maintenance after each commit, as in the other packages
+	if err := os.WriteFile(filepath.Join(d, "home", ".gitconfig"), []byte(testenv.GlobalConfig), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
