@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/git-evolve/git-evolve/internal/testenv"
 )
 
 const testNotesRef = "refs/notes/evolve"
@@ -40,6 +42,11 @@ func TestMain(m *testing.M) {
 	}
 	testRoot = d
 	if err := os.MkdirAll(filepath.Join(d, "home"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// no automatic maintenance after each commit, as in the other packages
+	if err := os.WriteFile(filepath.Join(d, "home", ".gitconfig"), []byte(testenv.GlobalConfig), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -140,9 +147,8 @@ func newRepo(t *testing.T, initArgs ...string) *testRepo {
 	if _, err := runGitCmd(t.TempDir(), "", nil, args...); err != nil {
 		t.Fatal(err)
 	}
-	r := &testRepo{t: t, dir: dir}
-	r.git("config", "gc.auto", "0")
-	return r
+	// gc.auto is 0 in the tests' global config (TestMain)
+	return &testRepo{t: t, dir: dir}
 }
 
 // git runs git in the repository and fails the test if it fails.
@@ -534,9 +540,6 @@ func fixtureNote(i int) string { return fmt.Sprintf("note %d", i) }
 func buildNotesFixture() error {
 	dir := filepath.Join(testRoot, "notes300")
 	if _, err := runGitCmd(testRoot, "", nil, "init", "-q", "-b", "main", dir); err != nil {
-		return err
-	}
-	if _, err := runGitCmd(dir, "", nil, "config", "gc.auto", "0"); err != nil {
 		return err
 	}
 	hs, err := makeCommitsIn(dir, fixtureCommits)

@@ -127,7 +127,8 @@ func scriptCondition(cond string) (bool, error) {
 }
 
 // setupScript gives every script a hermetic git: its own HOME and global
-// config, a fixed identity and fixed dates (so object names are golden).
+// config, a fixed identity and fixed dates (so object names are golden),
+// and no automatic maintenance after each commit (testenv.GlobalConfig).
 func setupScript(e *testscript.Env) error {
 	home := e.Getenv("WORK")
 	e.Setenv("HOME", home)
@@ -156,7 +157,7 @@ func setupScript(e *testscript.Env) error {
 		return err
 	}
 	e.Setenv("CONTRIB", contrib)
-	gitconfig := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n"
+	gitconfig := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n" + testenv.GlobalConfig
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644)
 }
 

@@ -1,10 +1,10 @@
 // Package testenv gives a package's tests a git of their own, the same on
 // a developer's machine, a new laptop and a CI runner: HOME and
-// XDG_CONFIG_HOME in a temporary directory (no one's ~/.gitconfig), no
-// system config, no GIT_* variable from outside, and a committer and
-// author identity. Go's caches and rustup's and cargo's homes stay where
-// they were, so that a test that runs go or cargo finds them. Only tests
-// import it.
+// XDG_CONFIG_HOME in a temporary directory (no one's ~/.gitconfig: the
+// only global config is GlobalConfig), no system config, no GIT_* variable
+// from outside, and a committer and author identity. Go's caches and
+// rustup's and cargo's homes stay where they were, so that a test that
+// runs go or cargo finds them. Only tests import it.
 package testenv
 
 import (
@@ -20,6 +20,12 @@ const (
 	Name  = "Test Person"
 	Email = "test@example.com"
 )
+
+// GlobalConfig is the tests' ~/.gitconfig: git's automatic maintenance
+// off, which would otherwise start after every commit a test makes (a
+// process each time; no test is about it, and a test that runs
+// git gc or git maintenance itself still can).
+const GlobalConfig = "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
 
 // Main runs the package's tests (m) in the environment Set makes, in a
 // temporary HOME removed afterwards; it returns the exit code.
@@ -62,6 +68,9 @@ func Set(home string) error {
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(GlobalConfig), 0o644); err != nil {
 		return err
 	}
 	for k, v := range map[string]string{

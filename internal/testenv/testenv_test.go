@@ -35,7 +35,14 @@ func TestSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	global := "file:" + filepath.Join(home, ".gitconfig") + "\t"
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.HasPrefix(line, global) {
+			if k := strings.TrimPrefix(line, global); k != "maintenance.auto=false" && k != "gc.auto=0" {
+				t.Errorf("global config beyond automatic maintenance: %s", k)
+			}
+			continue
+		}
 		if !strings.HasPrefix(line, "file:.git/config") && !strings.HasPrefix(line, "command line:") {
 			t.Errorf("config from outside the repository: %s", line)
 		}
