@@ -54,13 +54,30 @@ func TestHistoryTailAgreesWithFullRead(t *testing.T) {
 		return b.String()
 	}
 	walked, steps := 0, 20
+	kinds := map[string]int{}
 	if testing.Short() {
 		steps = 8
 	}
 	for step := 0; step < steps; step++ {
 		var did []string
+		// Notes only added for the first two thirds of the steps (read
+		// from the history); then appended to and removed as well, after
+		// which every note is read.
+		late := step >= 2*steps/3
+		noted1 := func() string {
+			for _, i := range rng.Perm(len(commits)) {
+				if noted[commits[i]] {
+					return commits[i]
+				}
+			}
+			return ""
+		}
 		for k := 1 + rng.IntN(3); k > 0; k-- {
-			switch op := rng.IntN(12); {
+			op := rng.IntN(10)
+			if late {
+				op = []int{0, 6, 8, 10, 11}[rng.IntN(5)] // record, add, merge, append, remove
+			}
+			switch {
 			case op < 6:
 				if c := free(); c != "" {
 					record(t, openLedger(t, dir), c, 0)
@@ -96,14 +113,12 @@ func TestHistoryTailAgreesWithFullRead(t *testing.T) {
 				noted[c] = true
 				did = append(did, "merge")
 			case op < 11:
-				c := commits[rng.IntN(len(commits))]
-				if noted[c] {
+				if c := noted1(); c != "" {
 					git(t, dir, "notes", "--ref=evolve", "append", "-m", fmt.Sprintf(`{"v":1,"cycle":%d,"result":"harvested"}`, 70+step), c)
 					did = append(did, "append")
 				}
 			default:
-				c := commits[rng.IntN(len(commits))]
-				if noted[c] {
+				if c := noted1(); c != "" {
 					git(t, dir, "notes", "--ref=evolve", "remove", c)
 					delete(noted, c)
 					did = append(did, "remove")
@@ -113,6 +128,12 @@ func TestHistoryTailAgreesWithFullRead(t *testing.T) {
 		got := answers()
 		if _, err := os.Stat(view); err != nil {
 			walked++ // answered without a view: from the history
+			for _, d := range did {
+				kinds[d+", read from the history"]++
+			}
+		}
+		for _, d := range did {
+			kinds[d]++
 		}
 		func() {
 			defer func(n int) { historyTailCommits = n }(historyTailCommits)
@@ -124,6 +145,14 @@ func TestHistoryTailAgreesWithFullRead(t *testing.T) {
 	}
 	if walked < 5 {
 		t.Errorf("%d of %d reads came from the history", walked, steps)
+	}
+	// what the histories held (the whole run: -short runs its first steps)
+	want := []string{"record", "add", "merge", "append", "remove", "record, read from the history",
+		"add, read from the history", "merge, read from the history"}
+	for _, k := range want {
+		if kinds[k] == 0 && !testing.Short() {
+			t.Errorf("no step did %q: %v", k, kinds)
+		}
 	}
 }
 
