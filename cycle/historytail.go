@@ -13,6 +13,12 @@ var (
 	historyTailNotes   = 4096
 )
 
+// historyTailUnbounded is how many notes commits a walk reads before it
+// gives up when none of them names a bound: a ledger written before
+// records named the largest cycle, or by plain git alone, is read whole
+// at once rather than after a walk of thousands of commits.
+var historyTailUnbounded = 64 // the tests make it small
+
 // notesWalk reads the last lines of the ledger from its history, for a
 // clone with no saved view to read them from (a fresh clone, a CI job, a
 // state directory removed): the last few records cost what they are, not
@@ -91,8 +97,8 @@ func (w *notesWalk) tail(m int) (v *view, partial bool) {
 // added, each in one exchange with git), at least want of them, twice as
 // many as the last batch.
 func (w *notesWalk) step(want int) {
-	if w.commits >= historyTailCommits || w.notes > historyTailNotes {
-		w.failed = true
+	if w.commits >= historyTailCommits || w.notes > historyTailNotes || !w.boundOK && w.commits >= historyTailUnbounded {
+		w.failed = true // too far back, or a ledger whose commits name no bound
 		return
 	}
 	k := min(max(want, 2*w.batch), historyTailCommits-w.commits)

@@ -178,3 +178,27 @@ func TestHistoryTailDistrustsAWrongBound(t *testing.T) {
 		t.Fatalf("the history gave %d lines past a commit whose notes hold more than it names", len(v.lines))
 	}
 }
+
+// A ledger whose notes commits name no bound (plain git's, or written
+// before records named one) is read whole after a few dozen commits, not
+// walked back thousands.
+func TestHistoryTailGivesUpWithoutABound(t *testing.T) {
+	defer func(n int) { historyTailUnbounded = n }(historyTailUnbounded)
+	historyTailUnbounded = 8
+	dir, commits := testRepo(t, 40)
+	for i, c := range commits {
+		git(t, dir, "notes", "--ref=evolve", "add", "-m", fmt.Sprintf(`{"v":1,"cycle":%d,"target":"t","result":"improved"}`, i+1), c)
+	}
+	l := openLedger(t, dir)
+	snap, _, err := l.snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := l.historyOf(snap)
+	if v, _ := w.tail(2); v != nil {
+		t.Fatalf("the history gave %d lines with no bound", len(v.lines))
+	}
+	if w.commits > 2*historyTailUnbounded {
+		t.Errorf("%d commits read before giving up", w.commits)
+	}
+}
