@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/git-evolve/git-evolve/internal/mcpserver"
 	"github.com/git-evolve/git-evolve/internal/testenv"
@@ -246,43 +246,49 @@ func cmdDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		cmd := exec.Command("git", "daemon", "--reuseaddr", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port),
+		// --verbose: it says "Ready to rumble" once it listens, which is
+		// what is waited for (no clock); it exits when the port is taken.
+		cmd := exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port),
 			"--base-path="+dir, "--export-all", "--enable=receive-pack", "--informative-errors", dir)
 		cmd.Env = environ(ts)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children are stopped with it
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
+		pipe, err := cmd.StderrPipe()
+		if err != nil {
+			ts.Fatalf("daemon: %v", err)
+		}
 		if err := cmd.Start(); err != nil {
 			ts.Fatalf("daemon: %v", err)
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		// What it says is read to its end (it logs each connection);
+		// ready is closed when it listens, said when its stderr ends.
+		var stderr strings.Builder
+		ready, said := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(said)
+			sc := bufio.NewScanner(pipe)
+			listening := false
+			for sc.Scan() {
+				if !listening {
+					stderr.WriteString(sc.Text() + "\n")
+					if strings.HasSuffix(sc.Text(), "] Ready to rumble") {
+						listening = true
+						close(ready)
+					}
+				}
+			}
+		}()
 		stop := func() {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			<-exited
+			<-said
+			cmd.Wait()
 		}
-		// Ready when it accepts a connection; gone when another took the port.
-		// A poll: the deadline only ends a daemon that never listens, and
-		// is long enough for a loaded machine.
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
-				c.Close()
-				ts.Defer(stop)
-				ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", port))
-				return
-			}
-			select {
-			case <-exited:
-				exited <- nil
-			case <-time.After(20 * time.Millisecond):
-				if time.Now().Before(deadline) {
-					continue
-				}
-				stop()
-				ts.Fatalf("daemon: git daemon did not start listening on port %d\n%s", port, stderr.String())
-			}
-			break // it exited: try another port
+		select {
+		case <-ready:
+			ts.Defer(stop)
+			ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", port))
+			return
+		case <-said: // it exited before it listened: try another port
+			cmd.Wait()
 		}
 		ts.Logf("daemon: git daemon on port %d exited: %s", port, stderr.String())
 	}
