@@ -97,13 +97,20 @@ func (f *forward) quarantined() *view {
 		return nil
 	}
 	v, err := readViewQuarantined(f.path, f.old)
+	return f.with(v, err, func(ln *viewLine) bool { return string(ln.Summary.Result) == ledger.Quarantined })
+}
+
+// with is v, lines of the view of the older notes commit, with the lines
+// of the notes added that keep accepts, and the errors of both; nil when v
+// is.
+func (f *forward) with(v *view, err error, keep func(*viewLine) bool) *view {
 	if err != nil || v == nil {
 		return nil
 	}
 	out := &view{notes: f.added.notes, errors: append(v.errors, f.added.errors...), lines: v.lines}
-	for _, ln := range f.added.lines {
-		if string(ln.Summary.Result) == ledger.Quarantined {
-			out.lines = append(out.lines, ln)
+	for i := range f.added.lines {
+		if keep(&f.added.lines[i]) {
+			out.lines = append(out.lines, f.added.lines[i])
 		}
 	}
 	out.sort()
@@ -396,15 +403,5 @@ func (f *forward) cycle(n int) *view {
 		return nil
 	}
 	v, err := readViewCycle(f.path, f.old, n)
-	if err != nil || v == nil {
-		return nil
-	}
-	out := &view{notes: f.added.notes, errors: append(v.errors, f.added.errors...), lines: v.lines}
-	for _, ln := range f.added.lines {
-		if ln.Summary.Cycle == n {
-			out.lines = append(out.lines, ln)
-		}
-	}
-	out.sort()
-	return out
+	return f.with(v, err, func(ln *viewLine) bool { return ln.Summary.Cycle == n })
 }

@@ -392,76 +392,142 @@ func readView(path string) (*view, error) {
 	return v, nil
 }
 
-// readViewTail reads the last m lines of the view saved at path, and all
-// its errors, when it describes the notes commit notes (else nil): the
-// file's other lines are not read. partial says whether lines were left.
-func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial bool, err error) {
+// viewFile is a saved view opened to read a few of its lines: its
+// layout, checked, and its errors, read whole.
+type viewFile struct {
+	f      *os.File
+	lay    viewLayout
+	errors []*NoteError
+}
+
+// openView opens the view saved at path when it describes the notes
+// commit notes; nil (and no error) when there is none, or it is damaged
+// or of another ledger: the caller reads in full.
+func openView(path string, notes gitstore.Hash) (*viewFile, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	defer f.Close()
+	vf, err := checkView(f, notes)
+	if vf == nil {
+		f.Close()
+	}
+	return vf, err
+}
+
+func checkView(f *os.File, notes gitstore.Hash) (*viewFile, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	size := int(fi.Size())
 	head := make([]byte, len(viewMagic)+20)
 	foot := make([]byte, viewFooter)
 	if size < len(head)+viewFooter {
-		return nil, false, nil
+		return nil, nil
 	}
 	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	lay, ok := layout(head, foot, size)
 	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
-		return nil, false, nil // damaged, or of another ledger: read in full
-	}
-	if m < 0 || m > lay.n {
-		m = lay.n
-	}
-	// The offsets of the last m lines, the errors, and those lines.
-	tail := make([]byte, size-viewFooter-(lay.table+4*(lay.n-m)))
-	if _, err := f.ReadAt(tail, int64(lay.table+4*(lay.n-m))); err != nil {
-		return nil, false, nil
+		return nil, nil // damaged, or of another ledger
 	}
 	errs := make([]byte, lay.qtable-lay.errStart)
 	if _, err := f.ReadAt(errs, int64(lay.errStart)); err != nil {
-		return nil, false, nil
+		return nil, nil
 	}
-	v = &view{notes: notes, lines: make([]viewLine, 0, m)}
-	if v.errors, ok = parseViewErrors(errs); !ok {
-		return nil, false, nil
+	vf := &viewFile{f: f, lay: lay}
+	if vf.errors, ok = parseViewErrors(errs); !ok {
+		return nil, nil
 	}
-	if m == 0 {
-		return v, lay.n > 0, nil
+	return vf, nil
+}
+
+func (vf *viewFile) close() { vf.f.Close() }
+
+// read is the bytes of the file from from to to, when they are in its
+// lines.
+func (vf *viewFile) read(from, to int) ([]byte, bool) {
+	if from < len(viewMagic)+20 || to < from || to > vf.lay.errStart-20 {
+		return nil, false
 	}
-	from := int(binary.BigEndian.Uint32(tail))
-	if from < len(viewMagic)+20 || from > lay.errStart-20 {
-		return nil, false, nil
+	d := make([]byte, to-from)
+	if _, err := vf.f.ReadAt(d, int64(from)); err != nil {
+		return nil, false
 	}
-	d := make([]byte, lay.errStart-20-from)
-	if _, err := f.ReadAt(d, int64(from)); err != nil {
-		return nil, false, nil
+	return d, true
+}
+
+// span is where line i's record is in the file, from the offsets at its
+// end.
+func (vf *viewFile) span(i int) (from, to int, ok bool) {
+	var at [8]byte // this line's offset, and the next's
+	k := 8
+	if i == vf.lay.n-1 {
+		k = 4
 	}
-	for len(d) > 0 {
-		ln, rest, ok := parseViewLine(d, lay.n-m+len(v.lines))
+	if _, err := vf.f.ReadAt(at[:k], int64(vf.lay.table+4*i)); err != nil {
+		return 0, 0, false
+	}
+	from, to = int(binary.BigEndian.Uint32(at[:])), vf.lay.errStart-20
+	if k == 8 {
+		to = int(binary.BigEndian.Uint32(at[4:]))
+	}
+	return from, to, from >= len(viewMagic)+20 && to > from && to <= vf.lay.errStart-20
+}
+
+// lines reads lines from to to (exclusive), each checked (its CRC, its
+// index).
+func (vf *viewFile) lines(from, to int) ([]viewLine, bool) {
+	if from == to {
+		return nil, true
+	}
+	start, _, ok1 := vf.span(from)
+	_, end, ok2 := vf.span(to - 1)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	d, ok := vf.read(start, end)
+	if !ok {
+		return nil, false
+	}
+	out := make([]viewLine, 0, to-from)
+	for i := from; i < to; i++ {
+		ln, rest, ok := parseViewLine(d, i)
 		if !ok {
-			return nil, false, nil
+			return nil, false
 		}
-		v.lines, d = append(v.lines, ln), rest
+		out, d = append(out, ln), rest
 	}
-	if len(v.lines) != m {
+	return out, len(d) == 0
+}
+
+// readViewTail reads the last m lines of the view saved at path, and all
+// its errors, when it describes the notes commit notes (else nil): the
+// file's other lines are not read. partial says whether lines were left.
+func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial bool, err error) {
+	vf, err := openView(path, notes)
+	if vf == nil {
+		return nil, false, err
+	}
+	defer vf.close()
+	n := vf.lay.n
+	if m < 0 || m > n {
+		m = n
+	}
+	v = &view{notes: notes, errors: vf.errors}
+	var ok bool
+	if v.lines, ok = vf.lines(n-m, n); !ok {
 		return nil, false, nil
 	}
-	return v, m < lay.n, nil
+	return v, m < n, nil
 }
 
 // readViewQuarantined reads, from the view saved at path, the lines of
@@ -469,73 +535,28 @@ func readViewTail(path string, notes gitstore.Hash, m int) (v *view, partial boo
 // notes commit notes (else nil): the footer's index names them, so that
 // only they are read, whatever the ledger's size.
 func readViewQuarantined(path string, notes gitstore.Hash) (*view, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	vf, err := openView(path, notes)
+	if vf == nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := int(fi.Size())
-	head := make([]byte, len(viewMagic)+20)
-	foot := make([]byte, viewFooter)
-	if size < len(head)+viewFooter {
+	defer vf.close()
+	q := make([]byte, vf.lay.table-vf.lay.qtable) // the index
+	if _, err := vf.f.ReadAt(q, int64(vf.lay.qtable)); err != nil {
 		return nil, nil
 	}
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, nil
-	}
-	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
-		return nil, nil
-	}
-	lay, ok := layout(head, foot, size)
-	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
-		return nil, nil // damaged, or of another ledger: read in full
-	}
-	idx := make([]byte, lay.table-lay.errStart) // the errors and the index
-	if _, err := f.ReadAt(idx, int64(lay.errStart)); err != nil {
-		return nil, nil
-	}
-	v := &view{notes: notes}
-	if v.errors, ok = parseViewErrors(idx[:lay.qtable-lay.errStart]); !ok {
-		return nil, nil
-	}
+	v := &view{notes: notes, errors: vf.errors}
 	last := -1
-	for q := idx[lay.qtable-lay.errStart:]; len(q) >= 4; q = q[4:] {
+	for ; len(q) >= 4; q = q[4:] {
 		i := int(binary.BigEndian.Uint32(q))
-		if i <= last || i >= lay.n {
+		if i <= last || i >= vf.lay.n {
 			return nil, nil
 		}
 		last = i
-		var at [8]byte // this line's offset, and the next's
-		n := 8
-		if i == lay.n-1 {
-			n = 4
-		}
-		if _, err := f.ReadAt(at[:n], int64(lay.table+4*i)); err != nil {
+		lns, ok := vf.lines(i, i+1)
+		if !ok || string(lns[0].Summary.Result) != ledger.Quarantined {
 			return nil, nil
 		}
-		from, to := int(binary.BigEndian.Uint32(at[:])), lay.errStart-20
-		if n == 8 {
-			to = int(binary.BigEndian.Uint32(at[4:]))
-		}
-		if from < len(viewMagic)+20 || to <= from || to > lay.errStart-20 {
-			return nil, nil
-		}
-		d := make([]byte, to-from)
-		if _, err := f.ReadAt(d, int64(from)); err != nil {
-			return nil, nil
-		}
-		ln, rest, ok := parseViewLine(d, i)
-		if !ok || len(rest) != 0 || string(ln.Summary.Result) != ledger.Quarantined {
-			return nil, nil
-		}
-		v.lines = append(v.lines, ln)
+		v.lines = append(v.lines, lns[0])
 	}
 	return v, nil
 }
@@ -570,103 +591,33 @@ func (l *Ledger) SavedView() (notes gitstore.Hash, records []SavedRecord, ok boo
 // search over the offsets at the file's end finds them, reading a few
 // dozen lines whatever the ledger's size.
 func readViewCycle(path string, notes gitstore.Hash, n int) (*view, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	vf, err := openView(path, notes)
+	if vf == nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := int(fi.Size())
-	head := make([]byte, len(viewMagic)+20)
-	foot := make([]byte, viewFooter)
-	if size < len(head)+viewFooter {
-		return nil, nil
-	}
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, nil
-	}
-	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
-		return nil, nil
-	}
-	lay, ok := layout(head, foot, size)
-	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
-		return nil, nil // damaged, or of another ledger: read in full
-	}
-	errs := make([]byte, lay.qtable-lay.errStart)
-	if _, err := f.ReadAt(errs, int64(lay.errStart)); err != nil {
-		return nil, nil
-	}
-	v := &view{notes: notes}
-	if v.errors, ok = parseViewErrors(errs); !ok {
-		return nil, nil
-	}
-	// span is where line i's record is in the file.
-	span := func(i int) (from, to int, ok bool) {
-		var at [8]byte // this line's offset, and the next's
-		k := 8
-		if i == lay.n-1 {
-			k = 4
-		}
-		if _, err := f.ReadAt(at[:k], int64(lay.table+4*i)); err != nil {
-			return 0, 0, false
-		}
-		from, to = int(binary.BigEndian.Uint32(at[:])), lay.errStart-20
-		if k == 8 {
-			to = int(binary.BigEndian.Uint32(at[4:]))
-		}
-		return from, to, from >= len(viewMagic)+20 && to > from && to <= lay.errStart-20
-	}
+	defer vf.close()
 	bad := false
 	cycleAt := func(i int) int {
-		from, to, ok := span(i)
+		lns, ok := vf.lines(i, i+1)
 		if !ok {
 			bad = true
 			return 0
 		}
-		d := make([]byte, to-from)
-		if _, err := f.ReadAt(d, int64(from)); err != nil {
-			bad = true
-			return 0
-		}
-		ln, rest, ok := parseViewLine(d, i)
-		if !ok || len(rest) != 0 {
-			bad = true
-			return 0
-		}
-		return ln.Summary.Cycle
+		return lns[0].Summary.Cycle
 	}
-	lo := sort.Search(lay.n, func(i int) bool { return !bad && cycleAt(i) >= n })
-	hi := lo + sort.Search(lay.n-lo, func(i int) bool { return !bad && cycleAt(lo+i) > n })
+	lo := sort.Search(vf.lay.n, func(i int) bool { return !bad && cycleAt(i) >= n })
+	hi := lo + sort.Search(vf.lay.n-lo, func(i int) bool { return !bad && cycleAt(lo+i) > n })
 	if bad {
 		return nil, nil
 	}
-	if lo == hi {
-		return v, nil
-	}
-	from, _, ok1 := span(lo)
-	_, to, ok2 := span(hi - 1)
-	if !ok1 || !ok2 || to <= from {
+	lns, ok := vf.lines(lo, hi)
+	if !ok {
 		return nil, nil
 	}
-	d := make([]byte, to-from)
-	if _, err := f.ReadAt(d, int64(from)); err != nil {
-		return nil, nil
-	}
-	for i := lo; i < hi; i++ {
-		ln, rest, ok := parseViewLine(d, i)
-		if !ok || ln.Summary.Cycle != n {
+	for _, ln := range lns {
+		if ln.Summary.Cycle != n {
 			return nil, nil
 		}
-		v.lines, d = append(v.lines, ln), rest
 	}
-	if len(d) != 0 {
-		return nil, nil
-	}
-	return v, nil
+	return &view{notes: notes, errors: vf.errors, lines: lns}, nil
 }
