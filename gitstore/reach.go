@@ -37,16 +37,6 @@ func (r *Repo) Reachable(rev string, candidates []Hash) (map[Hash]int, error) {
 		out[tip] = 0
 		return out, nil
 	}
-	// The candidates rev does not reach are not looked for in its history:
-	// one that is not there would make the walk below read all of it.
-	if unreached, err := r.notReachedFrom(tip, want); err == nil {
-		for h := range unreached {
-			delete(want, h)
-		}
-		if len(want) == 0 {
-			return out, nil
-		}
-	}
 	p, err := r.startPiped(context.Background(), false, "rev-list", tip.String(), "--")
 	if err != nil {
 		return nil, err
@@ -60,10 +50,28 @@ func (r *Repo) Reachable(rev string, candidates []Hash) (map[Hash]int, error) {
 		}
 		if want[h] {
 			out[h] = n
-			if len(out) == len(want) {
-				p.kill() // every candidate seen: the rest of the history is not read
-				return out, nil
+		}
+		if n == reachPrune && len(out) < len(want) {
+			// Candidates not seen yet may not be in rev's history at
+			// all, which would make this walk read all of it: git says
+			// which rev does not reach (walking their lines of history
+			// down to where rev's joins them), and they are not looked
+			// for. Most answers end before this, with one git process.
+			rest := map[Hash]bool{}
+			for c := range want {
+				if _, seen := out[c]; !seen {
+					rest[c] = true
+				}
 			}
+			if unreached, err := r.notReachedFrom(tip, rest); err == nil {
+				for c := range unreached {
+					delete(want, c)
+				}
+			}
+		}
+		if len(out) == len(want) {
+			p.kill() // every candidate seen: the rest of the history is not read
+			return out, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -72,6 +80,10 @@ func (r *Repo) Reachable(rev string, candidates []Hash) (map[Hash]int, error) {
 	}
 	return out, p.wait()
 }
+
+// reachPrune is how many commits of rev's history Reachable reads before
+// it asks git which candidates rev does not reach (the tests make it 0).
+var reachPrune = 1000
 
 // notReachedFrom is which of the candidates tip does not reach, from git
 // rev-list of the candidates not reachable from tip: git walks their lines

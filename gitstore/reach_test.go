@@ -46,21 +46,25 @@ func TestReachable(t *testing.T) {
 	if _, in := got[s]; err != nil || !in || got[a] != 4 {
 		t.Fatalf("after the merge: %v, %v", got, err)
 	}
-	// A commit HEAD does not reach is left out without a walk of HEAD's
-	// history (git lists it from the side line alone); beside an object
-	// that is no commit (a tree), every candidate is looked for in the
-	// walk, with the same answers.
+	// A commit HEAD does not reach is left out, after the walk of HEAD's
+	// history asks git (git lists it from the side line alone), without a
+	// walk of all of it; beside an object that is no commit (a tree), every
+	// candidate is looked for in the walk, with the same answers.
 	tr.git("checkout", "-q", "-b", "other", a.String())
 	o := commit("other")
 	tr.git("checkout", "-q", "main")
 	tree := tr.hash("rev-parse", "HEAD^{tree}")
 	r = tr.open()
-	for _, cands := range [][]Hash{{o, b, s}, {o, b, s, tree}} {
-		got, err = r.Reachable("HEAD", cands)
-		_, inO := got[o]
-		_, inS := got[s]
-		if err != nil || inO || !inS || got[b] == 0 || len(got) != 2 {
-			t.Fatalf("with %d candidates: %v, %v", len(cands), got, err)
+	defer func(n int) { reachPrune = n }(reachPrune)
+	for _, prune := range []int{0, 1, 1000} { // git asked at once, after a commit, never
+		reachPrune = prune
+		for _, cands := range [][]Hash{{o, b, s}, {o, b, s, tree}, {o}} {
+			got, err = r.Reachable("HEAD", cands)
+			_, inO := got[o]
+			_, inS := got[s]
+			if err != nil || inO || len(cands) > 1 && (!inS || got[b] == 0 || len(got) != 2) || len(cands) == 1 && len(got) != 0 {
+				t.Fatalf("prune %d, with %d candidates: %v, %v", prune, len(cands), got, err)
+			}
 		}
 	}
 	unreached, err := r.notReachedFrom(tr.hash("rev-parse", "HEAD"), map[Hash]bool{o: true, b: true, s: true})
