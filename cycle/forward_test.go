@@ -79,15 +79,7 @@ func TestTailForwardAgreesWithFullRead(t *testing.T) {
 			case op < 7:
 				// plain git's note on a commit with none: any cycle
 				if c := free(); c != "" {
-					line := fmt.Sprintf(`{"v":1,"cycle":%d,"target":"p%d","result":"improved"}`, rng.IntN(30), step)
-					switch rng.IntN(4) {
-					case 0:
-						line = "{not json " + fmt.Sprint(step)
-					case 1:
-						if len(texts) > 0 {
-							line = texts[rng.IntN(len(texts))] // a copy of a record
-						}
-					}
+					line := plainNoteLine(rng, step, 30, texts)
 					texts = append(texts, line)
 					git(t, dir, "notes", "--ref=evolve", "add", "-m", line, c)
 					noted[c] = true
@@ -128,4 +120,20 @@ func TestTailForwardAgreesWithFullRead(t *testing.T) {
 	if forwarded < 3 {
 		t.Errorf("%d reads took the view forward", forwarded)
 	}
+}
+
+// plainNoteLine is a line plain git adds to the ledger in the random
+// histories: a record of any cycle below max, a line that does not parse,
+// or a copy of one of texts (a line written before).
+func plainNoteLine(rng *rand.Rand, step, max int, texts []string) string {
+	line := fmt.Sprintf(`{"v":1,"cycle":%d,"target":"p%d","result":"improved"}`, rng.IntN(max), step)
+	switch rng.IntN(4) {
+	case 0:
+		line = "{not json " + fmt.Sprint(step)
+	case 1:
+		if len(texts) > 0 {
+			line = texts[rng.IntN(len(texts))] // a copy of a record
+		}
+	}
+	return line
 }

@@ -87,15 +87,7 @@ func TestHistoryTailAgreesWithFullRead(t *testing.T) {
 			case op < 8:
 				// plain git's note on a commit with none: any cycle
 				if c := free(); c != "" {
-					line := fmt.Sprintf(`{"v":1,"cycle":%d,"target":"p%d","result":"improved"}`, rng.IntN(40), step)
-					switch rng.IntN(4) {
-					case 0:
-						line = "{not json " + fmt.Sprint(step)
-					case 1:
-						if len(texts) > 0 {
-							line = texts[rng.IntN(len(texts))] // a copy of a record
-						}
-					}
+					line := plainNoteLine(rng, step, 40, texts)
 					texts = append(texts, line)
 					git(t, dir, "notes", "--ref=evolve", "add", "-m", line, c)
 					noted[c] = true
