@@ -48,35 +48,29 @@ func Host() string {
 }
 
 // lastRecord is the ledger's last record with an id in listing order
-// (ledger.Less), found through the cycle index: its head, checked against
-// the note it names, when it knows it; else the highest cycle, read from
-// its notes (each blob once: copies share one), which makes it the head. A
-// record with no id (plain git's, the seeds') cannot be linked to: the
-// cycles below are read, at most lastRecordDepth of them. It is nil for a
-// ledger with no such record.
+// (ledger.Less), found through the cycle index: its head when it knows it
+// (an index made from the view), else the last of the largest cycle, read
+// from its notes (each blob once: copies share one). A record with no id
+// (plain git's, the seeds') cannot be linked to: the cycles below are
+// read, at most lastRecordDepth of them, from the whole index. It is nil
+// for a ledger with no such record.
 func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
 	n := ix.max()
 	if n == 0 {
 		return nil, nil
 	}
-	if h := ix.head; h != nil && h.Cycle == n && h.ID != "" {
-		r, err := l.headRecord(snap, h)
-		if err != nil || r != nil {
-			return r, err
-		}
-		ix.head = nil // not in the note it names: read them all
+	if ix.whole == nil {
+		return ix.head, nil
 	}
-	for depth := 0; n > 0 && depth < lastRecordDepth; n, depth = n-1, depth+1 {
-		best, at, err := l.lastOfCycle(snap, ix, n)
-		if err != nil {
-			return nil, err
-		}
-		if best != nil {
-			ix.head = headOf(best, at)
-			return best, nil
-		}
+	best, _, err := l.lastOfCycle(snap, ix, n)
+	if err != nil || best != nil {
+		return best, err
 	}
-	return nil, nil
+	// Records with no id at the top: the index made whole knows the rest.
+	if err := ix.complete(); err != nil {
+		return nil, err
+	}
+	return ix.head, nil
 }
 
 // lastRecordDepth bounds the cycles lastRecord reads past records with no
@@ -116,28 +110,6 @@ func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Re
 		}
 	}
 	return best, bestAt, nil
-}
-
-// headRecord is the record the index's head names, read from the note of
-// the commit it names; nil when that note does not hold it.
-func (l *Ledger) headRecord(snap *gitstore.Notes, h *indexHead) (*ledger.Record, error) {
-	blobs, err := snap.Find(h.Commit)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range blobs {
-		data, err := l.repo.ReadBlob(b)
-		if err != nil {
-			return nil, err
-		}
-		recs, _ := ledger.ParseLines(data)
-		for i := range recs {
-			if r := &recs[i]; r.Cycle == h.Cycle && r.ID == h.ID && ledger.Link(r) == h.Link {
-				return r, nil
-			}
-		}
-	}
-	return nil, nil
 }
 
 // notesOf finds the notes of commits in snap: one lookup when they are

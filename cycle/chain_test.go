@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/ledger"
@@ -13,14 +12,14 @@ import (
 
 // A record chains to the ledger's last record in listing order, whatever
 // brought the ledger where it is: records of this clone, copies of the last
-// one on other commits (one note read, through the index's head), a record
-// of the same cycle another clone wrote, the head's note removed, the
-// index gone. The last record is what a listing ends with.
+// one on other commits, a record of the same cycle another clone wrote,
+// the head's note removed, the saved view gone or damaged. The last record
+// is what a listing ends with.
 func TestRecordChainsToTheLastRecord(t *testing.T) {
 	testenv.Slow(t)
 	dir, commits := testRepo(t, 20)
 	l := openLedger(t, dir)
-	path := filepath.Join(dir, ".git", "evolve", "cycles.idx")
+	path := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	last := func() ledger.Record {
 		t.Helper()
 		lines, _, err := l.Lines(ListOptions{}, nil)
@@ -53,14 +52,18 @@ func TestRecordChainsToTheLastRecord(t *testing.T) {
 	next++
 	check("after a record")
 
-	// copies of the last record on other commits: the head is read from
-	// the index, and is that record
+	// copies of the last record on other commits: the head the view
+	// gives is that record
 	r := check("after a record")
 	for _, c := range commits[14:18] {
 		notes("copy", "-f", r.CanonicalSHA, c)
 	}
-	if ix, err := readIndex(path); err != nil || ix == nil || ix.head == nil || ix.head.Link != ledger.Link(&r) {
-		t.Fatalf("the index's head is not record %d (%v)", r.Cycle, err)
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix, err := l.viewIndex(snap); err != nil || ix.head == nil || ledger.Link(ix.head) != ledger.Link(&r) {
+		t.Fatalf("the view's head is not record %d (%v)", r.Cycle, err)
 	}
 	r = check("after copies of the last record")
 
@@ -83,39 +86,25 @@ func TestRecordChainsToTheLastRecord(t *testing.T) {
 	notes("remove", r.CanonicalSHA)
 	check("after the largest cycle was removed")
 
-	// no index (a fresh clone): the ledger's history gives the largest
-	// cycle; a damaged one is made again, with its head
+	// no view (a fresh clone), a damaged one, one of an older ledger
 	os.Remove(path)
-	check("after the index was removed")
+	check("after the view was removed")
 	os.WriteFile(path, []byte("damaged"), 0o600)
-	check("after the index was damaged")
-	if ix, err := readIndex(path); err != nil || ix == nil || ix.head == nil {
-		t.Fatalf("the index made again has no head: %v", err)
-	}
-	check("after the index was made again")
-
-	// a damaged head is a damaged index, made again
-	data, _ := os.ReadFile(path)
-	at := strings.Index(string(data), `"link":"`)
-	if at < 0 {
-		t.Fatal("no head in the index file")
-	}
-	data[at-1] = 'X' // no longer JSON
-	os.WriteFile(path, data, 0o600)
-	if _, err := readIndex(path); err == nil {
-		t.Error("a damaged head read as an index")
-	}
-	check("after the head was damaged")
+	check("after the view was damaged")
+	export(t, l)
+	check("with the view a record behind")
+	notes("append", "-m", `{"v":1,"cycle":1,"target":"t","result":"improved","timestamp":"2026-01-03T00:00:00Z"}`, commits[0])
+	check("after a note plain git edited, the view a record behind")
 }
 
 // A record with no id (what plain git or the seeds' scripts append) cannot
 // be linked to: a record written after one chains to the last record that
-// has an id, whether the index's head was brought forward by the note that
-// changed, read from every note, or found through the ledger's history.
+// has an id, whether it was found through the ledger's history or the
+// saved view (current, brought forward, rebuilt).
 func TestRecordChainsPastRecordsWithNoID(t *testing.T) {
-	dir, commits := testRepo(t, 12)
+	dir, commits := testRepo(t, 16)
 	l := openLedger(t, dir)
-	path := filepath.Join(dir, ".git", "evolve", "cycles.idx")
+	path := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	next := 0
 	write := func() ledger.Record {
 		t.Helper()
@@ -148,10 +137,15 @@ func TestRecordChainsPastRecordsWithNoID(t *testing.T) {
 	plain(r.Cycle + 1)
 	plain(r.Cycle + 2)
 	os.Remove(path)
-	check("after two, the index gone", r)
+	check("after two, the view gone", r)
 
 	r = write()
 	plain(r.Cycle + 1)
 	os.WriteFile(path, []byte("damaged"), 0o600)
-	check("after one, the index damaged", r)
+	check("after one, the view damaged", r)
+
+	r = write()
+	export(t, l)
+	plain(r.Cycle + 1)
+	check("after one, the view a note behind", r)
 }

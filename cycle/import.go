@@ -78,6 +78,11 @@ type importer struct {
 	// record goes there.
 	existing map[string]bool
 	journal  map[string]bool
+	// cycles is a commit holding each cycle of the ledger at notes commit
+	// cyclesAt: read whole by the first batch, then kept by the batches
+	// stored after it (read again when another writer moved the ledger).
+	cycles   map[int]gitstore.Hash
+	cyclesAt gitstore.Hash
 }
 
 // ImportReadError is a file Import could not read to its end: the lines
@@ -371,14 +376,23 @@ func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored)
 		n += len(rs)
 	}
 	warned := len(rep.Warnings)
-	next, err := l.update(func(_ *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+	next, err := l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
 		rep.Warnings = rep.Warnings[:warned] // anew on a retry
-		earlier := map[int]gitstore.Hash{}
-		for _, s := range order {
-			obj, ok, err := ix.find(s.cycle)
-			if err != nil {
+		if im.cycles == nil || im.cyclesAt != snap.Commit() {
+			if err := ix.complete(); err != nil {
 				return nil, nil, err
 			}
+			im.cycles = make(map[int]gitstore.Hash, len(ix.entries))
+			for _, e := range ix.entries {
+				if _, ok := im.cycles[int(e.cycle)]; !ok {
+					im.cycles[int(e.cycle)] = e.obj
+				}
+			}
+			im.cyclesAt = snap.Commit()
+		}
+		earlier := map[int]gitstore.Hash{}
+		for _, s := range order {
+			obj, ok := im.cycles[s.cycle]
 			if !ok {
 				obj, ok = earlier[s.cycle]
 			}
@@ -395,6 +409,14 @@ func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored)
 	if err != nil {
 		return err
 	}
+	// What this batch stored, for the next one (when no one else writes
+	// in between).
+	for _, s := range order {
+		if _, ok := im.cycles[s.cycle]; !ok {
+			im.cycles[s.cycle] = s.commit
+		}
+	}
+	im.cyclesAt = next.snap.Commit()
 	rep.Stored += next.added
 	rep.Present += n - next.added
 	return nil

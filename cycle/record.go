@@ -3,10 +3,12 @@ package cycle
 import (
 	"errors"
 	"fmt"
-	"github.com/git-evolve/git-evolve/filelock"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
@@ -156,7 +158,7 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 // caller holds. build sees the notes and the cycle index as they are and
 // returns what to add (nil: no notes to write) and the notes commit's
 // message; when another writer moved the ledger first, build runs again on
-// the new ledger. The cycle index follows the write.
+// the new ledger.
 func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(added int) string, error)) (*written, error) {
 	for attempt := 1; ; attempt++ {
 		snap, err := l.repo.ReadNotes(NotesRef)
@@ -171,10 +173,9 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		if err != nil || add == nil {
 			return nil, err
 		}
-		// The largest cycle once written, for a clone with no index
-		// (indexFromHistory).
-		above := ix.max()
-		top := above
+		// The largest cycle once written, for the next reader of the
+		// history (indexFromHistory, historyTail).
+		top := ix.max()
 		for _, rs := range add {
 			for _, r := range rs {
 				top = max(top, r.Cycle)
@@ -188,51 +189,11 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 		if err != nil {
 			return nil, err
 		}
-		ix.notes = next.snap.Commit()
-		for obj, cycles := range next.cycles {
-			if next.fresh[obj] {
-				ix.add(obj, cycles) // no note before: no entries to drop
-			} else if more, ok := cyclesAdded(next.before[obj], cycles); ok {
-				// records appended to a note (a reverted cycle on the
-				// commit it started from): its entries stay, the new ones
-				// follow, without reading every entry to replace them
-				ix.add(obj, more)
-			} else if ix.set(obj, cycles) != nil {
-				ix.close() // unreadable: rebuilt by the next reader
-				return next, nil
-			}
-		}
-		for obj, rs := range add {
-			for i := range rs {
-				ix.offer(&rs[i], obj, above) // the next record's head
-			}
-		}
-		_ = ix.save(l.indexPath())
+		// The cycle index an older git-evolve kept on disk: nothing reads
+		// it now.
+		_ = os.Remove(filepath.Join(l.stateDir, "cycles.idx"))
 		return next, nil
 	}
-}
-
-// cyclesAdded is what now holds beyond before, when it holds every one
-// of before (as many times): the cycles of the records appended to a note.
-func cyclesAdded(before, now []int) ([]int, bool) {
-	left := map[int]int{}
-	for _, c := range before {
-		left[c]++
-	}
-	var more []int
-	for _, c := range now {
-		if left[c] > 0 {
-			left[c]--
-		} else {
-			more = append(more, c)
-		}
-	}
-	for _, n := range left {
-		if n > 0 {
-			return nil, false
-		}
-	}
-	return more, true
 }
 
 // retry reports whether a write that failed with err is worth redoing, and
@@ -296,11 +257,8 @@ func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool, error) {
 
 // written is the outcome of writeNotes.
 type written struct {
-	snap   *gitstore.Notes
-	cycles map[gitstore.Hash][]int // cycles now on each edited commit
-	before map[gitstore.Hash][]int // the cycles its note held before
-	fresh  map[gitstore.Hash]bool  // the commits of cycles that had no note
-	added  int                     // records that were not there yet
+	snap  *gitstore.Notes
+	added int // records that were not there yet
 }
 
 // writeNotes adds records to the notes of their commits in one notes
@@ -315,7 +273,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	if err != nil {
 		return nil, err
 	}
-	out := &written{cycles: map[gitstore.Hash][]int{}, before: map[gitstore.Hash][]int{}, fresh: map[gitstore.Hash]bool{}}
+	out := &written{}
 	var edits []gitstore.NoteEdit
 	commits := make([]gitstore.Hash, 0, len(add))
 	for commit := range add {
@@ -330,13 +288,11 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 		var have []ledger.Record
 		var original []byte // the note as it is, when it holds text that is not a record
 		foreign := false
-		var before []int
 		for _, b := range blobs {
 			data, err := l.repo.ReadBlob(b)
 			if err != nil {
 				return nil, err
 			}
-			before = append(before, ledger.Cycles(data)...) // as the index read it
 			rs, bad := ledger.ParseLines(data)
 			have = append(have, rs...)
 			foreign = foreign || len(bad) > 0
@@ -371,11 +327,6 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 			return nil, err
 		}
 		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
-		out.fresh[commit] = len(blobs) == 0
-		out.before[commit] = before
-		for _, r := range have {
-			out.cycles[commit] = append(out.cycles[commit], r.Cycle)
-		}
 	}
 	if len(edits) == 0 {
 		out.snap = snap
