@@ -22,8 +22,8 @@
 #   hook         the pre-push hook (git-evolve hook pre-push, as the shim runs it), nothing new to deliver  sh -c true (the figure is the hook's own)
 #   hook +100    the same, delivering 100 new records to a remote on this disk  git push of the same notes commits (after an update-ref that takes them off the remote)
 #   json cold    git evolve log --json, no saved view         the same
-#   record       git evolve record (index warm)    git notes --ref=evolve add
-#   record cold  git evolve record, no cycle index the same
+#   record       git evolve record (after a record)    git notes --ref=evolve add
+#   record cold  git evolve record, no state under evolve/ the same
 #
 # Needs git, go and GNU time (/usr/bin/time). RUNS sets the runs (default
 # 7); sizes of 100,000 and more take RUNS_BIG runs (default 3) of the slow
@@ -153,6 +153,6 @@ for n in "${sizes[@]}"; do
   rec='git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "$SHA"'
   add='git notes --ref=evolve add -f -m "{\"cycle\":0}" "$SHA2"'
   row record "$runs" "$next" "$rec" "$add"
-  row "record cold" "$big" "$next; rm -f '$state/cycles.idx'" "$rec" "$add"
+  row "record cold" "$big" "$next; rm -rf '$state'" "$rec" "$add"
   cd "$work"
 done

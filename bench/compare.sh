@@ -56,7 +56,7 @@ for n in "${sizes[@]}"; do
   printf '%-8s %-8s %10sms %10sms %7.2f %10s %10s\n' "$n" log-cold "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN{print a/b}')" "$ea" "$eb"
 
   # record: each run appends one more record, on a commit without a note;
-  # git-evolve's cycle index is warmed by one record first, as in daily use
+  # git-evolve records once first, as in daily use
   : >"$work/a"; : >"$work/b"
   git evolve record --result harvested --target warm --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[0]}" >/dev/null
   for ((i = 1; i <= runs && i < ${#fresh[@]} / 2; i++)); do

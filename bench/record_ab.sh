@@ -10,8 +10,8 @@
 #
 #   first     nothing under the git directory's evolve/ (a fresh clone)
 #   warm      what the record before left there
-#   indexed   the cycle index there (made whole once by a record whose
-#             cycle is given)
+#   indexed   after a record whose cycle is given (which reads every
+#             note once: the view is saved)
 #
 # BENCH_REPOS=DIR reuses DIR/rN as firstwarm.sh does. RUNS sets the runs
 # (default 9). Needs git and go.
@@ -61,7 +61,7 @@ for n in "${sizes[@]}"; do
       (cd "$work/$s/repo" && PATH="$work/$s/bin:$base_path" && rm -rf .git/evolve &&
         case $row in
         warm) git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[$k]}" >/dev/null ;;
-        indexed) # a record with its cycle given asks the whole index: it is saved
+        indexed) # a record with its cycle given asks every cycle: the view is saved
           git evolve record --cycle $((n + 1000)) --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[$k]}" >/dev/null ;;
         esac)
     done

@@ -8,8 +8,7 @@
 # each run (for record). BENCH_REPOS=DIR reuses DIR/rN as firstwarm.sh
 # does; RUNS sets the runs of each (default 20).
 #
-#   bash bench/without.sh 10000 cycles.idx record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha '$SHA'
-#   bash bench/without.sh 10000 cycles.idx show 5000
+#   bash bench/without.sh 10000 ledger.view record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha '$SHA'
 #   bash bench/without.sh 10000 verify-report verify
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
