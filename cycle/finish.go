@@ -938,17 +938,15 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 	if f.Saved == "" {
 		// The work as judged, when this process judged it; after a resume,
 		// the working tree as it is.
-		var saved gitstore.Hash
-		var err error
+		var tree, index gitstore.Hash
 		if res.capture != nil {
 			whole := f.Tree
 			if f.Worktree != "" {
 				whole = f.Worktree
 			}
-			saved, err = l.repo.CommitSave(mustParse(whole), mustParse(f.Index), head, savedMessage(c, "regressed"))
-		} else {
-			saved, _, err = l.repo.SaveWorktree(head, savedMessage(c, "regressed"))
+			tree, index = mustParse(whole), mustParse(f.Index)
 		}
+		saved, err := revert.Save(l.repo, head, tree, index, savedMessage(c, "regressed"))
 		if err != nil {
 			return err
 		}
@@ -966,11 +964,7 @@ func (l *Ledger) finishRegressed(c *OpenCycle, res *FinishResult) error {
 	if f.Commit == "" {
 		// .agents/** as the cycle's own work has it: what the working tree
 		// held there of earlier cycles' is not the revert's to commit.
-		tree, err := revert.RangeTreeOf(l.repo, start, mustParse(f.Tree))
-		if err != nil {
-			return err
-		}
-		commit, err := l.commitTree(tree, head, revertMessage(c))
+		commit, err := revert.Range(l.repo, start, head, mustParse(f.Tree), revertMessage(c))
 		if err != nil {
 			return err
 		}

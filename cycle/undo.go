@@ -165,35 +165,19 @@ func (l *Ledger) revertable(query string) (*ledger.Record, error) {
 }
 
 // revertTree is the tree of a commit on top of head that reverts
-// start..end: the start's tree (with .agents/** as end has it) merged three
-// ways into head, from end.
+// start..end (revert.Later), or a refusal that says how to do it by hand.
 func (l *Ledger) revertTree(start, end, head gitstore.Hash, cycleNo int) (gitstore.Hash, error) {
-	undone, err := revert.RangeTree(l.repo, start, end)
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	if end == head {
-		return undone, nil
-	}
-	// A commit whose change, from end, is the revert: merged into head from
-	// their merge base (end), it undoes the range and keeps what came since.
-	theirs, err := l.commitTree(undone, end, "the revert of a cycle\n")
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	tree, conflicts, err := l.repo.MergeTree(head, theirs)
-	if errors.Is(err, gitstore.ErrMergeTreeUnsupported) {
+	tree, err := revert.Later(l.repo, start, end, head)
+	var conflict *revert.ConflictError
+	switch {
+	case errors.Is(err, revert.ErrUnsupported):
 		return gitstore.ZeroHash, &Refusal{fmt.Sprintf("work since cycle %d must be merged with its revert, and %v", cycleNo, err),
 			fmt.Sprintf("upgrade git, or revert it by hand: git revert --no-commit %s..%s", start.Short(), end.Short())}
-	}
-	if err != nil {
-		return gitstore.ZeroHash, err
-	}
-	if len(conflicts) > 0 {
-		return gitstore.ZeroHash, &Refusal{fmt.Sprintf("the revert of cycle %d conflicts with later work in %s", cycleNo, strings.Join(conflicts, ", ")),
+	case errors.As(err, &conflict):
+		return gitstore.ZeroHash, &Refusal{fmt.Sprintf("the revert of cycle %d conflicts with later work in %s", cycleNo, strings.Join(conflict.Paths, ", ")),
 			fmt.Sprintf("revert it by hand: git revert --no-commit %s..%s, then resolve and commit", start.Short(), end.Short())}
 	}
-	return tree, nil
+	return tree, err
 }
 
 // treeGoals reads the goals file of a tree.
@@ -228,7 +212,7 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 		if err != nil {
 			return nil, err
 		}
-		commit, err := l.commitTree(tree, head, msg)
+		commit, err := revert.Commit(l.repo, tree, head, msg)
 		if err != nil {
 			return nil, err
 		}
