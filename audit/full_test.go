@@ -17,7 +17,7 @@ import (
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
-// A verify that builds on what earlier ones kept (the report, the
+// A verify that builds on what earlier ones kept (the
 // summaries, the delta) answers what a verify from git alone (FromGit)
 // answers, over histories made at random: records, records plain git
 // appends, records edited and removed, the ledger reset, another clone's

@@ -19,6 +19,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -121,11 +122,11 @@ type VerifyOptions struct {
 	// BreachesOnly leaves out of the report the findings of the checks
 	// that can only give notices (the commits not fetched, cycle numbers
 	// two records took): what a push guard needs to know. Every check still
-	// runs, so that the report kept (and the summaries) serve any verify.
+	// runs, so that the summaries kept serve any verify.
 	BreachesOnly bool
 
 	// FromGit reads the ledger from git alone: none of the files verify
-	// keeps to build on (the report, the summaries, the delta) is read. It
+	// keeps to build on (the summaries, the delta) is read. It
 	// answers what a verify that builds on them answers; what this clone
 	// remembers (the tip it verified, the saved work) is read as always.
 	// The files are written anew.
@@ -148,13 +149,6 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		gitstore.Tracef("verify: not every object %s lists is here: the ledger is read from git alone", objectsPath(l.Repo()))
 		o.FromGit = true
 	}
-	in, keep := readVerifyInputs(l, o, rd)
-	if keep && !o.FromGit {
-		if rep := keptVerify(l.Repo(), in, o); rep != nil {
-			gitstore.Tracef("verify: nothing it reads changed since the report kept in %s", verifyCachePath(l.Repo()))
-			return rep, nil
-		}
-	}
 	rep, err := verify(l, o, rd)
 	if errors.Is(err, errKeysDamaged) {
 		gitstore.Tracef("verify: %s is damaged where it was read; reading every summary", keysPath(l.Repo()))
@@ -174,10 +168,9 @@ func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
 		}
 		return nil, err
 	}
-	if keep {
-		keepVerify(l, in, rep)
-	}
 	keepObjects(l.Repo(), rd)
+	// The report an older git-evolve kept: nothing reads it now.
+	_ = os.Remove(filepath.Join(l.Repo().CommonDir(), "evolve", "verify-report"))
 	if o.BreachesOnly {
 		return breachesOnly(rep), nil
 	}
@@ -473,6 +466,10 @@ var saving sync.WaitGroup
 // WaitSaved waits for the verify-state files being written in the
 // background to be written.
 func WaitSaved() { saving.Wait() }
+
+// fullOnlyKinds are the findings only a verify of every check makes (the
+// presence of the records' commits, cycle numbers taken twice).
+var fullOnlyKinds = map[string]bool{"not-fetched": true, "not-a-commit": true, "number-collision": true}
 
 // breachesOnly is rep without the findings only a verify of every check
 // makes.

@@ -15,7 +15,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
-// What verify keeps (the report, the summaries, the delta) stands for
+// What verify keeps (the summaries, the delta) stands for
 // objects: the notes commits it read, their trees and notes. A kept answer
 // is used only while every one of them is provably still here: an object
 // in a pack stays while the pack does (a pack is never changed in place,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -613,4 +614,38 @@ func (s *stateReader) sum() recSum {
 	r.Absent = s.bool()
 	r.NotCommit = s.bool()
 	return r
+}
+
+// hashFile writes to sum the name of the file at path, whether it is
+// there, and what it holds; false when it cannot be read.
+func hashFile(sum io.Writer, path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	fmt.Fprintf(sum, "file %q %t %d\n", filepath.Base(path), err == nil, len(data))
+	sum.Write(data)
+	return true
+}
+
+// writeRefs writes to sum the refs given, by name.
+func writeRefs(sum io.Writer, what string, refs map[string]gitstore.Hash) {
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(sum, "%s %d\n", what, len(names))
+	for _, name := range names {
+		fmt.Fprintf(sum, "%q %s\n", name, refs[name])
+	}
+}
+
+// replaceFile writes path anew with what write writes (cycle.WriteStateFile:
+// a reader sees the old file or the new one, never a part).
+func replaceFile(path string, write func(*bufio.Writer)) error {
+	return cycle.WriteStateFile(path, func(w *bufio.Writer) error {
+		write(w)
+		return nil
+	})
 }

@@ -5,8 +5,7 @@
 # binary reads only what it kept itself. Runs alternate between the two so
 # that noise hits both alike; each row gives both medians and the ratio b/a.
 #
-#   warm      nothing changed since the last verify (its report kept)
-#   no report nothing changed, the report removed: the summaries kept
+#   warm      nothing changed since the last verify (the summaries kept)
 #   +1        one record since the last verify (its files put back)
 #   +100      100 records since the last verify
 #   first     nothing verified or kept before
@@ -50,10 +49,9 @@ run() {
   cd "$work/$s/repo"
   export PATH="$work/$s/bin:$base_path"
   state=.git/evolve
-  local restore="git reflog expire --expire=now refs/notes/evolve; cp $work/$s/kept/verified $work/$s/kept/verify-state $work/$s/kept/verify-keys $work/$s/kept/verify-delta $state/; rm -f $state/verify-report"
+  local restore="git reflog expire --expire=now refs/notes/evolve; cp $work/$s/kept/verified $work/$s/kept/verify-state $work/$s/kept/verify-keys $work/$s/kept/verify-delta $state/"
   case $row in
   warm) git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; git evolve verify >/dev/null; set -- git evolve verify ;;
-  "no report") git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; git evolve verify >/dev/null; rm -f $state/verify-report; set -- git evolve verify ;;
   +1) git update-ref refs/notes/evolve refs/bench/one; eval "$restore"; set -- git evolve verify ;;
   +100) git update-ref refs/notes/evolve refs/bench/all; eval "$restore"; set -- git evolve verify ;;
   first) git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; rm -f $state/verified $state/verify-state $state/verify-keys $state/verify-delta $state/verify-objects; set -- git evolve verify ;;
@@ -64,7 +62,7 @@ run() {
 }
 
 printf '%-8s %-10s %10s %10s %7s\n' records row a b "b/a"
-for row in warm "no report" +1 +100 first full; do
+for row in warm +1 +100 first full; do
   : >"$work/t.a"; : >"$work/t.b"
   for ((i = 0; i < runs; i++)); do
     run a "$row" >>"$work/t.a"

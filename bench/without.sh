@@ -9,7 +9,7 @@
 # does; RUNS sets the runs of each (default 20).
 #
 #   bash bench/without.sh 10000 ledger.view record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha '$SHA'
-#   bash bench/without.sh 10000 verify-report verify
+#   bash bench/without.sh 10000 verify-delta 'record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha "$SHA" && git evolve verify'
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 n=${1:?usage: without.sh N FILE ARGS...}

@@ -66,8 +66,8 @@ var guardedRefs = []string{"refs/notes/", "refs/evolve/", "refs/replace/"}
 const ledgerRef = "refs/notes/evolve"
 
 // derivedCaches are the files under the common git directory's evolve/
-// that reads write (derived; safe to delete), and cycles.idx, which an
-// older version wrote.
+// that reads write (derived; safe to delete), and cycles.idx and
+// verify-report, which an older version wrote.
 var derivedCaches = []string{"ledger.view", "cycles.idx", "merged", "copies", "verify-state", "verify-keys", "verify-delta", "verify-report", "goals-warned"}
 
 // lineFiles are the shared state files of one line per entry, with how to
