@@ -462,6 +462,27 @@ const packMin = 64
 // writePack writes objs as one pack, whole objects (no deltas), checked
 // and indexed by git index-pack into the repository's objects.
 func (r *Repo) writePack(objs map[Hash]pendingObject) error {
+	pack, err := encodePack(objs, r.packLevel())
+	if err != nil {
+		return err
+	}
+	// Kept (a .keep file) until a ref names what it holds: a repack in
+	// between would drop its objects as unreachable.
+	out, err := r.git(context.Background(), pack, "index-pack", "--stdin", "--keep=git evolve: not yet named by a ref")
+	if err != nil {
+		return fmt.Errorf("writing a pack of %d objects: %w", len(objs), err)
+	}
+	if kind, name, ok := strings.Cut(strings.TrimSpace(string(out)), "\t"); ok && kind == "keep" && isHex(name) {
+		r.keepMu.Lock()
+		r.keeps = append(r.keeps, filepath.Join(r.objectsDir(), "pack", "pack-"+name+".keep"))
+		r.keepMu.Unlock()
+	}
+	return nil
+}
+
+// encodePack is objs as a version 2 pack of whole objects, in the order
+// of their names, compressed at zlib level level.
+func encodePack(objs map[Hash]pendingObject, level int) ([]byte, error) {
 	names := make([]Hash, 0, len(objs))
 	for h := range objs {
 		names = append(names, h)
@@ -471,8 +492,10 @@ func (r *Repo) writePack(objs map[Hash]pendingObject) error {
 	buf.WriteString("PACK")
 	buf.Write(binary.BigEndian.AppendUint32(nil, 2))
 	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(names))))
-	level := r.packLevel()
-	zw, _ := zlib.NewWriterLevel(&buf, level)
+	zw, err := zlib.NewWriterLevel(&buf, level)
+	if err != nil {
+		return nil, fmt.Errorf("writing a pack: %w", err)
+	}
 	for _, h := range names {
 		o := objs[h]
 		// type (commit 1, tree 2, blob 3: go-git's numbering is git's) and
@@ -487,23 +510,12 @@ func (r *Repo) writePack(objs map[Hash]pendingObject) error {
 		zw.Reset(&buf)
 		zw.Write(o.data)
 		if err := zw.Close(); err != nil {
-			return fmt.Errorf("writing a pack: %w", err)
+			return nil, fmt.Errorf("writing a pack: %w", err)
 		}
 	}
 	sum := sha1.Sum(buf.Bytes())
 	buf.Write(sum[:])
-	// Kept (a .keep file) until a ref names what it holds: a repack in
-	// between would drop its objects as unreachable.
-	out, err := r.git(context.Background(), buf.Bytes(), "index-pack", "--stdin", "--keep=git evolve: not yet named by a ref")
-	if err != nil {
-		return fmt.Errorf("writing a pack of %d objects: %w", len(names), err)
-	}
-	if kind, name, ok := strings.Cut(strings.TrimSpace(string(out)), "\t"); ok && kind == "keep" && isHex(name) {
-		r.keepMu.Lock()
-		r.keeps = append(r.keeps, filepath.Join(r.objectsDir(), "pack", "pack-"+name+".keep"))
-		r.keepMu.Unlock()
-	}
-	return nil
+	return buf.Bytes(), nil
 }
 
 // releasePacks removes the .keep files of the packs this Repo wrote, once
