@@ -6,7 +6,6 @@ import (
 	"compress/zlib"
 	"context"
 	"crypto/sha1"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
@@ -14,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -459,10 +457,11 @@ func (r *Repo) PackWrites(on bool) {
 // packMin is the fewest objects a Flush writes as a pack (PackWrites).
 const packMin = 64
 
-// writePack writes objs as one pack, whole objects (no deltas), checked
-// and indexed by git index-pack into the repository's objects.
+// writePack writes objs as one pack, whole objects (no deltas, encoded by
+// go-git: pack.go), checked and indexed by git index-pack into the
+// repository's objects.
 func (r *Repo) writePack(objs map[Hash]pendingObject) error {
-	pack, err := encodePack(objs, r.packLevel())
+	pack, err := encodePack(objs)
 	if err != nil {
 		return err
 	}
@@ -480,44 +479,6 @@ func (r *Repo) writePack(objs map[Hash]pendingObject) error {
 	return nil
 }
 
-// encodePack is objs as a version 2 pack of whole objects, in the order
-// of their names, compressed at zlib level level.
-func encodePack(objs map[Hash]pendingObject, level int) ([]byte, error) {
-	names := make([]Hash, 0, len(objs))
-	for h := range objs {
-		names = append(names, h)
-	}
-	slices.SortFunc(names, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
-	var buf bytes.Buffer
-	buf.WriteString("PACK")
-	buf.Write(binary.BigEndian.AppendUint32(nil, 2))
-	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(names))))
-	zw, err := zlib.NewWriterLevel(&buf, level)
-	if err != nil {
-		return nil, fmt.Errorf("writing a pack: %w", err)
-	}
-	for _, h := range names {
-		o := objs[h]
-		// type (commit 1, tree 2, blob 3: go-git's numbering is git's) and
-		// size, 4 bits then 7 a byte, low bits first
-		size := uint64(len(o.data))
-		b := byte(o.typ)<<4 | byte(size&15)
-		for size >>= 4; size > 0; size >>= 7 {
-			buf.WriteByte(b | 0x80)
-			b = byte(size & 0x7f)
-		}
-		buf.WriteByte(b)
-		zw.Reset(&buf)
-		zw.Write(o.data)
-		if err := zw.Close(); err != nil {
-			return nil, fmt.Errorf("writing a pack: %w", err)
-		}
-	}
-	sum := sha1.Sum(buf.Bytes())
-	buf.Write(sum[:])
-	return buf.Bytes(), nil
-}
-
 // releasePacks removes the .keep files of the packs this Repo wrote, once
 // a ref names what they hold (or the writer is done).
 func (r *Repo) releasePacks() {
@@ -528,19 +489,6 @@ func (r *Repo) releasePacks() {
 	for _, k := range keeps {
 		_ = os.Remove(k)
 	}
-}
-
-// packLevel is the zlib level git packs objects at: pack.compression, else
-// core.compression, else the zlib default. A value git would refuse is read
-// as unset.
-func (r *Repo) packLevel() int {
-	for _, key := range []string{"pack.compression", "core.compression"} {
-		v, ok, _ := r.Config(key)
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); ok && err == nil && n >= -1 && n <= 9 {
-			return n
-		}
-	}
-	return zlib.DefaultCompression
 }
 
 // WriteBlob stores data as a blob and returns its name.
