@@ -500,8 +500,9 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 // format: zlib-compressed "<type> <size>\x00<content>", written to a
 // temporary file in its fan-out directory and renamed to its name,
 // read-only, as git writes it. An object already there is not written again.
-// (go-git's writer does the same with a dozen small writes and a directory
-// scan an object: 0.6 ms a tree.)
+// (go-git's objfile writer compresses at zlib's level 6, not git's 1 for
+// loose objects, with no setting, and took 1.2 to 1.5 times as long:
+// BenchmarkCodecWriteLoose, docs/benchmarks.md.)
 func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 	if t != plumbing.CommitObject && r.packWrites.Load() {
 		return r.addPending(t, data), nil
