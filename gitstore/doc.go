@@ -1,6 +1,7 @@
 // Package gitstore is git-evolve's only door to git: it opens repositories the
 // way git does, reads objects through git cat-file and writes them in git's
-// formats (go-git's plumbing names them), reads refs and their reflogs as
+// formats (go-git's plumbing names them, and encodes the packs an import
+// writes), reads refs and their reflogs as
 // git's files backend stores them, reads and writes notes trees of any fanout, moves refs with
 // compare-and-swap through git's own locking (git update-ref), and keeps the
 // linked worktrees a cycle is judged in (Checkout: made with git worktree

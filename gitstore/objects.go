@@ -6,7 +6,6 @@ import (
 	"compress/zlib"
 	"context"
 	"crypto/sha1"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
@@ -14,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -459,44 +457,19 @@ func (r *Repo) PackWrites(on bool) {
 // packMin is the fewest objects a Flush writes as a pack (PackWrites).
 const packMin = 64
 
-// writePack writes objs as one pack, whole objects (no deltas), checked
-// and indexed by git index-pack into the repository's objects.
+// writePack writes objs as one pack, whole objects (no deltas, encoded by
+// go-git: pack.go), checked and indexed by git index-pack into the
+// repository's objects.
 func (r *Repo) writePack(objs map[Hash]pendingObject) error {
-	names := make([]Hash, 0, len(objs))
-	for h := range objs {
-		names = append(names, h)
+	pack, err := encodePack(objs)
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(names, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
-	var buf bytes.Buffer
-	buf.WriteString("PACK")
-	buf.Write(binary.BigEndian.AppendUint32(nil, 2))
-	buf.Write(binary.BigEndian.AppendUint32(nil, uint32(len(names))))
-	level := r.packLevel()
-	zw, _ := zlib.NewWriterLevel(&buf, level)
-	for _, h := range names {
-		o := objs[h]
-		// type (commit 1, tree 2, blob 3: go-git's numbering is git's) and
-		// size, 4 bits then 7 a byte, low bits first
-		size := uint64(len(o.data))
-		b := byte(o.typ)<<4 | byte(size&15)
-		for size >>= 4; size > 0; size >>= 7 {
-			buf.WriteByte(b | 0x80)
-			b = byte(size & 0x7f)
-		}
-		buf.WriteByte(b)
-		zw.Reset(&buf)
-		zw.Write(o.data)
-		if err := zw.Close(); err != nil {
-			return fmt.Errorf("writing a pack: %w", err)
-		}
-	}
-	sum := sha1.Sum(buf.Bytes())
-	buf.Write(sum[:])
 	// Kept (a .keep file) until a ref names what it holds: a repack in
 	// between would drop its objects as unreachable.
-	out, err := r.git(context.Background(), buf.Bytes(), "index-pack", "--stdin", "--keep=git evolve: not yet named by a ref")
+	out, err := r.git(context.Background(), pack, "index-pack", "--stdin", "--keep=git evolve: not yet named by a ref")
 	if err != nil {
-		return fmt.Errorf("writing a pack of %d objects: %w", len(names), err)
+		return fmt.Errorf("writing a pack of %d objects: %w", len(objs), err)
 	}
 	if kind, name, ok := strings.Cut(strings.TrimSpace(string(out)), "\t"); ok && kind == "keep" && isHex(name) {
 		r.keepMu.Lock()
@@ -518,19 +491,6 @@ func (r *Repo) releasePacks() {
 	}
 }
 
-// packLevel is the zlib level git packs objects at: pack.compression, else
-// core.compression, else the zlib default. A value git would refuse is read
-// as unset.
-func (r *Repo) packLevel() int {
-	for _, key := range []string{"pack.compression", "core.compression"} {
-		v, ok, _ := r.Config(key)
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); ok && err == nil && n >= -1 && n <= 9 {
-			return n
-		}
-	}
-	return zlib.DefaultCompression
-}
-
 // WriteBlob stores data as a blob and returns its name.
 func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 	return r.writeObject(plumbing.BlobObject, data)
@@ -540,8 +500,9 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 // format: zlib-compressed "<type> <size>\x00<content>", written to a
 // temporary file in its fan-out directory and renamed to its name,
 // read-only, as git writes it. An object already there is not written again.
-// (go-git's writer does the same with a dozen small writes and a directory
-// scan an object: 0.6 ms a tree.)
+// (go-git's objfile writer compresses at zlib's level 6, not git's 1 for
+// loose objects, with no setting, and took 1.2 to 1.5 times as long:
+// BenchmarkCodecWriteLoose, docs/benchmarks.md.)
 func (r *Repo) writeObject(t plumbing.ObjectType, data []byte) (Hash, error) {
 	if t != plumbing.CommitObject && r.packWrites.Load() {
 		return r.addPending(t, data), nil
