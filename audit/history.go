@@ -441,8 +441,12 @@ func findingID(key string) string {
 }
 
 // notes is the text of the notes hs, from what the batch read when it has
-// them.
+// them (one note's is not copied: its lines read the same without the
+// newline that ends the others).
 func (h *historyCheck) notes(hs []gitstore.Hash) ([]byte, error) {
+	if len(hs) == 1 {
+		return h.note(hs[0])
+	}
 	var out []byte
 	for _, b := range hs {
 		data, ok := h.blobs[b]
@@ -452,6 +456,14 @@ func (h *historyCheck) notes(hs []gitstore.Hash) ([]byte, error) {
 		out = append(append(out, data...), '\n')
 	}
 	return out, nil
+}
+
+// note is the text of note b, from what the batch read when it has it.
+func (h *historyCheck) note(b gitstore.Hash) ([]byte, error) {
+	if data, ok := h.blobs[b]; ok {
+		return data, nil
+	}
+	return h.repo.ReadBlob(b)
 }
 
 func byID(data []byte) map[string]string {

@@ -96,10 +96,13 @@ func newLargestCheck(remembered largestMemory) *largestCheck {
 	return &largestCheck{states: map[gitstore.Hash]largestState{}, remembered: remembered}
 }
 
-// maxLargestStates is how many bounds a generation holds: a walk longer
-// than two of them may read a ledger whole for a commit whose first parent
-// was read long before (a bound let go is not known).
-const maxLargestStates = 1 << 17
+// maxLargestStates is how many bounds a generation holds. A commit's
+// bound is asked for by the commits whose first parent it is, read soon
+// after it, most by the next; one read more than two generations after
+// its first parent (a clone's side of the history begun long before) may
+// have its ledger read whole, when it names a cycle (a bound let go is not
+// known).
+const maxLargestStates = 1 << 12
 
 func (lc *largestCheck) keep(c gitstore.Hash, st largestState) {
 	if len(lc.states) >= maxLargestStates {
@@ -127,23 +130,23 @@ func (h *historyCheck) largestStep(ci gitstore.CommitInfo, pos int, diffed bool,
 		return s, nil
 	}
 	for _, ch := range changes {
-		data, err := h.notes(ch.New)
-		if err != nil {
-			return s, err
-		}
-		for _, n := range ledger.Cycles(data) {
-			if n > s.added {
+		for _, b := range ch.New {
+			data, err := h.note(b)
+			if err != nil {
+				return s, err
+			}
+			if n, ok := ledger.MaxCycle(data); ok && n > s.added {
 				s.added, s.addedOn = n, ch.Object
 			}
 		}
-		if len(ch.Old) == 0 {
-			continue
-		}
-		if data, err = h.notes(ch.Old); err != nil {
-			return s, err
-		}
-		for _, n := range ledger.Cycles(data) {
-			s.removed = max(s.removed, n)
+		for _, b := range ch.Old {
+			data, err := h.note(b)
+			if err != nil {
+				return s, err
+			}
+			if n, ok := ledger.MaxCycle(data); ok {
+				s.removed = max(s.removed, n)
+			}
 		}
 	}
 	return s, nil
