@@ -122,7 +122,7 @@ func (lc *largestCheck) lookup(c gitstore.Hash) (largestState, bool) {
 	return largestState{}, false
 }
 
-// stepOf reads what the changes of notes commit ci against its first
+// largestStep reads what the changes of notes commit ci against its first
 // parent (diffed: the changes are known) say of the largest cycle.
 func (h *historyCheck) largestStep(ci gitstore.CommitInfo, pos int, diffed bool, changes []gitstore.NoteChange) (largestStep, error) {
 	s := largestStep{ci: ci, pos: pos, diffed: diffed, added: -1, removed: -1}

@@ -54,3 +54,25 @@ func FuzzLargestCycle(f *testing.F) {
 		}
 	})
 }
+
+// MaxCycle is the largest of Cycles, read the same way.
+func TestMaxCycle(t *testing.T) {
+	for _, note := range []string{
+		"",
+		"a person wrote this\n",
+		`{"v":1,"id":"a","cycle":3,"result":"improved"}` + "\n" + `{"cycle":12,"result":"improved"}` + "\n",
+		`{"cycle":7}` + "\n" + `{"cycle":` + "\n" + `{"cycle":2,"target":"x"}`,
+		`{"cycle":0,"result":"unchanged"}`,
+	} {
+		n, ok := MaxCycle([]byte(note))
+		want, wantOK := 0, false
+		for _, c := range Cycles([]byte(note)) {
+			if !wantOK || c > want {
+				want, wantOK = c, true
+			}
+		}
+		if n != want || ok != wantOK {
+			t.Errorf("MaxCycle(%q) = %d, %v; Cycles gives %d, %v", note, n, ok, want, wantOK)
+		}
+	}
+}
