@@ -101,6 +101,9 @@ type historyCheck struct {
 	// unchained, when set, looks for records added with no place in the
 	// chain after it began (verify's history check; see unchainedCheck).
 	unchained *unchainedCheck
+	// largest, when set, checks the Evolve-Largest-Cycle trailers
+	// (verify's history check; see largestCheck).
+	largest *largestCheck
 	// byKey files the records of a note by what verify knows them by
 	// (recSum.key: a record with no id by what it says), not by id alone,
 	// under which every record with no id is one.
@@ -124,6 +127,20 @@ const historyBatch = 256
 // before (gitstore.NotesDiffer); the findings are put in the order of
 // commits, as a walk newest first makes them.
 func (h *historyCheck) commits(commits []gitstore.Hash) error {
+	var inWalk map[gitstore.Hash]bool
+	if h.unchained != nil || h.largest != nil {
+		inWalk = make(map[gitstore.Hash]bool, len(commits))
+		for _, c := range commits {
+			inWalk[c] = true
+		}
+		if h.unchained != nil {
+			h.unchained.inWalk = inWalk
+		}
+		if h.largest != nil {
+			h.largest.inWalk = inWalk
+			h.largest.collect = treeWalk
+		}
+	}
 	if treeWalk {
 		return h.walkTrees(commits)
 	}
@@ -131,10 +148,6 @@ func (h *historyCheck) commits(commits []gitstore.Hash) error {
 	defer differ.Close()
 	h.diff = differ.Diff
 	if h.unchained != nil {
-		h.unchained.inWalk = make(map[gitstore.Hash]bool, len(commits))
-		for _, c := range commits {
-			h.unchained.inWalk[c] = true
-		}
 		h.unchained.topo = true
 	}
 	start := len(h.rep.Findings)
@@ -143,14 +156,27 @@ func (h *historyCheck) commits(commits []gitstore.Hash) error {
 		from := max(0, end-historyBatch)
 		batch := slices.Clone(commits[from:end])
 		slices.Reverse(batch)
-		if err := h.batch(batch, end-1); err != nil {
+		if err := h.batch(batch, end-1, -1); err != nil {
 			return err
 		}
 		end = from
 	}
 	h.orderFindings(start)
+	return h.finish(false)
+}
+
+// finish adds the findings of the checks that report once every commit is
+// read; newestFirst says the commits were read newest first.
+func (h *historyCheck) finish(newestFirst bool) error {
+	if h.largest != nil {
+		if err := h.largest.finish(h); err != nil {
+			return err
+		}
+	}
 	if h.unchained != nil {
-		slices.Reverse(h.unchained.order)
+		if !newestFirst {
+			slices.Reverse(h.unchained.order)
+		}
 		return h.unchained.report(h)
 	}
 	return nil
@@ -166,15 +192,12 @@ var treeWalk bool
 func (h *historyCheck) walkTrees(commits []gitstore.Hash) error {
 	h.diff = gitstore.DiffNotesMany
 	for k := 0; k < len(commits); k += historyBatch {
-		if err := h.batch(commits[k:min(len(commits), k+historyBatch)], 0); err != nil {
+		if err := h.batch(commits[k:min(len(commits), k+historyBatch)], k, 1); err != nil {
 			return err
 		}
 	}
 	h.owners = h.owners[:0]
-	if h.unchained != nil {
-		return h.unchained.report(h)
-	}
-	return nil
+	return h.finish(true)
 }
 
 // orderFindings puts the findings made since start in the order of the
@@ -195,11 +218,11 @@ func (h *historyCheck) orderFindings(start int) {
 	h.owners = h.owners[:0]
 }
 
-// batch checks commits (oldest first; the last is at index last of the
-// walk, newest first) against their parents: the commits and parents are
+// batch checks commits against their parents: the commits and parents are
 // read in one exchange, the diffs made by the differ, and the notes they
-// changed read in one more.
-func (h *historyCheck) batch(commits []gitstore.Hash, last int) error {
+// changed read in one more. The first of commits is at index at of the
+// walk (newest first), the next at at+step, and so on.
+func (h *historyCheck) batch(commits []gitstore.Hash, at, step int) error {
 	infos, errs, err := h.repo.Commits(commits)
 	if err != nil {
 		return err
@@ -235,12 +258,16 @@ func (h *historyCheck) batch(commits []gitstore.Hash, last int) error {
 		snap     *gitstore.Notes
 		parents  []*gitstore.Notes
 		restores map[string]string
-		first    int // its first pair
+		first    int  // its first pair
+		diffed   bool // its first pair is against its first parent
 	}
 	jobs := make([]job, 0, len(infos))
 	pairs := make([]gitstore.NotesPair, 0, len(infos))
 	for _, ci := range infos {
 		jb := job{ci: ci, snap: h.repo.NotesOf(ci), first: len(pairs)}
+		if len(ci.Parents) > 0 {
+			_, jb.diffed = byHash[ci.Parents[0]]
+		}
 		for _, p := range ci.Parents {
 			if pi, ok := byHash[p]; ok {
 				parent := h.repo.NotesOf(pi)
@@ -280,11 +307,25 @@ func (h *historyCheck) batch(commits []gitstore.Hash, last int) error {
 				return err
 			}
 		}
+		pos := at + k*step
 		for range len(h.rep.Findings) - made {
-			h.owners = append(h.owners, last-k)
+			h.owners = append(h.owners, pos)
 		}
 		if h.unchained != nil {
 			if err := h.unchained.note(h, jb.ci, jb.parents, diffs[jb.first:jb.first+len(jb.parents)], jb.restores); err != nil {
+				return err
+			}
+		}
+		if h.largest != nil {
+			var changes []gitstore.NoteChange
+			if jb.diffed {
+				changes = diffs[jb.first]
+			}
+			s, err := h.largestStep(jb.ci, pos, jb.diffed, changes)
+			if err != nil {
+				return err
+			}
+			if err := h.largest.take(h, s); err != nil {
 				return err
 			}
 		}
@@ -400,8 +441,12 @@ func findingID(key string) string {
 }
 
 // notes is the text of the notes hs, from what the batch read when it has
-// them.
+// them (one note's is not copied: its lines read the same without the
+// newline that ends the others).
 func (h *historyCheck) notes(hs []gitstore.Hash) ([]byte, error) {
+	if len(hs) == 1 {
+		return h.note(hs[0])
+	}
 	var out []byte
 	for _, b := range hs {
 		data, ok := h.blobs[b]
@@ -411,6 +456,14 @@ func (h *historyCheck) notes(hs []gitstore.Hash) ([]byte, error) {
 		out = append(append(out, data...), '\n')
 	}
 	return out, nil
+}
+
+// note is the text of note b, from what the batch read when it has it.
+func (h *historyCheck) note(b gitstore.Hash) ([]byte, error) {
+	if data, ok := h.blobs[b]; ok {
+		return data, nil
+	}
+	return h.repo.ReadBlob(b)
 }
 
 func byID(data []byte) map[string]string {

@@ -40,30 +40,66 @@ type reflogPos struct {
 // the ledger's tip then (zero when it never verified), and how far it
 // read the ledger's reflog.
 func verifiedMemory(repo *gitstore.Repo) (gitstore.Hash, reflogPos) {
+	m := readVerified(repo)
+	return m.tip, m.pos
+}
+
+// verified is what the verified file holds: the ledger's tip when this
+// clone last verified it clean, how far it read the ledger's reflog, and
+// what it knew of the largest cycle of the ledger at that tip.
+type verified struct {
+	tip     gitstore.Hash
+	pos     reflogPos
+	largest largestMemory
+}
+
+// readVerified reads the verified file: its first line names the tip;
+// then, each optional, "reflog <offset> <commit>" and "largest <n>" (or
+// "largest -", when the verify that wrote it checked the history's
+// Evolve-Largest-Cycle trailers but knew no bound at the tip). A line that
+// does not read is read past.
+func readVerified(repo *gitstore.Repo) verified {
+	var v verified
 	data, err := os.ReadFile(verifiedPath(repo))
 	if err != nil {
-		return gitstore.ZeroHash, reflogPos{}
+		return v
 	}
 	first, rest, _ := strings.Cut(string(data), "\n")
-	tip, _ := gitstore.ParseHash(strings.TrimSpace(first))
-	var pos reflogPos
-	if f := strings.Fields(rest); len(f) == 3 && f[0] == "reflog" {
-		end, err1 := strconv.ParseInt(f[1], 10, 64)
-		after, err2 := gitstore.ParseHash(f[2])
-		if err1 == nil && err2 == nil && end >= 0 {
-			pos = reflogPos{end, after}
+	v.tip, _ = gitstore.ParseHash(strings.TrimSpace(first))
+	for _, line := range strings.Split(rest, "\n") {
+		switch f := strings.Fields(line); {
+		case len(f) == 3 && f[0] == "reflog":
+			end, err1 := strconv.ParseInt(f[1], 10, 64)
+			after, err2 := gitstore.ParseHash(f[2])
+			if err1 == nil && err2 == nil && end >= 0 {
+				v.pos = reflogPos{end, after}
+			}
+		case len(f) == 2 && f[0] == "largest" && f[1] == "-":
+			v.largest = largestMemory{tip: v.tip, checked: true}
+		case len(f) == 2 && f[0] == "largest":
+			if n, err := strconv.Atoi(f[1]); err == nil && n >= 0 && len(f[1]) <= 10 {
+				v.largest = largestMemory{tip: v.tip, checked: true, known: true, bound: n}
+			}
 		}
 	}
-	return tip, pos
+	return v
 }
 
 // writeVerified remembers tip as verified clean, with the reflog read up
-// to pos.
-func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos) {
+// to pos and what the verify knew of the largest cycle at tip (nothing,
+// when largest is of another tip or was not checked).
+func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory) {
 	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
 		w.WriteString(tip.String() + "\n")
 		if pos.end > 0 {
 			fmt.Fprintf(w, "reflog %d %s\n", pos.end, pos.after)
+		}
+		switch {
+		case !largest.checked || largest.tip != tip:
+		case largest.known:
+			fmt.Fprintf(w, "largest %d\n", largest.bound)
+		default:
+			w.WriteString("largest -\n")
 		}
 	})
 }

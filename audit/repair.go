@@ -84,7 +84,7 @@ func Repair(l *cycle.Ledger, dryRun bool) (out *RepairReport, err error) {
 		if verifiedTip(repo) == plan.tip {
 			// What this clone verified is no longer here; what it held is
 			// again, on the commit it was built on.
-			writeVerified(repo, plan.base, reflogPos{})
+			writeVerified(repo, plan.base, reflogPos{}, largestMemory{})
 		}
 		defer func(rebuilt gitstore.Hash, restored []Restored) {
 			if out != nil {

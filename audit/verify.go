@@ -8,8 +8,9 @@
 // before it, with a digest of its line), so a record edited or deleted
 // later is named by the one that came after it; and no commit of the
 // ledger's own history removed or changed a record, which pinpoints the
-// notes commit (who, when) that did. Records written before a rule
-// existed are reported as such, never as breaches.
+// notes commit (who, when) that did, nor named in its Evolve-Largest-Cycle
+// trailer less than its ledger holds (largest.go). Records written before
+// a rule existed are reported as such, never as breaches.
 //
 // Relink attaches records to the commits that carry their work after a
 // cherry-pick, a squash merge or a server-side rebase, none of which carry
@@ -84,6 +85,9 @@ type Report struct {
 	// check reported (added after the chain began): the notice of those
 	// before the chain leaves them out.
 	unchained int
+	// largest is what the history check knew of the largest cycle of the
+	// ledger at its tip (see largestCheck), for the verified file.
+	largest largestMemory
 }
 
 // Breaches counts the findings that fail verify.
@@ -381,11 +385,11 @@ func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
-		writeVerified(repo, tip, hc.pos)
-	} else if _, was := verifiedMemory(repo); hc.read && hc.pos != was {
+		writeVerified(repo, tip, hc.pos, hc.rep.largest)
+	} else if was := readVerified(repo); hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
-		writeVerified(repo, nh.done, hc.pos)
+		writeVerified(repo, nh.done, hc.pos, was.largest)
 	}
 	save := func() {}
 	switch {
@@ -976,12 +980,17 @@ func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash,
 	}
 	commits := nh.commits
 	rep.History = len(commits)
+	remembered := readVerified(repo).largest
 	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{}, holds: holds,
-		unchained: newUnchainedCheck(look), byKey: true}
+		unchained: newUnchainedCheck(look), largest: newLargestCheck(remembered), byKey: true}
 	if err := h.commits(commits); err != nil {
 		return gitstore.ZeroHash, err
 	}
 	rep.unchained = len(h.unchained.keys)
+	rep.largest = remembered
+	if len(commits) > 0 {
+		rep.largest = h.largest.memory(tip)
+	}
 	return tip, nil
 }
 

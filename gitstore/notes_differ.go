@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -325,7 +326,7 @@ func (d *NotesDiffer) pair(oldRoot, newRoot Hash) ([]NoteChange, bool, error) {
 		if was.notes+is.notes == 0 {
 			continue
 		}
-		obj, _ := ParseHash(dc.prefix + lower)
+		obj, _ := noteObject(dc.prefix, lower)
 		s, ok := notes[obj]
 		if !ok {
 			s = &sides{}
@@ -504,20 +505,70 @@ func entryShape(prefix string, e treeEntry) dirShape {
 }
 
 // parseRaw reads ":<mode> <mode> <hash> <hash> <status>" (git diff --raw,
-// full names).
+// full names), with no allocation: it is read for every path of every
+// notes commit of a history.
 func parseRaw(b []byte) (oldSide, newSide rawSide, err error) {
-	f := bytes.Fields(bytes.TrimPrefix(b, []byte(":")))
-	if len(f) != 5 {
+	var f [5][]byte
+	n := 0
+	for rest := bytes.TrimPrefix(b, []byte(":")); ; {
+		i := 0
+		for i < len(rest) && isRawSpace(rest[i]) {
+			i++
+		}
+		rest = rest[i:]
+		if len(rest) == 0 {
+			break
+		}
+		j := 0
+		for j < len(rest) && !isRawSpace(rest[j]) {
+			j++
+		}
+		if n == len(f) {
+			n++ // more fields than a raw line has
+			break
+		}
+		f[n], rest = rest[:j], rest[j:]
+		n++
+	}
+	if n != len(f) {
 		return oldSide, newSide, fmt.Errorf("unexpected git diff-tree output %q", b)
 	}
 	om, ok1 := parseMode(f[0])
 	nm, ok2 := parseMode(f[1])
-	oh, err1 := ParseHash(string(f[2]))
-	nh, err2 := ParseHash(string(f[3]))
-	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+	oh, ok3 := parseHashBytes(f[2])
+	nh, ok4 := parseHashBytes(f[3])
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return oldSide, newSide, fmt.Errorf("unexpected git diff-tree output %q", b)
 	}
 	return rawSide{om, oh}, rawSide{nm, nh}, nil
+}
+
+// isRawSpace is what separates the fields of a raw diff line (as
+// bytes.Fields splits ASCII).
+func isRawSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// parseHashBytes is ParseHash of b, without making a string of it.
+func parseHashBytes(b []byte) (Hash, bool) {
+	var h Hash
+	if len(b) != 2*len(h) {
+		return h, false
+	}
+	_, err := hex.Decode(h[:], b)
+	return h, err == nil
+}
+
+// noteObject is the object a note named name notes, in a directory whose
+// notes share prefix (both lower case hex); false when they are not 40
+// digits.
+func noteObject(prefix, name string) (Hash, bool) {
+	var buf [40]byte
+	if len(prefix)+len(name) != len(buf) {
+		return Hash{}, false
+	}
+	copy(buf[copy(buf[:], prefix):], name)
+	return parseHashBytes(buf[:])
 }
 
 // sortChanges puts changes in DiffNotesMany's order: by object.

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // checkDiffer diffs pairs with a NotesDiffer and with DiffNotesMany and
@@ -249,4 +251,43 @@ func TestNotesDifferGitFails(t *testing.T) {
 	if !d.failed {
 		t.Error("git diff-tree's failure was not seen")
 	}
+}
+
+// parseRawFields is parseRaw as it was written first, with bytes.Fields
+// and strings: what parseRaw must answer.
+func parseRawFields(b []byte) (oldSide, newSide rawSide, err error) {
+	f := bytes.Fields(bytes.TrimPrefix(b, []byte(":")))
+	if len(f) != 5 {
+		return oldSide, newSide, fmt.Errorf("unexpected git diff-tree output %q", b)
+	}
+	om, ok1 := parseMode(f[0])
+	nm, ok2 := parseMode(f[1])
+	oh, err1 := ParseHash(string(f[2]))
+	nh, err2 := ParseHash(string(f[3]))
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return oldSide, newSide, fmt.Errorf("unexpected git diff-tree output %q", b)
+	}
+	return rawSide{om, oh}, rawSide{nm, nh}, nil
+}
+
+// FuzzParseRaw: a raw diff line reads as it did with bytes.Fields.
+func FuzzParseRaw(f *testing.F) {
+	f.Add(":040000 040000 ae46f0f51896fbf056170cace048385ca542d42c f6e71a9f9877e04226f3f1119ea4120882cbbfde M")
+	f.Add(":000000 100644 0000000000000000000000000000000000000000 e6ef460b0f88199e30c91d7caf5f7766891fda4a A")
+	f.Add(":100644 000000 E6EF460B0F88199E30C91D7CAF5F7766891FDA4A 0000000000000000000000000000000000000000 D")
+	f.Add("040000  040000\tae46f0f51896fbf056170cace048385ca542d42c f6e71a9f9877e04226f3f1119ea4120882cbbfde M ")
+	f.Add(":040000 040000 ae46f0f51896fbf056170cace048385ca542d42c f6e71a9f9877e04226f3f1119ea4120882cbbfde M x")
+	f.Add(":040000 040000 ae46f0f51896fbf056170cace048385ca542d42 f6e71a9f9877e04226f3f1119ea4120882cbbfde M")
+	f.Add(":08 0 0000000000000000000000000000000000000000 0000000000000000000000000000000000000000 M")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r > 0x7f }) {
+			return // bytes.Fields splits at Unicode spaces too; git's lines are ASCII
+		}
+		o1, n1, err1 := parseRaw([]byte(s))
+		o2, n2, err2 := parseRawFields([]byte(s))
+		if (err1 == nil) != (err2 == nil) || o1 != o2 || n1 != n2 {
+			t.Fatalf("parseRaw(%q) = %v %v %v; with bytes.Fields %v %v %v", s, o1, n1, err1, o2, n2, err2)
+		}
+	})
 }

@@ -147,14 +147,29 @@ func CheckWritable(marker []byte) error {
 // ParseLines leaves them out of its records.
 func Cycles(data []byte) []int {
 	var out []int
+	eachCycle(data, func(n int) { out = append(out, n) })
+	return out
+}
+
+// MaxCycle is the largest of Cycles(data), ok false when there is none,
+// read without keeping the others.
+func MaxCycle(data []byte) (n int, ok bool) {
+	eachCycle(data, func(c int) {
+		if !ok || c > n {
+			n, ok = c, true
+		}
+	})
+	return n, ok
+}
+
+func eachCycle(data []byte, fn func(int)) {
 	EachLine(data, func(_ int, line []byte) {
 		if sum, ok := Summarize(line); ok {
-			out = append(out, sum.Cycle)
+			fn(sum.Cycle)
 			return
 		}
 		if r, err := Parse(line); err == nil {
-			out = append(out, r.Cycle)
+			fn(r.Cycle)
 		}
 	})
-	return out
 }

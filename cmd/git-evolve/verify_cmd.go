@@ -25,7 +25,10 @@ removed or changed a record (the notes commit that did, who made it and when,
 is named). Records written before a rule existed are notices, not breaches;
 so are two records with one cycle number (two clones that numbered at once).
 A record plain git appended after the records began to chain (no prev link,
-not recorded by git evolve) is a breach of the notes commit that added it.
+not recorded by git evolve) is a breach of the notes commit that added it,
+and so is an Evolve-Largest-Cycle trailer that names less than the ledger
+its notes commit wrote holds (a clone that trusts it lists too few records
+and can number a record with a cycle already taken).
 A record that vanished when the ledger's tip was replaced by one without it
 (git notes moves the ref without comparing it with what it read; a reset)
 is named from the reflog of refs/notes/evolve and the tip verified before.

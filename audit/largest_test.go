@@ -1,0 +1,188 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-evolve/git-evolve/gitstore"
+)
+
+// forge writes a notes commit on the ledger's tip with its tree and a
+// message whose Evolve-Largest-Cycle trailer names n, and moves the ledger
+// to it.
+func (c *clone) forge(n int) gitstore.Hash {
+	c.t.Helper()
+	h := c.git("commit-tree", "refs/notes/evolve^{tree}", "-p", "refs/notes/evolve",
+		"-m", "git evolve: record cycle 1 (improved)", "-m", fmt.Sprintf("Evolve-Largest-Cycle: %d", n))
+	c.git("update-ref", "refs/notes/evolve", h)
+	got, err := gitstore.ParseHash(h)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return got
+}
+
+// understated lists the understated trailers a verify of the whole
+// history finds, as "severity:notes commit:cycle:commit", after checking
+// that both history walks find the same, and that a verify from the tip
+// verified before finds the same breaches.
+func (c *clone) understated() string {
+	c.t.Helper()
+	path := verifiedPath(c.repo)
+	remembered, err := os.ReadFile(path)
+	had := err == nil
+	reset := func() {
+		if had {
+			os.WriteFile(path, remembered, 0o644)
+		} else {
+			os.Remove(path)
+		}
+	}
+	var answers []string
+	for _, o := range []VerifyOptions{{FromGit: true, FullHistory: true}, {FromGit: true}} {
+		for _, tw := range []bool{false, true} {
+			treeWalk = tw
+			rep, err := VerifyWith(c.l, o)
+			treeWalk = false
+			reset()
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			var found []string
+			for _, f := range rep.Findings {
+				if f.Kind == "understated" || f.Kind == "accepted" && strings.Contains(f.Message, "largest cycle") {
+					if o.FullHistory || f.Severity == Breach {
+						found = append(found, fmt.Sprintf("%s:%s:%d:%s", f.Severity, f.NotesCommit[:7], f.Cycle, f.Commit[:7]))
+					}
+				}
+			}
+			answers = append(answers, strings.Join(found, " "))
+		}
+	}
+	var breaches []string
+	for _, f := range strings.Fields(answers[0]) {
+		if strings.HasPrefix(f, "breach:") {
+			breaches = append(breaches, f)
+		}
+	}
+	if answers[1] != answers[0] || answers[3] != answers[2] || answers[2] != strings.Join(breaches, " ") {
+		c.t.Fatalf("the verifies differ: %q", answers)
+	}
+	// one that keeps what it read, for the next
+	if _, err := VerifyWith(c.l, VerifyOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	return answers[0]
+}
+
+// The trailers that name less than their ledger holds are found, whichever
+// way the bound is known: carried along the walk, remembered for the tip
+// verified before, or read whole after a record that held the largest
+// cycle was removed (where a trailer may name less than the bound carried
+// and still be true).
+func TestLargestTrailer(t *testing.T) {
+	c, rng := recordedClone(t, 8, 3)
+	if got := c.understated(); got != "" {
+		t.Fatalf("honest records: %s", got)
+	}
+	if v := readVerified(c.repo); !v.largest.known || v.largest.bound != 3 {
+		t.Fatalf("the verified file remembers %+v, want a bound of 3", v.largest)
+	}
+
+	// named too small, on top of the tip verified
+	f1 := c.forge(2)
+	got := c.understated()
+	if !strings.HasPrefix(got, "breach:"+f1.Short()+":3:") {
+		t.Fatalf("a trailer naming 2 over cycle 3: %q", got)
+	}
+	if n := strings.Count(got, "breach:"); n != 1 {
+		t.Fatalf("%d findings, want 1: %q", n, got)
+	}
+	// an honest trailer over it is no finding
+	c.record(rng)
+	if got2 := c.understated(); got2 != got {
+		t.Fatalf("after an honest record: %q, want %q", got2, got)
+	}
+	if _, err := Accept(c.repo, f1, "a test", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.understated(); !strings.HasPrefix(got, "notice:"+f1.Short()+":3:") {
+		t.Fatalf("accepted: %q", got)
+	}
+
+	// the note holding the largest cycle (4) removed, then a trailer that
+	// names 3, the largest left: true, though the bound carried is 4
+	// (the record alone: a note may hold another record beside it)
+	var top4, rest string
+	for _, line := range strings.Split(c.git("notes", "--ref=evolve", "list"), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		text := c.git("notes", "--ref=evolve", "show", f[1])
+		if strings.Contains(text, `"cycle":4,`) {
+			top4 = f[1]
+			for _, l := range strings.Split(text, "\n") {
+				if !strings.Contains(l, `"cycle":4,`) {
+					rest += l + "\n"
+				}
+			}
+		}
+	}
+	if top4 == "" {
+		t.Fatal("no note holds cycle 4")
+	}
+	if rest == "" {
+		c.git("notes", "--ref=evolve", "remove", top4)
+	} else {
+		c.git("notes", "--ref=evolve", "add", "-f", "-m", strings.TrimSuffix(rest, "\n"), top4)
+	}
+	removed, _ := gitstore.ParseHash(c.git("rev-parse", "refs/notes/evolve"))
+	if _, err := Accept(c.repo, removed, "a test", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	c.forge(3)
+	if got := c.understated(); !strings.HasPrefix(got, "notice:"+f1.Short()) || strings.Contains(got, "breach") {
+		t.Fatalf("a true trailer after the largest was removed: %q", got)
+	}
+	// and one that names 2 there is a finding, of cycle 3
+	f3 := c.forge(2)
+	if got := c.understated(); !strings.HasPrefix(got, "breach:"+f3.Short()+":3:") {
+		t.Fatalf("a trailer naming 2 after the largest was removed: %q", got)
+	}
+}
+
+// The verified file keeps what verify knew of the largest cycle at the tip
+// it names; a file of an older git-evolve (no such line) knows nothing.
+func TestVerifiedLargestRoundTrip(t *testing.T) {
+	c, _ := recordedClone(t, 2, 0)
+	tip, other := commit(1), commit(2)
+	pos := reflogPos{end: 42, after: commit(3)}
+	for _, m := range []largestMemory{
+		{tip: tip, checked: true, known: true, bound: 7},
+		{tip: tip, checked: true},
+		{},
+		{tip: other, checked: true, known: true, bound: 7}, // of another tip: not written
+	} {
+		writeVerified(c.repo, tip, pos, m)
+		v := readVerified(c.repo)
+		want := m
+		if m.tip != tip {
+			want = largestMemory{}
+		}
+		if v.tip != tip || v.pos != pos || v.largest != want {
+			t.Errorf("wrote %+v, read %+v", m, v)
+		}
+	}
+	os.WriteFile(verifiedPath(c.repo), []byte(tip.String()+"\nreflog 42 "+commit(3).String()+"\n"), 0o644)
+	if v := readVerified(c.repo); v.largest.checked || v.pos != pos {
+		t.Errorf("an older file: %+v", v)
+	}
+	os.WriteFile(verifiedPath(c.repo), []byte(tip.String()+"\nlargest x\nlargest 12345678901\n"), 0o644)
+	if v := readVerified(c.repo); v.largest.checked {
+		t.Errorf("a damaged line: %+v", v)
+	}
+}
