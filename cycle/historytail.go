@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // historyTailCommits is the most notes commits a notesWalk reads, and
@@ -27,7 +28,7 @@ var historyTailUnbounded = 64 // the tests make it small
 // It walks the notes commits back from the ledger's along first parents,
 // reading the notes each one added (its diff from its first parent; a
 // merge's holds what the other side added). A commit whose message names,
-// in its largestTrailer, the largest cycle L its ledger held bounds the
+// in its ledger.LargestTrailer, the largest cycle L its ledger held bounds the
 // rest: when every commit walked after it only added notes, every note not
 // read is in its tree, unchanged since, and holds no cycle above L. So the
 // lines read whose cycle is above L are the ledger's last lines, all of
@@ -38,8 +39,8 @@ var historyTailUnbounded = 64 // the tests make it small
 //
 // The trailer is only as true as the ledger it is in: a history edited to
 // name a smaller cycle than the notes hold would leave records out of the
-// last few listed here; verify reads every note and reports the cycles
-// such an edit makes two records share.
+// last few listed here; verify reports such a trailer (a breach:
+// understated), and the cycles the edit makes two records share.
 type notesWalk struct {
 	l    *Ledger
 	tip  gitstore.Hash
@@ -183,7 +184,7 @@ func (w *notesWalk) step(want int) {
 		// read since only added notes), when what it changed is within the
 		// cycle it names. An older commit's bound holds as well as a newer
 		// one's; the smaller is kept.
-		if named, ok := largestCycle(ci.Message); ok {
+		if named, ok := ledger.LargestCycle(ci.Message); ok {
 			if top > named {
 				fail()
 				return

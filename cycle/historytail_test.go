@@ -159,7 +159,7 @@ func TestHistoryTailDistrustsAWrongBound(t *testing.T) {
 	tip := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve"))
 	git(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"cycle":9,"target":"x","result":"improved"}`, commits[5])
 	tree := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
-	lie := strings.TrimSpace(git(t, dir, "commit-tree", tree, "-p", tip, "-m", "git evolve: record cycle 9 (improved)\n\n"+largestTrailer+": 3"))
+	lie := strings.TrimSpace(git(t, dir, "commit-tree", tree, "-p", tip, "-m", "git evolve: record cycle 9 (improved)\n\n"+ledger.LargestTrailer+": 3"))
 	git(t, dir, "update-ref", "refs/notes/evolve", lie)
 	l := openLedger(t, dir)
 	snap, _, err := l.snapshots()

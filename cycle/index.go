@@ -2,8 +2,6 @@ package cycle
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -111,15 +109,10 @@ var historyNotes = 4096 // the tests make it small
 // recordSubject is the subject of the notes commit a record writes.
 const recordSubject = "git evolve: record cycle %d (%s)"
 
-// largestTrailer names, in the message of every notes commit this package
-// writes (update), the largest cycle number the ledger holds once it is
-// written.
-const largestTrailer = "Evolve-Largest-Cycle"
-
 // indexFromHistory makes an index for snap without reading every note: it
 // knows the largest cycle and the commits that hold it, which
 // is what a record and a cycle start ask. The newest notes commit (among
-// the first historyWalk, by first parents) with a largestTrailer names the
+// the first historyWalk, by first parents) with a ledger.LargestTrailer names the
 // largest cycle then; the notes that commit changed are read (none may
 // hold a larger one, and they give the commits that hold it), and so are
 // the notes changed from it to snap. ok is false, and the caller reads
@@ -130,7 +123,8 @@ const largestTrailer = "Evolve-Largest-Cycle"
 //
 // The trailer is only as true as the ledger it is in: a history edited to
 // name a smaller cycle than the notes hold can make two records share a
-// number, which verify reports; nothing is lost.
+// number; verify reports the trailer (a breach: understated) and the
+// number taken twice, and nothing is lost.
 func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 	h := snap.Commit()
 	var named int
@@ -143,7 +137,7 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 		if err != nil {
 			return nil, false
 		}
-		if n, ok := largestCycle(ci.Message); ok {
+		if n, ok := ledger.LargestCycle(ci.Message); ok {
 			named, at = n, ci
 			break
 		}
@@ -192,25 +186,6 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 	ix.topOK = false
 	ix.whole = func() (*index, error) { return l.viewIndex(snap) }
 	return ix, true
-}
-
-// largestCycle is the cycle a notes commit's message names in its
-// largestTrailer, if it names one: the last such line.
-func largestCycle(message string) (int, bool) {
-	n, ok := 0, false
-	for _, line := range strings.Split(message, "\n") {
-		digits, found := strings.CutPrefix(line, largestTrailer+": ")
-		if !found {
-			continue
-		}
-		v, err := strconv.Atoi(digits)
-		if err != nil || len(digits) > 9 || strings.Trim(digits, "0123456789") != "" || digits[0] == '0' || v < 1 {
-			n, ok = 0, false
-			continue
-		}
-		n, ok = v, true
-	}
-	return n, ok
 }
 
 // indexChanges adds the cycles of the notes in changes to ix; false when

@@ -133,7 +133,7 @@ func TestIndexFromHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(recordSubject, 7, "improved")+"\n\n"+largestTrailer+": 7"))
+	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(recordSubject, 7, "improved")+"\n\n"+ledger.LargestTrailer+": 7"))
 	git(t, dir, "update-ref", "refs/notes/evolve", lie)
 	check("after a trailer its notes do not bear out", false)
 
@@ -177,45 +177,6 @@ func TestIndexFromHistoryInAClone(t *testing.T) {
 	if got, want := string(res.Entry.Record.Extra["prev"]), string(mustJSON(ledger.Link(&last))); got != want {
 		t.Errorf("prev %s, want %s", got, want)
 	}
-}
-
-func TestLargestCycle(t *testing.T) {
-	for _, c := range []struct {
-		s  string
-		n  int
-		ok bool
-	}{
-		{"git evolve: record cycle 12 (improved)\n\nEvolve-Largest-Cycle: 40\n", 40, true},
-		{"x\n\nEvolve-Largest-Cycle: 1", 1, true},
-		{"x\n\nEvolve-Largest-Cycle: 3\nEvolve-Largest-Cycle: 5\n", 5, true},
-		{"x\n\nEvolve-Largest-Cycle: 0\n", 0, false},
-		{"x\n\nEvolve-Largest-Cycle: 012\n", 0, false},
-		{"x\n\nEvolve-Largest-Cycle: +12\n", 0, false},
-		{"x\n\nEvolve-Largest-Cycle: 1234567890\n", 0, false},
-		{"x\n\nEvolve-Largest-Cycle:12\n", 0, false},
-		{"x\n\nEvolve-Largest-Cycle: 12 \n", 0, false},
-		{"git evolve: record cycle 12 (improved)\n", 0, false},
-		{"Notes added by 'git notes add'\n", 0, false},
-	} {
-		if n, ok := largestCycle(c.s); n != c.n || ok != c.ok {
-			t.Errorf("largestCycle(%q) = %d, %v; want %d, %v", c.s, n, ok, c.n, c.ok)
-		}
-	}
-}
-
-// FuzzLargestCycle: a cycle read from a message is one the message names.
-func FuzzLargestCycle(f *testing.F) {
-	f.Add("git evolve: record cycle 12 (improved)\n\nEvolve-Largest-Cycle: 40\n")
-	f.Add("Evolve-Largest-Cycle: 9")
-	f.Fuzz(func(t *testing.T, s string) {
-		n, ok := largestCycle(s)
-		if !ok {
-			return
-		}
-		if n < 1 || !strings.Contains(s, fmt.Sprintf("%s: %d", largestTrailer, n)) {
-			t.Fatalf("largestCycle(%q) = %d", s, n)
-		}
-	})
 }
 
 // An index made from the history becomes whole when asked about a cycle

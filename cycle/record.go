@@ -181,7 +181,7 @@ func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstor
 				top = max(top, r.Cycle)
 			}
 		}
-		withTop := func(added int) string { return fmt.Sprintf("%s\n\n%s: %d", message(added), largestTrailer, top) }
+		withTop := func(added int) string { return fmt.Sprintf("%s\n\n%s: %d", message(added), ledger.LargestTrailer, top) }
 		next, err := l.writeNotes(snap, add, withTop)
 		if retry(err, attempt) {
 			continue
