@@ -50,46 +50,49 @@ func Host() string {
 // lastRecord is the ledger's last record with an id in listing order
 // (ledger.Less), found through the cycle index: its head when it knows it
 // (an index made from the view), else the last of the largest cycle, read
-// from its notes (each blob once: copies share one). A record with no id
-// (plain git's, the seeds') cannot be linked to: the cycles below are
-// read, at most lastRecordDepth of them, from the whole index. It is nil
-// for a ledger with no such record.
+// from the notes that hold it (each blob once: copies share one). A record
+// with no id (plain git's, the seeds') cannot be linked to: the cycles
+// below are read, at most lastRecordDepth of them (an index made from the
+// history is made whole for them, and knows its head then). It is nil for
+// a ledger with no such record.
 func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
-	n := ix.max()
-	if n == 0 {
-		return nil, nil
+	top := ix.max()
+	for n, depth := top, 0; n > 0 && depth < lastRecordDepth; n, depth = n-1, depth+1 {
+		if ix.headKnown {
+			return ix.head, nil
+		}
+		if n != top && ix.whole != nil {
+			if err := ix.complete(); err != nil {
+				return nil, err
+			}
+			if ix.headKnown {
+				return ix.head, nil
+			}
+		}
+		best, err := l.lastOfCycle(snap, ix, n)
+		if err != nil || best != nil {
+			return best, err
+		}
 	}
-	if ix.whole == nil {
-		return ix.head, nil
-	}
-	best, _, err := l.lastOfCycle(snap, ix, n)
-	if err != nil || best != nil {
-		return best, err
-	}
-	// Records with no id at the top: the index made whole knows the rest.
-	if err := ix.complete(); err != nil {
-		return nil, err
-	}
-	return ix.head, nil
+	return nil, nil
 }
 
 // lastRecordDepth bounds the cycles lastRecord reads past records with no
 // id: a ledger whose last ones are all plain git's starts its chain anew.
 const lastRecordDepth = 64
 
-// lastOfCycle is the last record with an id of cycle n, and a commit whose
-// note holds it (nil when there is none).
-func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Record, gitstore.Hash, error) {
+// lastOfCycle is the last record with an id of cycle n (nil when there is
+// none).
+func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Record, error) {
 	holders, err := ix.holders(n)
 	if err != nil || len(holders) == 0 {
-		return nil, gitstore.ZeroHash, err
+		return nil, err
 	}
 	notes, err := notesOf(snap, holders)
 	if err != nil {
-		return nil, gitstore.ZeroHash, err
+		return nil, err
 	}
 	var best *ledger.Record
-	var bestAt gitstore.Hash
 	read := map[gitstore.Hash]bool{} // copies share one blob: read it once
 	for _, obj := range holders {
 		for _, b := range notes[obj] {
@@ -99,17 +102,17 @@ func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Re
 			read[b] = true
 			data, err := l.repo.ReadBlob(b)
 			if err != nil {
-				return nil, gitstore.ZeroHash, err
+				return nil, err
 			}
 			recs, _ := ledger.ParseLines(data)
 			for i := range recs {
 				if r := &recs[i]; r.Cycle == n && r.ID != "" && (best == nil || ledger.Less(best, r)) {
-					best, bestAt = r, obj
+					best = r
 				}
 			}
 		}
 	}
-	return best, bestAt, nil
+	return best, nil
 }
 
 // notesOf finds the notes of commits in snap: one lookup when they are

@@ -1,12 +1,14 @@
 package cycle
 
 import (
-	"github.com/git-evolve/git-evolve/internal/testenv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -148,4 +150,57 @@ func TestRecordChainsPastRecordsWithNoID(t *testing.T) {
 	export(t, l)
 	plain(r.Cycle + 1)
 	check("after one, the view a note behind", r)
+}
+
+// A record after an import that stored a second record of the largest
+// cycle (on another commit, earlier in listing order) links to the last
+// record in listing order, whichever way the index was made: the import's
+// commit names the largest cycle too, and the history is read back to the
+// commit that named less.
+func TestRecordChainsPastAnImportOfTheLargest(t *testing.T) {
+	dir, commits := testRepo(t, 6)
+	l := openLedger(t, dir)
+	for i := 0; i < 3; i++ {
+		record(t, l, commits[i], 0)
+	}
+	line := fmt.Sprintf(`{"cycle":3,"target":"t","result":"improved","sha":%q,"timestamp":"2025-01-01T00:00:00Z","goals_passing":1,"goals_total":1}`, commits[3])
+	if _, err := l.Import(strings.NewReader(line+"\n"), ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines, _, err := l.Lines(ListOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := ledger.Parse(lines[len(lines)-1].Text)
+	if err != nil || last.Timestamp == "2025-01-01T00:00:00Z" {
+		t.Fatalf("the listing ends with %+v, %v: not the record", last, err)
+	}
+	want := ledger.Link(&last)
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
+	for _, how := range []string{"history", "view"} {
+		ix, err := l.loadIndex(snap)
+		if how == "view" {
+			ix, err = l.viewIndex(snap)
+		} else if ix.whole == nil {
+			t.Errorf("the index was not made from the history")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.lastRecord(snap, ix)
+		if err != nil || got == nil || ledger.Link(got) != want {
+			t.Errorf("from the %s: links to %v (%v), want %s", how, got, err, want)
+		}
+	}
+	res, err := l.Record(recordOn(commits[4], 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Entry.Record.ExtraString("prev"); p != want {
+		t.Errorf("record %d: prev %s, want %s (the last record listed)", res.Entry.Record.Cycle, p, want)
+	}
 }

@@ -78,11 +78,10 @@ type importer struct {
 	// record goes there.
 	existing map[string]bool
 	journal  map[string]bool
-	// cycles is a commit holding each cycle of the ledger at notes commit
-	// cyclesAt: read whole by the first batch, then kept by the batches
-	// stored after it (read again when another writer moved the ledger).
-	cycles   map[int]gitstore.Hash
-	cyclesAt gitstore.Hash
+	// ix is the whole cycle index of the ledger: made by the first batch,
+	// then kept by the batches stored after it (made again when another
+	// writer moved the ledger), so that a batch reads no note.
+	ix *index
 }
 
 // ImportReadError is a file Import could not read to its end: the lines
@@ -376,23 +375,28 @@ func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored)
 		n += len(rs)
 	}
 	warned := len(rep.Warnings)
-	next, err := l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-		rep.Warnings = rep.Warnings[:warned] // anew on a retry
-		if im.cycles == nil || im.cyclesAt != snap.Commit() {
-			if err := ix.complete(); err != nil {
-				return nil, nil, err
-			}
-			im.cycles = make(map[int]gitstore.Hash, len(ix.entries))
-			for _, e := range ix.entries {
-				if _, ok := im.cycles[int(e.cycle)]; !ok {
-					im.cycles[int(e.cycle)] = e.obj
-				}
-			}
-			im.cyclesAt = snap.Commit()
+	load := func(snap *gitstore.Notes) (*index, error) {
+		if im.ix != nil && im.ix.notes == snap.Commit() {
+			return im.ix, nil
 		}
+		ix, err := l.loadIndex(snap)
+		if err == nil {
+			err = ix.complete()
+		}
+		if err != nil {
+			return nil, err
+		}
+		im.ix = ix
+		return ix, nil
+	}
+	next, err := l.updateWith(load, func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		rep.Warnings = rep.Warnings[:warned] // anew on a retry
 		earlier := map[int]gitstore.Hash{}
 		for _, s := range order {
-			obj, ok := im.cycles[s.cycle]
+			obj, ok, err := ix.find(s.cycle)
+			if err != nil {
+				return nil, nil, err
+			}
 			if !ok {
 				obj, ok = earlier[s.cycle]
 			}
@@ -407,16 +411,17 @@ func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored)
 		return add, func(added int) string { return fmt.Sprintf("git evolve: import %d records", added) }, nil
 	})
 	if err != nil {
+		im.ix = nil
 		return err
 	}
-	// What this batch stored, for the next one (when no one else writes
+	// What this batch stored, for the next one (while no one else writes
 	// in between).
-	for _, s := range order {
-		if _, ok := im.cycles[s.cycle]; !ok {
-			im.cycles[s.cycle] = s.commit
+	if im.ix != nil {
+		for _, s := range order {
+			im.ix.add(s.commit, []int{s.cycle})
 		}
+		im.ix.notes = next.snap.Commit()
 	}
-	im.cyclesAt = next.snap.Commit()
 	rep.Stored += next.added
 	rep.Present += n - next.added
 	return nil

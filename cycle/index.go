@@ -29,12 +29,11 @@ type index struct {
 	// whole first. nil for a whole index.
 	whole func() (*index, error)
 	// head is the ledger's last record with an id in listing order
-	// (ledger.Less), the one the next record chains to, and a commit
-	// whose note holds it, for an index made from the view; nil when it
-	// is not known (lastRecord then reads the notes of the largest
-	// cycles) or, for a whole index, when there is none.
-	head   *ledger.Record
-	headAt gitstore.Hash
+	// (ledger.Less), the one the next record chains to, when headKnown
+	// (an index made from the view; nil when there is none). Else
+	// lastRecord reads the notes of the largest cycles.
+	head      *ledger.Record
+	headKnown bool
 }
 
 type indexEntry struct {
@@ -66,6 +65,7 @@ func (l *Ledger) viewIndex(snap *gitstore.Notes) (*index, error) {
 		ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})
 	}
 	top := ix.max()
+	ix.headKnown = true
 	for i := len(v.lines) - 1; i >= 0; i-- {
 		ln := &v.lines[i]
 		if top-ln.Summary.Cycle >= lastRecordDepth {
@@ -75,7 +75,7 @@ func (l *Ledger) viewIndex(snap *gitstore.Notes) (*index, error) {
 			continue
 		}
 		if r, err := ledger.Parse(ln.Text); err == nil && r.ID != "" {
-			ix.head, ix.headAt = &r, ln.commit
+			ix.head = &r
 			break
 		}
 	}
@@ -110,27 +110,34 @@ var historyNotes = 4096 // the tests make it small
 const recordSubject = "git evolve: record cycle %d (%s)"
 
 // indexFromHistory makes an index for snap without reading every note: it
-// knows the largest cycle and the commits that hold it, which
-// is what a record and a cycle start ask. The newest notes commit (among
-// the first historyWalk, by first parents) with a ledger.LargestTrailer names the
-// largest cycle then; the notes that commit changed are read (none may
-// hold a larger one, and they give the commits that hold it), and so are
-// the notes changed from it to snap. ok is false, and the caller reads
-// every note, when there is no such commit, the notes it changed hold a
-// larger cycle, the largest is on a note that commit did not change, or a
-// note was changed or removed since (only added notes are read here, at
-// most historyNotes of them).
+// knows the largest cycle and every commit that holds it, which is what a
+// record and a cycle start ask. Along first parents from snap, among the
+// newest historyWalk notes commits, the newest whose
+// ledger.LargestTrailer names a cycle names N; the newest older one that
+// names less than N, P, bounds what the notes held then: no note held N
+// or more. So every note that holds N or more now was changed since P,
+// and the tree diff from P to snap lists it: those notes are read as they
+// are now (at most historyNotes of them), and the largest cycle they hold
+// is the ledger's when it is above what P names. ok is false, and the
+// caller reads every note, when there is no such N or P (a ledger whose
+// root is within the walk is bounded by nothing: its notes are all read
+// here, when they are few), when too many notes changed since P, or when
+// none of them holds more than P names (the records above it removed).
 //
-// The trailer is only as true as the ledger it is in: a history edited to
-// name a smaller cycle than the notes hold can make two records share a
-// number; verify reports the trailer (a breach: understated) and the
-// number taken twice, and nothing is lost.
+// The trailers are only as true as the ledger they are in: a history
+// edited to name a smaller cycle than the notes hold can make two records
+// share a number, or a record link past another; verify reports the
+// trailer (a breach: understated) and the number taken twice, and nothing
+// is lost.
 func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 	h := snap.Commit()
-	var named int
-	var at gitstore.CommitInfo
+	named, bound := 0, 0
+	from := gitstore.ZeroHash // P; zero: the empty ledger before the root
 	for i := 0; ; i++ {
-		if h.IsZero() || i == historyWalk {
+		if h.IsZero() {
+			break // the root: nothing before it
+		}
+		if i == historyWalk {
 			return nil, false
 		}
 		ci, err := l.repo.Commit(h)
@@ -138,51 +145,47 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 			return nil, false
 		}
 		if n, ok := ledger.LargestCycle(ci.Message); ok {
-			named, at = n, ci
-			break
+			if named == 0 {
+				named = n
+			} else if n < named {
+				from, bound = h, n
+				break
+			}
 		}
 		if len(ci.Parents) == 0 {
-			return nil, false
+			h = gitstore.ZeroHash
+		} else {
+			h = ci.Parents[0]
 		}
-		h = ci.Parents[0]
 	}
-	ix := &index{notes: snap.Commit()}
-	// What that commit changed, which must hold no larger cycle.
-	then := l.repo.NotesOf(at)
-	before := l.repo.EmptyNotes()
-	if len(at.Parents) > 0 {
+	if named == 0 {
+		return nil, false // no trailer: an old ledger, or plain git's
+	}
+	then := l.repo.EmptyNotes()
+	if !from.IsZero() {
 		var err error
-		if before, err = l.repo.NotesAt(at.Parents[0]); err != nil {
-			return nil, false
-		}
-	}
-	changed, err := then.DiffNotes(before)
-	if err != nil || !l.indexChanges(ix, changed) || ix.max() > named {
-		return nil, false
-	}
-	// What changed since: added notes only.
-	since, err := snap.DiffNotes(then)
-	if err != nil {
-		return nil, false
-	}
-	for _, c := range since {
-		if len(c.Old) > 0 {
+		if then, err = l.repo.NotesAt(from); err != nil {
 			return nil, false
 		}
 	}
 	// Notes are read here one at a time: past a few thousand (another
 	// clone's import), the stream of every note is the faster read.
-	if len(since) > historyNotes || !l.indexChanges(ix, since) {
+	since, err := snap.DiffNotes(then)
+	if err != nil || len(since) > historyNotes {
+		return nil, false
+	}
+	ix := &index{notes: snap.Commit()}
+	if !l.indexChanges(ix, since) {
 		return nil, false
 	}
 	// Only the entries of the largest cycle are kept: the others answer
-	// nothing this index is asked without becoming whole. When that is
-	// the named cycle, a note read here must hold it.
-	top := max(ix.max(), named)
-	ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) != top })
-	if len(ix.entries) == 0 {
+	// nothing this index is asked without becoming whole. It must be above
+	// the bound: the notes not read hold cycles up to it.
+	top := ix.max()
+	if top <= bound {
 		return nil, false
 	}
+	ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) != top })
 	ix.topOK = false
 	ix.whole = func() (*index, error) { return l.viewIndex(snap) }
 	return ix, true
@@ -191,7 +194,7 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 // indexChanges adds the cycles of the notes in changes to ix; false when
 // a note cannot be read.
 func (l *Ledger) indexChanges(ix *index, changes []gitstore.NoteChange) bool {
-	cycles, err := l.changedCycles(changes, 0, nil)
+	cycles, err := l.changedCycles(changes)
 	if err != nil {
 		return false
 	}
@@ -227,12 +230,9 @@ func (l *Ledger) changesSince(old gitstore.Hash, snap *gitstore.Notes) ([]gitsto
 
 // changedCycles is the cycles each changed note now holds, their blobs
 // read a few thousand to an exchange with git (not one round trip a note,
-// nor every note in memory at once; a blob many notes share, once). When
-// found is not nil, it is given each record of cycle from or above and the
-// change whose note holds it (each blob parsed once).
-func (l *Ledger) changedCycles(changes []gitstore.NoteChange, from int, found func(change int, r *ledger.Record)) ([][]int, error) {
+// nor every note in memory at once; a blob many notes share, once).
+func (l *Ledger) changedCycles(changes []gitstore.NoteChange) ([][]int, error) {
 	out := make([][]int, len(changes))
-	parsed := map[gitstore.Hash][]ledger.Record{}
 	for start := 0; start < len(changes); {
 		end, n := start, 0
 		var blobs []gitstore.Hash
@@ -252,22 +252,7 @@ func (l *Ledger) changedCycles(changes []gitstore.NoteChange, from int, found fu
 		}
 		for i := start; i < end; i++ {
 			for _, b := range changes[i].New {
-				d := data[at[b]]
-				cs := ledger.Cycles(d)
-				out[i] = append(out[i], cs...)
-				if found == nil || len(cs) == 0 || slices.Max(cs) < from {
-					continue
-				}
-				rs, ok := parsed[b]
-				if !ok {
-					rs, _ = ledger.ParseLines(d)
-					parsed[b] = rs
-				}
-				for j := range rs {
-					if rs[j].Cycle >= from {
-						found(i, &rs[j])
-					}
-				}
+				out[i] = append(out[i], ledger.Cycles(data[at[b]])...)
 			}
 		}
 		start = end
@@ -284,6 +269,7 @@ func (ix *index) add(obj gitstore.Hash, cycles []int) {
 		}
 	}
 	ix.byCycle = nil
+	ix.head, ix.headKnown = nil, false
 }
 
 // find returns a commit holding cycle n.

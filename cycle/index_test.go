@@ -56,11 +56,23 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 			t.Errorf("%s: a taken number %d is not refused: %v", when, n, err)
 		}
 	}
+	// the index file an older version kept is not read, and a record
+	// removes it
+	old := filepath.Join(dir, ".git", "evolve", "cycles.idx")
+	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte("git-evolve cycle index 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	want := map[int]string{}
 	for i := 0; i < 3; i++ {
 		record(t, l, commits[i], 0)
 		want[i+1] = commits[i]
 		check("after a record", want)
+		if _, err := os.Stat(old); err == nil {
+			t.Errorf("after a record: %s is still there", old)
+		}
 	}
 	// A second record on a commit that has one (a reverted cycle on the
 	// commit it started from).

@@ -333,7 +333,7 @@ func (l *Ledger) copiesMax() (int, error) {
 			n = max(n, whole.max())
 			continue
 		}
-		cycles, err := l.changedCycles(changes, 0, nil)
+		cycles, err := l.changedCycles(changes)
 		if err != nil {
 			return 0, err
 		}

@@ -160,12 +160,18 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 // message; when another writer moved the ledger first, build runs again on
 // the new ledger.
 func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(added int) string, error)) (*written, error) {
+	return l.updateWith(l.loadIndex, build)
+}
+
+// updateWith is update with the index of the notes as they are given by
+// load (a writer of many batches keeps the one it had).
+func (l *Ledger) updateWith(load func(*gitstore.Notes) (*index, error), build func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(added int) string, error)) (*written, error) {
 	for attempt := 1; ; attempt++ {
 		snap, err := l.repo.ReadNotes(NotesRef)
 		if err != nil {
 			return nil, err
 		}
-		ix, err := l.loadIndex(snap)
+		ix, err := load(snap)
 		if err != nil {
 			return nil, err
 		}
