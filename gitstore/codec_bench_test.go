@@ -216,17 +216,8 @@ func readGoGit(objects string, hs []Hash) error {
 			if err != nil {
 				return err
 			}
-			rd, err := obj.Reader()
-			if err != nil {
+			if err := readNamed(obj, h); err != nil {
 				return err
-			}
-			data, err := io.ReadAll(rd)
-			rd.Close()
-			if err != nil {
-				return err
-			}
-			if nameOf(objectType(obj.Type().String()), data) != h {
-				return fmt.Errorf("%s read as another object", h)
 			}
 			ok = true
 		}
@@ -276,17 +267,8 @@ func readGoGitStorage(gitDir string, hs []Hash) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", h, err)
 		}
-		rd, err := obj.Reader()
-		if err != nil {
+		if err := readNamed(obj, h); err != nil {
 			return err
-		}
-		data, err := io.ReadAll(rd)
-		rd.Close()
-		if err != nil {
-			return err
-		}
-		if nameOf(objectType(obj.Type().String()), data) != h {
-			return fmt.Errorf("%s read as another object", h)
 		}
 	}
 	return nil
@@ -439,9 +421,27 @@ func BenchmarkCodecParse(b *testing.B) {
 	}
 }
 
+// readNamed reads an object go-git found whole and checks it against its
+// name h, as odb does each object it reads.
+func readNamed(obj plumbing.EncodedObject, h Hash) error {
+	rd, err := obj.Reader()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(rd)
+	rd.Close()
+	if err != nil {
+		return err
+	}
+	if nameOf(objectType(obj.Type().String()), data) != h {
+		return fmt.Errorf("%s read as another object", h)
+	}
+	return nil
+}
+
 // writeLooseGoGit is writeLoose with go-git's objfile writer compressing
-// and naming the object: the same temporary file, mode and rename.
-func writeLooseGoGit(objects string, t plumbing.ObjectType, data []byte) (Hash, error) {
+// and naming the object, placed by the same code (placeLoose).
+func writeLooseGoGit(repo *Repo, objects string, t plumbing.ObjectType, data []byte) (Hash, error) {
 	var buf bytes.Buffer
 	w := objfile.NewWriter(&buf)
 	if err := w.WriteHeader(t, int64(len(data))); err != nil {
@@ -460,26 +460,7 @@ func writeLooseGoGit(objects string, t plumbing.ObjectType, data []byte) (Hash, 
 	if _, err := os.Lstat(path); err == nil {
 		return h, nil
 	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o777); err == nil {
-			tmp, err = os.CreateTemp(dir, "tmp_obj_")
-		}
-	}
-	if err != nil {
-		return ZeroHash, err
-	}
-	_, err = tmp.Write(buf.Bytes())
-	if err == nil {
-		err = tmp.Chmod(0o444)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return h, err
+	return h, repo.placeLoose(dir, path, buf.Bytes())
 }
 
 // writeGoGitStorage writes the object through go-git's filesystem storage.
@@ -547,7 +528,7 @@ func BenchmarkCodecWriteLoose(b *testing.B) {
 					case "ours":
 						_, err = repo.writeLoose(obj.typ, data)
 					case "gogit":
-						_, err = writeLooseGoGit(objects, obj.typ, data)
+						_, err = writeLooseGoGit(repo, objects, obj.typ, data)
 					default:
 						_, err = writeGoGitStorage(st, obj.typ, data)
 					}

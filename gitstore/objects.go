@@ -534,6 +534,16 @@ func (r *Repo) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 	if err != nil {
 		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
 	}
+	if err := r.placeLoose(dir, path, buf.Bytes()); err != nil {
+		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
+	}
+	return h, nil
+}
+
+// placeLoose writes a compressed loose object as git does: to a temporary
+// file in its directory dir (made, with the repository's shared bits,
+// when missing), read-only, renamed to path.
+func (r *Repo) placeLoose(dir, path string, compressed []byte) error {
 	tmp, err := os.CreateTemp(dir, "tmp_obj_")
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(dir, 0o777); err == nil { // less the umask, as git makes it
@@ -546,9 +556,9 @@ func (r *Repo) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 		}
 	}
 	if err != nil {
-		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
+		return err
 	}
-	_, err = tmp.Write(buf.Bytes())
+	_, err = tmp.Write(compressed)
 	if err == nil {
 		err = tmp.Chmod(0o444)
 	}
@@ -560,9 +570,8 @@ func (r *Repo) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
 	}
-	return h, nil
+	return err
 }
 
 // sharedDirBits is the permission core.sharedRepository adds to a new
