@@ -74,6 +74,21 @@ type clone struct {
 	l    *cycle.Ledger
 }
 
+// rememberVerified returns a function that puts back what this clone
+// remembers as verified (verifiedPath) as it is now, or its absence.
+func (c *clone) rememberVerified() (reset func()) {
+	path := verifiedPath(c.repo)
+	remembered, err := os.ReadFile(path)
+	had := err == nil
+	return func() {
+		if had {
+			os.WriteFile(path, remembered, 0o644)
+		} else {
+			os.Remove(path)
+		}
+	}
+}
+
 func (c *clone) git(args ...string) string {
 	c.t.Helper()
 	cmd := exec.Command("git", args...)
@@ -232,16 +247,7 @@ func agreeWith(t *testing.T, dir string, seed int64, steps, ops int, check func(
 // was, and fails when they differ.
 func compareVerifies(t *testing.T, c *clone, seed int64, did []string) {
 	t.Helper()
-	path := verifiedPath(c.repo)
-	remembered, err := os.ReadFile(path)
-	had := err == nil
-	reset := func() {
-		if had {
-			os.WriteFile(path, remembered, 0o644)
-		} else {
-			os.Remove(path)
-		}
-	}
+	reset := c.rememberVerified()
 	kept, err1 := VerifyWith(c.l, VerifyOptions{})
 	reset()
 	full, err2 := VerifyWith(c.l, VerifyOptions{FromGit: true})

@@ -56,16 +56,7 @@ func TestHistoryWalkAgreesWithTreeWalk(t *testing.T) {
 // walks, and fails when they differ.
 func compareWalks(t *testing.T, c *clone, seed int64, did []string) {
 	t.Helper()
-	path := verifiedPath(c.repo)
-	remembered, err := os.ReadFile(path)
-	had := err == nil
-	reset := func() {
-		if had {
-			os.WriteFile(path, remembered, 0o644)
-		} else {
-			os.Remove(path)
-		}
-	}
+	reset := c.rememberVerified()
 	defer reset()
 	both := func(what string, run func() (string, error)) {
 		t.Helper()
@@ -84,7 +75,7 @@ func compareWalks(t *testing.T, c *clone, seed int64, did []string) {
 	for _, since := range []bool{false, true} {
 		both(fmt.Sprintf("verify (since verified: %v)", since), func() (string, error) {
 			if !since {
-				os.Remove(path)
+				os.Remove(verifiedPath(c.repo))
 			} else {
 				reset()
 			}

@@ -31,16 +31,7 @@ func (c *clone) forge(n int) gitstore.Hash {
 // verified before finds the same breaches.
 func (c *clone) understated() string {
 	c.t.Helper()
-	path := verifiedPath(c.repo)
-	remembered, err := os.ReadFile(path)
-	had := err == nil
-	reset := func() {
-		if had {
-			os.WriteFile(path, remembered, 0o644)
-		} else {
-			os.Remove(path)
-		}
-	}
+	reset := c.rememberVerified()
 	var answers []string
 	for _, o := range []VerifyOptions{{FromGit: true, FullHistory: true}, {FromGit: true}} {
 		for _, tw := range []bool{false, true} {
