@@ -6,9 +6,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // A FIFO at a state file's path is refused, not opened: opening one for
@@ -23,13 +23,25 @@ func TestReadStateFileFIFO(t *testing.T) {
 		_, err := ReadStateFile(fifo, 1<<20)
 		done <- err
 	}()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Errorf("a FIFO was read")
+	// Until it returns, a writer that does not wait is tried: it can open
+	// the FIFO only once ReadStateFile has opened it for reading (and
+	// waits there), which it must not; that open also ends the wait.
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("a FIFO was read")
+			}
+			return
+		default:
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("ReadStateFile waits on a FIFO")
+		w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w.Close()
+			<-done
+			t.Fatal("ReadStateFile opened a FIFO, and waited for a writer")
+		}
+		runtime.Gosched()
 	}
 }
 
