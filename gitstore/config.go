@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,7 @@ func (r *Repo) ConfigAdd(key, value string) error {
 	_, err := r.git(context.Background(), nil, "config", "--local", "--add", key, value)
 	r.config.mu.Lock()
 	r.config.done, r.config.proc = false, nil // read again when next asked
+	r.config.remotesDone = false
 	r.config.mu.Unlock()
 	return err
 }
@@ -98,17 +100,32 @@ func (r *Repo) ConfigSet(key, value string) error {
 	_, err := r.git(context.Background(), nil, "config", "--local", key, value)
 	r.config.mu.Lock()
 	r.config.done, r.config.proc = false, nil // read again when next asked
+	r.config.remotesDone = false
 	r.config.mu.Unlock()
 	return err
 }
 
-// Remotes returns the names of the repository's remotes.
+// Remotes returns the names of the repository's remotes, as git remote
+// lists them (the config's remote.<name>.* subsections and the old
+// .git/remotes and .git/branches files). git is asked once a process, as
+// the config is read once (Config); a config written through this Repo
+// asks again.
 func (r *Repo) Remotes() ([]string, error) {
+	r.config.mu.Lock()
+	if r.config.remotesDone {
+		defer r.config.mu.Unlock()
+		return slices.Clone(r.config.remotes), nil
+	}
+	r.config.mu.Unlock()
 	out, err := r.git(context.Background(), nil, "remote")
 	if err != nil {
 		return nil, err
 	}
-	return strings.Fields(string(out)), nil
+	remotes := strings.Fields(string(out))
+	r.config.mu.Lock()
+	r.config.remotes, r.config.remotesDone = remotes, true
+	r.config.mu.Unlock()
+	return slices.Clone(remotes), nil
 }
 
 // IsRemote reports whether name is one of the repository's remotes, as
@@ -136,9 +153,24 @@ func (r *Repo) IsRemote(name string) (bool, error) {
 }
 
 // GitPath resolves a path inside the git directory the way git does (git
-// rev-parse --git-path), so that core.hooksPath and the like are honoured.
+// rev-parse --git-path), so that core.hooksPath and the like are honoured
+// (a relative core.hooksPath from the top of the working tree, where git
+// runs hooks).
+// The hooks directory is known without asking git when the config sets no
+// core.hooksPath: git puts it in the common git directory.
 func (r *Repo) GitPath(name string) (string, error) {
-	out, err := r.git(context.Background(), nil, "rev-parse", "--path-format=absolute", "--git-path", name)
+	if name == "hooks" && r.commonDir != "" && filepath.IsAbs(r.commonDir) {
+		if _, set, err := r.Config("core.hookspath"); err == nil && !set {
+			return filepath.Join(r.commonDir, "hooks"), nil
+		}
+	}
+	// git runs from the top of the working tree, as it runs hooks: with
+	// GIT_DIR set, a relative core.hooksPath is taken from where git runs.
+	dir := r.dir
+	if r.workTree != "" {
+		dir = r.workTree
+	}
+	out, err := startGit(dir, r.env, false, "rev-parse", "--path-format=absolute", "--git-path", name).finish(nil)
 	if err != nil {
 		return "", err
 	}
@@ -177,6 +209,9 @@ type configCache struct {
 	all  map[string][]string // every value of each key, in order ("true" for a key without one)
 	raw  map[string][]string // the same, "" for a key without a value (git config --get-all)
 	err  error
+
+	remotes     []string // git remote's answer (Remotes)
+	remotesDone bool
 }
 
 // PrefetchConfig starts reading the config, so that a later Config does
