@@ -84,7 +84,7 @@ func TestNotesDifferOddTrees(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	steps := 60
 	if testing.Short() {
-		steps = 25
+		steps = 15
 	}
 	// A tree is a set of paths (directories by "/") to blobs or gitlinks.
 	type entry struct {
