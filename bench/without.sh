@@ -6,10 +6,16 @@
 # in blocks of 5 runs, on a copy of a ledger of N records made by
 # bench/genrepo.sh. In ARGS, $SHA is a commit with no note, a new one
 # each run (for record). BENCH_REPOS=DIR reuses DIR/rN as firstwarm.sh
-# does; RUNS sets the runs of each (default 20).
+# does; RUNS sets the runs of each (default 20). A remote-tracking copy
+# of the ledger (refs/notes/remotes/origin/evolve) is made with BEHIND=K
+# (the copy K notes commits behind the local ledger: pushed, then K
+# records made here) or AHEAD=K (the local ledger moved K notes commits
+# back, the copy at its tip: fetched and not merged).
 #
 #   bash bench/without.sh 10000 ledger.view record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha '$SHA'
 #   bash bench/without.sh 10000 verify-delta 'record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha "$SHA" && git evolve verify'
+#   BEHIND=1000 bash bench/without.sh 10000 merged log -n 20
+#   AHEAD=100 bash bench/without.sh 10000 copies log -n 20
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 n=${1:?usage: without.sh N FILE ARGS...}
@@ -23,6 +29,12 @@ cp -a "$src" "$work/copy"
 cd "$work/copy"
 state=$(git rev-parse --git-common-dir)/evolve
 fresh=($(git rev-list main..fresh))
+if [ -n "${BEHIND:-}" ]; then
+  git update-ref refs/notes/remotes/origin/evolve "$(git rev-parse "refs/notes/evolve~$BEHIND")"
+elif [ -n "${AHEAD:-}" ]; then
+  git update-ref refs/notes/remotes/origin/evolve "$(git rev-parse refs/notes/evolve)"
+  git update-ref refs/notes/evolve "$(git rev-parse "refs/notes/evolve~$AHEAD")"
+fi
 j=0
 # one run first, with SHA set, so that every file is there
 export SHA=${fresh[0]}
