@@ -688,7 +688,13 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 			}
 		}
 	}
+	// The trailers the range brings are checked as verify checks them
+	// (largest.go): a clone that took an understated one in would trust
+	// it. The bound of a commit the range builds on is its own trailer,
+	// which this clone's verify checked (this clone's history) or this
+	// check did when the commit came in.
 	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
+		largest: newLargestCheck(largestMemory{checked: true}),
 		holds: func(object gitstore.Hash, id, line string) (bool, error) {
 			if added[line] {
 				return true, nil // the range put it (back) somewhere
