@@ -548,11 +548,38 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		return gitstore.ZeroHash, 0, err
 	}
 	msg := fmt.Sprintf("git evolve: merge %s (%d note(s) from %s)\n", strings.TrimPrefix(ref, "refs/notes/"), len(edits), theirs.Short())
+	if ref == LedgerRef {
+		if n, ok := mergedLargest(repo, ours.Commit(), theirs); ok {
+			msg += fmt.Sprintf("\n%s: %d\n", ledger.LargestTrailer, n)
+		}
+	}
 	next, err := ours.CommitNotesMerge(ref, tree, msg, author, committer, theirs)
 	if err != nil {
 		return gitstore.ZeroHash, 0, err
 	}
 	return next.Commit(), len(edits), nil
+}
+
+// mergedLargest is the largest cycle of the ledger a merge of ours and
+// theirs makes, as the two commits name theirs in their
+// ledger.LargestTrailer (ours written or merged here; theirs checked as it
+// came in, audit.CheckIncoming): every line of the merge is one side's, so
+// the larger bounds it. ok is false when either names none (plain git's
+// commits): the merge then names none either, as they do.
+func mergedLargest(repo *gitstore.Repo, ours, theirs gitstore.Hash) (int, bool) {
+	largest := -1
+	for _, c := range []gitstore.Hash{ours, theirs} {
+		ci, err := repo.Commit(c)
+		if err != nil {
+			return 0, false
+		}
+		n, ok := ledger.LargestCycle(ci.Message)
+		if !ok {
+			return 0, false
+		}
+		largest = max(largest, n)
+	}
+	return largest, true
 }
 
 // markers checks the ledger's schema markers of both sides and returns the

@@ -373,3 +373,55 @@ func TestSyncAsLastSeenUnseenRef(t *testing.T) {
 		t.Errorf("the remote's evolve-other %q", got)
 	}
 }
+
+// A merge of the ledger names in its Evolve-Largest-Cycle trailer the
+// larger of what its two sides name, so that a reader with no cycle index
+// has a bound at a merge too; when a side names none (plain git's notes
+// commits), neither does the merge.
+func TestMergeNamesTheLargestCycle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	git(t, t.TempDir(), "init", "-q", "-b", "main", dir)
+	for _, m := range []string{"one", "two", "three"} {
+		git(t, dir, "commit", "-q", "--allow-empty", "-m", m)
+	}
+	record := func(rev string, cycle int, largest string) string {
+		git(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"cycle":`+strconv.Itoa(cycle)+`,"target":"t","result":"improved"}`, rev)
+		if largest == "" {
+			return git(t, dir, "rev-parse", "refs/notes/evolve")
+		}
+		args := []string{"commit-tree", "refs/notes/evolve^{tree}"}
+		if parents := strings.Fields(git(t, dir, "log", "-1", "--format=%P", "refs/notes/evolve")); len(parents) > 0 {
+			args = append(args, "-p", parents[0])
+		}
+		c := git(t, dir, append(args, "-m", "git evolve: record cycle "+strconv.Itoa(cycle)+" (improved)", "-m", "Evolve-Largest-Cycle: "+largest)...)
+		git(t, dir, "update-ref", "refs/notes/evolve", c)
+		return c
+	}
+	base := record("HEAD~2", 1, "1")
+	theirs := record("HEAD~1", 5, "5")
+	git(t, dir, "update-ref", "refs/notes/evolve", base)
+	ours := record("HEAD", 3, "3")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	merge := func(theirs string) string {
+		t.Helper()
+		th, _ := gitstore.ParseHash(theirs)
+		result, _, err := Merge(repo, LedgerRef, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return git(t, dir, "log", "-1", "--format=%B", result.String())
+	}
+	if msg := merge(theirs); !strings.Contains(msg, "\n\nEvolve-Largest-Cycle: 5") {
+		t.Errorf("the merge of a side naming 5 and one naming 3 says:\n%s", msg)
+	}
+	// ours by plain git: no bound known, none named
+	git(t, dir, "update-ref", "refs/notes/evolve", ours)
+	git(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"cycle":9,"target":"t","result":"improved"}`, "HEAD~2")
+	if msg := merge(theirs); strings.Contains(msg, "Evolve-Largest-Cycle") {
+		t.Errorf("a merge with a side that names no bound names one:\n%s", msg)
+	}
+}
