@@ -500,6 +500,7 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		return gitstore.ZeroHash, 0, err
 	}
 	var edits []gitstore.NoteEdit
+	brought := -1 // the largest cycle of the notes the other side changed (mergedLargest)
 	for _, ch := range changes {
 		if len(ch.New) == 0 {
 			continue // removed there: kept here
@@ -507,6 +508,9 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		theirData, err := concat(repo, ch.New)
 		if err != nil {
 			return gitstore.ZeroHash, 0, err
+		}
+		if n, ok := ledger.MaxCycle(theirData); ok {
+			brought = max(brought, n)
 		}
 		mine, err := ours.Find(ch.Object)
 		if err != nil {
@@ -519,6 +523,9 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		baseData, err := concat(repo, ch.Old)
 		if err != nil {
 			return gitstore.ZeroHash, 0, err
+		}
+		if n, ok := ledger.MaxCycle(baseData); ok {
+			brought = max(brought, n)
 		}
 		merged := mergeNote3(ref, baseData, ourData, theirData)
 		if len(mine) == 1 && bytes.Equal(merged, ourData) {
@@ -549,7 +556,7 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 	}
 	msg := fmt.Sprintf("git evolve: merge %s (%d note(s) from %s)\n", strings.TrimPrefix(ref, "refs/notes/"), len(edits), theirs.Short())
 	if ref == LedgerRef {
-		if n, ok := mergedLargest(repo, ours.Commit(), theirs); ok {
+		if n, ok := mergedLargest(repo, ours.Commit(), brought); ok {
 			msg += fmt.Sprintf("\n%s: %d\n", ledger.LargestTrailer, n)
 		}
 	}
@@ -560,26 +567,24 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 	return next.Commit(), len(edits), nil
 }
 
-// mergedLargest is the largest cycle of the ledger a merge of ours and
-// theirs makes, as the two commits name theirs in their
-// ledger.LargestTrailer (ours written or merged here; theirs checked as it
-// came in, audit.CheckIncoming): every line of the merge is one side's, so
-// the larger bounds it. ok is false when either names none (plain git's
-// commits): the merge then names none either, as they do.
-func mergedLargest(repo *gitstore.Repo, ours, theirs gitstore.Hash) (int, bool) {
-	largest := -1
-	for _, c := range []gitstore.Hash{ours, theirs} {
-		ci, err := repo.Commit(c)
-		if err != nil {
-			return 0, false
-		}
-		n, ok := ledger.LargestCycle(ci.Message)
-		if !ok {
-			return 0, false
-		}
-		largest = max(largest, n)
+// mergedLargest is the largest cycle of the ledger a merge makes of ours
+// and the notes the other side changed since the two parted, whose
+// largest cycle is brought (-1: none): every line of the merge is ours or
+// one of those notes', so the larger of brought and what ours names in its
+// ledger.LargestTrailer bounds it. What the other side's commits name is
+// not taken: a ledger accepted as it was (sync --accept-remote) may name
+// too little. ok is false when ours names none (plain git's commits): the
+// merge then names none either.
+func mergedLargest(repo *gitstore.Repo, ours gitstore.Hash, brought int) (int, bool) {
+	ci, err := repo.Commit(ours)
+	if err != nil {
+		return 0, false
 	}
-	return largest, true
+	n, ok := ledger.LargestCycle(ci.Message)
+	if !ok {
+		return 0, false
+	}
+	return max(n, brought), true
 }
 
 // markers checks the ledger's schema markers of both sides and returns the

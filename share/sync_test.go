@@ -375,9 +375,11 @@ func TestSyncAsLastSeenUnseenRef(t *testing.T) {
 }
 
 // A merge of the ledger names in its Evolve-Largest-Cycle trailer the
-// larger of what its two sides name, so that a reader with no cycle index
-// has a bound at a merge too; when a side names none (plain git's notes
-// commits), neither does the merge.
+// larger of what ours names and the largest cycle of the notes the other
+// side changed, so that a reader with no cycle index has a bound at a
+// merge too; what the other side names is not taken (here it names too
+// little); when ours names none (plain git's notes commits), neither does
+// the merge.
 func TestMergeNamesTheLargestCycle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	git(t, t.TempDir(), "init", "-q", "-b", "main", dir)
@@ -398,7 +400,7 @@ func TestMergeNamesTheLargestCycle(t *testing.T) {
 		return c
 	}
 	base := record("HEAD~2", 1, "1")
-	theirs := record("HEAD~1", 5, "5")
+	theirs := record("HEAD~1", 5, "2")
 	git(t, dir, "update-ref", "refs/notes/evolve", base)
 	ours := record("HEAD", 3, "3")
 	repo, err := gitstore.Open(dir)
@@ -416,7 +418,7 @@ func TestMergeNamesTheLargestCycle(t *testing.T) {
 		return git(t, dir, "log", "-1", "--format=%B", result.String())
 	}
 	if msg := merge(theirs); !strings.Contains(msg, "\n\nEvolve-Largest-Cycle: 5") {
-		t.Errorf("the merge of a side naming 5 and one naming 3 says:\n%s", msg)
+		t.Errorf("the merge of ours naming 3 and a note of cycle 5 from theirs says:\n%s", msg)
 	}
 	// ours by plain git: no bound known, none named
 	git(t, dir, "update-ref", "refs/notes/evolve", ours)
