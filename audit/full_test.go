@@ -212,13 +212,13 @@ func agreeWith(t *testing.T, dir string, seed int64, steps, ops int, check func(
 				did = append(did, "fetch")
 			}
 		case 8:
-			if _, err := Repair(a.l, false); err != nil {
+			if _, err := Repair(a.l.Ledger, false); err != nil {
 				t.Logf("repair: %v", err)
 			}
 			did = append(did, "repair")
 		case 9:
 			// A breach acknowledged.
-			rep, err := VerifyWith(a.l, VerifyOptions{FromGit: true})
+			rep, err := VerifyWith(a.l.Ledger, VerifyOptions{FromGit: true})
 			if err == nil {
 				for _, f := range rep.Findings {
 					if h, err := gitstore.ParseHash(f.NotesCommit); err == nil && f.Severity == Breach {
@@ -248,11 +248,11 @@ func agreeWith(t *testing.T, dir string, seed int64, steps, ops int, check func(
 func compareVerifies(t *testing.T, c *clone, seed int64, did []string) {
 	t.Helper()
 	reset := c.rememberVerified()
-	kept, err1 := VerifyWith(c.l, VerifyOptions{})
+	kept, err1 := VerifyWith(c.l.Ledger, VerifyOptions{})
 	reset()
-	full, err2 := VerifyWith(c.l, VerifyOptions{FromGit: true})
+	full, err2 := VerifyWith(c.l.Ledger, VerifyOptions{FromGit: true})
 	reset()
-	again, err3 := VerifyWith(c.l, VerifyOptions{})
+	again, err3 := VerifyWith(c.l.Ledger, VerifyOptions{})
 	if (err1 == nil) != (err2 == nil) || (err1 == nil) != (err3 == nil) {
 		t.Fatalf("seed %d after %s: the errors differ: kept %v, from git %v, kept again %v", seed, strings.Join(did, ", "), err1, err2, err3)
 	}

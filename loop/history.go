@@ -19,6 +19,7 @@ import (
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // Event is one cycle of the ledger or the journal, as the loop's rules
@@ -78,7 +79,7 @@ func (e *Event) Failed() bool { return failing(e.Gate) }
 
 // History reads the ledger and the journal as events, in cycle order.
 func History(l *cycle.Ledger) ([]Event, error) {
-	list, err := l.List(cycle.ListOptions{Journal: true})
+	list, err := l.List(store.ListOptions{Journal: true})
 	if err != nil {
 		return nil, err
 	}
@@ -90,16 +91,16 @@ func History(l *cycle.Ledger) ([]Event, error) {
 // answer needs, read from the saved view (cycle.Ledger.Entries) at the cost
 // of those records, not of the ledger.
 func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
-	last, err := l.Entries(cycle.ListOptions{Journal: true}, nil, n)
+	last, err := l.Entries(store.ListOptions{Journal: true}, nil, n)
 	if err != nil {
 		return nil, err
 	}
-	quarantines, err := l.Quarantines(cycle.ListOptions{Journal: true})
+	quarantines, err := l.Quarantines(store.ListOptions{Journal: true})
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	var all []cycle.Entry
+	var all []store.Entry
 	for _, en := range append(quarantines.Entries, last.Entries...) {
 		key := en.Record.ID + "\x00" + en.Commit.String()
 		if en.Record.ID != "" && seen[key] {
@@ -112,7 +113,7 @@ func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
 	return events(all), nil
 }
 
-func events(entries []cycle.Entry) []Event {
+func events(entries []store.Entry) []Event {
 	out := make([]Event, 0, len(entries))
 	for _, en := range entries {
 		r := en.Record

@@ -21,6 +21,7 @@ import (
 	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // cli is the whole command line.
@@ -154,7 +155,8 @@ func (e *env) ledgerWith(opts ...gitstore.Option) (*cycle.Ledger, error) {
 			return nil, err
 		}
 		// A remote's copy is read only when it passes sync's check.
-		e.ledger = cycle.Open(r, e.now).CheckCopies(audit.CopyCheck(r))
+		e.ledger = cycle.Open(r, e.now)
+		e.ledger.CheckCopies(audit.CopyCheck(r))
 	}
 	return e.ledger, nil
 }
@@ -435,11 +437,11 @@ func (e *env) clock() time.Time {
 	return time.Now()
 }
 
-// notFound turns cycle.ErrNotFound into a usage error (the user named
+// notFound turns store.ErrNotFound into a usage error (the user named
 // something that is not there).
 func notFound(err error) error {
-	if errors.Is(err, cycle.ErrNotFound) {
-		return usagef("%s", strings.TrimPrefix(err.Error(), cycle.ErrNotFound.Error()+": "))
+	if errors.Is(err, store.ErrNotFound) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), store.ErrNotFound.Error()+": "))
 	}
 	return err
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/git-evolve/git-evolve/audit"
-	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // copyNotices says, once for each remote-tracking copy of the ledger that
@@ -21,7 +21,7 @@ func (e *env) copyNotices() {
 	}
 }
 
-func copyNotice(r *cycle.CopyRefusal) string {
+func copyNotice(r *store.CopyRefusal) string {
 	remote := r.Remote()
 	what := "a breach"
 	if r.Breaches > 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/setup"
 	"github.com/git-evolve/git-evolve/share"
 )
@@ -145,7 +146,7 @@ func printSync(e *env, rep *share.Report, remote string) {
 func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why string, verified gitstore.Hash) share.Options {
 	return share.Options{
 		Admit: func(ref string, local, theirs gitstore.Hash) error {
-			if ref != cycle.NotesRef || theirs.IsZero() {
+			if ref != store.NotesRef || theirs.IsZero() {
 				return nil
 			}
 			found, err := audit.CheckIncoming(l.Repo(), local, theirs)
@@ -162,7 +163,7 @@ func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why strin
 				fmt.Sprintf("ask whoever made that notes commit to run git evolve repair and sync; to take %s's ledger anyway: git evolve sync %s --accept-remote -m 'why'", remote, remote))
 		},
 		BeforePush: func(ref string, result gitstore.Hash) error {
-			if ref != cycle.NotesRef || result == verified {
+			if ref != store.NotesRef || result == verified {
 				return nil // (the ledger the caller verified just now, as it is)
 			}
 			rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true}) // what the push delivers

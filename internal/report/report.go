@@ -29,6 +29,7 @@ import (
 	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // ErrNoUpstream is returned by Build when no range is given and the branch
@@ -165,7 +166,7 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 	for _, h := range boundary {
 		edge[h] = true
 	}
-	list, err := l.List(cycle.ListOptions{Commits: append(slices.Clone(commits), boundary...)})
+	list, err := l.List(store.ListOptions{Commits: append(slices.Clone(commits), boundary...)})
 	if err != nil {
 		return nil, err
 	}
