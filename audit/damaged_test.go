@@ -32,7 +32,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 	state := filepath.Join(a.repo.CommonDir(), "evolve")
 	kept := []string{"verified", "verify-state", "verify-keys", "verify-delta", "verify-objects"}
 	for i := 0; i < 2; i++ { // the second reads from what the first kept
-		if _, err := VerifyWith(a.l.Ledger, VerifyOptions{}); err != nil {
+		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +65,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 	want := func(ledgerAt string) string {
 		t.Helper()
 		restore(ledgerAt)
-		rep, err := VerifyWith(a.l.Ledger, VerifyOptions{FromGit: true})
+		rep, err := VerifyWith(a.l, VerifyOptions{FromGit: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 				if err := d.do(filepath.Join(state, name), saved[name]); err != nil {
 					t.Fatal(err)
 				}
-				rep, err := VerifyWith(a.l.Ledger, VerifyOptions{})
+				rep, err := VerifyWith(a.l, VerifyOptions{})
 				if err != nil {
 					t.Errorf("%s %s, %s: %v", name, d.name, c.what, err)
 					continue
@@ -131,11 +131,11 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 	testenv.Slow(t)
 	a, _ := recordedClone(t, 8, 4)
 	for i := 0; i < 2; i++ {
-		if _, err := VerifyWith(a.l.Ledger, VerifyOptions{}); err != nil {
+		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	full, err := VerifyWith(a.l.Ledger, VerifyOptions{FromGit: true})
+	full, err := VerifyWith(a.l, VerifyOptions{FromGit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(state, "verify-state"), out, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := VerifyWith(a.l.Ledger, VerifyOptions{})
+		rep, err := VerifyWith(a.l, VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A verify that builds on what earlier ones kept (the
@@ -71,7 +71,8 @@ type clone struct {
 	t    *testing.T
 	dir  string
 	repo *gitstore.Repo
-	l    *cycle.Ledger
+	l    *store.Ledger
+	now  func() time.Time
 }
 
 // rememberVerified returns a function that puts back what this clone
@@ -115,7 +116,7 @@ func openClone(t *testing.T, dir string) *clone {
 	t.Cleanup(func() { repo.Close() })
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	now := func() time.Time { clock = clock.Add(time.Minute); return clock }
-	return &clone{t: t, dir: dir, repo: repo, l: cycle.Open(repo, now)}
+	return &clone{t: t, dir: dir, repo: repo, l: store.Open(repo), now: now}
 }
 
 // noted lists the commits the ledger has notes on.
@@ -134,9 +135,47 @@ func (c *clone) record(rng *rand.Rand) {
 	one, two := 1, 2
 	rec := ledger.Record{Target: "t", Result: ledger.Improved, GoalsPassing: &one, GoalsTotal: &two,
 		CanonicalSHA: fmt.Sprintf("HEAD~%d", rng.Intn(10))}
-	if _, err := c.l.Record(rec); err != nil {
+	if err := c.put(rec); err != nil {
 		c.t.Fatalf("record: %v", err)
 	}
+}
+
+// put records rec as git evolve record does, through the store alone (this
+// package reads the ledger and knows no cycle): on the commit it names,
+// the next cycle number, linked to the last record. The tests write from
+// one process: the ledger's lock is not taken.
+func (c *clone) put(rec ledger.Record) error {
+	commits, errs, err := c.repo.LookupCommits(rec.CanonicalSHA)
+	if err != nil {
+		return err
+	}
+	if errs[0] != nil {
+		return errs[0]
+	}
+	commit := commits[0]
+	rec.CanonicalSHA, rec.SHA, rec.V = commit.String(), commit.String(), ledger.SchemaMajor
+	rec.Timestamp = c.now().Format(time.RFC3339)
+	copies, err := c.l.CopiesMax()
+	if err != nil {
+		return err
+	}
+	journal, err := c.l.JournalRecords()
+	if err != nil {
+		return err
+	}
+	return c.l.Update(func(snap *gitstore.Notes, ix *store.Index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		rec.Cycle = max(ix.Max(), copies)
+		for _, r := range journal {
+			rec.Cycle = max(rec.Cycle, r.Cycle)
+		}
+		rec.Cycle++
+		if err := c.l.Stamp(&rec, snap, ix); err != nil {
+			return nil, nil, err
+		}
+		rec.ID = rec.DeriveID(commit.String())
+		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
+			func(int) string { return fmt.Sprintf(store.RecordSubject, rec.Cycle, rec.Result) }, nil
+	})
 }
 
 func agree(t *testing.T, dir string, seed int64, steps int) {
@@ -212,13 +251,13 @@ func agreeWith(t *testing.T, dir string, seed int64, steps, ops int, check func(
 				did = append(did, "fetch")
 			}
 		case 8:
-			if _, err := Repair(a.l.Ledger, false); err != nil {
+			if _, err := Repair(a.l, false); err != nil {
 				t.Logf("repair: %v", err)
 			}
 			did = append(did, "repair")
 		case 9:
 			// A breach acknowledged.
-			rep, err := VerifyWith(a.l.Ledger, VerifyOptions{FromGit: true})
+			rep, err := VerifyWith(a.l, VerifyOptions{FromGit: true})
 			if err == nil {
 				for _, f := range rep.Findings {
 					if h, err := gitstore.ParseHash(f.NotesCommit); err == nil && f.Severity == Breach {
@@ -248,11 +287,11 @@ func agreeWith(t *testing.T, dir string, seed int64, steps, ops int, check func(
 func compareVerifies(t *testing.T, c *clone, seed int64, did []string) {
 	t.Helper()
 	reset := c.rememberVerified()
-	kept, err1 := VerifyWith(c.l.Ledger, VerifyOptions{})
+	kept, err1 := VerifyWith(c.l, VerifyOptions{})
 	reset()
-	full, err2 := VerifyWith(c.l.Ledger, VerifyOptions{FromGit: true})
+	full, err2 := VerifyWith(c.l, VerifyOptions{FromGit: true})
 	reset()
-	again, err3 := VerifyWith(c.l.Ledger, VerifyOptions{})
+	again, err3 := VerifyWith(c.l, VerifyOptions{})
 	if (err1 == nil) != (err2 == nil) || (err1 == nil) != (err3 == nil) {
 		t.Fatalf("seed %d after %s: the errors differ: kept %v, from git %v, kept again %v", seed, strings.Join(did, ", "), err1, err2, err3)
 	}

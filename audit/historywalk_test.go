@@ -79,7 +79,7 @@ func compareWalks(t *testing.T, c *clone, seed int64, did []string) {
 			} else {
 				reset()
 			}
-			rep, err := VerifyWith(c.l.Ledger, VerifyOptions{FromGit: true})
+			rep, err := VerifyWith(c.l, VerifyOptions{FromGit: true})
 			if err != nil {
 				return "", err
 			}

@@ -36,7 +36,7 @@ func (c *clone) understated() string {
 	for _, o := range []VerifyOptions{{FromGit: true, FullHistory: true}, {FromGit: true}} {
 		for _, tw := range []bool{false, true} {
 			treeWalk = tw
-			rep, err := VerifyWith(c.l.Ledger, o)
+			rep, err := VerifyWith(c.l, o)
 			treeWalk = false
 			reset()
 			if err != nil {
@@ -63,7 +63,7 @@ func (c *clone) understated() string {
 		c.t.Fatalf("the verifies differ: %q", answers)
 	}
 	// one that keeps what it read, for the next
-	if _, err := VerifyWith(c.l.Ledger, VerifyOptions{}); err != nil {
+	if _, err := VerifyWith(c.l, VerifyOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
 	return answers[0]

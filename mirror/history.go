@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/journal"
@@ -92,7 +91,7 @@ type Refreshed struct {
 // since; when only records were added, the new lines are appended (to a
 // copy of the file renamed into place: still atomic); otherwise it is
 // built anew.
-func (m Mirror) Refresh(l *cycle.Ledger) (*Refreshed, error) {
+func (m Mirror) Refresh(l *store.Ledger) (*Refreshed, error) {
 	path := m.Path(HistoryFile)
 	if fresh, err := m.fresh(l, path); err != nil || fresh {
 		return &Refreshed{}, err
@@ -238,9 +237,9 @@ func (m Mirror) appendTo(path string, old, add []byte) error {
 // Fresh reports whether the history file is as it was last written and
 // the ledger as it was then: Refresh would do nothing. It reads the state
 // file, the refs and two files' metadata; it starts no git process.
-func (m Mirror) Fresh(l *cycle.Ledger) (bool, error) { return m.fresh(l, m.Path(HistoryFile)) }
+func (m Mirror) Fresh(l *store.Ledger) (bool, error) { return m.fresh(l, m.Path(HistoryFile)) }
 
-func (m Mirror) fresh(l *cycle.Ledger, path string) (bool, error) {
+func (m Mirror) fresh(l *store.Ledger, path string) (bool, error) {
 	st := m.loadState(path)
 	if st == nil || st.Key.Notes == stale.Notes {
 		return false, nil
@@ -292,7 +291,7 @@ func (m Mirror) refsKey(repo *gitstore.Repo) (key, error) {
 
 // currentKey is the key of the ledger now, with the journal's bytes it
 // describes.
-func (m Mirror) currentKey(l *cycle.Ledger) (key, []byte, error) {
+func (m Mirror) currentKey(l *store.Ledger) (key, []byte, error) {
 	k, err := m.refsKey(l.Repo())
 	if err != nil {
 		return k, nil, err
@@ -324,7 +323,7 @@ func (m Mirror) journalPath(repo *gitstore.Repo) string {
 
 // build lists the records of the cycles head reaches and the journal's,
 // in cycle order, as the file's content.
-func (m Mirror) build(l *cycle.Ledger, k key, journalData []byte) ([]byte, error) {
+func (m Mirror) build(l *store.Ledger, k key, journalData []byte) ([]byte, error) {
 	var lines []store.Line
 	if k.Head != "" {
 		commits, err := l.Repo().RevList(k.Head)
@@ -378,7 +377,7 @@ const growMax = 256
 // removed or changed, remote-tracking copies moved, HEAD moved elsewhere
 // than forward, a new record that sorts before the file's end): the file
 // is then built whole.
-func (m Mirror) grow(l *cycle.Ledger, st *historyState, cur key, journalData []byte, last *ledger.Summary) (add []byte, n int, ok bool, err error) {
+func (m Mirror) grow(l *store.Ledger, st *historyState, cur key, journalData []byte, last *ledger.Summary) (add []byte, n int, ok bool, err error) {
 	was := st.Key
 	if !maps.Equal(was.Copies, cur.Copies) || was.Notes == stale.Notes {
 		return nil, 0, false, nil

@@ -93,7 +93,7 @@ func (f *fixture) record(target, result string) ledger.Record {
 
 func (f *fixture) refresh() *Refreshed {
 	f.t.Helper()
-	res, err := f.mirror().Refresh(f.ledger())
+	res, err := f.mirror().Refresh(f.ledger().Ledger)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func (f *fixture) built() string {
 	m.Top = f.t.TempDir()
 	m.StateDir = f.t.TempDir()
 	m.Exclude = ""
-	if _, err := m.Refresh(f.ledger()); err != nil {
+	if _, err := m.Refresh(f.ledger().Ledger); err != nil {
 		f.t.Fatal(err)
 	}
 	data, err := os.ReadFile(m.Path(HistoryFile))
@@ -416,7 +416,7 @@ func TestHistoryRefreshedAtOnce(t *testing.T) {
 	out := make(chan *Refreshed, len(ls))
 	for _, l := range ls {
 		go func() {
-			res, err := f.mirror().Refresh(l)
+			res, err := f.mirror().Refresh(l.Ledger)
 			if err != nil {
 				t.Error(err)
 			}

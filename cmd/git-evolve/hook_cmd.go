@@ -61,7 +61,7 @@ func (c *hookCommitMsgCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: commit-msg hook: %v (the commit goes on without trailers)\n", err)
 		return nil
 	}
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return warn(err)
 	}

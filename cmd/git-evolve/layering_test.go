@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"internal/rulerdiff":  {"cycle", "gitstore", "ledger"},
 	"internal/report":     {"cycle", "ledger/store", "gitstore", "goals", "ledger", "escape", "internal/cycletext", "internal/atomicfile"},
 	"loop":                {"cycle", "ledger/store", "gitstore", "goals", "ledger", "queue", "fitness", "filelock", "gate", "escape", "redact", "internal/atomicfile"},
-	"audit":               {"cycle", "ledger/store", "gitstore", "ledger"},
+	"audit":               {"ledger/store", "gitstore", "ledger"},
 	"mirror":              {"cycle", "ledger/store", "gitstore", "ledger", "journal", "goals", "filelock", "internal/atomicfile"},
 	"share":               {"gitstore", "ledger"},
 	"internal/testenv":    {},

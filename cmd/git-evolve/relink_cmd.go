@@ -31,7 +31,7 @@ func (c *relinkCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := audit.Relink(l.Ledger, c.DryRun, c.Range...)
+	rep, err := audit.Relink(l, c.DryRun, c.Range...)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func (c *repairCmd) Run(e *env) error {
 		return err
 	}
 	e.progress("reading the ledger's history")
-	rep, err := audit.Repair(l.Ledger, c.DryRun)
+	rep, err := audit.Repair(l, c.DryRun)
 	if err != nil {
 		return err
 	}

@@ -72,11 +72,15 @@ func (c *showCmd) Run(e *env) error {
 	if c.Transcript {
 		return showTranscripts(e, l.Repo(), list.Entries)
 	}
+	cl, err := e.Cycles() // the ruler files a finished cycle changed are read as cycle reads them
+	if err != nil {
+		return err
+	}
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
 		var rd *rulerdiff.Diffs
 		if !c.NoRulerDiff && !en.Journal {
-			rd = rulerdiff.Read(l, &en.Record)
+			rd = rulerdiff.Read(cl, &en.Record)
 		}
 		if c.JSON {
 			writeShowJSON(w, en, rd)

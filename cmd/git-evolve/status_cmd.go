@@ -117,7 +117,7 @@ type statusLedger struct {
 }
 
 func (c *statusCmd) Run(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (c *verifyCmd) Run(e *env) error {
 	warnMissingHooks(e, l.Repo(), nil)
 	e.progress("verifying the ledger")
 	noLedgerHint(e, l.Repo())
-	rep, err := audit.VerifyWith(l.Ledger, audit.VerifyOptions{Revs: c.Range, FromGit: c.Full})
+	rep, err := audit.VerifyWith(l, audit.VerifyOptions{Revs: c.Range, FromGit: c.Full})
 	if err != nil {
 		return err
 	}
