@@ -16,7 +16,7 @@ import (
 
 // A read of the ledger takes a remote-tracking copy beside the local one
 // only when the copy passes CheckIncoming, the check sync makes before it
-// merges that copy: one set of rules for both (cycle.CheckCopies). The
+// merges that copy: one set of rules for both (store.Ledger.CheckCopies). The
 // answer is kept in evolve/copies, keyed by everything it is made from:
 // the copy's tip, the local ledger's tip, the acknowledgements' tip (an
 // accepted notes commit brings no breach), what changes the history git
@@ -41,7 +41,7 @@ func copiesPath(repo *gitstore.Repo) string {
 }
 
 // CopyCheck is the check reads make of a remote-tracking copy of the
-// ledger (cycle.Ledger.CheckCopies): the copy is refused when
+// ledger (store.Ledger.CheckCopies): the copy is refused when
 // CheckIncoming finds that it would bring this clone's ledger a breach.
 func CopyCheck(repo *gitstore.Repo) store.CopyCheck {
 	return func(local, copy gitstore.Hash) (*store.CopyRefusal, error) {

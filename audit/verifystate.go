@@ -76,7 +76,7 @@ type verifyState struct {
 }
 
 // ledgerReads is what a verify reads before it reads the ledger, once:
-// the notes commits the ledger is read from (cycle.Ledger.Sources), what
+// the notes commits the ledger is read from (store.Ledger.Sources), what
 // changes the history git log walks (historyKey; historyOK false when it
 // could not be read) and the object store's packs (packsID).
 type ledgerReads struct {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/ledger/store"
@@ -78,7 +77,7 @@ func (e *Event) NonProductive() bool {
 func (e *Event) Failed() bool { return failing(e.Gate) }
 
 // History reads the ledger and the journal as events, in cycle order.
-func History(l *cycle.Ledger) ([]Event, error) {
+func History(l *store.Ledger) ([]Event, error) {
 	list, err := l.List(store.ListOptions{Journal: true})
 	if err != nil {
 		return nil, err
@@ -88,9 +87,9 @@ func History(l *cycle.Ledger) ([]Event, error) {
 
 // RecentHistory reads the last n records of the ledger and the journal,
 // and every quarantine record, as events in cycle order: what a one-screen
-// answer needs, read from the saved view (cycle.Ledger.Entries) at the cost
+// answer needs, read from the saved view (store.Ledger.Entries) at the cost
 // of those records, not of the ledger.
-func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
+func RecentHistory(l *store.Ledger, n int) ([]Event, error) {
 	last, err := l.Entries(store.ListOptions{Journal: true}, nil, n)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 )
 
 // copyNotices says, once for each remote-tracking copy of the ledger that
-// the command's reads left out (it would bring a breach: cycle.CheckCopies),
+// the command's reads left out (it would bring a breach: store.Ledger.CheckCopies),
 // which remote, which notes commit brought the breach, and what to do. What
 // the command printed and its exit code are this clone's ledger's.
 func (e *env) copyNotices() {
