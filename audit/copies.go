@@ -10,13 +10,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A read of the ledger takes a remote-tracking copy beside the local one
 // only when the copy passes CheckIncoming, the check sync makes before it
-// merges that copy: one set of rules for both (cycle.CheckCopies). The
+// merges that copy: one set of rules for both (store.Ledger.CheckCopies). The
 // answer is kept in evolve/copies, keyed by everything it is made from:
 // the copy's tip, the local ledger's tip, the acknowledgements' tip (an
 // accepted notes commit brings no breach), what changes the history git
@@ -41,15 +41,15 @@ func copiesPath(repo *gitstore.Repo) string {
 }
 
 // CopyCheck is the check reads make of a remote-tracking copy of the
-// ledger (cycle.Ledger.CheckCopies): the copy is refused when
+// ledger (store.Ledger.CheckCopies): the copy is refused when
 // CheckIncoming finds that it would bring this clone's ledger a breach.
-func CopyCheck(repo *gitstore.Repo) cycle.CopyCheck {
-	return func(local, copy gitstore.Hash) (*cycle.CopyRefusal, error) {
+func CopyCheck(repo *gitstore.Repo) store.CopyCheck {
+	return func(local, copy gitstore.Hash) (*store.CopyRefusal, error) {
 		return checkCopy(repo, local, copy)
 	}
 }
 
-func checkCopy(repo *gitstore.Repo, local, copy gitstore.Hash) (*cycle.CopyRefusal, error) {
+func checkCopy(repo *gitstore.Repo, local, copy gitstore.Hash) (*store.CopyRefusal, error) {
 	key, keyed := copyKey(repo, local, copy)
 	kept := readKeptCopiesAt(copiesPath(repo))
 	if keyed {
@@ -63,7 +63,7 @@ func checkCopy(repo *gitstore.Repo, local, copy gitstore.Hash) (*cycle.CopyRefus
 	if err != nil {
 		return nil, err
 	}
-	var r *cycle.CopyRefusal
+	var r *store.CopyRefusal
 	if len(found) > 0 {
 		if r, err = refusalOf(repo, local, copy, found); err != nil {
 			return nil, err
@@ -98,9 +98,9 @@ func copyKey(repo *gitstore.Repo, local, copy gitstore.Hash) (string, bool) {
 
 // refusalOf is the refusal of a copy whose check found breaches (found):
 // the first, and the notes commit that brought it.
-func refusalOf(repo *gitstore.Repo, local, copy gitstore.Hash, found []Finding) (*cycle.CopyRefusal, error) {
+func refusalOf(repo *gitstore.Repo, local, copy gitstore.Hash, found []Finding) (*store.CopyRefusal, error) {
 	f := found[0]
-	r := &cycle.CopyRefusal{Breaches: len(found), Reason: f.Message}
+	r := &store.CopyRefusal{Breaches: len(found), Reason: f.Message}
 	var by gitstore.Hash
 	if h, err := gitstore.ParseHash(f.NotesCommit); err == nil {
 		by = h
@@ -166,7 +166,7 @@ func broughtBy(repo *gitstore.Repo, from, to, obj gitstore.Hash) (gitstore.Hash,
 // keptCopy is one answer kept: nil refusal for a copy that may be read.
 type keptCopy struct {
 	key     string
-	refusal *cycle.CopyRefusal
+	refusal *store.CopyRefusal
 }
 
 // readKeptCopiesAt reads evolve/copies (at path): a line an answer,
@@ -177,7 +177,7 @@ type keptCopy struct {
 // after a first line naming the format. Lines that do not read so are
 // passed by.
 func readKeptCopiesAt(path string) []keptCopy {
-	data, err := cycle.ReadStateFile(path, maxCopiesFile)
+	data, err := store.ReadStateFile(path, maxCopiesFile)
 	if err != nil {
 		return nil
 	}
@@ -212,7 +212,7 @@ func parseKeptCopy(line string) (keptCopy, bool) {
 	if err != nil || n < 1 {
 		return keptCopy{}, false
 	}
-	r := &cycle.CopyRefusal{Breaches: n}
+	r := &store.CopyRefusal{Breaches: n}
 	if commit != "-" {
 		if r.NotesCommit, err = gitstore.ParseHash(commit); err != nil {
 			return keptCopy{}, false
@@ -238,7 +238,7 @@ func parseKeptCopy(line string) (keptCopy, bool) {
 // maxKeptCopies of kept, each key once; a refusal of no breach is no
 // answer, and is left out. A file that cannot be written is let be.
 func writeKeptCopies(path string, kept []keptCopy) {
-	_ = cycle.WriteStateFile(path, func(w *bufio.Writer) error {
+	_ = store.WriteStateFile(path, func(w *bufio.Writer) error {
 		fmt.Fprintf(w, "git-evolve copies %d\n", copiesFormat)
 		seen := map[string]bool{}
 		for _, k := range kept {

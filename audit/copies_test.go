@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // The check of a remote-tracking copy is CheckIncoming's: a copy that only
@@ -135,7 +135,7 @@ func FuzzKeptCopies(f *testing.F) {
 	f.Add([]byte("x"), 0, "name \"quoted\"\nnewline", "\x00\xff\u2028")
 	f.Fuzz(func(t *testing.T, commit []byte, n int, by, reason string) {
 		path := filepath.Join(t.TempDir(), "copies")
-		r := &cycle.CopyRefusal{Breaches: n, By: by, Reason: reason}
+		r := &store.CopyRefusal{Breaches: n, By: by, Reason: reason}
 		if len(commit) >= len(r.NotesCommit) {
 			copy(r.NotesCommit[:], commit)
 		}

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A verify that read every summary (brought forward or not) also keeps,
@@ -108,7 +108,7 @@ func (d *deltaRun) close() { d.keys.close() }
 
 // readDelta is the verify with o built on the delta state, when it can
 // be: nil, with no error, when it cannot (a full read follows).
-func readDelta(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool) (*deltaRun, error) {
+func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool) (*deltaRun, error) {
 	if o.noDelta || o.FullHistory || o.FromGit || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
 		return nil, nil
 	}
@@ -455,7 +455,7 @@ func (c chainLookup) commitsOf(key string) []gitstore.Hash {
 // the delta state of the findings found, with nothing added yet. Files
 // that cannot be written are let be: the delta state written before names
 // another keys file, and is read past.
-func saveKeys(l *cycle.Ledger, rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) {
+func saveKeys(l *store.Ledger, rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) {
 	bin, ok := binaryID()
 	if !ok || !rd.historyOK || head.IsZero() {
 		return
@@ -639,13 +639,13 @@ type keysFile struct {
 
 // openKeys maps the keys file at path when it is one of token.
 func openKeys(path string, token [16]byte) (*keysFile, bool) {
-	data, err := cycle.ReadStateFile(path, maxStateFile)
+	data, err := store.ReadStateFile(path, maxStateFile)
 	if err != nil {
 		return nil, false
 	}
 	k, ok := parseKeys(data, token)
 	if !ok {
-		cycle.Unmap(data)
+		store.Unmap(data)
 	}
 	return k, ok
 }
@@ -773,7 +773,7 @@ func (k *keysFile) hasCycle(n int) bool {
 // close undoes the mapping: nothing read from the file points into it.
 // A long-lived process (git evolve mcp) verifies many times.
 func (k *keysFile) close() {
-	cycle.Unmap(k.mapped)
+	store.Unmap(k.mapped)
 	k.mapped, k.sums, k.checked = nil, nil, nil
 }
 

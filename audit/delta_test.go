@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 func sampleDelta() *deltaState {
@@ -86,11 +86,11 @@ func FuzzDecodeDelta(f *testing.F) {
 
 // numberedKeys writes the keys file, with token, of n records id01, id02,
 // ..., each of cycle i on commit i, and of the extra entries.
-func numberedKeys(t *testing.T, n int, token [16]byte, extra ...cycle.Entry) (string, []byte) {
+func numberedKeys(t *testing.T, n int, token [16]byte, extra ...store.Entry) (string, []byte) {
 	t.Helper()
-	var entries []cycle.Entry
+	var entries []store.Entry
 	for i := 1; i <= n; i++ {
-		entries = append(entries, cycle.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
+		entries = append(entries, store.Entry{Record: rec(fmt.Sprintf("id%02d", i), i, nil), Commit: commit(byte(i))})
 	}
 	return keysOf(t, sums(append(entries, extra...)...).byKey(), token)
 }
@@ -113,16 +113,16 @@ func keysOf(t *testing.T, x *sumIndex, token [16]byte) (string, []byte) {
 // commits and digests of all its copies; a key it does not hold is not
 // found, however full the table.
 func TestKeysFind(t *testing.T) {
-	var entries []cycle.Entry
+	var entries []store.Entry
 	for i := 1; i <= 300; i++ {
 		r := rec(fmt.Sprintf("id%03d", i), i, nil)
-		entries = append(entries, cycle.Entry{Record: r, Commit: commit(byte(i))})
+		entries = append(entries, store.Entry{Record: r, Commit: commit(byte(i))})
 		if i%50 == 0 { // a copy on another commit
-			entries = append(entries, cycle.Entry{Record: r, Commit: commit(byte(i + 1))})
+			entries = append(entries, store.Entry{Record: r, Commit: commit(byte(i + 1))})
 		}
 	}
 	noID := rec("", 7, nil)
-	entries = append(entries, cycle.Entry{Record: noID, Commit: commit(3)})
+	entries = append(entries, store.Entry{Record: noID, Commit: commit(3)})
 	x := sums(entries...).byKey()
 	token := [16]byte{9}
 	path, _ := keysOf(t, x, token)
@@ -186,7 +186,7 @@ func TestKeysDamaged(t *testing.T) {
 	defer func(b int) { keysBlock = b }(keysBlock)
 	keysBlock = 64 // many blocks, so that lookups cross some and not others
 	token := [16]byte{1}
-	path, data := numberedKeys(t, 40, token, cycle.Entry{Record: rec("id07", 7, nil), Commit: commit(99)})
+	path, data := numberedKeys(t, 40, token, store.Entry{Record: rec("id07", 7, nil), Commit: commit(99)})
 	if _, ok := openKeys(path, [16]byte{2}); ok {
 		t.Error("a keys file of another token opened")
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A verify that builds on what earlier ones kept (the
@@ -71,7 +71,8 @@ type clone struct {
 	t    *testing.T
 	dir  string
 	repo *gitstore.Repo
-	l    *cycle.Ledger
+	l    *store.Ledger
+	now  func() time.Time
 }
 
 // rememberVerified returns a function that puts back what this clone
@@ -115,7 +116,7 @@ func openClone(t *testing.T, dir string) *clone {
 	t.Cleanup(func() { repo.Close() })
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	now := func() time.Time { clock = clock.Add(time.Minute); return clock }
-	return &clone{t: t, dir: dir, repo: repo, l: cycle.Open(repo, now)}
+	return &clone{t: t, dir: dir, repo: repo, l: store.Open(repo), now: now}
 }
 
 // noted lists the commits the ledger has notes on.
@@ -134,9 +135,47 @@ func (c *clone) record(rng *rand.Rand) {
 	one, two := 1, 2
 	rec := ledger.Record{Target: "t", Result: ledger.Improved, GoalsPassing: &one, GoalsTotal: &two,
 		CanonicalSHA: fmt.Sprintf("HEAD~%d", rng.Intn(10))}
-	if _, err := c.l.Record(rec); err != nil {
+	if err := c.put(rec); err != nil {
 		c.t.Fatalf("record: %v", err)
 	}
+}
+
+// put records rec as git evolve record does, through the store alone (this
+// package reads the ledger and knows no cycle): on the commit it names,
+// the next cycle number, linked to the last record. The tests write from
+// one process: the ledger's lock is not taken.
+func (c *clone) put(rec ledger.Record) error {
+	commits, errs, err := c.repo.LookupCommits(rec.CanonicalSHA)
+	if err != nil {
+		return err
+	}
+	if errs[0] != nil {
+		return errs[0]
+	}
+	commit := commits[0]
+	rec.CanonicalSHA, rec.SHA, rec.V = commit.String(), commit.String(), ledger.SchemaMajor
+	rec.Timestamp = c.now().Format(time.RFC3339)
+	copies, err := c.l.CopiesMax()
+	if err != nil {
+		return err
+	}
+	journal, err := c.l.JournalRecords()
+	if err != nil {
+		return err
+	}
+	return c.l.Update(func(snap *gitstore.Notes, ix *store.Index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		rec.Cycle = max(ix.Max(), copies)
+		for _, r := range journal {
+			rec.Cycle = max(rec.Cycle, r.Cycle)
+		}
+		rec.Cycle++
+		if err := c.l.Stamp(&rec, snap, ix); err != nil {
+			return nil, nil, err
+		}
+		rec.ID = rec.DeriveID(commit.String())
+		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
+			func(int) string { return fmt.Sprintf(store.RecordSubject, rec.Cycle, rec.Result) }, nil
+	})
 }
 
 func agree(t *testing.T, dir string, seed int64, steps int) {

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A record vanishes without a notes commit that removes it when the
@@ -121,7 +121,7 @@ type dropped struct {
 // It returns how far it read the reflog, and whether every record the
 // entries read dropped is still held (or accepted): then a verify that
 // finds other breaches may still remember that it read them.
-func checkLost(l *cycle.Ledger, rep *Report, nh *notesHistory, look func() (records, error), accepted map[gitstore.Hash]Acceptance) (reflogPos, bool, error) {
+func checkLost(l *store.Ledger, rep *Report, nh *notesHistory, look func() (records, error), accepted map[gitstore.Hash]Acceptance) (reflogPos, bool, error) {
 	next, err := readLost(l, rep, nh, look, accepted)
 	for _, f := range rep.Findings {
 		if f.Kind == "lost" && f.Severity == Breach {
@@ -131,10 +131,10 @@ func checkLost(l *cycle.Ledger, rep *Report, nh *notesHistory, look func() (reco
 	return next, true, err
 }
 
-func readLost(l *cycle.Ledger, rep *Report, nh *notesHistory, look func() (records, error), accepted map[gitstore.Hash]Acceptance) (reflogPos, error) {
+func readLost(l *store.Ledger, rep *Report, nh *notesHistory, look func() (records, error), accepted map[gitstore.Hash]Acceptance) (reflogPos, error) {
 	repo := l.Repo()
 	_, pos := verifiedMemory(repo)
-	entries, end, err := repo.ReflogSince(cycle.NotesRef, pos.end, pos.after)
+	entries, end, err := repo.ReflogSince(store.NotesRef, pos.end, pos.after)
 	if err != nil {
 		return pos, err
 	}
@@ -326,7 +326,7 @@ func lostFinding(repo *gitstore.Repo, rep *Report, d dropped, c gitstore.Hash, a
 		if ci, err := repo.Commit(d.by); err == nil {
 			who = whoMade(ci)
 		}
-		how = fmt.Sprintf("%s replaced the ledger's tip %s with one that does not have it (a write that does not compare and swap, such as git notes, or a reset); the reflog of %s still has it", who, d.tip.Short(), cycle.NotesRef)
+		how = fmt.Sprintf("%s replaced the ledger's tip %s with one that does not have it (a write that does not compare and swap, such as git notes, or a reset); the reflog of %s still has it", who, d.tip.Short(), store.NotesRef)
 	}
 	msg := fmt.Sprintf("the record of cycle %d (%s) on %s, which notes commit %s added, is gone from the ledger: %s", a.cycle, id, a.object.Short(), c.Short(), how)
 	var f *Finding

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // An object the ledger stands for that is not in the object store (a
@@ -19,11 +19,11 @@ import (
 // missingReport is the report of a verify that could not read the ledger:
 // the objects it stands for that are missing, each a breach; nil when none
 // is (the read failed for another reason, which the caller returns).
-func missingReport(l *cycle.Ledger, rd *ledgerReads) *Report {
+func missingReport(l *store.Ledger, rd *ledgerReads) *Report {
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
 	tips := append([]gitstore.Hash(nil), rd.sources...)
-	if local, ok, err := repo.RefHash(cycle.NotesRef); err == nil && ok && !containsHash(tips, local) {
+	if local, ok, err := repo.RefHash(store.NotesRef); err == nil && ok && !containsHash(tips, local) {
 		tips = append([]gitstore.Hash{local}, tips...)
 	}
 	types, err := repo.ObjectTypes(tips)
@@ -114,8 +114,8 @@ func missingHistory(repo *gitstore.Repo, rep *Report, tip gitstore.Hash) error {
 
 // tipName says which ref has tip.
 func tipName(repo *gitstore.Repo, tip gitstore.Hash) string {
-	if h, ok, err := repo.RefHash(cycle.NotesRef); err == nil && ok && h == tip {
-		return cycle.NotesRef
+	if h, ok, err := repo.RefHash(store.NotesRef); err == nil && ok && h == tip {
+		return store.NotesRef
 	}
 	return "a remote-tracking copy of the ledger"
 }

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A ledger whose tip is missing from the object store cannot be read, and
@@ -33,9 +33,9 @@ type rebuildPlan struct {
 
 // planRebuild is the plan for the local ledger when its tip is missing
 // (nil when the tip is here), or why there is none.
-func planRebuild(l *cycle.Ledger) (*rebuildPlan, string, error) {
+func planRebuild(l *store.Ledger) (*rebuildPlan, string, error) {
 	repo := l.Repo()
-	tip, ok, err := repo.RefHash(cycle.NotesRef)
+	tip, ok, err := repo.RefHash(store.NotesRef)
 	if err != nil || !ok {
 		return nil, "", err
 	}
@@ -92,7 +92,7 @@ const rebuiltWas = "missing with the ledger's tip"
 // names, other than tip, that is whole here: the commit, its notes tree and
 // its history (zero when none is: the ledger is built from nothing).
 func wholeReflogEntry(repo *gitstore.Repo, tip gitstore.Hash) (gitstore.Hash, error) {
-	entries, _, err := repo.ReflogSince(cycle.NotesRef, 0, gitstore.ZeroHash)
+	entries, _, err := repo.ReflogSince(store.NotesRef, 0, gitstore.ZeroHash)
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
@@ -120,7 +120,7 @@ func wholeReflogEntry(repo *gitstore.Repo, tip gitstore.Hash) (gitstore.Hash, er
 
 // rebuild writes the plan: a notes commit on its base with the records put
 // back, to which refs/notes/evolve moves from the missing tip.
-func (p *rebuildPlan) write(l *cycle.Ledger) (gitstore.Hash, error) {
+func (p *rebuildPlan) write(l *store.Ledger) (gitstore.Hash, error) {
 	repo := l.Repo()
 	author, committer, err := repo.Identity()
 	if err != nil {
@@ -194,7 +194,7 @@ func (p *rebuildPlan) write(l *cycle.Ledger) (gitstore.Hash, error) {
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if err := repo.ResetRef(cycle.NotesRef, c, p.tip, "git evolve: repair, the missing tip built again"); err != nil {
+	if err := repo.ResetRef(store.NotesRef, c, p.tip, "git evolve: repair, the missing tip built again"); err != nil {
 		return gitstore.ZeroHash, err
 	}
 	return c, nil

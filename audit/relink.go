@@ -3,9 +3,9 @@ package audit
 import (
 	"fmt"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // Link is one record attached to a commit by Relink.
@@ -43,14 +43,14 @@ type RelinkReport struct {
 // record. The records are copied as they are, so the ledger still holds
 // each once (verify sees copies as one record). With dryRun nothing is
 // written.
-func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error) {
+func Relink(l *store.Ledger, dryRun bool, revs ...string) (*RelinkReport, error) {
 	repo := l.Repo()
 	rep := &RelinkReport{Linked: []Link{}, Missing: []Link{}, DryRun: dryRun}
-	list, err := l.List(cycle.ListOptions{Copies: true})
+	list, err := l.List(store.ListOptions{Copies: true})
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string][]cycle.Entry{}
+	byID := map[string][]store.Entry{}
 	noted := map[gitstore.Hash]map[string]bool{}
 	// delivered are the commits with a record of work (an aborted cycle's
 	// record sits on its start, which it did not deliver).
@@ -66,7 +66,7 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 		noted[e.Commit][e.Record.ID] = true
 	}
 	copies := map[gitstore.Hash][]ledger.Record{}
-	add := func(commit gitstore.Hash, e cycle.Entry, by string) {
+	add := func(commit gitstore.Hash, e store.Entry, by string) {
 		if noted[commit] == nil {
 			noted[commit] = map[string]bool{}
 		}
@@ -135,7 +135,7 @@ func Relink(l *cycle.Ledger, dryRun bool, revs ...string) (*RelinkReport, error)
 		}
 	}
 	// By tree: the delivered commits' trees, where this clone has them.
-	byTree := map[gitstore.Hash][]cycle.Entry{}
+	byTree := map[gitstore.Hash][]store.Entry{}
 	for id, es := range byID {
 		if !ledger.Productive(es[0].Record.Result) {
 			continue

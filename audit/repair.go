@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // Restored is a record repair puts back as it was.
@@ -60,7 +60,7 @@ type RestoredRef struct {
 // notes commit whose change it undoes (RepairTrailer), so that verify, here
 // and in every clone sync brings it to, reads the ledger as clean again.
 // With dryRun nothing is written.
-func Repair(l *cycle.Ledger, dryRun bool) (out *RepairReport, err error) {
+func Repair(l *store.Ledger, dryRun bool) (out *RepairReport, err error) {
 	l = l.Local() // the local ledger is what it mends
 	repo := l.Repo()
 	out = &RepairReport{Restored: []Restored{}, Unrepairable: []Finding{}, Refs: []RestoredRef{}, Removed: []string{}}
@@ -216,8 +216,8 @@ func Repair(l *cycle.Ledger, dryRun bool) (out *RepairReport, err error) {
 
 // chainDigest is the digest the record chain gives record id: the prev
 // link of the record written after it.
-func chainDigest(l *cycle.Ledger, id string) (string, error) {
-	list, err := l.List(cycle.ListOptions{Copies: true})
+func chainDigest(l *store.Ledger, id string) (string, error) {
+	list, err := l.List(store.ListOptions{Copies: true})
 	if err != nil {
 		return "", err
 	}
@@ -236,7 +236,7 @@ func findVersion(repo *gitstore.Repo, on gitstore.Hash, id, want string) (gitsto
 	if want == "" {
 		return gitstore.ZeroHash, "", false, nil
 	}
-	tip, ok, err := repo.RefHash(cycle.NotesRef)
+	tip, ok, err := repo.RefHash(store.NotesRef)
 	if err != nil || !ok {
 		return gitstore.ZeroHash, "", false, err
 	}
@@ -307,7 +307,7 @@ func newestOf(repo *gitstore.Repo, hs []gitstore.Hash) ([]gitstore.Hash, error) 
 
 // writeRestored writes the restored records into their notes, each in place
 // of the record of its id there, as one notes commit.
-func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, parents []gitstore.Hash) (gitstore.Hash, error) {
+func writeRestored(l *store.Ledger, restored []Restored, removed []string, parents []gitstore.Hash) (gitstore.Hash, error) {
 	repo := l.Repo()
 	author, committer, err := repo.Identity()
 	if err != nil {
@@ -371,7 +371,7 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 		fmt.Fprintf(&msg, "%s: %s\n", RestoreTrailer, c)
 	}
 	for attempt := 1; ; attempt++ {
-		snap, err := repo.ReadNotes(cycle.NotesRef)
+		snap, err := repo.ReadNotes(store.NotesRef)
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
@@ -464,7 +464,7 @@ func writeRestored(l *cycle.Ledger, restored []Restored, removed []string, paren
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		next, err := snap.CommitNotesMerge(cycle.NotesRef, tree, msg.String(), author, committer, parents...)
+		next, err := snap.CommitNotesMerge(store.NotesRef, tree, msg.String(), author, committer, parents...)
 		if errors.Is(err, gitstore.ErrRefChanged) && attempt < 10 {
 			continue
 		}
@@ -490,7 +490,7 @@ func Accept(repo *gitstore.Repo, notesCommit gitstore.Hash, reason string, now t
 	if err != nil {
 		return nil, fmt.Errorf("recording the acknowledgement: %w", err)
 	}
-	a := &Acceptance{Kind: KindAccept, NotesCommit: notesCommit.String(), Reason: reason, At: now.UTC().Format(time.RFC3339), Host: cycle.Host()}
+	a := &Acceptance{Kind: KindAccept, NotesCommit: notesCommit.String(), Reason: reason, At: now.UTC().Format(time.RFC3339), Host: store.Host()}
 	if _, committer, err := repo.Identity(); err == nil {
 		a.By = committer.Name + " <" + committer.Email + ">"
 	}
@@ -504,11 +504,11 @@ func Accept(repo *gitstore.Repo, notesCommit gitstore.Hash, reason string, now t
 
 // byLine is a function telling whether the ledger as it is now holds a
 // record's line (for id).
-func byLine(rep *Report, l *cycle.Ledger) func(id, line string) (bool, error) {
+func byLine(rep *Report, l *store.Ledger) func(id, line string) (bool, error) {
 	var have map[string]map[string]bool
 	return func(id, line string) (bool, error) {
 		if have == nil {
-			list, err := l.List(cycle.ListOptions{Copies: true})
+			list, err := l.List(store.ListOptions{Copies: true})
 			if err != nil {
 				return false, err
 			}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // recSum is what verify's checks read of one record on one commit: its
@@ -84,7 +84,7 @@ func cmpInt(a, b int) int {
 }
 
 // lineFinding is the finding for a line of a ledger note that is no record.
-func lineFinding(e *cycle.NoteError) Finding {
+func lineFinding(e *store.NoteError) Finding {
 	f := unreadableFinding(e.Text, fmt.Sprintf("%v (%q)", e, shorten(e.Text)))
 	f.Commit = e.Commit.String()
 	return f
@@ -100,7 +100,7 @@ func noteSums(commit gitstore.Hash, data []byte) ([]recSum, []Finding) {
 	}
 	var fs []Finding
 	for _, b := range bad {
-		fs = append(fs, lineFinding(&cycle.NoteError{Commit: commit, Line: b.Line, Text: b.Text, Err: b.Err}))
+		fs = append(fs, lineFinding(&store.NoteError{Commit: commit, Line: b.Line, Text: b.Text, Err: b.Err}))
 	}
 	return sums, fs
 }
@@ -123,7 +123,7 @@ func (ls *ledgerSums) sort() {
 
 // readSums reads every note of the ledger l reads, and the presence of the
 // commits they are on.
-func readSums(l *cycle.Ledger) (*ledgerSums, error) {
+func readSums(l *store.Ledger) (*ledgerSums, error) {
 	ls := &ledgerSums{}
 	noted := map[gitstore.Hash]bool{}
 	// Whether each record's commit is here, asked as each note is read (a
@@ -484,7 +484,7 @@ func trailerSums(commits []gitstore.TrailerCommit) []trailerSum {
 // record parsed, encoded again and digested: most of a first verify's own
 // work) on as many goroutines as there are processors, a batch of notes
 // at a time, while the ledger is read.
-func eachNoteSums(l *cycle.Ledger, add func(obj gitstore.Hash, sums []recSum, fs []Finding)) error {
+func eachNoteSums(l *store.Ledger, add func(obj gitstore.Hash, sums []recSum, fs []Finding)) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
 		return l.EachNote(func(obj gitstore.Hash, data []byte) error {

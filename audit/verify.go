@@ -27,9 +27,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // Severity says whether a finding fails verify.
@@ -108,7 +108,7 @@ func (r *Report) add(s Severity, kind, format string, args ...any) *Finding {
 
 // Verify checks the ledger of l (see the package comment). The commits whose
 // trailers are checked are those git log revs selects (HEAD when empty).
-func Verify(l *cycle.Ledger, revs ...string) (*Report, error) {
+func Verify(l *store.Ledger, revs ...string) (*Report, error) {
 	return VerifyWith(l, VerifyOptions{Revs: revs})
 }
 
@@ -142,7 +142,7 @@ type VerifyOptions struct {
 }
 
 // VerifyWith is Verify with options.
-func VerifyWith(l *cycle.Ledger, o VerifyOptions) (*Report, error) {
+func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 	rd, err := readLedgerReads(l)
 	if err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func historyHere(repo *gitstore.Repo, rd *ledgerReads) error {
 	return nil
 }
 
-func verify(l *cycle.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) {
+func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) {
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
 	accepted, err := Acceptances(repo)
@@ -492,7 +492,7 @@ func breachesOnly(rep *Report) *Report {
 // is no note git evolve can read (a submodule entry): every reader passes
 // it by, so only verify says it is there. The next record on that commit
 // replaces it.
-func checkBadNotes(l *cycle.Ledger, rep *Report, nh *notesHistory, full bool) error {
+func checkBadNotes(l *store.Ledger, rep *Report, nh *notesHistory, full bool) error {
 	repo := l.Repo()
 	snap, err := notesAt(repo, nh.tip) // the tip the history was read at: one reading of the ref
 	if err != nil {
@@ -559,7 +559,7 @@ func checkSchema(rep *Report, entries []recSum) {
 // checkMarker: the ledger's marker, when it has one, allows this binary
 // to write.
 func checkMarker(repo *gitstore.Repo, rep *Report) {
-	snap, err := repo.ReadNotes(cycle.NotesRef)
+	snap, err := repo.ReadNotes(store.NotesRef)
 	if err != nil {
 		return
 	}
@@ -823,7 +823,7 @@ func checkTrailer(tc trailerSum, all records, accepted map[string]bool) (Finding
 
 // checkSaves: the saved work this clone made under refs/evolve/ (the work
 // of regressed and aborted cycles, …) is still there.
-func checkSaves(l *cycle.Ledger, rep *Report) error {
+func checkSaves(l *store.Ledger, rep *Report) error {
 	saves, err := l.Saves()
 	if err != nil {
 		return err
@@ -906,7 +906,7 @@ func (nh *notesHistory) incremental(full bool) bool {
 // asked for), else all of them. One git rev-list answers both questions:
 // done is tip's ancestor exactly when it is on the boundary of done..tip.
 func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
-	tip, ok, err := repo.RefHash(cycle.NotesRef)
+	tip, ok, err := repo.RefHash(store.NotesRef)
 	if err != nil || !ok {
 		return &notesHistory{done: verifiedTip(repo)}, err
 	}
@@ -950,7 +950,7 @@ func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
 // must still descend from the tip this clone last verified, and be there:
 // one that does not had its history rewritten (squashed, amended, reset) or
 // was deleted. It returns the ledger's tip (zero when there is none).
-func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash, id, line string) (bool, error), look func() (records, error), accepted map[gitstore.Hash]Acceptance, nh *notesHistory) (gitstore.Hash, error) {
+func checkHistory(l *store.Ledger, rep *Report, holds func(object gitstore.Hash, id, line string) (bool, error), look func() (records, error), accepted map[gitstore.Hash]Acceptance, nh *notesHistory) (gitstore.Hash, error) {
 	repo := l.Repo()
 	tip, done := nh.tip, nh.done
 	severity := func(v gitstore.Hash) (Severity, string) {
@@ -962,7 +962,7 @@ func checkHistory(l *cycle.Ledger, rep *Report, holds func(object gitstore.Hash,
 	if tip.IsZero() {
 		if !done.IsZero() {
 			sev, acc := severity(done)
-			f := rep.add(sev, "gone", "the ledger is gone: %s does not exist, and this clone verified it at %s%s", cycle.NotesRef, done.Short(), acc)
+			f := rep.add(sev, "gone", "the ledger is gone: %s does not exist, and this clone verified it at %s%s", store.NotesRef, done.Short(), acc)
 			f.NotesCommit = done.String()
 		}
 		return gitstore.ZeroHash, nil

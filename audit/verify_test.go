@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 func commit(b byte) gitstore.Hash {
@@ -29,10 +29,10 @@ func rec(id string, n int, prev *ledger.Record) ledger.Record {
 	return r
 }
 
-func index(entries ...cycle.Entry) *sumIndex { return sums(entries...).byKey() }
+func index(entries ...store.Entry) *sumIndex { return sums(entries...).byKey() }
 
 // sums are the summaries of entries, in their order.
-func sums(entries ...cycle.Entry) *ledgerSums {
+func sums(entries ...store.Entry) *ledgerSums {
 	ls := &ledgerSums{}
 	for _, e := range entries {
 		ls.Sums = append(ls.Sums, sumOf(&e.Record, e.Commit))
@@ -58,7 +58,7 @@ func TestChain(t *testing.T) {
 	a := rec("a", 1, nil)
 	b := rec("b", 2, &a)
 	c := rec("c", 3, &b)
-	ok := index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)})
+	ok := index(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: b, Commit: commit(2)}, store.Entry{Record: c, Commit: commit(3)})
 	rep := &Report{}
 	chainOf(rep, ok)
 	if len(rep.Findings) != 0 {
@@ -69,7 +69,7 @@ func TestChain(t *testing.T) {
 	edited := b
 	edited.Target = "changed"
 	rep = &Report{}
-	chainOf(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: edited, Commit: commit(2)}, cycle.Entry{Record: c, Commit: commit(3)}))
+	chainOf(rep, index(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: edited, Commit: commit(2)}, store.Entry{Record: c, Commit: commit(3)}))
 	if got := kinds(rep); got != "breach:edited" {
 		t.Errorf("an edited record: %s, want breach:edited", got)
 	} else if f := rep.Findings[0]; f.ID != "b" || f.Cycle != 2 {
@@ -78,7 +78,7 @@ func TestChain(t *testing.T) {
 
 	// b deleted: c names a record the ledger no longer has.
 	rep = &Report{}
-	chainOf(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: c, Commit: commit(3)}))
+	chainOf(rep, index(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: c, Commit: commit(3)}))
 	if got := kinds(rep); got != "breach:deleted" {
 		t.Errorf("a deleted record: %s, want breach:deleted", got)
 	}
@@ -88,8 +88,8 @@ func TestChain(t *testing.T) {
 	old := ledger.Record{V: 1, ID: "old", Cycle: 1, Target: "t", Result: ledger.Improved}
 	b2 := rec("b2", 2, &a)
 	rep = &Report{}
-	chainOf(rep, index(cycle.Entry{Record: old, Commit: commit(9)}, cycle.Entry{Record: a, Commit: commit(1)},
-		cycle.Entry{Record: b, Commit: commit(2)}, cycle.Entry{Record: b2, Commit: commit(4)}))
+	chainOf(rep, index(store.Entry{Record: old, Commit: commit(9)}, store.Entry{Record: a, Commit: commit(1)},
+		store.Entry{Record: b, Commit: commit(2)}, store.Entry{Record: b2, Commit: commit(4)}))
 	if got := kinds(rep); got != "notice:before-chain" {
 		t.Errorf("a fork and an old record: %s, want notice:before-chain", got)
 	}
@@ -101,7 +101,7 @@ func TestIDsAndNumbers(t *testing.T) {
 	other.Target = "other"
 	b := rec("b", 1, &a)
 	rep := &Report{}
-	ls := sums(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: a, Commit: commit(5)}, cycle.Entry{Record: b, Commit: commit(2)})
+	ls := sums(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: a, Commit: commit(5)}, store.Entry{Record: b, Commit: commit(2)})
 	byID := ls.byKey()
 	checkIDs(rep, byID)
 	if len(rep.Findings) != 0 {
@@ -114,7 +114,7 @@ func TestIDsAndNumbers(t *testing.T) {
 		t.Errorf("the collision says who and where: %q", m)
 	}
 	rep = &Report{}
-	checkIDs(rep, index(cycle.Entry{Record: a, Commit: commit(1)}, cycle.Entry{Record: other, Commit: commit(5)}))
+	checkIDs(rep, index(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: other, Commit: commit(5)}))
 	if got := kinds(rep); got != "breach:duplicate-id" {
 		t.Errorf("one id, two records: %s, want breach:duplicate-id", got)
 	}
@@ -124,14 +124,14 @@ func TestIDsAndNumbers(t *testing.T) {
 // once however many commits it is copied to, and a cycle one record took
 // is none.
 func TestNumbersInOrder(t *testing.T) {
-	var entries []cycle.Entry
+	var entries []store.Entry
 	for _, r := range []struct {
 		id string
 		n  int
 		on []byte
 	}{{"x", 7, []byte{1}}, {"y", 7, []byte{2, 3}}, {"z", 3, []byte{4}}, {"w", 3, []byte{5}}, {"v", 3, []byte{6}}, {"u", 5, []byte{7, 8}}} {
 		for _, c := range r.on {
-			entries = append(entries, cycle.Entry{Record: rec(r.id, r.n, nil), Commit: commit(c)})
+			entries = append(entries, store.Entry{Record: rec(r.id, r.n, nil), Commit: commit(c)})
 		}
 	}
 	ls := sums(entries...)

@@ -19,8 +19,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // A verify keeps what its checks read of the ledger (a summary of each
@@ -76,7 +76,7 @@ type verifyState struct {
 }
 
 // ledgerReads is what a verify reads before it reads the ledger, once:
-// the notes commits the ledger is read from (cycle.Ledger.Sources), what
+// the notes commits the ledger is read from (store.Ledger.Sources), what
 // changes the history git log walks (historyKey; historyOK false when it
 // could not be read) and the object store's packs (packsID).
 type ledgerReads struct {
@@ -89,7 +89,7 @@ type ledgerReads struct {
 	listed gitstore.Hash
 }
 
-func readLedgerReads(l *cycle.Ledger) (*ledgerReads, error) {
+func readLedgerReads(l *store.Ledger) (*ledgerReads, error) {
 	sources, err := l.Sources()
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func packsID(repo *gitstore.Repo) string {
 }
 
 // loadState reads verify-state when a verify with o can build on it.
-func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
+func loadState(l *store.Ledger, o VerifyOptions) *verifyState {
 	if o.FullHistory || o.FromGit {
 		return nil
 	}
@@ -172,13 +172,13 @@ func loadState(l *cycle.Ledger, o VerifyOptions) *verifyState {
 	if !ok {
 		return nil
 	}
-	data, err := cycle.ReadStateFile(verifyStatePath(l.Repo()), maxStateFile)
+	data, err := store.ReadStateFile(verifyStatePath(l.Repo()), maxStateFile)
 	if err != nil {
 		return nil
 	}
 	st, body, err := decodeHeader(data)
 	if err != nil || st.Binary != bin || len(body) < 4 {
-		cycle.Unmap(data)
+		store.Unmap(data)
 		return nil
 	}
 	st.decoded = make(chan struct{})
@@ -239,7 +239,7 @@ func (st *verifyState) body() bool {
 // the kept ones are of this binary; else a full read. source is the notes
 // commit they are of, nil when they are not to be kept (the ledger is read
 // from several).
-func ledgerSumsOf(l *cycle.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledgerSums, source *gitstore.Hash, err error) {
+func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledgerSums, source *gitstore.Hash, err error) {
 	repo := l.Repo()
 	sources := rd.sources
 	if len(sources) > 1 {
@@ -336,7 +336,7 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState, rd *led
 
 // saveState keeps what a verify read, for the next. A file that cannot be
 // written is let be.
-func saveState(l *cycle.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum) {
+func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum) {
 	bin, ok := binaryID()
 	if !ok {
 		return
@@ -641,10 +641,10 @@ func writeRefs(sum io.Writer, what string, refs map[string]gitstore.Hash) {
 	}
 }
 
-// replaceFile writes path anew with what write writes (cycle.WriteStateFile:
+// replaceFile writes path anew with what write writes (store.WriteStateFile:
 // a reader sees the old file or the new one, never a part).
 func replaceFile(path string, write func(*bufio.Writer)) error {
-	return cycle.WriteStateFile(path, func(w *bufio.Writer) error {
+	return store.WriteStateFile(path, func(w *bufio.Writer) error {
 		write(w)
 		return nil
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // benchRepo returns a repository with n commits and a ledger of n records
@@ -57,6 +58,9 @@ func benchRepo(b *testing.B, n int) string {
 	return dir
 }
 
+// viewPath is the ledger's saved view in the repository at dir.
+func viewPath(dir string) string { return filepath.Join(dir, ".git", "evolve", "ledger.view") }
+
 func benchSizes() []int {
 	if os.Getenv("BENCH_100K") != "" {
 		return []int{1000, 10000, 100000}
@@ -77,7 +81,7 @@ func BenchmarkList(b *testing.B) {
 					b.Fatal(err)
 				}
 				l := Open(repo, time.Now)
-				list, err := l.List(ListOptions{})
+				list, err := l.List(store.ListOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -110,7 +114,7 @@ func BenchmarkLines(b *testing.B) {
 				}
 				defer repo.Close()
 				l := Open(repo, time.Now)
-				if _, _, err := l.Lines(ListOptions{}, nil); err != nil { // warm the view
+				if _, _, err := l.Lines(store.ListOptions{}, nil); err != nil { // warm the view
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
@@ -118,10 +122,10 @@ func BenchmarkLines(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					if cold {
 						b.StopTimer()
-						os.Remove(l.viewPath())
+						os.Remove(viewPath(dir))
 						b.StartTimer()
 					}
-					lines, _, err := l.Lines(ListOptions{}, nil)
+					lines, _, err := l.Lines(store.ListOptions{}, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -293,7 +297,7 @@ func copiesRepo(b *testing.B, k int) (dir string, next gitstore.Hash, saved []by
 	line := append(res.Entry.Record.Marshal(), '\n')
 	var in bytes.Buffer
 	fmt.Fprintf(&in, "blob\nmark :1\ndata %d\n%s\ncommit %s\ncommitter A <a@b> 1700000000 +0000\ndata 7\ncopies\nfrom %s^0\n",
-		len(line), line, NotesRef, NotesRef)
+		len(line), line, store.NotesRef, store.NotesRef)
 	for i := 0; i < k; i++ {
 		name := fmt.Sprintf("%040x", sha1.Sum([]byte(strconv.Itoa(i))))
 		fmt.Fprintf(&in, "M 100644 :1 %s/%s\n", name[:2], name[2:])
@@ -309,14 +313,10 @@ func copiesRepo(b *testing.B, k int) (dir string, next gitstore.Hash, saved []by
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap, err := repo.ReadNotes(NotesRef)
-	if err != nil {
+	if _, _, err := l.Lines(store.ListOptions{}, nil); err != nil { // the view, saved
 		b.Fatal(err)
 	}
-	if _, err := l.viewIndex(snap); err != nil { // the view, saved
-		b.Fatal(err)
-	}
-	if saved, err = os.ReadFile(l.viewPath()); err != nil {
+	if saved, err = os.ReadFile(viewPath(dir)); err != nil {
 		b.Fatal(err)
 	}
 	return dir, hs[0], saved
@@ -336,7 +336,7 @@ func BenchmarkRecordCopies(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer repo.Close()
-			tip, _, err := repo.RefHash(NotesRef)
+			tip, _, err := repo.RefHash(store.NotesRef)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -359,8 +359,8 @@ func BenchmarkRecordCopies(b *testing.B) {
 					b.Fatalf("recorded %s", res.Entry.Record.Marshal())
 				}
 				b.StopTimer()
-				benchGit(b, dir, "update-ref", NotesRef, tip.String())
-				if err := os.WriteFile(l.viewPath(), saved, 0o600); err != nil {
+				benchGit(b, dir, "update-ref", store.NotesRef, tip.String())
+				if err := os.WriteFile(viewPath(dir), saved, 0o600); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

@@ -16,6 +16,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/revert"
 )
 
@@ -857,7 +858,7 @@ func (l *Ledger) treeGoalsBlob(tree gitstore.Hash) (blob gitstore.Hash, name str
 
 func (l *Ledger) finishUnchanged(c *OpenCycle, res *FinishResult) error {
 	res.Record = c.record(ledger.Unchanged, "")
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return err
 	}
@@ -1282,17 +1283,17 @@ func (l *Ledger) recordAndClose(c *OpenCycle, commit gitstore.Hash, res *FinishR
 		return fmt.Errorf("the record of cycle %d: %w", c.Cycle, err)
 	}
 	res.Record = rec
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return err
 	}
-	_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-		if err := l.stamp(&rec, snap, ix); err != nil {
+	err = l.Update(func(snap *gitstore.Notes, ix *store.Index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+		if err := l.Stamp(&rec, snap, ix); err != nil {
 			return nil, nil, err
 		}
 		res.Record = rec
 		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
-			func(int) string { return fmt.Sprintf("git evolve: record cycle %d (%s)", rec.Cycle, rec.Result) }, nil
+			func(int) string { return fmt.Sprintf(store.RecordSubject, rec.Cycle, rec.Result) }, nil
 	})
 	if err == nil {
 		l.die("recorded")
@@ -1312,7 +1313,7 @@ func (l *Ledger) closeCycle(c *OpenCycle) error {
 	refs := c.keptRefs()
 	if l.keepsBase(c) {
 		delete(refs, BaseRef(c.ID))
-		if err := appendLine(l.savesPath(), BaseRef(c.ID)+" "+c.Base); err != nil {
+		if err := l.NoteSave(BaseRef(c.ID), c.Base); err != nil {
 			return err
 		}
 	}

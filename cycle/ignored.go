@@ -359,7 +359,7 @@ func (l *Ledger) keepIgnored(c *OpenCycle, refs map[string]gitstore.Hash) error 
 		return nil
 	}
 	delete(refs, IgnoredRef(c.ID))
-	return appendLine(l.savesPath(), IgnoredRef(c.ID)+" "+c.Ignored.Commit)
+	return l.NoteSave(IgnoredRef(c.ID), c.Ignored.Commit)
 }
 
 // withinSaveLimits is paths (files of the working tree) cut to what a save

@@ -47,7 +47,7 @@ func (l *Ledger) Sweep() (*Leftovers, error) {
 		return nil, err
 	}
 	if len(refs) > 0 {
-		unlock, err := filelock.Lock(l.ledgerLock())
+		unlock, err := filelock.Lock(l.LockPath())
 		if err != nil {
 			return nil, err
 		}

@@ -18,8 +18,8 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
-	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // OpenCycle is a cycle that has started and not finished, in one worktree.
@@ -247,7 +247,7 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 		return nil, err
 	}
 	c.Ignored = ig.k
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return nil, err
 	}
@@ -259,11 +259,7 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	} else if !errors.Is(err, ErrNoOpenCycle) {
 		return nil, err
 	}
-	snap, err := l.repo.ReadNotes(NotesRef)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := l.loadIndex(snap)
+	ix, err := l.Index()
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +271,7 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	if err != nil {
 		return nil, err
 	}
-	copies, err := l.copiesMax()
+	copies, err := l.CopiesMax()
 	if err != nil {
 		return nil, err
 	}
@@ -333,8 +329,14 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	return c, nil
 }
 
-// ledgerLock is the lock writers of the ledger hold.
-func (l *Ledger) ledgerLock() string { return filepath.Join(l.stateDir, "ledger.lock") }
+// keepSave points ref at the saved work h (old is what the ref holds now,
+// zero when it is new) and notes it in the saves list.
+func (l *Ledger) keepSave(ref string, h, old gitstore.Hash, reason string) error {
+	if err := l.repo.UpdateRef(ref, h, old, reason); err != nil {
+		return err
+	}
+	return l.NoteSave(ref, h.String())
+}
 
 // saveOpen writes the open cycle's file (atomically: a crash leaves the
 // old content or the new).
@@ -450,7 +452,7 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 			return nil, gitstore.ZeroHash, err
 		}
 	}
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
@@ -490,8 +492,8 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 		}
 		// An abort interrupted after this step is not recorded twice: the
 		// write leaves a note that has the record's id as it is.
-		_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-			if err := l.stamp(&rec, snap, ix); err != nil {
+		err = l.Update(func(snap *gitstore.Notes, ix *store.Index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+			if err := l.Stamp(&rec, snap, ix); err != nil {
 				return nil, nil, err
 			}
 			return map[gitstore.Hash][]ledger.Record{start: {rec}},
@@ -618,8 +620,8 @@ func (l *Ledger) release(id string) error {
 
 // nextFree is the next cycle number: past everything in the ledger, the
 // journal and the reservations of open cycles.
-func nextFree(ix *index, journal []ledger.Record, reserved map[int]string) int {
-	n := ix.max()
+func nextFree(ix *store.Index, journal []ledger.Record, reserved map[int]string) int {
+	n := ix.Max()
 	for _, r := range journal {
 		n = max(n, r.Cycle)
 	}
@@ -650,32 +652,6 @@ func appendLine(path, line string) error {
 	return f.Close()
 }
 
-func writeFileAtomic(path string, data []byte) error {
-	return WriteStateFile(path, func(w *bufio.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteStateFile writes a state file (of the ledger, or of verify) as its
-// content is made, to a temporary file beside it that is renamed into
-// place: a reader sees the old file or the new one, never a part, and a
-// large file is never held whole in memory.
-func WriteStateFile(path string, write func(w *bufio.Writer) error) error {
-	err := atomicfile.WriteWith(path, 0o600, func(f *os.File) error {
-		w := bufio.NewWriterSize(f, 256<<10)
-		if err := write(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	})
-	return err
-}
-
-// staleTemp is how old a temporary file of a state file must be for
-// atomicfile to take it for one a killed process left.
-const staleTemp = atomicfile.StaleAge
-
 // TranscriptRef keeps the transcript of cycle id's agent (see loop): a
 // blob, kept after the cycle closes.
 func TranscriptRef(id string) string { return TranscriptsPrefix + id }
@@ -686,7 +662,7 @@ const TranscriptsPrefix = "refs/evolve/transcripts/"
 // SetFields adds fields to the record the open cycle will be recorded with
 // (see OpenCycle.Fields), under the lock writers of the ledger hold.
 func (l *Ledger) SetFields(fields map[string]json.RawMessage) error {
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return err
 	}
@@ -702,4 +678,11 @@ func (l *Ledger) SetFields(fields map[string]json.RawMessage) error {
 		c.Fields[k] = v
 	}
 	return l.saveOpen(c)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	return store.WriteStateFile(path, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

@@ -3,14 +3,12 @@ package cycle
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // InputError is a request that breaks one of the ledger's rules. Field
@@ -38,15 +36,11 @@ func inputErr(field, format string, args ...any) error {
 
 // RecordResult is what Record stored.
 type RecordResult struct {
-	Entry Entry
+	Entry store.Entry
 	// Downgraded is true when an improved cycle was stored as unchanged
 	// because its delta touched only non-substantive paths.
 	Downgraded bool
 }
-
-// maxAttempts bounds how often a write is redone after losing a race with
-// another writer of the notes ref.
-const maxAttempts = 20
 
 // Record stores one cycle record. The record's sha fields hold revisions
 // as the user gave them (they are resolved here); Cycle 0 asks for the next
@@ -105,16 +99,16 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	}
 	rec.Timestamp = l.now().Format(time.RFC3339)
 
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	copies, err := l.copiesMax()
+	copies, err := l.CopiesMax()
 	if err != nil {
 		return nil, err
 	}
-	_, err = l.update(func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+	err = l.Update(func(snap *gitstore.Notes, ix *store.Index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
 		journal, _, err := l.journal.Read()
 		if err != nil {
 			return nil, nil, err
@@ -136,88 +130,22 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 		}
 		if !toNotes {
 			rec.ID = rec.DeriveID("")
-			res.Entry = Entry{Record: rec, Journal: true}
+			res.Entry = store.Entry{Record: rec, Journal: true}
 			return nil, nil, l.journal.Append(rec)
 		}
 		commit, _ := gitstore.ParseHash(rec.CanonicalSHA)
-		if err := l.stamp(&rec, snap, ix); err != nil {
+		if err := l.Stamp(&rec, snap, ix); err != nil {
 			return nil, nil, err
 		}
 		rec.ID = rec.DeriveID(commit.String())
-		res.Entry = Entry{Record: rec, Commit: commit}
+		res.Entry = store.Entry{Record: rec, Commit: commit}
 		return map[gitstore.Hash][]ledger.Record{commit: {rec}},
-			func(int) string { return fmt.Sprintf(recordSubject, rec.Cycle, rec.Result) }, nil
+			func(int) string { return fmt.Sprintf(store.RecordSubject, rec.Cycle, rec.Result) }, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// update writes records into the ledger's notes, under the ledger lock the
-// caller holds. build sees the notes and the cycle index as they are and
-// returns what to add (nil: no notes to write) and the notes commit's
-// message; when another writer moved the ledger first, build runs again on
-// the new ledger.
-func (l *Ledger) update(build func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(added int) string, error)) (*written, error) {
-	return l.updateWith(l.loadIndex, build)
-}
-
-// updateWith is update with the index of the notes as they are given by
-// load (a writer of many batches keeps the one it had).
-func (l *Ledger) updateWith(load func(*gitstore.Notes) (*index, error), build func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(added int) string, error)) (*written, error) {
-	for attempt := 1; ; attempt++ {
-		snap, err := l.repo.ReadNotes(NotesRef)
-		if err != nil {
-			return nil, err
-		}
-		ix, err := load(snap)
-		if err != nil {
-			return nil, err
-		}
-		add, message, err := build(snap, ix)
-		if err != nil || add == nil {
-			return nil, err
-		}
-		// The largest cycle once written, for the next reader of the
-		// history (indexFromHistory, historyTail).
-		top := ix.max()
-		for _, rs := range add {
-			for _, r := range rs {
-				top = max(top, r.Cycle)
-			}
-		}
-		withTop := func(added int) string { return fmt.Sprintf("%s\n\n%s: %d", message(added), ledger.LargestTrailer, top) }
-		next, err := l.writeNotes(snap, add, withTop)
-		if retry(err, attempt) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		// The cycle index an older git-evolve kept on disk: nothing reads
-		// it now.
-		_ = os.Remove(filepath.Join(l.stateDir, "cycles.idx"))
-		return next, nil
-	}
-}
-
-// retry reports whether a write that failed with err is worth redoing, and
-// waits before it is: after losing a compare-and-swap to another writer
-// (redone at once, on the new ledger), or while another git holds the ref
-// locked (for up to about a second; a lock that outlives that is reported
-// with git's message).
-func retry(err error, attempt int) bool {
-	var locked *gitstore.LockedError
-	switch {
-	case errors.Is(err, gitstore.ErrRefChanged) && attempt < maxAttempts:
-		time.Sleep(time.Duration(1+rand.IntN(5*attempt)) * time.Millisecond)
-		return true
-	case errors.As(err, &locked) && attempt < 8:
-		time.Sleep(time.Duration(25*attempt) * time.Millisecond)
-		return true
-	}
-	return false
 }
 
 // resolveShas turns the revisions in the sha fields into full commit names.
@@ -249,8 +177,8 @@ func (l *Ledger) resolveShas(rec *ledger.Record) error {
 
 // cycleIn says where cycle n is recorded, if it is: on a commit (the index
 // of the notes) or in the local journal.
-func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool, error) {
-	if obj, ok, err := ix.find(n); err != nil || ok {
+func cycleIn(ix *store.Index, journal []ledger.Record, n int) (string, bool, error) {
+	if obj, ok, err := ix.Find(n); err != nil || ok {
 		return "on commit " + obj.Short(), ok, err
 	}
 	for _, r := range journal {
@@ -259,144 +187,4 @@ func cycleIn(ix *index, journal []ledger.Record, n int) (string, bool, error) {
 		}
 	}
 	return "", false, nil
-}
-
-// written is the outcome of writeNotes.
-type written struct {
-	snap  *gitstore.Notes
-	added int // records that were not there yet
-}
-
-// writeNotes adds records to the notes of their commits in one notes
-// commit on top of snap. Records whose id a note already holds are not added
-// twice. A note of records only is written in canonical form (sorted lines,
-// as cat_sort_uniq leaves them); a note that also holds other text is kept
-// byte for byte, with the new records after it. It
-// returns an error wrapping gitstore.ErrRefChanged when the ref moved since
-// snap was read, and an error when the ledger's schema is newer than ours.
-func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger.Record, message func(added int) string) (*written, error) {
-	extras, err := l.markerEdit(snap)
-	if err != nil {
-		return nil, err
-	}
-	out := &written{}
-	var edits []gitstore.NoteEdit
-	commits := make([]gitstore.Hash, 0, len(add))
-	for commit := range add {
-		commits = append(commits, commit)
-	}
-	notes, err := notesOf(snap, commits)
-	if err != nil {
-		return nil, err
-	}
-	for commit, recs := range add {
-		blobs := notes[commit]
-		var have []ledger.Record
-		var original []byte // the note as it is, when it holds text that is not a record
-		foreign := false
-		for _, b := range blobs {
-			data, err := l.repo.ReadBlob(b)
-			if err != nil {
-				return nil, err
-			}
-			rs, bad := ledger.ParseLines(data)
-			have = append(have, rs...)
-			foreign = foreign || len(bad) > 0
-			original = append(original, data...)
-			if len(original) > 0 && original[len(original)-1] != '\n' {
-				original = append(original, '\n')
-			}
-		}
-		ids := map[string]bool{}
-		for _, r := range have {
-			ids[r.ID] = true
-		}
-		n := len(have)
-		for _, r := range recs {
-			if !ids[r.ID] {
-				ids[r.ID] = true
-				have = append(have, r)
-			}
-		}
-		if len(have) == n && len(blobs) == 1 {
-			continue // nothing new on this commit
-		}
-		out.added += len(have) - n
-		content := ledger.FormatNote(have, nil)
-		if foreign {
-			// Text that is not a record (a person's note, a broken line)
-			// is kept byte for byte; the new records follow it.
-			content = append(original, ledger.FormatNote(have[n:], nil)...)
-		}
-		blob, err := l.repo.WriteBlob(content)
-		if err != nil {
-			return nil, err
-		}
-		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
-	}
-	if len(edits) == 0 {
-		out.snap = snap
-		return out, nil
-	}
-	tree, err := snap.ApplyNotes(edits, extras)
-	if err != nil {
-		return nil, err
-	}
-	author, committer, err := l.repo.Identity()
-	if err != nil {
-		return nil, err
-	}
-	if out.snap, err = snap.CommitNotes(NotesRef, tree, message(out.added)+"\n", author, committer); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// markerEdit checks the ledger's schema marker and returns the root entry
-// to write when the marker is missing or older than this binary's.
-func (l *Ledger) markerEdit(snap *gitstore.Notes) (map[string]gitstore.Hash, error) {
-	h, ok, err := snap.NonNote(ledger.MarkerName)
-	if err != nil {
-		return nil, err
-	}
-	want := ledger.MarkerBytes()
-	if ok {
-		data, err := l.repo.ReadBlob(h)
-		if err != nil {
-			return nil, err
-		}
-		if err := ledger.CheckWritable(data); err != nil {
-			return nil, err
-		}
-		if string(data) == string(want) {
-			return nil, nil
-		}
-	}
-	mh, err := l.repo.WriteBlob(want)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]gitstore.Hash{ledger.MarkerName: mh}, nil
-}
-
-// Attach adds copies of records, as they are, to the notes of other
-// commits (relink: the commits that carry a cycle's work after a
-// cherry-pick, a squash merge or a rebase). A note that holds the record
-// already is left alone. It returns how many copies were added.
-func (l *Ledger) Attach(copies map[gitstore.Hash][]ledger.Record) (int, error) {
-	if len(copies) == 0 {
-		return 0, nil
-	}
-	unlock, err := filelock.Lock(l.ledgerLock())
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	w, err := l.update(func(*gitstore.Notes, *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
-		return copies, func(n int) string { return fmt.Sprintf("git evolve: relink %d record(s)", n) }, nil
-	})
-	if err != nil || w == nil {
-		return 0, err
-	}
-	return w.added, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/revert"
 )
 
@@ -151,7 +152,7 @@ func (l *Ledger) revertable(query string) (*ledger.Record, error) {
 	if rec.CycleStartSHA == "" || rec.Commit() == "" {
 		return nil, &Refusal{fmt.Sprintf("cycle %d's record has no cycle_start_sha: its range is unknown", rec.Cycle), "revert its commits with git revert"}
 	}
-	all, err := l.List(ListOptions{})
+	all, err := l.List(store.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +280,7 @@ func (l *Ledger) completeRevert(ctx context.Context, c *OpenCycle, progress func
 // dropRevert undoes the reservation of a revert whose files could not be
 // checked out (nothing else has moved), and says why.
 func (l *Ledger) dropRevert(c *OpenCycle, why error) error {
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err == nil {
 		err = l.release(c.ID)
 		unlock()

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // ControlRef holds the loop's control events, shared with the ledger by
@@ -77,7 +77,7 @@ func RecordControl(repo *gitstore.Repo, e ControlEvent) error {
 		}
 	}
 	if e.Host == "" {
-		e.Host = cycle.Host()
+		e.Host = store.Host()
 	}
 	line, _ := json.Marshal(e)
 	what := e.Kind

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // Event is one cycle of the ledger or the journal, as the loop's rules
@@ -77,8 +77,8 @@ func (e *Event) NonProductive() bool {
 func (e *Event) Failed() bool { return failing(e.Gate) }
 
 // History reads the ledger and the journal as events, in cycle order.
-func History(l *cycle.Ledger) ([]Event, error) {
-	list, err := l.List(cycle.ListOptions{Journal: true})
+func History(l *store.Ledger) ([]Event, error) {
+	list, err := l.List(store.ListOptions{Journal: true})
 	if err != nil {
 		return nil, err
 	}
@@ -87,19 +87,19 @@ func History(l *cycle.Ledger) ([]Event, error) {
 
 // RecentHistory reads the last n records of the ledger and the journal,
 // and every quarantine record, as events in cycle order: what a one-screen
-// answer needs, read from the saved view (cycle.Ledger.Entries) at the cost
+// answer needs, read from the saved view (store.Ledger.Entries) at the cost
 // of those records, not of the ledger.
-func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
-	last, err := l.Entries(cycle.ListOptions{Journal: true}, nil, n)
+func RecentHistory(l *store.Ledger, n int) ([]Event, error) {
+	last, err := l.Entries(store.ListOptions{Journal: true}, nil, n)
 	if err != nil {
 		return nil, err
 	}
-	quarantines, err := l.Quarantines(cycle.ListOptions{Journal: true})
+	quarantines, err := l.Quarantines(store.ListOptions{Journal: true})
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	var all []cycle.Entry
+	var all []store.Entry
 	for _, en := range append(quarantines.Entries, last.Entries...) {
 		key := en.Record.ID + "\x00" + en.Commit.String()
 		if en.Record.ID != "" && seen[key] {
@@ -112,7 +112,7 @@ func RecentHistory(l *cycle.Ledger, n int) ([]Event, error) {
 	return events(all), nil
 }
 
-func events(entries []cycle.Entry) []Event {
+func events(entries []store.Entry) []Event {
 	out := make([]Event, 0, len(entries))
 	for _, en := range entries {
 		r := en.Record

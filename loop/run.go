@@ -1194,7 +1194,7 @@ func recoverAborted(l *cycle.Ledger, r *RunState) error {
 	if id == "" {
 		return nil
 	}
-	events, err := History(l)
+	events, err := History(l.Ledger)
 	if err != nil {
 		return err
 	}

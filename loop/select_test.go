@@ -214,11 +214,11 @@ func TestRecentHistory(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		f.record(fxRec{result: ledger.Improved, target: "g"})
 	}
-	all, err := History(f.ledger)
+	all, err := History(f.ledger.Ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recent, err := RecentHistory(f.ledger, 3)
+	recent, err := RecentHistory(f.ledger.Ledger, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

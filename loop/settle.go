@@ -15,11 +15,12 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/queue"
 )
 
 // Claimant is who claims queue items for cycles on this machine.
-func Claimant() string { return "evolve:" + cycle.Host() }
+func Claimant() string { return "evolve:" + store.Host() }
 
 // Take claims the work's queue item, when it has one, before a cycle
 // starts on it: two loops never take the same item. Work from a pinned

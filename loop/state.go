@@ -130,9 +130,9 @@ func Load(l *cycle.Ledger, o LoadOptions) (*State, error) {
 		return nil, err
 	}
 	if o.Recent > 0 {
-		s.All, err = RecentHistory(l, o.Recent)
+		s.All, err = RecentHistory(l.Ledger, o.Recent)
 	} else {
-		s.All, err = History(l)
+		s.All, err = History(l.Ledger)
 	}
 	if err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func BenchmarkRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 		if refresh {
-			if _, err := m.Refresh(l); err != nil {
+			if _, err := m.Refresh(l.Ledger); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -14,11 +14,11 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/filelock"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/journal"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // stateVersion is the version of the state file's format: a state of
@@ -91,7 +91,7 @@ type Refreshed struct {
 // since; when only records were added, the new lines are appended (to a
 // copy of the file renamed into place: still atomic); otherwise it is
 // built anew.
-func (m Mirror) Refresh(l *cycle.Ledger) (*Refreshed, error) {
+func (m Mirror) Refresh(l *store.Ledger) (*Refreshed, error) {
 	path := m.Path(HistoryFile)
 	if fresh, err := m.fresh(l, path); err != nil || fresh {
 		return &Refreshed{}, err
@@ -237,9 +237,9 @@ func (m Mirror) appendTo(path string, old, add []byte) error {
 // Fresh reports whether the history file is as it was last written and
 // the ledger as it was then: Refresh would do nothing. It reads the state
 // file, the refs and two files' metadata; it starts no git process.
-func (m Mirror) Fresh(l *cycle.Ledger) (bool, error) { return m.fresh(l, m.Path(HistoryFile)) }
+func (m Mirror) Fresh(l *store.Ledger) (bool, error) { return m.fresh(l, m.Path(HistoryFile)) }
 
-func (m Mirror) fresh(l *cycle.Ledger, path string) (bool, error) {
+func (m Mirror) fresh(l *store.Ledger, path string) (bool, error) {
 	st := m.loadState(path)
 	if st == nil || st.Key.Notes == stale.Notes {
 		return false, nil
@@ -271,7 +271,7 @@ func (m Mirror) refsKey(repo *gitstore.Repo) (key, error) {
 	} else if ok {
 		k.Head = h.String()
 	}
-	if h, ok, err := repo.RefHash(cycle.NotesRef); err != nil {
+	if h, ok, err := repo.RefHash(store.NotesRef); err != nil {
 		return k, err
 	} else if ok {
 		k.Notes = h.String()
@@ -291,7 +291,7 @@ func (m Mirror) refsKey(repo *gitstore.Repo) (key, error) {
 
 // currentKey is the key of the ledger now, with the journal's bytes it
 // describes.
-func (m Mirror) currentKey(l *cycle.Ledger) (key, []byte, error) {
+func (m Mirror) currentKey(l *store.Ledger) (key, []byte, error) {
 	k, err := m.refsKey(l.Repo())
 	if err != nil {
 		return k, nil, err
@@ -323,14 +323,14 @@ func (m Mirror) journalPath(repo *gitstore.Repo) string {
 
 // build lists the records of the cycles head reaches and the journal's,
 // in cycle order, as the file's content.
-func (m Mirror) build(l *cycle.Ledger, k key, journalData []byte) ([]byte, error) {
-	var lines []cycle.Line
+func (m Mirror) build(l *store.Ledger, k key, journalData []byte) ([]byte, error) {
+	var lines []store.Line
 	if k.Head != "" {
 		commits, err := l.Repo().RevList(k.Head)
 		if err != nil {
 			return nil, err
 		}
-		if lines, _, err = l.Lines(cycle.ListOptions{Commits: commits}, nil); err != nil {
+		if lines, _, err = l.Lines(store.ListOptions{Commits: commits}, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -338,7 +338,7 @@ func (m Mirror) build(l *cycle.Ledger, k key, journalData []byte) ([]byte, error
 	var buf bytes.Buffer
 	for len(lines) > 0 || len(jl) > 0 {
 		// in order, the ledger's first on ties (as listing has it)
-		var ln cycle.Line
+		var ln store.Line
 		if len(jl) > 0 && (len(lines) == 0 || jl[0].Summary.Compare(&lines[0].Summary) < 0) {
 			ln, jl = jl[0], jl[1:]
 		} else {
@@ -352,18 +352,18 @@ func (m Mirror) build(l *cycle.Ledger, k key, journalData []byte) ([]byte, error
 
 // journalLines are the journal's records (those of data) as canonical
 // lines in order; a record written twice is one.
-func journalLines(data []byte) []cycle.Line {
+func journalLines(data []byte) []store.Line {
 	recs, _ := ledger.ParseLines(data)
-	out := make([]cycle.Line, 0, len(recs))
+	out := make([]store.Line, 0, len(recs))
 	for i := range recs {
-		out = append(out, cycle.Line{Summary: ledger.SummaryOf(&recs[i]), Text: recs[i].Marshal()})
+		out = append(out, store.Line{Summary: ledger.SummaryOf(&recs[i]), Text: recs[i].Marshal()})
 	}
 	sortLines(out)
-	return slices.CompactFunc(out, func(a, b cycle.Line) bool { return bytes.Equal(a.Text, b.Text) })
+	return slices.CompactFunc(out, func(a, b store.Line) bool { return bytes.Equal(a.Text, b.Text) })
 }
 
-func sortLines(ls []cycle.Line) {
-	slices.SortStableFunc(ls, func(a, b cycle.Line) int { return a.Summary.Compare(&b.Summary) })
+func sortLines(ls []store.Line) {
+	slices.SortStableFunc(ls, func(a, b store.Line) int { return a.Summary.Compare(&b.Summary) })
 }
 
 // growMax bounds the commits HEAD may have gained for the file to be
@@ -377,13 +377,13 @@ const growMax = 256
 // removed or changed, remote-tracking copies moved, HEAD moved elsewhere
 // than forward, a new record that sorts before the file's end): the file
 // is then built whole.
-func (m Mirror) grow(l *cycle.Ledger, st *historyState, cur key, journalData []byte, last *ledger.Summary) (add []byte, n int, ok bool, err error) {
+func (m Mirror) grow(l *store.Ledger, st *historyState, cur key, journalData []byte, last *ledger.Summary) (add []byte, n int, ok bool, err error) {
 	was := st.Key
 	if !maps.Equal(was.Copies, cur.Copies) || was.Notes == stale.Notes {
 		return nil, 0, false, nil
 	}
 	repo := l.Repo()
-	var added []cycle.Line
+	var added []store.Line
 	// The journal: the lines after those read last time.
 	if was.Journal != cur.Journal || was.JournalDigest != cur.JournalDigest {
 		size := was.Journal.Size
@@ -497,7 +497,7 @@ func (m Mirror) grow(l *cycle.Ledger, st *historyState, cur key, journalData []b
 		}
 	}
 	sortLines(added)
-	added = slices.CompactFunc(added, func(a, b cycle.Line) bool { return bytes.Equal(a.Text, b.Text) })
+	added = slices.CompactFunc(added, func(a, b store.Line) bool { return bytes.Equal(a.Text, b.Text) })
 	if len(added) > 0 && last != nil && last.Compare(&added[0].Summary) >= 0 {
 		return nil, 0, false, nil // it sorts before the file's end
 	}
@@ -523,7 +523,7 @@ func (m Mirror) notesAt(repo *gitstore.Repo, h string) (*gitstore.Notes, error) 
 
 // noteLines are the records of the note blobs as canonical lines (a line
 // that does not parse is left out, as listing leaves it).
-func noteLines(repo *gitstore.Repo, blobs []gitstore.Hash) ([]cycle.Line, error) {
+func noteLines(repo *gitstore.Repo, blobs []gitstore.Hash) ([]store.Line, error) {
 	if len(blobs) == 0 {
 		return nil, nil
 	}
@@ -531,11 +531,11 @@ func noteLines(repo *gitstore.Repo, blobs []gitstore.Hash) ([]cycle.Line, error)
 	if err != nil {
 		return nil, err
 	}
-	var out []cycle.Line
+	var out []store.Line
 	for _, data := range datas {
 		recs, _ := ledger.ParseLines(data)
 		for i := range recs {
-			out = append(out, cycle.Line{Summary: ledger.SummaryOf(&recs[i]), Text: recs[i].Marshal()})
+			out = append(out, store.Line{Summary: ledger.SummaryOf(&recs[i]), Text: recs[i].Marshal()})
 		}
 	}
 	return out, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -92,7 +93,7 @@ func (f *fixture) record(target, result string) ledger.Record {
 
 func (f *fixture) refresh() *Refreshed {
 	f.t.Helper()
-	res, err := f.mirror().Refresh(f.ledger())
+	res, err := f.mirror().Refresh(f.ledger().Ledger)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func (f *fixture) built() string {
 	m.Top = f.t.TempDir()
 	m.StateDir = f.t.TempDir()
 	m.Exclude = ""
-	if _, err := m.Refresh(f.ledger()); err != nil {
+	if _, err := m.Refresh(f.ledger().Ledger); err != nil {
 		f.t.Fatal(err)
 	}
 	data, err := os.ReadFile(m.Path(HistoryFile))
@@ -161,7 +162,7 @@ func TestHistoryIsTheBranchAndTheJournal(t *testing.T) {
 	}
 	// each line is the record as the ledger lists it
 	l := f.ledger()
-	list, err := l.List(cycle.ListOptions{Journal: true})
+	list, err := l.List(store.ListOptions{Journal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestHistoryHandEditIsKeptAndReplaced(t *testing.T) {
 		t.Errorf("kept in %s, want under the git directory", res.Kept)
 	}
 	// the ledger did not take the line
-	if list, _ := f.ledger().List(cycle.ListOptions{Journal: true}); len(list.Entries) != 1 {
+	if list, _ := f.ledger().List(store.ListOptions{Journal: true}); len(list.Entries) != 1 {
 		t.Errorf("the ledger has %d records, want 1: a hand edit is never imported", len(list.Entries))
 	}
 	// an edit of the same size, in the same second: still told by its digest
@@ -415,7 +416,7 @@ func TestHistoryRefreshedAtOnce(t *testing.T) {
 	out := make(chan *Refreshed, len(ls))
 	for _, l := range ls {
 		go func() {
-			res, err := f.mirror().Refresh(l)
+			res, err := f.mirror().Refresh(l.Ledger)
 			if err != nil {
 				t.Error(err)
 			}

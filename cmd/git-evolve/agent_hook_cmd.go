@@ -127,7 +127,7 @@ func innerError(what string, stderr []byte, code int) error {
 
 // openCycle is the cycle open in this worktree, nil when none is.
 func openCycle(e *env) (*cycle.Ledger, *cycle.OpenCycle, error) {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // cli is the whole command line.
@@ -121,13 +122,23 @@ func (e *env) open(opts ...gitstore.Option) (*gitstore.Repo, error) {
 }
 
 // Ledger opens the repository's ledger for reading.
-func (e *env) Ledger() (*cycle.Ledger, error) { return e.ledgerWith() }
+func (e *env) Ledger() (*store.Ledger, error) {
+	l, err := e.cyclesWith()
+	if err != nil {
+		return nil, err
+	}
+	return l.Ledger, nil
+}
+
+// Cycles opens the ledger for a command that records or moves a cycle
+// through the cycle package's rules.
+func (e *env) Cycles() (*cycle.Ledger, error) { return e.cyclesWith() }
 
 // CycleLedger opens the ledger for a command that moves a cycle through its
 // steps (finish, revert): GIT_EVOLVE_TEST_DIE_AT kills it at a step, for the
 // tests of an interrupted finish.
 func (e *env) CycleLedger() (*cycle.Ledger, error) {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err == nil {
 		// It commits and reads settings: git var and git config start now,
 		// beside the capture of the working tree.
@@ -143,18 +154,26 @@ func (e *env) CycleLedger() (*cycle.Ledger, error) {
 // WritableLedger opens the repository's ledger for a command that writes
 // it: the git processes of the write start while the repository is found.
 // reason is the reflog message of the ledger's update.
-func (e *env) WritableLedger(reason string) (*cycle.Ledger, error) {
-	return e.ledgerWith(gitstore.ForWriting(reason))
+func (e *env) WritableLedger(reason string) (*store.Ledger, error) {
+	l, err := e.cyclesWith(gitstore.ForWriting(reason))
+	if err != nil {
+		return nil, err
+	}
+	return l.Ledger, nil
 }
 
-func (e *env) ledgerWith(opts ...gitstore.Option) (*cycle.Ledger, error) {
+// cyclesWith opens the ledger once a command, with opts for the repository
+// when it is not open yet: the store every read of the command shares (and
+// the copies it refused, which copyNotices tells), with the cycles' rules.
+func (e *env) cyclesWith(opts ...gitstore.Option) (*cycle.Ledger, error) {
 	if e.ledger == nil {
 		r, err := e.open(opts...)
 		if err != nil {
 			return nil, err
 		}
 		// A remote's copy is read only when it passes sync's check.
-		e.ledger = cycle.Open(r, e.now).CheckCopies(audit.CopyCheck(r))
+		e.ledger = cycle.Open(r, e.now)
+		e.ledger.CheckCopies(audit.CopyCheck(r))
 	}
 	return e.ledger, nil
 }
@@ -435,11 +454,11 @@ func (e *env) clock() time.Time {
 	return time.Now()
 }
 
-// notFound turns cycle.ErrNotFound into a usage error (the user named
+// notFound turns store.ErrNotFound into a usage error (the user named
 // something that is not there).
 func notFound(err error) error {
-	if errors.Is(err, cycle.ErrNotFound) {
-		return usagef("%s", strings.TrimPrefix(err.Error(), cycle.ErrNotFound.Error()+": "))
+	if errors.Is(err, store.ErrNotFound) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), store.ErrNotFound.Error()+": "))
 	}
 	return err
 }

@@ -5,9 +5,9 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/internal/completion"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 type completionCmd struct {
@@ -87,7 +87,7 @@ func (e *env) completionValues(tag string) []string {
 		if err != nil {
 			return nil
 		}
-		ls, err := l.Entries(cycle.ListOptions{Journal: true}, nil, 50)
+		ls, err := l.Entries(store.ListOptions{Journal: true}, nil, 50)
 		if err != nil {
 			return nil
 		}

@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/git-evolve/git-evolve/audit"
-	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // copyNotices says, once for each remote-tracking copy of the ledger that
-// the command's reads left out (it would bring a breach: cycle.CheckCopies),
+// the command's reads left out (it would bring a breach: store.Ledger.CheckCopies),
 // which remote, which notes commit brought the breach, and what to do. What
 // the command printed and its exit code are this clone's ledger's.
 func (e *env) copyNotices() {
@@ -21,7 +21,7 @@ func (e *env) copyNotices() {
 	}
 }
 
-func copyNotice(r *cycle.CopyRefusal) string {
+func copyNotice(r *store.CopyRefusal) string {
 	remote := r.Remote()
 	what := "a breach"
 	if r.Breaches > 1 {

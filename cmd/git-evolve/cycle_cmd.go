@@ -66,7 +66,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 		}
 		return usagef("--target: no %s %q in %s", what, c.Target, f.Path)
 	}
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ type cycleStatusCmd struct {
 }
 
 func (c *cycleStatusCmd) Run(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return err
 	}

@@ -611,7 +611,7 @@ func (c *goalsMeasureCmd) holdout(e *env) (*goals.File, error) {
 	if c.Save || c.Directives {
 		return nil, usagef("--holdout goes with neither --save nor --directives")
 	}
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +640,7 @@ func (c *goalsMeasureCmd) holdout(e *env) (*goals.File, error) {
 // trustHoldout trusts the repository's holdout checks, when it has some
 // (their file must parse), and says so.
 func trustHoldout(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return err
 	}
@@ -668,7 +668,7 @@ func trustHoldout(e *env) error {
 // tree and in HEAD (the gate of a goals file without a gate key), and says
 // which it trusted.
 func trustGates(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/git-evolve/git-evolve/audit"
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/share"
 )
 
@@ -60,7 +61,7 @@ func (c *hookCommitMsgCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: commit-msg hook: %v (the commit goes on without trailers)\n", err)
 		return nil
 	}
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return warn(err)
 	}
@@ -164,7 +165,7 @@ func (c *hookPrePushCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	tip, ok, err := l.Repo().RefHash(cycle.NotesRef)
+	tip, ok, err := l.Repo().RefHash(store.NotesRef)
 	if err != nil || !ok {
 		return err // no ledger here: nothing to check or deliver
 	}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 type importCmd struct {
@@ -58,8 +58,8 @@ func (c *importCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := l.Import(in, cycle.ImportOptions{Anchor: c.Anchor})
-	var rerr *cycle.ImportReadError
+	rep, err := l.Import(in, store.ImportOptions{Anchor: c.Anchor})
+	var rerr *store.ImportReadError
 	if errors.As(err, &rerr) {
 		// What was read is stored: say so before the error.
 		_ = c.report(e, rep)
@@ -72,7 +72,7 @@ func (c *importCmd) Run(e *env) error {
 }
 
 // report prints what Import did, and exits 10 when it skipped lines.
-func (c *importCmd) report(e *env, rep *cycle.ImportReport) error {
+func (c *importCmd) report(e *env, rep *store.ImportReport) error {
 	for _, p := range rep.Skipped {
 		fmt.Fprintf(e.stderr, "git-evolve: warning: %s:%d: skipped: %s\n", c.File, p.Line, p.Reason)
 	}

@@ -250,7 +250,7 @@ func warnMissingHooks(e *env, repo *gitstore.Repo, running []string) {
 // warnUntrailered warns of the commits made since the open cycle started
 // whose message has no Evolve-Id trailer.
 func warnUntrailered(e *env, repo *gitstore.Repo) {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return
 	}

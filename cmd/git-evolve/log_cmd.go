@@ -20,6 +20,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 type logCmd struct {
@@ -91,7 +92,7 @@ func (c *logCmd) Run(e *env) error {
 	}
 	// No presence lookup: the table and the markdown read each row's commit
 	// for its subject, which says when it is not here.
-	opts := cycle.ListOptions{Journal: c.All}
+	opts := store.ListOptions{Journal: c.All}
 	if len(c.Range) > 0 {
 		if c.All {
 			return usagef("--all lists the whole ledger: it cannot be combined with a revision range")
@@ -118,10 +119,10 @@ func (c *logCmd) Run(e *env) error {
 		return true
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	var errs []*cycle.NoteError
+	var errs []*store.NoteError
 	if c.JSON && c.Limit > 0 {
 		// The last few, from the end of the saved view.
-		list, err := l.Entries(cycle.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, keep, c.Limit)
+		list, err := l.Entries(store.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, keep, c.Limit)
 		if err != nil {
 			return err
 		}
@@ -177,7 +178,7 @@ func (c *logCmd) Run(e *env) error {
 // noLedgerHint says, once, how to get the team's ledger into a clone that
 // has none (no local ledger, no remote-tracking copy) but has a remote.
 func noLedgerHint(e *env, repo *gitstore.Repo) {
-	if _, ok, err := repo.RefHash(cycle.NotesRef); err != nil || ok {
+	if _, ok, err := repo.RefHash(store.NotesRef); err != nil || ok {
 		return
 	}
 	if copies, err := repo.TrackingNotes("evolve"); err != nil || len(copies) > 0 {
@@ -192,7 +193,7 @@ func noLedgerHint(e *env, repo *gitstore.Repo) {
 
 // noteErrors reports ledger lines that do not parse and returns the
 // integrity error that sets the exit code.
-func noteErrors(e *env, errs []*cycle.NoteError) error {
+func noteErrors(e *env, errs []*store.NoteError) error {
 	if len(errs) == 0 {
 		return nil
 	}
@@ -213,7 +214,7 @@ var resultColor = map[string]string{
 	"aborted":             "35",
 }
 
-func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now time.Time, color bool) error {
+func printTable(out io.Writer, repo *gitstore.Repo, entries []store.Entry, now time.Time, color bool) error {
 	subjects, err := subjectsOf(repo, entries)
 	if err != nil {
 		return err
@@ -295,7 +296,7 @@ func printTable(out io.Writer, repo *gitstore.Repo, entries []cycle.Entry, now t
 // subjectsOf reads the subject of the commit of each entry listed on its
 // commit (not journaled, anchored or absent) from git, in one exchange, or
 // says why there is none. Nothing is kept: a page asks for what it shows.
-func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
+func subjectsOf(repo *gitstore.Repo, entries []store.Entry) ([]string, error) {
 	out := make([]string, len(entries))
 	var hs []gitstore.Hash
 	var at []int
@@ -326,7 +327,7 @@ func subjectsOf(repo *gitstore.Repo, entries []cycle.Entry) ([]string, error) {
 
 // anchored reports whether an imported record is stored on an anchor, not
 // on the commit it names (see git evolve import).
-func anchored(r *ledger.Record) bool { return string(r.Extra[cycle.Anchored]) == "true" }
+func anchored(r *ledger.Record) bool { return string(r.Extra[store.Anchored]) == "true" }
 
 // shortSHA is a record's sha as log lists it: seven digits, escaped (the
 // sha of an anchored record is as it was imported).
@@ -393,7 +394,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	var entries []cycle.Entry
+	var entries []store.Entry
 	for _, tc := range commits {
 		n, err := strconv.Atoi(tc.Trailers["Evolve-Cycle"])
 		if err != nil {
@@ -411,7 +412,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 				continue
 			}
 		}
-		entries = append(entries, cycle.Entry{Record: r, Commit: tc.Hash})
+		entries = append(entries, store.Entry{Record: r, Commit: tc.Hash})
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return ledger.Less(&entries[i].Record, &entries[j].Record) })
 	if c.Limit > 0 && len(entries) > c.Limit {
@@ -446,7 +447,7 @@ func recordedBy(r *ledger.Record) string {
 
 // printMarkdown writes the cycles as a Markdown table for a pull request,
 // and the fitness trajectory after it.
-func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []cycle.Entry) error {
+func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []store.Entry) error {
 	fmt.Fprintln(w, "| cycle | target | result | ruler | goals | delta | reason | commit | by |")
 	fmt.Fprintln(w, "|---:|---|---|---|---|---|---|---|---|")
 	var trajectory []string

@@ -20,7 +20,7 @@ func loadState(e *env, roadmap string) (*loop.State, error) { return loadStateAs
 // loadStateAs is loadState; with dry, an inline roadmap is not written
 // where a run would pin it, but to a temporary file.
 func loadStateAs(e *env, roadmap string, dry bool) (*loop.State, error) {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/git-evolve/git-evolve/cycle"
+	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -126,7 +127,7 @@ func (c *recordCmd) Run(e *env) error {
 		}
 		e.dir = dir
 	}
-	l, err := e.WritableLedger("git evolve record")
+	l, err := e.cyclesWith(gitstore.ForWriting("git evolve record"))
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ func (c *runCmd) Run(e *env) error {
 		Trusted: func(data []byte, path string) error {
 			return requireTrust(e, goals.DigestOf(path, data), path)
 		},
-		SyncLedger: func(remote string) error { return syncLedgerWith(e, l, remote) },
+		SyncLedger: func(remote string) error { return syncLedgerWith(e, l.Ledger, remote) },
 		CheckLedger: func() error {
 			rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true})
 			if err != nil {

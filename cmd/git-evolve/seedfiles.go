@@ -11,6 +11,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/mirror"
 )
@@ -72,14 +73,14 @@ func keepSeedHistory(e *env, command string) {
 	case e.ledger == nil, name == "hook", name == "__complete", e.getenv("EVOLVE_RUN_ID") != "":
 		return
 	}
-	refreshSeedHistory(e, e.ledger)
+	refreshSeedHistory(e, e.ledger.Ledger)
 }
 
 // refreshSeedHistory brings the history file of l's working tree up to
 // date, saying on stderr what was kept of a file git-evolve had not
 // written; a failure is a warning (the file is derived, the ledger is
 // what counts).
-func refreshSeedHistory(e *env, l *cycle.Ledger) {
+func refreshSeedHistory(e *env, l *store.Ledger) {
 	m, maybe := seedLayout(l.Repo())
 	if !maybe {
 		return
@@ -156,11 +157,11 @@ func keepSeedFinish(e *env, repo *gitstore.Repo, res *cycle.FinishResult) {
 // them sees the ledger and the goals as they are.
 func seedRunHooks(e *env, l *cycle.Ledger, o *loop.RunOptions) {
 	o.OnStart = func(n int, start gitstore.Hash, measured *goals.Snapshot) {
-		refreshSeedHistory(e, l)
+		refreshSeedHistory(e, l.Ledger)
 		keepSeedFitness(e, l.Repo(), measured, n, start)
 	}
 	o.OnFinish = func(res *cycle.FinishResult) {
-		refreshSeedHistory(e, l)
+		refreshSeedHistory(e, l.Ledger)
 		keepSeedFinish(e, l.Repo(), res)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/internal/rulerdiff"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/redact"
 )
 
@@ -63,7 +64,7 @@ func (c *showCmd) Run(e *env) error {
 			// The cycle may be in a line that does not parse: say so.
 			noteErrors(e, list.Errors)
 			return &integrityError{fmt.Sprintf("%s; %d ledger line(s) do not parse and may hold it",
-				strings.TrimPrefix(err.Error(), cycle.ErrNotFound.Error()+": "), len(list.Errors))}
+				strings.TrimPrefix(err.Error(), store.ErrNotFound.Error()+": "), len(list.Errors))}
 		}
 		noLedgerHint(e, l.Repo())
 		return notFound(err)
@@ -71,11 +72,15 @@ func (c *showCmd) Run(e *env) error {
 	if c.Transcript {
 		return showTranscripts(e, l.Repo(), list.Entries)
 	}
+	cl, err := e.Cycles() // the ruler files a finished cycle changed are read as cycle reads them
+	if err != nil {
+		return err
+	}
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
 		var rd *rulerdiff.Diffs
 		if !c.NoRulerDiff && !en.Journal {
-			rd = rulerdiff.Read(l, &en.Record)
+			rd = rulerdiff.Read(cl, &en.Record)
 		}
 		if c.JSON {
 			writeShowJSON(w, en, rd)
@@ -95,7 +100,7 @@ func (c *showCmd) Run(e *env) error {
 }
 
 // showTranscripts prints the transcripts the records name.
-func showTranscripts(e *env, repo *gitstore.Repo, entries []cycle.Entry) error {
+func showTranscripts(e *env, repo *gitstore.Repo, entries []store.Entry) error {
 	w := bufio.NewWriter(e.stdout)
 	found := 0
 	for _, en := range entries {
@@ -149,7 +154,7 @@ func readTranscript(repo *gitstore.Repo, id, name string) ([]byte, error) {
 	return nil, fmt.Errorf("not in this clone (sync brings it when evolve.shareTranscripts is true)")
 }
 
-func writeShowJSON(w io.Writer, en cycle.Entry, rd *rulerdiff.Diffs) {
+func writeShowJSON(w io.Writer, en store.Entry, rd *rulerdiff.Diffs) {
 	commit := ""
 	if !en.Journal {
 		commit = en.Commit.String()
@@ -167,7 +172,7 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func writeShow(w io.Writer, repo *gitstore.Repo, en cycle.Entry, rd *rulerdiff.Diffs) error {
+func writeShow(w io.Writer, repo *gitstore.Repo, en store.Entry, rd *rulerdiff.Diffs) error {
 	r := &en.Record
 	fmt.Fprintf(w, "cycle %d  %s  %s\n", r.Cycle, termLine(cycletext.Listed(r)), termLine(cycletext.Dash(r.Target)))
 	where := "commit"

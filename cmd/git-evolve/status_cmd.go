@@ -11,6 +11,7 @@ import (
 	"github.com/git-evolve/git-evolve/fitness"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/loop"
 )
 
@@ -116,7 +117,7 @@ type statusLedger struct {
 }
 
 func (c *statusCmd) Run(e *env) error {
-	l, err := e.Ledger()
+	l, err := e.Cycles()
 	if err != nil {
 		return err
 	}
@@ -225,8 +226,8 @@ func (c *statusCmd) Run(e *env) error {
 		tracking := "refs/notes/remotes/" + remote + "/evolve"
 		if _, ok, err := s.Repo.RefHash(tracking); err == nil && ok {
 			r.Ledger.Fetched = true
-			if _, ok, err := s.Repo.RefHash(cycle.NotesRef); err == nil && ok {
-				if ahead, behind, err := s.Repo.AheadBehind(cycle.NotesRef, tracking); err == nil {
+			if _, ok, err := s.Repo.RefHash(store.NotesRef); err == nil && ok {
+				if ahead, behind, err := s.Repo.AheadBehind(store.NotesRef, tracking); err == nil {
 					r.Ledger.NotPushed, r.Ledger.NotMerged = ahead, behind
 				}
 			}
@@ -236,7 +237,7 @@ func (c *statusCmd) Run(e *env) error {
 			for _, refused := range l.Refused() {
 				r.Ledger.Refused = r.Ledger.Refused || refused.Ref == tracking
 			}
-		} else if _, ok, err := s.Repo.RefHash(cycle.NotesRef); err == nil && ok {
+		} else if _, ok, err := s.Repo.RefHash(store.NotesRef); err == nil && ok {
 			r.Ledger.NotPushed = -1 // never fetched: unknown
 		}
 	}

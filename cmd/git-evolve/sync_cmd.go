@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/audit"
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/setup"
 	"github.com/git-evolve/git-evolve/share"
 )
@@ -142,10 +142,10 @@ func printSync(e *env, rep *share.Report, remote string) {
 // recorded, with why), and a ledger with a breach is not pushed (verified,
 // when not zero, is a ledger the caller has just verified clean: pushed as
 // it is, it is not verified again).
-func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why string, verified gitstore.Hash) share.Options {
+func ledgerGuards(e *env, l *store.Ledger, remote string, accept bool, why string, verified gitstore.Hash) share.Options {
 	return share.Options{
 		Admit: func(ref string, local, theirs gitstore.Hash) error {
-			if ref != cycle.NotesRef || theirs.IsZero() {
+			if ref != store.NotesRef || theirs.IsZero() {
 				return nil
 			}
 			found, err := audit.CheckIncoming(l.Repo(), local, theirs)
@@ -162,7 +162,7 @@ func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why strin
 				fmt.Sprintf("ask whoever made that notes commit to run git evolve repair and sync; to take %s's ledger anyway: git evolve sync %s --accept-remote -m 'why'", remote, remote))
 		},
 		BeforePush: func(ref string, result gitstore.Hash) error {
-			if ref != cycle.NotesRef || result == verified {
+			if ref != store.NotesRef || result == verified {
 				return nil // (the ledger the caller verified just now, as it is)
 			}
 			rep, err := audit.VerifyWith(l.Local(), audit.VerifyOptions{BreachesOnly: true}) // what the push delivers
@@ -176,7 +176,7 @@ func ledgerGuards(e *env, l *cycle.Ledger, remote string, accept bool, why strin
 
 // acceptIncoming records the acknowledgement of each notes commit whose
 // breach a sync takes from remote deliberately.
-func acceptIncoming(e *env, l *cycle.Ledger, remote string, found []audit.Finding, why string) error {
+func acceptIncoming(e *env, l *store.Ledger, remote string, found []audit.Finding, why string) error {
 	if strings.TrimSpace(why) == "" {
 		why = "taken from " + remote + " with git evolve sync --accept-remote"
 	}
@@ -272,7 +272,7 @@ func ensureRefspec(e *env, repo *gitstore.Repo, remote string) error {
 
 // syncLedgerWith syncs the ledger with remote as git evolve sync does,
 // quietly: for a run's --sync-upstream.
-func syncLedgerWith(e *env, l *cycle.Ledger, remote string) error {
+func syncLedgerWith(e *env, l *store.Ledger, remote string) error {
 	repo := l.Repo()
 	if err := ensureRefspec(e, repo, remote); err != nil {
 		return err

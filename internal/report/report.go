@@ -29,6 +29,7 @@ import (
 	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"github.com/git-evolve/git-evolve/internal/cycletext"
 	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // ErrNoUpstream is returned by Build when no range is given and the branch
@@ -65,7 +66,7 @@ type Row struct {
 // upstream's merge base. It returns ErrNoUpstream when rng is "" and the
 // branch has no upstream, and a *ShallowError when the range cannot be read
 // in a shallow clone.
-func Build(l *cycle.Ledger, rng string) (*Report, error) {
+func Build(l *store.Ledger, rng string) (*Report, error) {
 	repo := l.Repo()
 	head, err := repo.HeadBranch()
 	if err != nil {
@@ -157,7 +158,7 @@ func (r *Report) goalIDs() []string {
 // (the branch HEAD names, "" when detached); when nothing names a branch,
 // every one is. Aborted cycles an older git-evolve kept in this clone's
 // journal are read from there.
-func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string) ([]Row, error) {
+func reportRows(l *store.Ledger, commits, boundary []gitstore.Hash, head string) ([]Row, error) {
 	if len(commits) == 0 && len(boundary) == 0 {
 		return nil, nil
 	}
@@ -165,7 +166,7 @@ func reportRows(l *cycle.Ledger, commits, boundary []gitstore.Hash, head string)
 	for _, h := range boundary {
 		edge[h] = true
 	}
-	list, err := l.List(cycle.ListOptions{Commits: append(slices.Clone(commits), boundary...)})
+	list, err := l.List(store.ListOptions{Commits: append(slices.Clone(commits), boundary...)})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"bufio"
@@ -18,13 +18,10 @@ import (
 // -" when it is let go. Verify reports a save that is gone.
 func (l *Ledger) savesPath() string { return filepath.Join(l.stateDir, "saves") }
 
-// keepSave points ref at the saved work h (old is what the ref holds now,
-// zero when it is new) and notes it in the saves list.
-func (l *Ledger) keepSave(ref string, h, old gitstore.Hash, reason string) error {
-	if err := l.repo.UpdateRef(ref, h, old, reason); err != nil {
-		return err
-	}
-	return appendLine(l.savesPath(), ref+" "+h.String())
+// NoteSave adds to the saves list that ref now holds commit (saved work
+// made or moved; the caller moved the ref).
+func (l *Ledger) NoteSave(ref, commit string) error {
+	return appendLine(l.savesPath(), ref+" "+commit)
 }
 
 // Saves are the saved work this clone made and still keeps, by ref, each
@@ -66,4 +63,19 @@ func (l *Ledger) ForgetSave(ref string) error {
 		return fmt.Errorf("%s is no saved work this clone keeps", ref)
 	}
 	return appendLine(l.savesPath(), ref+" -")
+}
+
+func appendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"fmt"
@@ -55,7 +55,7 @@ func TestEntriesAsList(t *testing.T) {
 	record(t, openLedger(t, dir), hi, 0)
 	git(t, dir, "notes", "--ref=evolve", "copy", hi, lo)
 	one := 1
-	if _, err := openLedger(t, dir).Record(ledger.Record{Cycle: 20, Target: "idle", Result: ledger.Unchanged, IdleStreak: &one}); err != nil {
+	if _, err := recordWith(openLedger(t, dir), ledger.Record{Cycle: 20, Target: "idle", Result: ledger.Unchanged, IdleStreak: &one}); err != nil {
 		t.Fatal(err)
 	}
 	// the journal's record written twice, as a retried script would

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 
 // fromHistory is the index loadIndex gives with no saved view, and
 // whether it was made from the ledger's history (not every note).
-func fromHistory(t *testing.T, l *Ledger, dir string) (*index, bool) {
+func fromHistory(t *testing.T, l *Ledger, dir string) (*Index, bool) {
 	t.Helper()
 	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
 	ix, err := l.loadIndex(ledgerNow(t, l))
@@ -36,9 +36,9 @@ func ledgerNow(t *testing.T, l *Ledger) *gitstore.Notes {
 }
 
 // largestOf is the largest cycle of an index and the commits that hold it.
-func largestOf(t *testing.T, ix *index) string {
+func largestOf(t *testing.T, ix *Index) string {
 	t.Helper()
-	n := ix.max()
+	n := ix.Max()
 	hs, err := ix.holders(n)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestIndexFromHistory(t *testing.T) {
 	// A record in an index made from the history takes the next number,
 	// and links to the last record.
 	os.Remove(filepath.Join(dir, ".git", "evolve", "ledger.view"))
-	res, err := l.Record(recordOn(commits[7], 0))
+	res, err := recordWith(l, recordOn(commits[7], 0))
 	if err != nil || res.Entry.Record.Cycle != 10 {
 		t.Fatalf("record with no index: %+v, %v; want cycle 10", res, err)
 	}
@@ -100,7 +100,7 @@ func TestIndexFromHistory(t *testing.T) {
 	// changed since the one before that are read.
 	record(t, l, commits[1], 7)
 	check("after a record of a smaller number", true)
-	res, err = l.Record(recordOn(commits[2], 0))
+	res, err = recordWith(l, recordOn(commits[2], 0))
 	if err != nil || res.Entry.Record.Cycle != 11 {
 		t.Fatalf("record after a smaller number: %+v, %v; want cycle 11", res, err)
 	}
@@ -132,7 +132,7 @@ func TestIndexFromHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(recordSubject, 7, "improved")+"\n\n"+ledger.LargestTrailer+": 7"))
+	lie := strings.TrimSpace(git(t, dir, "commit-tree", ci.Tree.String(), "-p", snap.Commit().String(), "-m", fmt.Sprintf(RecordSubject, 7, "improved")+"\n\n"+ledger.LargestTrailer+": 7"))
 	git(t, dir, "update-ref", "refs/notes/evolve", lie)
 	check("after a trailer that names too little", true)
 
@@ -157,7 +157,7 @@ func TestIndexFromHistoryInAClone(t *testing.T) {
 	git(t, "", "clone", "-q", dir, clone)
 	git(t, clone, "fetch", "-q", "origin", "refs/notes/evolve:refs/notes/evolve")
 	lc := openLedger(t, clone)
-	res, err := lc.Record(recordOn(commits[1], 0))
+	res, err := recordWith(lc, recordOn(commits[1], 0))
 	if err != nil || res.Entry.Record.Cycle != 5 {
 		t.Fatalf("first record in a clone: %+v, %v; want cycle 5", res, err)
 	}
@@ -173,7 +173,7 @@ func TestIndexFromHistoryInAClone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(res.Entry.Record.Extra["prev"]), string(mustJSON(ledger.Link(&last))); got != want {
+	if got, want := string(res.Entry.Record.Extra["prev"]), string(ledger.Value(ledger.Link(&last))); got != want {
 		t.Errorf("prev %s, want %s", got, want)
 	}
 }
@@ -188,16 +188,16 @@ func TestIndexFromHistoryMadeWhole(t *testing.T) {
 	}
 	record(t, l, commits[0], 0) // a second record on one commit
 	ix, ok := fromHistory(t, l, dir)
-	if !ok || ix.max() != 4 {
-		t.Fatalf("not made from the history (%v), or largest %d; want 4", ok, ix.max())
+	if !ok || ix.Max() != 4 {
+		t.Fatalf("not made from the history (%v), or largest %d; want 4", ok, ix.Max())
 	}
-	if obj, ok, err := ix.find(2); err != nil || !ok || obj.String() != commits[1] {
+	if obj, ok, err := ix.Find(2); err != nil || !ok || obj.String() != commits[1] {
 		t.Fatalf("cycle 2 on %v, %v, %v; want %s", obj, ok, err, commits[1])
 	}
 	if ix.whole != nil {
 		t.Fatal("a question about another cycle left the index made from the history")
 	}
-	entries := func(ix *index) string {
+	entries := func(ix *Index) string {
 		var out []string
 		for _, e := range ix.entries {
 			out = append(out, fmt.Sprint(e.cycle, " ", e.obj.String()[:7]))
@@ -234,10 +234,10 @@ func TestCopyFromHistoryInAClone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hx, ok := lc.indexFromHistory(snap); !ok || hx.max() != 9 {
+	if hx, ok := lc.indexFromHistory(snap); !ok || hx.Max() != 9 {
 		t.Fatalf("the copy's history gives %v, %v; want 9", hx, ok)
 	}
-	res, err := lc.Record(recordOn(commits[1], 0))
+	res, err := recordWith(lc, recordOn(commits[1], 0))
 	if err != nil || res.Entry.Record.Cycle != 10 {
 		t.Fatalf("first record in a clone with only the copy: %+v, %v; want cycle 10", res, err)
 	}

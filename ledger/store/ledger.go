@@ -1,30 +1,21 @@
-// Package cycle keeps the record of evolve cycles. It appends records under
-// the seeds' rules (known result, required fields for productive cycles,
-// shas that name commits, unique cycle numbers, the substantive-delta
-// downgrade), allocating cycle numbers safely when many processes record at
-// once; it stores productive records as notes in refs/notes/evolve on the
-// commit they delivered and the rest in the local journal; and it reads the
-// ledger back for listing, showing, importing and exporting, with the
-// remote-tracking copies a fetch brought that pass the check its caller
-// gives (CheckCopies).
+// Package store is the ledger as kept in git: the cycle records in the
+// notes under refs/notes/evolve, and the local journal beside them. It
+// reads the ledger back for listing, showing, importing and exporting, with
+// the remote-tracking copies a fetch brought that pass the check its caller
+// gives (CheckCopies); it keeps what makes those reads fast and never the
+// source of an answer (the saved view, the cycle index, the history's
+// tail); and it writes notes: Update adds records to the notes of their
+// commits in one notes commit, stamped with the link to the last record
+// (Stamp), and Attach adds copies of records to other commits.
 //
-// It is also the cycle's state machine (start, finish, abort, revert), and
-// the judge's hand: a cycle's work is judged in a checkout of its own
-// (JudgeAt), first with the ruler files it changed put back as they were at
-// its start, then with its own; the holdout checks and the census of its
-// tests judge beside its goals (the rules are the gate package's).
-//
-// Nothing of the user's is lost to a cycle: what the working tree held of
-// its own at the start (BaseRef) and its ignored files, within a budget
-// (IgnoredRef), are kept as the cycle starts; a cycle's work is saved,
-// index and working tree, before a revert or an abort; and a regressed or
-// aborted cycle puts back what it removed or changed of them.
+// The rules of what a record may say and which number it takes are the
+// cycle package's; this package stores what it is given.
 //
 // Writes are serialised between git-evolve processes by a lock file under
-// the common git directory and made safe against every other writer by the
-// compare-and-swap in gitstore: a write that loses the race is redone on
-// the new ledger, never dropped.
-package cycle
+// the common git directory (LockPath) and made safe against every other
+// writer by the compare-and-swap in gitstore: a write that loses the race
+// is redone on the new ledger, never dropped.
+package store
 
 import (
 	"bytes"
@@ -33,7 +24,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/journal"
@@ -49,17 +39,15 @@ type Ledger struct {
 	repo     *gitstore.Repo
 	journal  *journal.Journal
 	stateDir string
-	now      func() time.Time
-	dieAt    string     // DieAt
 	local    bool       // Local: the local notes ref alone
 	check    CopyCheck  // CheckCopies: what a remote-tracking copy must pass to be read
 	copies   *copyReads // what the reads found of the copies (shared by Local)
 }
 
-// Open returns the ledger of repo. now is the clock records are stamped with.
-func Open(repo *gitstore.Repo, now func() time.Time) *Ledger {
+// Open returns the ledger of repo.
+func Open(repo *gitstore.Repo) *Ledger {
 	dir := filepath.Join(repo.CommonDir(), "evolve")
-	return &Ledger{repo: repo, journal: journal.At(dir), stateDir: dir, now: now,
+	return &Ledger{repo: repo, journal: journal.At(dir), stateDir: dir,
 		copies: &copyReads{answers: map[[2]gitstore.Hash]*CopyRefusal{}, refused: map[string]CopyRefusal{}}}
 }
 
@@ -291,7 +279,7 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 	return primary, extra, nil
 }
 
-// copiesMax is at least the highest cycle number the remote-tracking
+// CopiesMax is at least the highest cycle number the remote-tracking
 // copies hold that the local ledger does not, and at most the highest they
 // hold: numbers are taken past it (and past the local ledger's), so that a
 // clone that fetched the team's ledger does not take a number again. A
@@ -299,7 +287,7 @@ func (l *Ledger) snapshots() (primary *gitstore.Notes, extra []*gitstore.Notes, 
 // clone, where every note of the copy differs from an empty local ledger),
 // else from the notes that differ, or from every note of the copy when
 // many differ.
-func (l *Ledger) copiesMax() (int, error) {
+func (l *Ledger) CopiesMax() (int, error) {
 	if l.local {
 		return 0, nil
 	}
@@ -317,7 +305,7 @@ func (l *Ledger) copiesMax() (int, error) {
 			continue
 		}
 		if hx, ok := l.indexFromHistory(s); ok {
-			n = max(n, hx.max())
+			n = max(n, hx.Max())
 			continue
 		}
 		changes, err := s.DiffNotes(local)
@@ -330,7 +318,7 @@ func (l *Ledger) copiesMax() (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			n = max(n, whole.max())
+			n = max(n, whole.Max())
 			continue
 		}
 		cycles, err := l.changedCycles(changes)

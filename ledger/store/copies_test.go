@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"errors"
@@ -60,7 +60,7 @@ func TestCheckCopies(t *testing.T) {
 		t.Errorf("Refused = %+v, want %+v from origin", r, want)
 	}
 	// the next number is the local ledger's next, not past the copy's
-	rec, err := refused.Record(recordOn(commits[3], 0))
+	rec, err := recordWith(refused, recordOn(commits[3], 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestCheckCopies(t *testing.T) {
 	if len(admitted.Refused()) != 0 || len(asked) != 1 {
 		t.Errorf("admitted: refused %v, asked %v", admitted.Refused(), asked)
 	}
-	if rec, err = admitted.Record(recordOn(commits[3], 0)); err != nil {
+	if rec, err = recordWith(admitted, recordOn(commits[3], 0)); err != nil {
 		t.Fatal(err)
 	}
 	if n := rec.Entry.Record.Cycle; n != 4 {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cycle
+package store
 
 // ReadStateFile returns the bytes of the state file at path (a regular file
 // of at most max bytes), read: a file mapped here could not be replaced

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cycle
+package store
 
 import (
 	"bytes"
@@ -134,7 +134,7 @@ func TestViewMappingsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ix, err := l.viewIndex(snap); err != nil || ix.max() != 3 {
+		if ix, err := l.viewIndex(snap); err != nil || ix.Max() != 3 {
 			t.Fatalf("the index from the view: %v", err)
 		}
 		if list, err := l.Show("1"); err != nil || len(list.Entries) != 1 {

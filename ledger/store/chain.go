@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
-// stamp adds to a record about to be written what the shared ledger needs
+// Stamp adds to a record about to be written what the shared ledger needs
 // to stay honest: "prev", the id and digest of the last record the ledger
 // holds (so that a record edited or deleted later is found by the one that
 // came after it), and who recorded it and where. A write redone on a
 // ledger that moved is stamped again: the link is the new ledger's.
-func (l *Ledger) stamp(rec *ledger.Record, snap *gitstore.Notes, ix *index) error {
+func (l *Ledger) Stamp(rec *ledger.Record, snap *gitstore.Notes, ix *Index) error {
 	if rec.Extra == nil {
 		rec.Extra = map[string]json.RawMessage{}
 	}
@@ -23,15 +23,15 @@ func (l *Ledger) stamp(rec *ledger.Record, snap *gitstore.Notes, ix *index) erro
 		return err
 	}
 	if last != nil && last.ID != rec.ID {
-		rec.Extra["prev"] = mustJSON(ledger.Link(last))
+		rec.Extra["prev"] = ledger.Value(ledger.Link(last))
 	}
 	_, committer, err := l.repo.Identity()
 	if err != nil {
 		return err
 	}
-	rec.Extra["recorded_by"] = mustJSON(committer.Name + " <" + committer.Email + ">")
+	rec.Extra["recorded_by"] = ledger.Value(committer.Name + " <" + committer.Email + ">")
 	if host := Host(); host != "" {
-		rec.Extra["host"] = mustJSON(host)
+		rec.Extra["host"] = ledger.Value(host)
 	}
 	return nil
 }
@@ -55,8 +55,8 @@ func Host() string {
 // below are read, at most lastRecordDepth of them (an index made from the
 // history is made whole for them, and knows its head then). It is nil for
 // a ledger with no such record.
-func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *index) (*ledger.Record, error) {
-	top := ix.max()
+func (l *Ledger) lastRecord(snap *gitstore.Notes, ix *Index) (*ledger.Record, error) {
+	top := ix.Max()
 	for n, depth := top, 0; n > 0 && depth < lastRecordDepth; n, depth = n-1, depth+1 {
 		if ix.headKnown {
 			return ix.head, nil
@@ -83,7 +83,7 @@ const lastRecordDepth = 64
 
 // lastOfCycle is the last record with an id of cycle n (nil when there is
 // none).
-func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *index, n int) (*ledger.Record, error) {
+func (l *Ledger) lastOfCycle(snap *gitstore.Notes, ix *Index, n int) (*ledger.Record, error) {
 	holders, err := ix.holders(n)
 	if err != nil || len(holders) == 0 {
 		return nil, err

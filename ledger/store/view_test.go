@@ -1,16 +1,13 @@
-package cycle
+package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -66,13 +63,12 @@ func openLedger(t *testing.T, dir string) *Ledger {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { repo.Close() })
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	return Open(repo, func() time.Time { return now })
+	return Open(repo)
 }
 
 func record(t *testing.T, l *Ledger, commit string, cycle int) {
 	t.Helper()
-	if _, err := l.Record(recordOn(commit, cycle)); err != nil {
+	if _, err := recordWith(l, recordOn(commit, cycle)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -183,82 +179,6 @@ func TestViewNamesItsNotesCommit(t *testing.T) {
 	}
 }
 
-// An abort interrupted after its record is completed by the next abort,
-// which keeps the save the record names and records nothing twice.
-func TestAbortResumes(t *testing.T) {
-	dir, _ := testRepo(t, 2)
-	l := openLedger(t, dir)
-	if _, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")}); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("one\n"), 0o644)
-	// The first abort stops after its record: the open cycle stays.
-	open, saved, err := l.AbortCycle("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := json.Marshal(open)
-	os.WriteFile(l.openPath(), data, 0o644)
-	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("two\n"), 0o644)
-	_, again, err := l.AbortCycle("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again != saved {
-		t.Errorf("the resumed abort saved %s, the record names %s", again, saved)
-	}
-	if got := strings.TrimSpace(git(t, dir, "rev-parse", SavedRef(open.ID))); got != saved.String() {
-		t.Errorf("the saved ref is at %s, the record names %s", got, saved)
-	}
-	list, err := l.List(ListOptions{Journal: true, Copies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, en := range list.Entries {
-		if en.Record.ID == open.ID {
-			n++
-			if en.Journal || en.Commit.String() != open.Start {
-				t.Errorf("the abort's record is on %s (journal %v), want the note on its start %s", en.Commit, en.Journal, open.Start)
-			}
-		}
-	}
-	if n != 1 {
-		t.Errorf("the ledger has %d records of the abort, want 1", n)
-	}
-	notes := git(t, dir, "notes", "--ref=evolve", "show", open.Start)
-	if !strings.Contains(notes, `"aborted":true`) || !strings.Contains(notes, `"result":"unchanged"`) {
-		t.Errorf("git notes show %s: %s, want the aborted record", open.Start, notes)
-	}
-}
-
-// A cycle whose abort an older git-evolve journaled before it was
-// interrupted is not recorded again in the notes.
-func TestAbortJournaledBefore(t *testing.T) {
-	dir, _ := testRepo(t, 2)
-	l := openLedger(t, dir)
-	c, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.journal.Append(ledger.Record{V: ledger.SchemaMajor, ID: c.ID, Cycle: c.Cycle, Result: ledger.Unchanged,
-		CycleStartSHA: c.Start, Timestamp: "2026-01-01T00:00:00Z", Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true")}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := l.AbortCycle("gone"); err != nil {
-		t.Fatal(err)
-	}
-	if out := git(t, dir, "for-each-ref", "refs/notes/evolve"); out != "" {
-		t.Errorf("the notes were written: %s", out)
-	}
-	if recs, _, _ := l.journal.Read(); len(recs) != 1 || recs[0].ID != c.ID {
-		t.Errorf("the journal has %d records, want the one of cycle %s", len(recs), c.ID)
-	}
-	if _, err := l.Current(); err != ErrNoOpenCycle {
-		t.Errorf("the cycle is still open (%v)", err)
-	}
-}
-
 // Quarantines gives what Entries gives with a filter of quarantine
 // records, whether it reads the lines the saved view's footer names or,
 // with no view (or a damaged one), the whole ledger.
@@ -275,7 +195,7 @@ func TestQuarantines(t *testing.T) {
 		case 2:
 			rec.Target = "quarantined" // the word, in another field
 		}
-		if _, err := l.Record(rec); err != nil {
+		if _, err := recordWith(l, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,7 +233,7 @@ func TestQuarantines(t *testing.T) {
 	before, _ := viewNotes(path)
 	rec := recordOn(later[0], 0)
 	rec.Result, rec.GoalsPassing, rec.GoalsTotal = ledger.Quarantined, nil, nil
-	if _, err := l.Record(rec); err != nil {
+	if _, err := recordWith(l, rec); err != nil {
 		t.Fatal(err)
 	}
 	git(t, dir, "notes", "--ref=evolve", "add", "-m", "{not json", later[1])
@@ -348,29 +268,4 @@ func TestQuarantines(t *testing.T) {
 	same("from a damaged view")
 	os.Remove(path)
 	same("with no view")
-}
-
-// The save an abort keeps is this clone's own: a note on the cycle's start
-// that names the cycle's id and another commit (a remote's ledger can bring
-// one) does not choose it.
-func TestAbortSaveIsOwn(t *testing.T) {
-	dir, commits := testRepo(t, 2)
-	l := openLedger(t, dir)
-	c, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forged := `{"v":1,"id":"` + c.ID + `","cycle":` + strconv.Itoa(c.Cycle) + `,"result":"unchanged","aborted":true,"saved":"` + commits[0] + `"}`
-	git(t, dir, "notes", "--ref=evolve", "add", "-m", forged, c.Start)
-	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("mine\n"), 0o644)
-	_, saved, err := l.AbortCycle("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if saved.String() == commits[0] {
-		t.Fatalf("the abort kept %s, which a note named, as its save", saved)
-	}
-	if got := git(t, dir, "show", saved.String()+":work.txt"); got != "mine\n" {
-		t.Errorf("the save holds %q, want the working tree's work.txt", got)
-	}
 }

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"bufio"
@@ -81,7 +81,7 @@ type importer struct {
 	// ix is the whole cycle index of the ledger: made by the first batch,
 	// then kept by the batches stored after it (made again when another
 	// writer moved the ledger), so that a batch reads no note.
-	ix *index
+	ix *Index
 }
 
 // ImportReadError is a file Import could not read to its end: the lines
@@ -314,7 +314,7 @@ func (im *importer) batch(lines []importLine) error {
 		return nil
 	}
 	// The journal is appended to under the ledger lock, as record does.
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ type stored struct {
 // on another commit.
 func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored) error {
 	l, rep := im.l, im.rep
-	unlock, err := filelock.Lock(l.ledgerLock())
+	unlock, err := filelock.Lock(l.LockPath())
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored)
 		n += len(rs)
 	}
 	warned := len(rep.Warnings)
-	load := func(snap *gitstore.Notes) (*index, error) {
+	load := func(snap *gitstore.Notes) (*Index, error) {
 		if im.ix != nil && im.ix.notes == snap.Commit() {
 			return im.ix, nil
 		}
@@ -389,11 +389,11 @@ func (im *importer) store(add map[gitstore.Hash][]ledger.Record, order []stored)
 		im.ix = ix
 		return ix, nil
 	}
-	next, err := l.updateWith(load, func(snap *gitstore.Notes, ix *index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
+	next, err := l.updateWith(load, func(snap *gitstore.Notes, ix *Index) (map[gitstore.Hash][]ledger.Record, func(int) string, error) {
 		rep.Warnings = rep.Warnings[:warned] // anew on a retry
 		earlier := map[int]gitstore.Hash{}
 		for _, s := range order {
-			obj, ok, err := ix.find(s.cycle)
+			obj, ok, err := ix.Find(s.cycle)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"os"
@@ -31,8 +31,8 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 		for c := range want {
 			top = max(top, c)
 		}
-		if ix.max() != top {
-			t.Errorf("%s: largest cycle %d, want %d", when, ix.max(), top)
+		if ix.Max() != top {
+			t.Errorf("%s: largest cycle %d, want %d", when, ix.Max(), top)
 		}
 		if err := ix.complete(); err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestIndexFollowsTheLedger(t *testing.T) {
 	}
 	refused := func(when string, n int) {
 		t.Helper()
-		if _, err := l.Record(recordOn(commits[1], n)); err == nil || !strings.Contains(err.Error(), "is already in the ledger") {
+		if _, err := recordWith(l, recordOn(commits[1], n)); err == nil || !strings.Contains(err.Error(), "is already in the ledger") {
 			t.Errorf("%s: a taken number %d is not refused: %v", when, n, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func TestRecordChainsToTheLastRecord(t *testing.T) {
 	check := func(when string) ledger.Record {
 		t.Helper()
 		want := last()
-		res, err := l.Record(recordOn(commits[next], 0))
+		res, err := recordWith(l, recordOn(commits[next], 0))
 		next++
 		if err != nil {
 			t.Fatal(err)
@@ -110,7 +110,7 @@ func TestRecordChainsPastRecordsWithNoID(t *testing.T) {
 	next := 0
 	write := func() ledger.Record {
 		t.Helper()
-		res, err := l.Record(recordOn(commits[next], 0))
+		res, err := recordWith(l, recordOn(commits[next], 0))
 		next++
 		if err != nil {
 			t.Fatal(err)
@@ -196,7 +196,7 @@ func TestRecordChainsPastAnImportOfTheLargest(t *testing.T) {
 			t.Errorf("from the %s: links to %v (%v), want %s", how, got, err, want)
 		}
 	}
-	res, err := l.Record(recordOn(commits[4], 0))
+	res, err := recordWith(l, recordOn(commits[4], 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
-// index lists the cycle number of every record in the ledger with the
+// Index lists the cycle number of every record in the ledger with the
 // commit it is on, for one notes commit: what a record and a cycle start
 // ask (the largest cycle, the record the next one links to, whether a
 // number is taken). It lives in memory only. It is made from the newest
@@ -16,7 +16,7 @@ import (
 // others), and, when the history does not answer, from the ledger's saved
 // view (loadView, which brings itself forward from git or is rebuilt):
 // there is no file of its own to fall out of step with the notes.
-type index struct {
+type Index struct {
 	notes   gitstore.Hash
 	entries []indexEntry
 	// byCycle is a commit holding each cycle, built by the first find.
@@ -27,7 +27,7 @@ type index struct {
 	// (indexFromHistory), which holds only the entries of the largest
 	// cycle: any question but the largest cycle and its commits makes it
 	// whole first. nil for a whole index.
-	whole func() (*index, error)
+	whole func() (*Index, error)
 	// head is the ledger's last record with an id in listing order
 	// (ledger.Less), the one the next record chains to, when headKnown
 	// (an index made from the view; nil when there is none). Else
@@ -41,9 +41,19 @@ type indexEntry struct {
 	cycle int32
 }
 
+// Index is the cycle index of the local ledger as it is now (see Update
+// for the index of the notes a write builds on).
+func (l *Ledger) Index() (*Index, error) {
+	snap, err := l.repo.ReadNotes(NotesRef)
+	if err != nil {
+		return nil, err
+	}
+	return l.loadIndex(snap)
+}
+
 // loadIndex returns the index for snap: from the ledger's history when it
 // names the largest cycle (indexFromHistory), else from the saved view.
-func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
+func (l *Ledger) loadIndex(snap *gitstore.Notes) (*Index, error) {
 	if hx, ok := l.indexFromHistory(snap); ok {
 		return hx, nil
 	}
@@ -54,17 +64,17 @@ func (l *Ledger) loadIndex(snap *gitstore.Notes) (*index, error) {
 // one when it is of snap, else brought forward or rebuilt, and saved), with
 // its head: the last line in the view's order (listing order) that has an
 // id, among the lastRecordDepth largest cycles.
-func (l *Ledger) viewIndex(snap *gitstore.Notes) (*index, error) {
+func (l *Ledger) viewIndex(snap *gitstore.Notes) (*Index, error) {
 	v, err := l.loadView(snap)
 	if err != nil {
 		return nil, err
 	}
 	defer Unmap(v.mapped) // what is kept from it is copied out
-	ix := &index{notes: snap.Commit(), entries: make([]indexEntry, 0, len(v.lines))}
+	ix := &Index{notes: snap.Commit(), entries: make([]indexEntry, 0, len(v.lines))}
 	for _, ln := range v.lines {
 		ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})
 	}
-	top := ix.max()
+	top := ix.Max()
 	ix.headKnown = true
 	for i := len(v.lines) - 1; i >= 0; i-- {
 		ln := &v.lines[i]
@@ -84,8 +94,8 @@ func (l *Ledger) viewIndex(snap *gitstore.Notes) (*index, error) {
 
 // wholeIndex builds the index of snap from every note, in one stream (a
 // remote-tracking copy's, which has no view).
-func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*index, error) {
-	ix := &index{notes: snap.Commit()}
+func (l *Ledger) wholeIndex(snap *gitstore.Notes) (*Index, error) {
+	ix := &Index{notes: snap.Commit()}
 	err := snap.ForEachNote(func(obj gitstore.Hash, data []byte) error {
 		for _, c := range ledger.Cycles(data) {
 			ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
@@ -106,8 +116,10 @@ const historyWalk = 64
 // reads, and how many changedCycles reads in one exchange.
 var historyNotes = 4096 // the tests make it small
 
-// recordSubject is the subject of the notes commit a record writes.
-const recordSubject = "git evolve: record cycle %d (%s)"
+// RecordSubject is the subject of the notes commit that records one
+// cycle, formatted with its number and result; the history's index reads
+// the notes commits that carry it.
+const RecordSubject = "git evolve: record cycle %d (%s)"
 
 // indexFromHistory makes an index for snap without reading every note: it
 // knows the largest cycle and every commit that holds it, which is what a
@@ -129,7 +141,7 @@ const recordSubject = "git evolve: record cycle %d (%s)"
 // share a number, or a record link past another; verify reports the
 // trailer (a breach: understated) and the number taken twice, and nothing
 // is lost.
-func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
+func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*Index, bool) {
 	h := snap.Commit()
 	named, bound := 0, 0
 	from := gitstore.ZeroHash // P; zero: the empty ledger before the root
@@ -174,26 +186,26 @@ func (l *Ledger) indexFromHistory(snap *gitstore.Notes) (*index, bool) {
 	if err != nil || len(since) > historyNotes {
 		return nil, false
 	}
-	ix := &index{notes: snap.Commit()}
+	ix := &Index{notes: snap.Commit()}
 	if !l.indexChanges(ix, since) {
 		return nil, false
 	}
 	// Only the entries of the largest cycle are kept: the others answer
 	// nothing this index is asked without becoming whole. It must be above
 	// the bound: the notes not read hold cycles up to it.
-	top := ix.max()
+	top := ix.Max()
 	if top <= bound {
 		return nil, false
 	}
 	ix.entries = slices.DeleteFunc(ix.entries, func(e indexEntry) bool { return int(e.cycle) != top })
 	ix.topOK = false
-	ix.whole = func() (*index, error) { return l.viewIndex(snap) }
+	ix.whole = func() (*Index, error) { return l.viewIndex(snap) }
 	return ix, true
 }
 
 // indexChanges adds the cycles of the notes in changes to ix; false when
 // a note cannot be read.
-func (l *Ledger) indexChanges(ix *index, changes []gitstore.NoteChange) bool {
+func (l *Ledger) indexChanges(ix *Index, changes []gitstore.NoteChange) bool {
 	cycles, err := l.changedCycles(changes)
 	if err != nil {
 		return false
@@ -205,7 +217,7 @@ func (l *Ledger) indexChanges(ix *index, changes []gitstore.NoteChange) bool {
 }
 
 // complete makes an index from the ledger's history whole.
-func (ix *index) complete() error {
+func (ix *Index) complete() error {
 	if ix.whole == nil {
 		return nil
 	}
@@ -261,7 +273,7 @@ func (l *Ledger) changedCycles(changes []gitstore.NoteChange) ([][]int, error) {
 }
 
 // add records the cycles on obj.
-func (ix *index) add(obj gitstore.Hash, cycles []int) {
+func (ix *Index) add(obj gitstore.Hash, cycles []int) {
 	for _, c := range cycles {
 		ix.entries = append(ix.entries, indexEntry{obj, int32(c)})
 		if ix.topOK {
@@ -272,8 +284,8 @@ func (ix *index) add(obj gitstore.Hash, cycles []int) {
 	ix.head, ix.headKnown = nil, false
 }
 
-// find returns a commit holding cycle n.
-func (ix *index) find(n int) (gitstore.Hash, bool, error) {
+// Find returns a commit holding cycle n, and whether one does.
+func (ix *Index) Find(n int) (gitstore.Hash, bool, error) {
 	if err := ix.complete(); err != nil {
 		return gitstore.ZeroHash, false, err
 	}
@@ -290,8 +302,8 @@ func (ix *index) find(n int) (gitstore.Hash, bool, error) {
 }
 
 // holders lists the commits that hold cycle n, each once.
-func (ix *index) holders(n int) ([]gitstore.Hash, error) {
-	if ix.whole != nil && n != ix.max() {
+func (ix *Index) holders(n int) ([]gitstore.Hash, error) {
+	if ix.whole != nil && n != ix.Max() {
 		if err := ix.complete(); err != nil {
 			return nil, err
 		}
@@ -307,8 +319,8 @@ func (ix *index) holders(n int) ([]gitstore.Hash, error) {
 	return out, nil
 }
 
-// max returns the largest cycle number in the index (0 when empty).
-func (ix *index) max() int {
+// Max returns the largest cycle number in the index (0 when empty).
+func (ix *Index) Max() int {
 	if !ix.topOK {
 		ix.top = 0
 		for _, e := range ix.entries {

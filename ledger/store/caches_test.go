@@ -1,4 +1,4 @@
-package cycle
+package store
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		ix, err := l.loadIndex(snap)
 		fmt.Fprintf(&b, "index: %v\n", err)
 		if err == nil {
-			top := ix.max()
+			top := ix.Max()
 			for _, n := range []int{top, 1, 5, 8, 9, 40} {
 				holders, err := ix.holders(n)
 				slices.SortFunc(holders, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })

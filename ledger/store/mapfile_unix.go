@@ -1,6 +1,6 @@
 //go:build unix
 
-package cycle
+package store
 
 import (
 	"sync"
