@@ -20,10 +20,6 @@ import (
 	"github.com/git-evolve/git-evolve/revert"
 )
 
-// RegressedRef is where the working tree of a cycle that regressed is
-// kept (committed or not, untracked files included) before the revert.
-func RegressedRef(id string) string { return "refs/evolve/cycles/" + id + "/regressed" }
-
 // Finishing is a finish under way, kept in the open cycle's file: the
 // verdict, decided once, and how far acting on it has come. A finish that
 // was interrupted resumes from here and never judges again, so a cycle is
@@ -70,12 +66,12 @@ type Finishing struct {
 	Changed []string `json:"changed,omitempty"`
 	// Census is the count of the tests that passed at the start and in
 	// the first judgment, when the runner could tell both.
-	Census *CensusCount `json:"census,omitempty"`
+	Census *ledger.CensusCount `json:"census,omitempty"`
 	// Holdout is what the holdout checks found (counts only).
 	Holdout      *gate.Holdout     `json:"holdout,omitempty"`
 	RulerChanges []RulerChange     `json:"ruler_changes,omitempty"`
 	Held         string            `json:"held,omitempty"`
-	Accepted     []Accepted        `json:"accepted,omitempty"`
+	Accepted     []ledger.Accepted `json:"accepted,omitempty"`
 	Regressed    []gate.GoalChange `json:"regressed,omitempty"`
 	// Failures are why the gate failed, each with the failure's own words
 	// (the end of its output).
@@ -137,14 +133,6 @@ const (
 	DeliverAmend = "amend"
 	DeliverHead  = "head"
 )
-
-// CensusCount is how many tests passed at a cycle's start and in its
-// judgment, as a runner counted them (gate.Census).
-type CensusCount struct {
-	Runner string `json:"runner"`
-	Before int    `json:"before"`
-	After  int    `json:"after"`
-}
 
 // Delta is the substantive part of a cycle's work: files changed outside
 // the non-substantive paths, and their lines.
@@ -626,7 +614,7 @@ func (l *Ledger) judge(ctx context.Context, c *OpenCycle, head gitstore.Hash, op
 		}
 		f.Holdout = v.Holdout
 		if v.Census != nil && c.BeforeCensus != nil {
-			f.Census = &CensusCount{Runner: v.Census.Runner, Before: len(c.BeforeCensus.Passed), After: len(v.Census.Passed)}
+			f.Census = &ledger.CensusCount{Runner: v.Census.Runner, Before: len(c.BeforeCensus.Passed), After: len(v.Census.Passed)}
 		}
 		f.Passing, f.Total, f.Score = v.After.Summary.Passing, v.After.Summary.Total, v.After.Summary.Score
 		f.Failing = failingIDs(v.After.Goals)
@@ -1048,7 +1036,7 @@ func (l *Ledger) revertWorktree(c *OpenCycle, res *FinishResult, saved, revert g
 		// On top of the last save, which is the one before when a switch
 		// that was interrupted saved the working tree already: each save
 		// keeps the ones before it.
-		last := l.refOrZero(RegressedRef(c.ID))
+		last := l.refOrZero(ledger.RegressedRef(c.ID))
 		if last.IsZero() {
 			last = saved
 		}
@@ -1150,11 +1138,11 @@ func unsavedRefusal(c *OpenCycle, ue *gitstore.UnsavedError, why string) error {
 
 // keepSaved points RegressedRef at the saved work.
 func (l *Ledger) keepSaved(c *OpenCycle, saved gitstore.Hash) error {
-	old := l.refOrZero(RegressedRef(c.ID))
+	old := l.refOrZero(ledger.RegressedRef(c.ID))
 	if old == saved {
 		return nil
 	}
-	return l.keepSave(RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle))
+	return l.keepSave(ledger.RegressedRef(c.ID), saved, old, fmt.Sprintf("git evolve: cycle %d regressed", c.Cycle))
 }
 
 func savedMessage(c *OpenCycle, what string) string {
@@ -1519,7 +1507,7 @@ func revertMessage(c *OpenCycle) string {
 	fmt.Fprintf(&b, "Gate: %s.\n\n", f.Gate)
 	fmt.Fprintf(&b, "This commit undoes the cycle's work, %s..%s and what was left\n", short(c.Start), short(f.Head))
 	b.WriteString("uncommitted, in one step; .agents/ is kept as the cycle left it. The\n")
-	fmt.Fprintf(&b, "cycle's commits stay in history; its working tree is saved as %s\n(%s).\n\n", short(f.Saved), RegressedRef(c.ID))
+	fmt.Fprintf(&b, "cycle's commits stay in history; its working tree is saved as %s\n(%s).\n\n", short(f.Saved), ledger.RegressedRef(c.ID))
 	b.WriteString(trailerBlock(c.trailers()))
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // RulerChange is a file of a cycle's ruler (gate.Ruler) that the cycle
@@ -36,13 +37,6 @@ type RulerChange struct {
 
 // String is the change as the record lists it: "M add_test.go".
 func (r RulerChange) String() string { return r.Status + " " + r.Path }
-
-// Accepted is a change of the ruler a person accepted at the finish.
-type Accepted struct {
-	Path string `json:"path"`
-	By   string `json:"by"`
-	Why  string `json:"why"`
-}
 
 // rulerOf is the ruler of a cycle judged by f (its gate set) that started
 // on start: the files f's gate and checks name in start's tree, and f's
@@ -197,7 +191,7 @@ func rulerList(changes []RulerChange) string {
 }
 
 // maxChanged bounds the paths a record lists as changed.
-const maxChanged = 200
+const maxChanged = ledger.MaxChanged
 
 // changedList is the files a cycle changed as its record lists them: "+
 // path" (added), "- path" (removed) or "M path", at most maxChanged.
@@ -248,7 +242,7 @@ func (l *Ledger) checkAccepted(c *OpenCycle, changes []RulerChange, opts FinishO
 	}
 	by := committer.Name + " <" + committer.Email + ">"
 	for _, p := range opts.AcceptRuler {
-		f.Accepted = append(f.Accepted, Accepted{Path: p, By: by, Why: strings.TrimSpace(opts.AcceptWhy)})
+		f.Accepted = append(f.Accepted, ledger.Accepted{Path: p, By: by, Why: strings.TrimSpace(opts.AcceptWhy)})
 	}
 	return nil
 }

@@ -296,7 +296,7 @@ func printFinish(e *env, l *cycle.Ledger, res *cycle.FinishResult) error {
 		subject = ci.Subject()
 	}
 	if res.Result == ledger.Regressed {
-		fmt.Fprintf(w, "saved the working tree as %s (%s)\n", res.Saved.Short(), strings.TrimPrefix(cycle.RegressedRef(c.ID), "refs/"))
+		fmt.Fprintf(w, "saved the working tree as %s (%s)\n", res.Saved.Short(), strings.TrimPrefix(ledger.RegressedRef(c.ID), "refs/"))
 		if how := saveHowTo(l.Repo(), res.Saved); how != "" {
 			fmt.Fprintf(w, "  get it back: %s\n", how)
 		}

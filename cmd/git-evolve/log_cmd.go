@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/internal/cycletext"
@@ -506,7 +505,7 @@ func printMarkdown(w io.Writer, repo *gitstore.Repo, entries []store.Entry) erro
 			commit = "`" + en.Commit.Short() + "` " + escape.Markdown(cycletext.Truncate(subjects[i], cycletext.SubjectWidth))
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Cycle, cycletext.MarkdownCell(r.Target, cycletext.TargetWidth), cycletext.MarkdownCell(cycletext.Listed(r), cycletext.ResultWidth),
-			cycletext.MarkdownCell(cycletext.Ruler(cycle.Disclose(r), 3), cycletext.RulerWidth), goals, delta, cycletext.MarkdownCell(cycletext.FailureReason(r), cycletext.ReasonWidth), commit, cycletext.MarkdownCell(recordedBy(r), cycletext.ByWidth))
+			cycletext.MarkdownCell(cycletext.Ruler(ledger.Disclose(r), 3), cycletext.RulerWidth), goals, delta, cycletext.MarkdownCell(cycletext.FailureReason(r), cycletext.ReasonWidth), commit, cycletext.MarkdownCell(recordedBy(r), cycletext.ByWidth))
 	}
 	if len(trajectory) > 0 {
 		fmt.Fprintf(w, "\nFitness after each cycle (score, or goals passing): %s\n", strings.Join(trajectory, " → "))
@@ -521,7 +520,7 @@ func changedRuler(r *ledger.Record) bool {
 	if r.Extra["ruler_changed"] == nil && r.Extra["ruler_accepted"] == nil {
 		return false // most records: nothing decoded on a listing's path
 	}
-	return len(cycle.Disclose(r).Ruler) > 0
+	return len(ledger.Disclose(r).Ruler) > 0
 }
 
 // mdSHA is a record's sha as the Markdown table shows it: a code span

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/internal/rulerdiff"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // writeRulerDiffs prints the diffs, every line from a record or a blob
@@ -17,7 +17,7 @@ func writeRulerDiffs(w io.Writer, rd *rulerdiff.Diffs, id string) {
 	}
 	to := "the delivered commit " + rd.To[:7]
 	if rd.Saved {
-		to = "saved as " + rd.To[:7] + ", " + cycle.RegressedRef(id)
+		to = "saved as " + rd.To[:7] + ", " + ledger.RegressedRef(id)
 	}
 	fmt.Fprintf(w, "%-16s from the cycle's start %s to the work as judged (%s)\n", "ruler diffs", rd.From[:7], termLine(to))
 	for _, f := range rd.Files {

@@ -72,15 +72,11 @@ func (c *showCmd) Run(e *env) error {
 	if c.Transcript {
 		return showTranscripts(e, l.Repo(), list.Entries)
 	}
-	cl, err := e.Cycles() // the ruler files a finished cycle changed are read as cycle reads them
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriter(e.stdout)
 	for i, en := range list.Entries {
 		var rd *rulerdiff.Diffs
 		if !c.NoRulerDiff && !en.Journal {
-			rd = rulerdiff.Read(cl, &en.Record)
+			rd = rulerdiff.Read(l.Repo(), &en.Record)
 		}
 		if c.JSON {
 			writeShowJSON(w, en, rd)
@@ -281,7 +277,7 @@ func writeShow(w io.Writer, repo *gitstore.Repo, en store.Entry, rd *rulerdiff.D
 	return nil
 }
 
-// disclosedFields are the fields of what a cycle changed (cycle.Disclose)
+// disclosedFields are the fields of what a cycle changed (ledger.Disclose)
 // that a record holds in the shape cycle finish writes: show lists them
 // in words; a field in another shape is shown as it is.
 func disclosedFields(r *ledger.Record) map[string]bool {
@@ -293,12 +289,12 @@ func disclosedFields(r *ledger.Record) map[string]bool {
 		}
 		out[k] = true
 		for _, c := range list {
-			if _, _, ok := cycle.ParseChange(c); !ok {
+			if _, _, ok := ledger.ParseChange(c); !ok {
 				out[k] = false
 			}
 		}
 	}
-	var accepted []cycle.Accepted
+	var accepted []ledger.Accepted
 	if raw := r.Extra["ruler_accepted"]; string(raw) != "null" && json.Unmarshal(raw, &accepted) == nil {
 		out["ruler_accepted"] = true
 		for _, a := range accepted {
@@ -307,7 +303,7 @@ func disclosedFields(r *ledger.Record) map[string]bool {
 			}
 		}
 	}
-	var tests cycle.CensusCount
+	var tests ledger.CensusCount
 	if raw := r.Extra["tests_passed"]; string(raw) != "null" && json.Unmarshal(raw, &tests) == nil {
 		out["tests_passed"] = true
 	}
@@ -320,7 +316,7 @@ func writeDisclosure(w io.Writer, r *ledger.Record, disclosed map[string]bool) {
 	if !disclosed["changed"] && !disclosed["ruler_changed"] && !disclosed["ruler_accepted"] && !disclosed["tests_passed"] {
 		return
 	}
-	d := cycle.Disclose(r)
+	d := ledger.Disclose(r)
 	list := func(k string, items []string) {
 		if len(items) > 0 {
 			fmt.Fprintf(w, "%-16s %s\n", k, strings.Join(items, "\n"+strings.Repeat(" ", 17)))
@@ -334,8 +330,8 @@ func writeDisclosure(w io.Writer, r *ledger.Record, disclosed map[string]bool) {
 		for i, c := range d.Changed {
 			items[i] = termLine(c)
 		}
-		if len(items) >= cycle.MaxChanged {
-			items = append(items, fmt.Sprintf("(the record lists the first %d)", cycle.MaxChanged))
+		if len(items) >= ledger.MaxChanged {
+			items = append(items, fmt.Sprintf("(the record lists the first %d)", ledger.MaxChanged))
 		}
 		list("changed", items)
 	}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/ledger"
 )
@@ -99,7 +98,7 @@ func Number(v *float64) string {
 // Ruler lists in a few words the ruler files a cycle changed: the first n
 // ("M add_test.go", "M b_test.go (accepted)"), and how many more; "" for
 // none.
-func Ruler(d cycle.Disclosure, n int) string {
+func Ruler(d ledger.Disclosure, n int) string {
 	var parts []string
 	for i, f := range d.Ruler {
 		if i == n {

@@ -22,7 +22,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/escape"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
@@ -409,7 +408,7 @@ const noteWidth = 300
 // rulerCell is the report's ruler column: how many ruler files the cycle
 // changed, and the first five ("" for none). Not escaped.
 func rulerCell(r *ledger.Record) string {
-	d := cycle.Disclose(r)
+	d := ledger.Disclose(r)
 	if len(d.Ruler) == 0 {
 		return ""
 	}
@@ -421,7 +420,7 @@ func rulerCell(r *ledger.Record) string {
 // escaped.
 func cycleNotes(r *ledger.Record) []string {
 	var out []string
-	for _, f := range cycle.Disclose(r).Ruler {
+	for _, f := range ledger.Disclose(r).Ruler {
 		if a := f.Accepted; a != nil {
 			out = append(out, "ruler change accepted: "+f.String()+", by "+a.By+": "+a.Why)
 		}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
-	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
@@ -163,23 +162,23 @@ type File struct {
 // Read reads the diffs of the ruler files a finished cycle's
 // record lists (nil when it lists none). What it cannot read, it says in
 // Missing: the record is shown all the same.
-func Read(l *cycle.Ledger, r *ledger.Record) *Diffs {
-	d := cycle.Disclose(r)
+func Read(repo *gitstore.Repo, r *ledger.Record) *Diffs {
+	d := ledger.Disclose(r)
 	if len(d.Ruler) == 0 {
 		return nil
 	}
-	j, ok := cycle.JudgedOf(r)
+	j, ok := JudgedOf(r)
 	if !ok {
 		return &Diffs{Missing: "none: the record names no work of the cycle's to compare with its start"}
 	}
 	out := &Diffs{From: j.Start.String(), To: j.Work.String(), Saved: j.Saved}
 	listed := d.Ruler[:min(len(d.Ruler), maxDiffFiles)]
 	out.MoreFiles = len(d.Ruler) - len(listed)
-	files, err := l.RulerFiles(j, listed)
-	if errors.Is(err, cycle.ErrWorkNotHere) {
+	files, err := RulerFiles(repo, j, listed)
+	if errors.Is(err, ErrWorkNotHere) {
 		out.Missing = "not here: the work as judged (" + j.Work.Short() + ") or the cycle's start is not in this clone"
 		if j.Saved {
-			out.Missing = "not here: the saved work " + j.Work.Short() + " is not in this clone (the clone that judged the cycle keeps it under " + cycle.RegressedRef(r.ID) + ")"
+			out.Missing = "not here: the saved work " + j.Work.Short() + " is not in this clone (the clone that judged the cycle keeps it under " + ledger.RegressedRef(r.ID) + ")"
 		}
 		return out
 	}
@@ -197,7 +196,7 @@ func Read(l *cycle.Ledger, r *ledger.Record) *Diffs {
 			want = append(want, f.Old, f.New) // a zero hash reads as nil
 		}
 	}
-	blobs, err := l.Repo().ReadBlobs(want)
+	blobs, err := repo.ReadBlobs(want)
 	if err != nil {
 		out.Missing = "cannot be read: " + err.Error()
 		return out

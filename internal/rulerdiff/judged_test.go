@@ -1,7 +1,10 @@
-package cycle
+package rulerdiff
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -10,46 +13,6 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
 )
-
-func parseRecord(t *testing.T, line string) ledger.Record {
-	t.Helper()
-	r, err := ledger.Parse([]byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// Disclose reads the lists a finish writes, puts an accepted change beside
-// the others, and reads a field of another shape as absent.
-func TestDisclose(t *testing.T) {
-	r := parseRecord(t, `{"cycle":1,"result":"improved","changed":["M a.go","M b_test.go","+ c_test.go","- d_test.go"],`+
-		`"ruler_accepted":[{"path":"b_test.go","by":"A <a@x>","why":"b now adds one"},{"path":"e_test.go","by":"A <a@x>","why":"past the list"},{"path":"","by":"x","why":"y"}],`+
-		`"ruler_changed":["+ c_test.go","- d_test.go","c_test.go","? x","+ c_test.go"],"tests_passed":{"runner":"go","before":3,"after":4}}`)
-	d := Disclose(&r)
-	if want := []string{"M a.go", "M b_test.go", "+ c_test.go", "- d_test.go"}; !reflect.DeepEqual(d.Changed, want) {
-		t.Errorf("Changed = %q, want %q", d.Changed, want)
-	}
-	var got []string
-	for _, f := range d.Ruler {
-		s := f.String()
-		if f.Accepted != nil {
-			s += " accepted by " + f.Accepted.By + ": " + f.Accepted.Why
-		}
-		got = append(got, s)
-	}
-	want := []string{"M b_test.go accepted by A <a@x>: b now adds one", "+ c_test.go", "- d_test.go", "e_test.go accepted by A <a@x>: past the list"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Ruler =\n%q\nwant\n%q", got, want)
-	}
-	if d.Tests == nil || *d.Tests != (CensusCount{Runner: "go", Before: 3, After: 4}) {
-		t.Errorf("Tests = %+v", d.Tests)
-	}
-	odd := parseRecord(t, `{"cycle":1,"result":"improved","changed":"M a.go","ruler_changed":{"M":"a"},"ruler_accepted":"yes","tests_passed":[1,2]}`)
-	if d := Disclose(&odd); d.Changed != nil || d.Ruler != nil || d.Tests != nil {
-		t.Errorf("Disclose of fields in another shape = %+v", d)
-	}
-}
 
 func TestJudgedOf(t *testing.T) {
 	start, work, saved := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
@@ -68,7 +31,10 @@ func TestJudgedOf(t *testing.T) {
 		{`{"cycle":1,"result":"unchanged","canonical_sha":"` + work + `","cycle_start_sha":"` + start + `","saved":"` + saved + `"}`, "", false, false},
 		{`{"cycle":1,"result":"improved","canonical_sha":"HEAD","cycle_start_sha":"` + start + `"}`, "", false, false},
 	} {
-		r := parseRecord(t, tc.line)
+		r, err := ledger.Parse([]byte(tc.line))
+		if err != nil {
+			t.Fatal(err)
+		}
 		j, ok := JudgedOf(&r)
 		if ok != tc.ok || ok && (j.Start.String() != start || j.Work.String() != tc.work || j.Saved != tc.saved) {
 			t.Errorf("JudgedOf(%s) = %+v, %v", tc.line, j, ok)
@@ -80,23 +46,28 @@ func TestJudgedOf(t *testing.T) {
 // and the work; a file the two commits hold alike is said so, and commits
 // that are not here are ErrWorkNotHere.
 func TestRulerFiles(t *testing.T) {
-	dir, _ := testRepo(t, 1)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
 	writeFile(t, dir, "a_test.go", "package a\n")
 	writeFile(t, dir, "gone_test.go", "package a\n\n// gone\n")
 	writeFile(t, dir, "same_test.go", "package a\n")
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-q", "-m", "start")
-	start := revParse(t, dir, "HEAD")
+	start := git(t, dir, "rev-parse", "HEAD")
 	writeFile(t, dir, "a_test.go", "package a\n\n// more\n")
 	writeFile(t, dir, "t/new_test.go", "package t\n")
 	git(t, dir, "rm", "-q", "gone_test.go")
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-q", "-m", "work")
-	work := revParse(t, dir, "HEAD")
-	l := openLedger(t, dir)
+	work := git(t, dir, "rev-parse", "HEAD")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
 	j := Judged{Start: mustParseHash(t, start), Work: mustParseHash(t, work)}
-	ruler := []DisclosedRuler{{Status: "M", Path: "a_test.go"}, {Status: "-", Path: "gone_test.go"}, {Status: "M", Path: "same_test.go"}, {Status: "+", Path: "t/new_test.go"}}
-	files, err := l.RulerFiles(j, ruler)
+	ruler := []ledger.DisclosedRuler{{Status: "M", Path: "a_test.go"}, {Status: "-", Path: "gone_test.go"}, {Status: "M", Path: "same_test.go"}, {Status: "+", Path: "t/new_test.go"}}
+	files, err := RulerFiles(repo, j, ruler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +82,11 @@ func TestRulerFiles(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("RulerFiles =\n%q\nwant\n%q", got, want)
 	}
-	if files, err := l.RulerFiles(j, nil); err != nil || files != nil {
+	if files, err := RulerFiles(repo, j, nil); err != nil || files != nil {
 		t.Errorf("RulerFiles of no file = %v, %v", files, err)
 	}
 	j.Work = mustParseHash(t, strings.Repeat("e", 40))
-	if _, err := l.RulerFiles(j, ruler); !errors.Is(err, ErrWorkNotHere) {
+	if _, err := RulerFiles(repo, j, ruler); !errors.Is(err, ErrWorkNotHere) {
 		t.Errorf("RulerFiles with the work missing: %v, want ErrWorkNotHere", err)
 	}
 }
@@ -127,4 +98,29 @@ func mustParseHash(t *testing.T, s string) gitstore.Hash {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// git runs git in dir (the tests' own git: TestMain) and returns its
+// trimmed output.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// writeFile writes content to the file at rel in dir, making its directory.
+func writeFile(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
