@@ -690,9 +690,9 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 	}
 	// The trailers the range brings are checked as verify checks them
 	// (largest.go): a clone that took an understated one in would trust
-	// it. The bound of a commit the range builds on is its own trailer,
-	// which this clone's verify checked (this clone's history) or this
-	// check did when the commit came in.
+	// it. The bound of a commit of this clone's the range builds on is
+	// what its trailer says, or its nearest ancestor's with the notes
+	// changed since (largestCheck.outside).
 	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{},
 		largest: newLargestCheck(largestMemory{checked: true}),
 		holds: func(object gitstore.Hash, id, line string) (bool, error) {

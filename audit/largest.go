@@ -31,9 +31,14 @@ import (
 // commit's ledger read whole to know.
 //
 // For the first parent of a commit outside the walk (a verify that reads
-// what was added since the tip it verified) the bound is the one verify
+// what was added since the tip it verified, or the incoming check, whose
+// walk starts on this clone's ledger) the bound is the one verify
 // remembered for that tip (the verified file), else that parent's own
-// trailer, which the verify that walked it checked, else not known.
+// trailer (a verify of this clone's ledger reports one that names too
+// little), else the nearest first-parent ancestor's, within 64 commits,
+// with the notes changed since read (at most 4,096; a repair's commit or
+// plain git's names none, and one accepted as it was is passed by), else
+// not known.
 
 // largestState is what the check knows of the largest cycle of one notes
 // commit's ledger.
@@ -229,17 +234,68 @@ func (lc *largestCheck) outside(h *historyCheck, p gitstore.Hash) largestState {
 	if p == m.tip && m.known {
 		return largestState{known: true, bound: m.bound}
 	}
-	if _, ok := h.accepted[p]; ok {
-		return largestState{} // what it names was accepted, not checked
+	// p's own trailer; else (none, or accepted as it was) the nearest
+	// first-parent ancestor's that bounds, with the notes changed since.
+	q := p
+	for i := 0; i < outsideWalk && !q.IsZero(); i++ {
+		ci, err := h.repo.Commit(q)
+		if err != nil {
+			return largestState{}
+		}
+		if _, accepted := h.accepted[q]; !accepted {
+			if n, ok := ledger.LargestCycle(ci.Message); ok {
+				if q == p {
+					return largestState{known: true, bound: n}
+				}
+				return lc.since(h, p, q, n)
+			}
+		}
+		if len(ci.Parents) == 0 {
+			return lc.since(h, p, gitstore.ZeroHash, -1) // the root: the notes since none
+		}
+		q = ci.Parents[0]
 	}
-	ci, err := h.repo.Commit(p)
+	return largestState{}
+}
+
+// outsideWalk and outsideNotes bound the look back from a commit outside
+// the walk that names no bound: past them its ledger is read whole when
+// a commit that builds on it names a bound (apply).
+const (
+	outsideWalk  = 64
+	outsideNotes = 4096
+)
+
+// since is the bound of notes commit p from that of its ancestor q
+// (bound, -1 for none: the empty ledger before the root): every note of
+// p's ledger is q's, or one changed since, read here.
+func (lc *largestCheck) since(h *historyCheck, p, q gitstore.Hash, bound int) largestState {
+	at, err := h.repo.NotesAt(p)
 	if err != nil {
 		return largestState{}
 	}
-	if n, ok := ledger.LargestCycle(ci.Message); ok {
-		return largestState{known: true, bound: n}
+	was := h.repo.EmptyNotes()
+	if !q.IsZero() {
+		if was, err = h.repo.NotesAt(q); err != nil {
+			return largestState{}
+		}
 	}
-	return largestState{}
+	changes, err := at.DiffNotes(was)
+	if err != nil || len(changes) > outsideNotes {
+		return largestState{}
+	}
+	for _, ch := range changes {
+		for _, b := range ch.New {
+			data, err := h.note(b)
+			if err != nil {
+				return largestState{}
+			}
+			if n, ok := ledger.MaxCycle(data); ok {
+				bound = max(bound, n)
+			}
+		}
+	}
+	return largestState{known: true, bound: max(bound, 0)}
 }
 
 // exactLargest reads every note of snap: its largest cycle, held by the

@@ -177,3 +177,37 @@ func TestVerifiedLargestRoundTrip(t *testing.T) {
 		t.Errorf("a damaged line: %+v", v)
 	}
 }
+
+// Where the walk starts on a commit that names no bound (plain git's, a
+// repair's) or one accepted as it was, the bound is the nearest ancestor's
+// that names one, with the notes changed since read: no read of the whole
+// ledger, and an understated trailer brought on top of it is still found.
+func TestLargestOutsideFromAnAncestor(t *testing.T) {
+	c, _ := recordedClone(t, 8, 3)
+	named := c.git("rev-parse", "refs/notes/evolve")
+	commits := strings.Fields(c.git("rev-list", "HEAD"))
+	c.git("notes", "--ref=evolve", "append", "-m", `{"v":1,"cycle":7,"target":"t","result":"improved"}`, commits[len(commits)-1])
+	plain, err := gitstore.ParseHash(c.git("rev-parse", "refs/notes/evolve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &historyCheck{repo: c.repo, accepted: map[gitstore.Hash]Acceptance{}}
+	if st := newLargestCheck(largestMemory{checked: true}).outside(h, plain); !st.known || st.bound != 7 {
+		t.Fatalf("the bound of a plain git commit over one naming 3, with cycle 7 added: %+v, want 7", st)
+	}
+	// the commit naming 3 accepted as it was: an older one bounds
+	n, _ := gitstore.ParseHash(named)
+	h.accepted[n] = Acceptance{}
+	if st := newLargestCheck(largestMemory{checked: true}).outside(h, plain); !st.known || st.bound != 7 {
+		t.Fatalf("past an accepted commit: %+v, want 7", st)
+	}
+	// brought on top of it: a commit naming 5
+	forged := c.forge(5)
+	found, err := CheckIncoming(c.repo, plain, forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Kind != "understated" || found[0].Cycle != 7 {
+		t.Fatalf("a commit naming 5 over cycle 7, brought: %+v", found)
+	}
+}

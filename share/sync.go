@@ -487,12 +487,14 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		return gitstore.ZeroHash, 0, err
 	}
 	base := repo.EmptyNotes()
+	baseCommit := gitstore.ZeroHash
 	if b, ok, err := repo.MergeBase(ours.Commit(), theirs); err != nil {
 		return gitstore.ZeroHash, 0, err
 	} else if ok {
 		if base, err = repo.NotesAt(b); err != nil {
 			return gitstore.ZeroHash, 0, err
 		}
+		baseCommit = b
 	}
 	// What the other side changed since the common base, merged into ours.
 	changes, err := other.DiffNotes(base)
@@ -556,7 +558,7 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 	}
 	msg := fmt.Sprintf("git evolve: merge %s (%d note(s) from %s)\n", strings.TrimPrefix(ref, "refs/notes/"), len(edits), theirs.Short())
 	if ref == LedgerRef {
-		if n, ok := mergedLargest(repo, ours.Commit(), brought); ok {
+		if n, ok := mergedLargest(repo, baseCommit, base, ours, brought); ok {
 			msg += fmt.Sprintf("\n%s: %d\n", ledger.LargestTrailer, n)
 		}
 	}
@@ -567,16 +569,21 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 	return next.Commit(), len(edits), nil
 }
 
-// mergedLargest is the largest cycle of the ledger a merge makes of ours
-// and the notes the other side changed since the two parted, whose
-// largest cycle is brought (-1: none): every line of the merge is ours or
-// one of those notes', so the larger of brought and what ours names in its
-// ledger.LargestTrailer bounds it. What the other side's commits name is
-// not taken: a ledger accepted as it was (sync --accept-remote) may name
-// too little. ok is false when ours names none (plain git's commits): the
-// merge then names none either.
-func mergedLargest(repo *gitstore.Repo, ours gitstore.Hash, brought int) (int, bool) {
-	ci, err := repo.Commit(ours)
+// mergedLargest is the largest cycle of the ledger a merge makes: every
+// line of it is one side's, and each side's ledger is the merge base's
+// with the notes that side changed since. So the bound is the larger of
+// what the base names in its ledger.LargestTrailer, the largest cycle of
+// the notes the other side changed (brought, -1: none; read by the merge)
+// and that of the notes ours changed, read here (the records made here
+// since the two parted). Neither tip's trailer is taken: a tip accepted
+// as it was (sync --accept-remote) may name too little. ok is false, and
+// the merge names no bound, when there is no merge base, the base names
+// none (plain git's commits), or a note cannot be read.
+func mergedLargest(repo *gitstore.Repo, base gitstore.Hash, baseNotes, ours *gitstore.Notes, brought int) (int, bool) {
+	if base.IsZero() {
+		return 0, false
+	}
+	ci, err := repo.Commit(base)
 	if err != nil {
 		return 0, false
 	}
@@ -584,7 +591,21 @@ func mergedLargest(repo *gitstore.Repo, ours gitstore.Hash, brought int) (int, b
 	if !ok {
 		return 0, false
 	}
-	return max(n, brought), true
+	n = max(n, brought)
+	changed, err := ours.DiffNotes(baseNotes)
+	if err != nil {
+		return 0, false
+	}
+	for _, ch := range changed {
+		data, err := concat(repo, ch.New)
+		if err != nil {
+			return 0, false
+		}
+		if m, ok := ledger.MaxCycle(data); ok {
+			n = max(n, m)
+		}
+	}
+	return n, true
 }
 
 // markers checks the ledger's schema markers of both sides and returns the

@@ -375,41 +375,41 @@ func TestSyncAsLastSeenUnseenRef(t *testing.T) {
 }
 
 // A merge of the ledger names in its Evolve-Largest-Cycle trailer the
-// larger of what ours names and the largest cycle of the notes the other
-// side changed, so that a reader with no cycle index has a bound at a
-// merge too; what the other side names is not taken (here it names too
-// little); when ours names none (plain git's notes commits), neither does
-// the merge.
+// larger of what the merge base names and the largest cycle of the notes
+// either side changed since, so that a reader with no cycle index has a
+// bound at a merge too. Neither tip's own trailer is taken: here the other
+// side's names too little, and so does ours once it is a commit accepted
+// as it was. When the base names none (plain git's notes commits), the
+// merge names none.
 func TestMergeNamesTheLargestCycle(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "r")
-	git(t, t.TempDir(), "init", "-q", "-b", "main", dir)
-	for _, m := range []string{"one", "two", "three"} {
-		git(t, dir, "commit", "-q", "--allow-empty", "-m", m)
-	}
-	record := func(rev string, cycle int, largest string) string {
-		git(t, dir, "notes", "--ref=evolve", "add", "-m", `{"v":1,"cycle":`+strconv.Itoa(cycle)+`,"target":"t","result":"improved"}`, rev)
-		if largest == "" {
-			return git(t, dir, "rev-parse", "refs/notes/evolve")
+	setup := func(baseTrailer string) (dir string, record func(rev string, cycle int, largest string) string) {
+		dir = filepath.Join(t.TempDir(), "r")
+		git(t, t.TempDir(), "init", "-q", "-b", "main", dir)
+		for _, m := range []string{"one", "two", "three", "four"} {
+			git(t, dir, "commit", "-q", "--allow-empty", "-m", m)
 		}
-		args := []string{"commit-tree", "refs/notes/evolve^{tree}"}
-		if parents := strings.Fields(git(t, dir, "log", "-1", "--format=%P", "refs/notes/evolve")); len(parents) > 0 {
-			args = append(args, "-p", parents[0])
+		record = func(rev string, cycle int, largest string) string {
+			git(t, dir, "notes", "--ref=evolve", "add", "-f", "-m", `{"v":1,"cycle":`+strconv.Itoa(cycle)+`,"target":"t","result":"improved"}`, rev)
+			if largest == "" {
+				return git(t, dir, "rev-parse", "refs/notes/evolve")
+			}
+			args := []string{"commit-tree", "refs/notes/evolve^{tree}"}
+			if parents := strings.Fields(git(t, dir, "log", "-1", "--format=%P", "refs/notes/evolve")); len(parents) > 0 {
+				args = append(args, "-p", parents[0])
+			}
+			c := git(t, dir, append(args, "-m", "git evolve: record cycle "+strconv.Itoa(cycle)+" (improved)", "-m", "Evolve-Largest-Cycle: "+largest)...)
+			git(t, dir, "update-ref", "refs/notes/evolve", c)
+			return c
 		}
-		c := git(t, dir, append(args, "-m", "git evolve: record cycle "+strconv.Itoa(cycle)+" (improved)", "-m", "Evolve-Largest-Cycle: "+largest)...)
-		git(t, dir, "update-ref", "refs/notes/evolve", c)
-		return c
+		return dir, record
 	}
-	base := record("HEAD~2", 1, "1")
-	theirs := record("HEAD~1", 5, "2")
-	git(t, dir, "update-ref", "refs/notes/evolve", base)
-	ours := record("HEAD", 3, "3")
-	repo, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	merge := func(theirs string) string {
+	merge := func(dir, theirs string) string {
 		t.Helper()
+		repo, err := gitstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer repo.Close()
 		th, _ := gitstore.ParseHash(theirs)
 		result, _, err := Merge(repo, LedgerRef, th)
 		if err != nil {
@@ -417,13 +417,25 @@ func TestMergeNamesTheLargestCycle(t *testing.T) {
 		}
 		return git(t, dir, "log", "-1", "--format=%B", result.String())
 	}
-	if msg := merge(theirs); !strings.Contains(msg, "\n\nEvolve-Largest-Cycle: 5") {
-		t.Errorf("the merge of ours naming 3 and a note of cycle 5 from theirs says:\n%s", msg)
-	}
-	// ours by plain git: no bound known, none named
-	git(t, dir, "update-ref", "refs/notes/evolve", ours)
-	git(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"cycle":9,"target":"t","result":"improved"}`, "HEAD~2")
-	if msg := merge(theirs); strings.Contains(msg, "Evolve-Largest-Cycle") {
-		t.Errorf("a merge with a side that names no bound names one:\n%s", msg)
+	for _, tc := range []struct {
+		what      string
+		baseNames string
+		ours      func(record func(string, int, string) string) // on the base
+		want      string
+	}{
+		{"ours records cycle 3", "1", func(rec func(string, int, string) string) { rec("HEAD", 3, "3") }, "Evolve-Largest-Cycle: 5"},
+		{"ours appends cycle 9 by plain git", "1", func(rec func(string, int, string) string) { rec("HEAD", 9, "") }, "Evolve-Largest-Cycle: 9"},
+		{"ours is a commit naming 1 whose ledger holds 7", "1", func(rec func(string, int, string) string) { rec("HEAD", 7, "1") }, "Evolve-Largest-Cycle: 7"},
+		{"the base names none", "", func(rec func(string, int, string) string) { rec("HEAD", 3, "3") }, ""},
+	} {
+		dir, record := setup(tc.baseNames)
+		base := record("HEAD~3", 1, tc.baseNames)
+		theirs := record("HEAD~1", 5, "2") // names too little
+		git(t, dir, "update-ref", "refs/notes/evolve", base)
+		tc.ours(record)
+		msg := merge(dir, theirs)
+		if tc.want == "" && strings.Contains(msg, "Evolve-Largest-Cycle") || tc.want != "" && !strings.HasSuffix(msg, "\n\n"+tc.want) {
+			t.Errorf("%s: the merge with theirs (cycle 5, naming 2) says:\n%s\nwant %q", tc.what, msg, tc.want)
+		}
 	}
 }
