@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -90,6 +91,7 @@ func (r *Repo) ConfigAdd(key, value string) error {
 	r.config.mu.Lock()
 	r.config.done, r.config.proc = false, nil // read again when next asked
 	r.config.remotesDone = false
+	r.config.writes++
 	r.config.mu.Unlock()
 	return err
 }
@@ -101,6 +103,7 @@ func (r *Repo) ConfigSet(key, value string) error {
 	r.config.mu.Lock()
 	r.config.done, r.config.proc = false, nil // read again when next asked
 	r.config.remotesDone = false
+	r.config.writes++
 	r.config.mu.Unlock()
 	return err
 }
@@ -116,6 +119,7 @@ func (r *Repo) Remotes() ([]string, error) {
 		defer r.config.mu.Unlock()
 		return slices.Clone(r.config.remotes), nil
 	}
+	gen := r.config.writes
 	r.config.mu.Unlock()
 	out, err := r.git(context.Background(), nil, "remote")
 	if err != nil {
@@ -123,7 +127,9 @@ func (r *Repo) Remotes() ([]string, error) {
 	}
 	remotes := strings.Fields(string(out))
 	r.config.mu.Lock()
-	r.config.remotes, r.config.remotesDone = remotes, true
+	if r.config.writes == gen { // no config write while git answered
+		r.config.remotes, r.config.remotesDone = remotes, true
+	}
 	r.config.mu.Unlock()
 	return slices.Clone(remotes), nil
 }
@@ -167,8 +173,8 @@ func (r *Repo) GitPath(name string) (string, error) {
 	// git runs from the top of the working tree, as it runs hooks: with
 	// GIT_DIR set, a relative core.hooksPath is taken from where git runs.
 	dir := r.dir
-	if r.workTree != "" {
-		dir = r.workTree
+	if _, set := os.LookupEnv("GIT_WORK_TREE"); r.workTree != "" && !set {
+		dir = r.workTree // (a GIT_WORK_TREE given is the caller's, from where it ran)
 	}
 	out, err := startGit(dir, r.env, false, "rev-parse", "--path-format=absolute", "--git-path", name).finish(nil)
 	if err != nil {
@@ -212,6 +218,7 @@ type configCache struct {
 
 	remotes     []string // git remote's answer (Remotes)
 	remotesDone bool
+	writes      int // config writes made through the Repo, so that an answer git gave before one is not kept
 }
 
 // PrefetchConfig starts reading the config, so that a later Config does
