@@ -46,6 +46,17 @@ func TestGitPathHooksAsGit(t *testing.T) {
 			check(where.what+" with core.hooksPath="+hooksPath, where.dir)
 		}
 	}
+	// GIT_DIR and GIT_WORK_TREE given relative, from the subdirectory
+	r.git("config", "core.hooksPath", "my-hooks")
+	want, err := runGitCmd(sub, "", gitEnv("GIT_DIR=../.git", "GIT_WORK_TREE=.."), "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_DIR", "../.git")
+	t.Setenv("GIT_WORK_TREE", "..")
+	if got, err := openDir(t, sub).GitPath("hooks"); err != nil || got != strings.TrimSpace(want) {
+		t.Errorf("with GIT_DIR and GIT_WORK_TREE relative: GitPath(hooks) = %q, %v; git says %q", got, err, strings.TrimSpace(want))
+	}
 }
 
 // Remotes asks git once a process; a remote added through the Repo's own
