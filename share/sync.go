@@ -579,9 +579,9 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 // as it was (sync --accept-remote) may name too little. ok is false, and
 // the merge names no bound, when there is no merge base, the base names
 // none (plain git's commits), or a note cannot be read. A base that is
-// itself a commit accepted as it was is taken at its word: the next record
-// made on the merge reads back to a commit that names less, and names the
-// ledger's largest cycle again.
+// itself a commit accepted as it was is taken at its word, as every reader
+// of the notes history takes it: accepting a trailer that names too little
+// accepts that.
 func mergedLargest(repo *gitstore.Repo, base gitstore.Hash, baseNotes, ours *gitstore.Notes, brought int) (int, bool) {
 	if base.IsZero() {
 		return 0, false
