@@ -18,6 +18,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/ledger/store"
 )
@@ -283,7 +284,7 @@ func (l *Ledger) StartCycle(o StartOptions) (*OpenCycle, error) {
 	}
 	// Reservation, then the start ref, then the open cycle: a crash in
 	// between leaves a skipped number or an unused ref, never a lost one.
-	if err := appendLine(l.reservedPath(), fmt.Sprintf("%d %s", c.Cycle, c.ID)); err != nil {
+	if err := atomicfile.AppendLine(l.reservedPath(), fmt.Sprintf("%d %s", c.Cycle, c.ID)); err != nil {
 		return nil, err
 	}
 	if err := l.repo.CreateRef(StartRef(c.ID), head[0], fmt.Sprintf("git evolve: cycle %d starts", c.Cycle)); err != nil {
@@ -635,21 +636,6 @@ func newID() string {
 	b := make([]byte, 10)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func appendLine(path, line string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // TranscriptRef keeps the transcript of cycle id's agent (see loop): a

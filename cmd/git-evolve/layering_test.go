@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"goals":               {"redact"},
 	"setup":               {"gitstore", "internal/atomicfile"},
 	"internal/atomicfile": {},
-	"cycle":               {"ledger/store", "gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock"},
+	"cycle":               {"ledger/store", "gitstore", "ledger", "journal", "gate", "revert", "goals", "filelock", "internal/atomicfile"},
 	"ledger/store":        {"gitstore", "ledger", "journal", "filelock", "internal/atomicfile"},
 	"filelock":            {},
 	"queue":               {"filelock", "escape"},

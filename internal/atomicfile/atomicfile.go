@@ -124,3 +124,23 @@ func AddLines(path, header string, lines []string) (bool, error) {
 	}
 	return true, Write(path, []byte(b.String()), 0o644)
 }
+
+// AppendLine adds line and a newline at the end of the file at path, making
+// the file and its directory when missing: one write to a file opened for
+// appending, so that lines appended by several processes do not mix. It is
+// how a state file that is a log (the numbers open cycles reserved, the
+// saved work a clone keeps) grows.
+func AppendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

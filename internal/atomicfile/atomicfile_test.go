@@ -67,3 +67,36 @@ func TestStaleTemporaryFiles(t *testing.T) {
 		t.Errorf("left %v, want %s", left, want)
 	}
 }
+
+// AppendLine makes the file and its directory, then adds each line after
+// what is there; lines appended side by side come out whole.
+func TestAppendLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "log")
+	for _, l := range []string{"1 a", "2 b"} {
+		if err := AppendLine(path, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error)
+	for i := 0; i < 8; i++ {
+		go func() { done <- AppendLine(path, strings.Repeat("x", 1000)) }()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 10 || lines[0] != "1 a" || lines[1] != "2 b" {
+		t.Fatalf("the file holds %d lines, first %q", len(lines), lines[:2])
+	}
+	for _, l := range lines[2:] {
+		if l != strings.Repeat("x", 1000) {
+			t.Fatalf("a line appended side by side came out as %d bytes", len(l))
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 )
 
 // savesPath lists the saved work this clone keeps under refs/evolve/ (the
@@ -21,7 +22,7 @@ func (l *Ledger) savesPath() string { return filepath.Join(l.stateDir, "saves") 
 // NoteSave adds to the saves list that ref now holds commit (saved work
 // made or moved; the caller moved the ref).
 func (l *Ledger) NoteSave(ref, commit string) error {
-	return appendLine(l.savesPath(), ref+" "+commit)
+	return atomicfile.AppendLine(l.savesPath(), ref+" "+commit)
 }
 
 // Saves are the saved work this clone made and still keeps, by ref, each
@@ -62,20 +63,5 @@ func (l *Ledger) ForgetSave(ref string) error {
 	if _, ok := saves[ref]; !ok {
 		return fmt.Errorf("%s is no saved work this clone keeps", ref)
 	}
-	return appendLine(l.savesPath(), ref+" -")
-}
-
-func appendLine(path, line string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.AppendLine(l.savesPath(), ref+" -")
 }
