@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
@@ -68,7 +69,7 @@ const ledgerRef = "refs/notes/evolve"
 // derivedCaches are the files under the common git directory's evolve/
 // that reads write (derived; safe to delete), and cycles.idx and
 // verify-report, which an older version wrote.
-var derivedCaches = []string{"ledger.view", "cycles.idx", "merged", "copies", "verify-state", "verify-keys", "verify-delta", "verify-report", "goals-warned"}
+var derivedCaches = []string{"ledger.view", "cycles.idx", "merged", "copies", "verify-state", "verify-keys", "verify-delta", "verify-objects", "verify-report", "goals-warned"}
 
 // lineFiles are the shared state files of one line per entry, with how to
 // tell the cycle (or run) an entry is of.
@@ -312,9 +313,13 @@ func (g *turnGuard) heldFiles() []string {
 	for _, name := range driverFiles {
 		files = append(files, filepath.Join(g.gitDir, "evolve", name))
 	}
+	files = append(files, g.openCyclePath())
 	slices.Sort(files)
 	return slices.Compact(files)
 }
+
+// openCyclePath is the open cycle's file (cycle.json) of the worktree.
+func (g *turnGuard) openCyclePath() string { return filepath.Join(g.gitDir, "evolve", "cycle.json") }
 
 // stateDirs are the evolve directories (the shared one and the worktree's,
 // one directory in the main worktree).
@@ -943,6 +948,9 @@ func (g *turnGuard) restoreState(theirs map[string]bool) []string {
 			}
 		}
 	}
+	if m := g.restoreOpenCycle(); m != "" {
+		marks = append(marks, m)
+	}
 	if g.runJSON != nil {
 		p := RunStatePath(g.gitDir)
 		want := g.runJSON()
@@ -960,6 +968,41 @@ func (g *turnGuard) restoreState(theirs map[string]bool) []string {
 		}
 	}
 	return marks
+}
+
+// restoreOpenCycle puts back the open cycle's file when the turn left it
+// unreadable as one: removed, replaced by something other than a file, or
+// holding what does not parse as an open cycle. (A file that still reads
+// is the finish's to judge: it takes every field a judgment rests on from
+// the cycle as the driver opened it, and names each one the turn changed.)
+func (g *turnGuard) restoreOpenCycle() string {
+	p := g.openCyclePath()
+	before := g.files[p]
+	if !before.exists || !before.held || !before.mode.IsRegular() {
+		return ""
+	}
+	after, err := readState(p, new(int64))
+	what := ""
+	var c cycle.OpenCycle
+	switch {
+	case err != nil:
+		what = "could not be read after the agent's turn (" + err.Error() + ")"
+	case !after.exists:
+		what = "removed during the agent's turn"
+	case !after.mode.IsRegular():
+		what = "replaced during the agent's turn by what is not a file"
+	default:
+		data, err := os.ReadFile(p)
+		if err == nil && json.Unmarshal(data, &c) == nil {
+			return ""
+		}
+		what = "changed during the agent's turn into what does not read as an open cycle"
+	}
+	done := "the driver's was put back"
+	if err := putBack(p, before); err != nil {
+		done = "could not be put back: " + err.Error()
+	}
+	return "cycle.json: " + what + "; " + done
 }
 
 // restoreLines puts back a shared file of one entry a line: lines added or

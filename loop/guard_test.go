@@ -274,6 +274,9 @@ func TestGuardStateFiles(t *testing.T) {
 	gxWrite(t, filepath.Join(gitDir, "evolve", "merged"), "new", 0o644)
 	// an answer that a remote's copy of the ledger may be read
 	gxWrite(t, filepath.Join(gitDir, "evolve", "copies"), "git-evolve copies 1\n"+strings.Repeat("ab", 32)+" ok\n", 0o644)
+	// a list of the loose objects verify's kept answers stand for, made
+	// without one that was removed: the next verify would trust them
+	gxWrite(t, filepath.Join(gitDir, "evolve", "verify-objects"), "git-evolve verify objects\n", 0o644)
 	gxWrite(t, RunStatePath(gitDir), `{"id": "run", "kept": {}}`, 0o644)
 	gxWrite(t, brief, "a brief of my own", 0o644)
 	gxMarks(t, g.restore(), "run.json: changed during the agent's turn; the driver wrote it again")
@@ -283,7 +286,7 @@ func TestGuardStateFiles(t *testing.T) {
 	if got := gxRead(t, brief); got != "the brief" {
 		t.Errorf("brief.md after the turn: %q", got)
 	}
-	for _, name := range []string{"ledger.view", "merged", "copies"} {
+	for _, name := range []string{"ledger.view", "merged", "copies", "verify-objects"} {
 		if fxExists(filepath.Join(gitDir, "evolve", name)) {
 			t.Errorf("the cache %s changed and is still there", name)
 		}
