@@ -21,7 +21,7 @@ import (
 )
 
 type initCmd struct {
-	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, pre-push)."`
+	NoHooks bool `name:"no-hooks" help:"Do not install the hooks (commit-msg, prepare-commit-msg, pre-push)."`
 	// The seeds' local files, for loops that read them.
 	// The agents' own sessions.
 	Agent       []string `name:"agent" enum:"claude,codex,cursor,gemini" placeholder:"AGENT" help:"Also install, for this agent (claude, codex, cursor, gemini; repeat it for more), the git-evolve skill, the MCP server entry and the hooks that run the loop inside its own sessions (docs/agents.md)."`

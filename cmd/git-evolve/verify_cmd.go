@@ -35,7 +35,8 @@ is named from the reflog of refs/notes/evolve and the tip verified before.
 
 An object the ledger stands for that is missing from the object store (a
 notes commit, a notes tree, a note) is a breach. What verify keeps to go
-faster (its last report, a summary of each record) is used only while
+faster (a summary of each record, the findings after records were only
+added) is used only while
 every object it stands for is still here; --full uses none of it.
 
 Exit 0 when there is no breach, 2 with the list otherwise. The history
