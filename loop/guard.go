@@ -89,6 +89,13 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 	},
 }
 
+// historyFiles are the files of the common git directory that change what
+// git reads of the history without a ref: the commits a shallow boundary
+// cuts the history at (what verify reads of HEAD's commits and of the
+// ledger's history stops there), and the object stores git borrows from.
+// Held whole and named when the turn changed them.
+var historyFiles = []string{"shallow", filepath.Join("objects", "info", "alternates")}
+
 // sharedFiles are the shared state files that are no lines of entries,
 // held whole and named when the turn changed them: the holdout checks.
 var sharedFiles = []string{"holdout.yaml"}
@@ -309,6 +316,9 @@ func (g *turnGuard) heldFiles() []string {
 	files = append(files, filepath.Join(shared, "verified"))
 	for _, name := range sharedFiles {
 		files = append(files, filepath.Join(shared, name))
+	}
+	for _, name := range historyFiles {
+		files = append(files, filepath.Join(g.commonDir, name))
 	}
 	for _, name := range driverFiles {
 		files = append(files, filepath.Join(g.gitDir, "evolve", name))
@@ -938,6 +948,21 @@ func (g *turnGuard) restoreState(theirs map[string]bool) []string {
 				done = "could not be put back: " + err.Error()
 			}
 			marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", name, done))
+		}
+	}
+	for _, name := range historyFiles {
+		p := filepath.Join(g.commonDir, name)
+		if after, err := readState(p, nil); err == nil && !g.files[p].same(after) {
+			what, done := "changed", "put back"
+			if !g.files[p].exists {
+				what, done = "written", "removed"
+			} else if !after.exists {
+				what = "removed"
+			}
+			if err := putBack(p, g.files[p]); err != nil {
+				done = "could not be put back: " + err.Error()
+			}
+			marks = append(marks, fmt.Sprintf("%s: %s during the agent's turn; %s", filepath.ToSlash(name), what, done))
 		}
 	}
 	for _, name := range driverFiles {
