@@ -96,6 +96,14 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 // Held whole and named when the turn changed them.
 var historyFiles = []string{"shallow", filepath.Join("objects", "info", "alternates")}
 
+// worktreeLinks are the files of a linked worktree's git directory that
+// say where the repository is: commondir (the common git directory: its
+// refs, objects and config) and gitdir (the worktree). One pointed
+// elsewhere would have every git the driver starts after the turn read
+// and write another repository, the guard's own first: they are put back
+// before anything else is compared.
+var worktreeLinks = []string{"commondir", "gitdir"}
+
 // sharedFiles are the shared state files that are no lines of entries,
 // held whole and named when the turn changed them: the holdout checks.
 var sharedFiles = []string{"holdout.yaml"}
@@ -320,12 +328,44 @@ func (g *turnGuard) heldFiles() []string {
 	for _, name := range historyFiles {
 		files = append(files, filepath.Join(g.commonDir, name))
 	}
+	files = append(files, g.linkFiles()...)
 	for _, name := range driverFiles {
 		files = append(files, filepath.Join(g.gitDir, "evolve", name))
 	}
 	files = append(files, g.openCyclePath())
 	slices.Sort(files)
 	return slices.Compact(files)
+}
+
+// linkFiles are the worktreeLinks of the worktree, when it is a linked
+// one (none in the main worktree, whose git directory is the common one).
+func (g *turnGuard) linkFiles() []string {
+	if resolved(g.gitDir) == resolved(g.commonDir) {
+		return nil
+	}
+	var files []string
+	for _, name := range worktreeLinks {
+		files = append(files, filepath.Join(g.gitDir, name))
+	}
+	return files
+}
+
+// restoreLinks puts back the worktree's links to the repository.
+func (g *turnGuard) restoreLinks() []string {
+	var marks []string
+	for _, p := range g.linkFiles() {
+		before := g.files[p]
+		after, err := readState(p, nil)
+		if err == nil && before.same(after) && (!after.exists || after.mode.IsRegular()) {
+			continue
+		}
+		done := "put back"
+		if err := putBack(p, before); err != nil {
+			done = "could not be put back: " + err.Error()
+		}
+		marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", filepath.Base(p), done))
+	}
+	return marks
 }
 
 // openCyclePath is the open cycle's file (cycle.json) of the worktree.
@@ -444,7 +484,8 @@ func cycleOfRef(ref string) string {
 // agent's turn changed, and returns the marks for the cycle's record.
 // Nothing here stops the run: what could not be put back is named so.
 func (g *turnGuard) restore() []string {
-	var marks []string
+	// Where the repository is, first: every git started below reads it.
+	marks := g.restoreLinks()
 	// What other worktrees' runs opened since, by the runs' own account.
 	theirs := maps(g.others.cycles)
 	for dir, id := range g.others.runDirs {

@@ -387,3 +387,37 @@ func TestGuardHistoryFiles(t *testing.T) {
 		t.Errorf("alternates after the turn: %q", got)
 	}
 }
+
+// In a linked worktree, a turn that points the worktree's git directory at
+// another repository (its commondir: another ledger, other refs) has it
+// pointed back before anything else is compared, so that what the turn
+// did to this repository's refs is still found and undone here.
+func TestGuardWorktreeLinks(t *testing.T) {
+	dir, _ := gxRepo(t)
+	side := filepath.Join(t.TempDir(), "side")
+	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+	repo, err := gitstore.Open(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	wtGitDir := filepath.Join(dir, ".git", "worktrees", "side")
+	commondir := gxRead(t, filepath.Join(wtGitDir, "commondir"))
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := fxRepoDir(t, "other")
+	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
+	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
+	gxWrite(t, filepath.Join(wtGitDir, "commondir"), filepath.Join(other, ".git")+"\n", 0o644)
+	gxMarks(t, g.restore(),
+		"commondir: changed during the agent's turn; put back",
+		"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
+	if got := gxRead(t, filepath.Join(wtGitDir, "commondir")); got != commondir {
+		t.Errorf("commondir after the turn: %q, want %q", got, commondir)
+	}
+	if out := fxGit(t, dir, "for-each-ref", "refs/evolve/forged"); out != "" {
+		t.Errorf("the ref the turn made is still there: %s", out)
+	}
+}
