@@ -71,6 +71,12 @@ const ledgerRef = "refs/notes/evolve"
 // verify-report, which an older version wrote.
 var derivedCaches = []string{"ledger.view", "cycles.idx", "merged", "copies", "verify-state", "verify-keys", "verify-delta", "verify-objects", "verify-report", "goals-warned"}
 
+// worktreeCaches are the derived files under the worktree's evolve/: what
+// the seeds' history file was last written from (a forged one would have
+// the mirror add to a history file the agent wrote; a missing one has it
+// kept aside and written anew).
+var worktreeCaches = []string{"history-mirror.json"}
+
 // lineFiles are the shared state files of one line per entry, with how to
 // tell the cycle (or run) an entry is of.
 var lineFiles = map[string]func(line string) (cycle, run string){
@@ -296,8 +302,14 @@ func guardTurn(repo *gitstore.Repo, cycleID string, runJSON func() []byte) (*tur
 		}
 		g.stateDs[p] = st
 	}
+	caches := make([]string, 0, len(derivedCaches)+len(worktreeCaches))
 	for _, name := range derivedCaches {
-		p := filepath.Join(g.commonDir, "evolve", name)
+		caches = append(caches, filepath.Join(g.commonDir, "evolve", name))
+	}
+	for _, name := range worktreeCaches {
+		caches = append(caches, filepath.Join(g.gitDir, "evolve", name))
+	}
+	for _, p := range caches {
 		st, err := readState(p, new(int64)) // compared by identity, size and time
 		if err != nil {
 			return nil, err

@@ -277,6 +277,9 @@ func TestGuardStateFiles(t *testing.T) {
 	// a list of the loose objects verify's kept answers stand for, made
 	// without one that was removed: the next verify would trust them
 	gxWrite(t, filepath.Join(gitDir, "evolve", "verify-objects"), "git-evolve verify objects\n", 0o644)
+	// what the seeds' history file was written from, made to match one
+	// the agent wrote
+	gxWrite(t, filepath.Join(gitDir, "evolve", "history-mirror.json"), "{}\n", 0o644)
 	gxWrite(t, RunStatePath(gitDir), `{"id": "run", "kept": {}}`, 0o644)
 	gxWrite(t, brief, "a brief of my own", 0o644)
 	gxMarks(t, g.restore(), "run.json: changed during the agent's turn; the driver wrote it again")
@@ -286,7 +289,7 @@ func TestGuardStateFiles(t *testing.T) {
 	if got := gxRead(t, brief); got != "the brief" {
 		t.Errorf("brief.md after the turn: %q", got)
 	}
-	for _, name := range []string{"ledger.view", "merged", "copies", "verify-objects"} {
+	for _, name := range []string{"ledger.view", "merged", "copies", "verify-objects", "history-mirror.json"} {
 		if fxExists(filepath.Join(gitDir, "evolve", name)) {
 			t.Errorf("the cache %s changed and is still there", name)
 		}
