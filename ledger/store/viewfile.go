@@ -38,12 +38,12 @@ import (
 //	  CRC-32C of the notes commit, the block table and the footer's
 //	  fields before it, and viewEnd
 //
-// A block inflates to its lines, each: its commit in hex (the line holds
-// it again as its sha, so it costs a back-reference), its cycle (a
-// varint), the length then the bytes of its text, then each of its
-// summary's id, target, result and timestamp as the place and length of
-// those bytes in the text (or 0, the length and the bytes when the text
-// does not hold them as they are). A block is taken only when its CRC
+// A block inflates to its lines, each: its cycle (a varint), the length
+// then the bytes of its text, its commit as the place of its hex in the
+// text (a record names the commit its note is on as its sha; 0 and the 20
+// bytes when it does not), then each of its summary's id, target, result
+// and timestamp as the place and length of those bytes in the text (0,
+// the length and the bytes when the text does not hold them as they are). A block is taken only when its CRC
 // holds, it inflates to exactly the size the table says (and no more is
 // inflated: a size past what DEFLATE can reach from its bytes, or past
 // maxViewBlock, is refused before anything is allocated), its lines fill
@@ -68,10 +68,10 @@ const (
 	// maxViewBlock is the most bytes a block may inflate to: a line
 	// larger than that leaves the ledger with no saved view.
 	maxViewBlock = 64 << 20
-	// minViewLine is the fewest bytes a line takes in a block: its
-	// commit, its cycle, its text's length and one byte, and each summary
-	// field's place and length.
-	minViewLine = 40 + 1 + 1 + 1 + 4*2
+	// minViewLine is the fewest bytes a line takes in a block: its cycle,
+	// its text's length and one byte, its commit (0 and 20 bytes) and
+	// each summary field's place and length.
+	minViewLine = 1 + 1 + 1 + 21 + 4*2
 	// deflateRatio bounds what n bytes of DEFLATE inflate to: 258 bytes
 	// for each back-reference, at best two bits each.
 	deflateRatio = 1032
@@ -125,10 +125,17 @@ type savedBlock struct {
 
 // appendViewLine appends a line's record in a block to b.
 func appendViewLine(b []byte, ln *viewLine) []byte {
-	b = hex.AppendEncode(b, ln.commit[:])
 	b = binary.AppendVarint(b, int64(ln.Summary.Cycle))
 	b = binary.AppendUvarint(b, uint64(len(ln.Text)))
 	b = append(b, ln.Text...)
+	var name [40]byte
+	hex.Encode(name[:], ln.commit[:])
+	if at := bytes.Index(ln.Text, name[:]); at >= 0 {
+		b = binary.AppendUvarint(b, uint64(at)+1)
+	} else {
+		b = binary.AppendUvarint(b, 0)
+		b = append(b, ln.commit[:]...)
+	}
 	s := &ln.Summary
 	for _, f := range [...][]byte{s.ID, s.Target, s.Result, s.Timestamp} {
 		at := -1
@@ -358,9 +365,11 @@ type inflater struct {
 	r   io.ReadCloser
 }
 
-// inflate is the block of entry e, whose bytes are raw: its lines, parsed;
-// ok is false when it is not the block the table says.
-func (f *inflater) inflate(e *blockEntry, raw []byte) (lines []viewLine, texts []*byte, ok bool) {
+// inflate appends the lines of the block of entry e, whose bytes are raw,
+// to lines (and where their texts start to texts), inflated into memory
+// alloc gives (new memory when nil); ok is false when it is not the block
+// the table says.
+func (f *inflater) inflate(e *blockEntry, raw []byte, alloc func(int) []byte, lines []viewLine, texts []*byte) ([]viewLine, []*byte, bool) {
 	if len(raw) != e.size || crc32.Checksum(raw, castagnoli) != e.sum {
 		return nil, nil, false
 	}
@@ -370,7 +379,12 @@ func (f *inflater) inflate(e *blockEntry, raw []byte) (lines []viewLine, texts [
 	} else if err := f.r.(flate.Resetter).Reset(&f.src, nil); err != nil {
 		return nil, nil, false
 	}
-	buf := make([]byte, e.inflated) // within what raw can inflate to (parseTable)
+	var buf []byte // within what raw can inflate to (parseTable)
+	if alloc != nil {
+		buf = alloc(e.inflated)
+	} else {
+		buf = make([]byte, e.inflated)
+	}
 	if _, err := io.ReadFull(f.r, buf); err != nil {
 		return nil, nil, false
 	}
@@ -378,13 +392,13 @@ func (f *inflater) inflate(e *blockEntry, raw []byte) (lines []viewLine, texts [
 	if n, err := f.r.Read(one[:]); n != 0 || err != io.EOF || f.src.Len() != 0 {
 		return nil, nil, false // more than it says, or bytes past its end
 	}
-	return parseBlock(buf, e)
+	return parseBlock(buf, e, lines, texts)
 }
 
-// parseBlock reads the lines of the block e, inflated to d.
-func parseBlock(d []byte, e *blockEntry) (lines []viewLine, texts []*byte, ok bool) {
-	lines = make([]viewLine, 0, e.n)
-	texts = make([]*byte, 0, e.n)
+// parseBlock appends the lines of the block e, inflated to d, to lines,
+// and where their texts start to texts.
+func parseBlock(d []byte, e *blockEntry, lines []viewLine, texts []*byte) ([]viewLine, []*byte, bool) {
+	at0 := len(lines)
 	// uvarint reads a length or a place of at most max.
 	uvarint := func(max int) (int, bool) {
 		x, k := binary.Uvarint(d)
@@ -396,13 +410,6 @@ func parseBlock(d []byte, e *blockEntry) (lines []viewLine, texts []*byte, ok bo
 	}
 	for i := 0; i < e.n; i++ {
 		var ln viewLine
-		if len(d) < 40 {
-			return nil, nil, false
-		}
-		if _, err := hex.Decode(ln.commit[:], d[:40]); err != nil || ln.commit.IsZero() {
-			return nil, nil, false
-		}
-		d = d[40:]
 		c, k := binary.Varint(d)
 		if k <= 0 || c != int64(int32(c)) {
 			return nil, nil, false
@@ -414,6 +421,23 @@ func parseBlock(d []byte, e *blockEntry) (lines []viewLine, texts []*byte, ok bo
 			return nil, nil, false
 		}
 		ln.Text, d = d[:tn:tn], d[tn:]
+		switch at, ok := uvarint(tn - 40 + 1); {
+		case !ok:
+			return nil, nil, false
+		case at == 0:
+			if len(d) < 20 {
+				return nil, nil, false
+			}
+			copy(ln.commit[:], d)
+			d = d[20:]
+		default:
+			if _, err := hex.Decode(ln.commit[:], ln.Text[at-1:at-1+40]); err != nil {
+				return nil, nil, false
+			}
+		}
+		if ln.commit.IsZero() {
+			return nil, nil, false
+		}
 		s := &ln.Summary
 		for _, f := range [...]*[]byte{&s.ID, &s.Target, &s.Result, &s.Timestamp} {
 			at, ok := uvarint(len(ln.Text) + 1)
@@ -434,7 +458,7 @@ func parseBlock(d []byte, e *blockEntry) (lines []viewLine, texts []*byte, ok bo
 			}
 			*f = ln.Text[at-1 : at-1+n : at-1+n]
 		}
-		if i == 0 && s.Cycle != e.lo || i > 0 && s.Cycle < lines[i-1].Summary.Cycle || i == e.n-1 && s.Cycle != e.hi {
+		if i == 0 && s.Cycle != e.lo || i > 0 && s.Cycle < lines[at0+i-1].Summary.Cycle || i == e.n-1 && s.Cycle != e.hi {
 			return nil, nil, false
 		}
 		lines, texts = append(lines, ln), append(texts, &ln.Text[0])
@@ -490,14 +514,32 @@ func parseView(data []byte) (*view, bool) {
 	v := &view{lines: make([]viewLine, 0, min(lay.n, len(data)/4)), blocks: make([]savedBlock, 0, len(entries))}
 	copy(v.notes[:], notes)
 	var in inflater
+	var texts []*byte
+	var arena []byte
+	// alloc takes the blocks' memory from chunks of a few MB: a few
+	// allocations rather than one a block, never more than the blocks
+	// still to inflate say they need.
+	left := 0 // what the blocks not inflated yet say they inflate to
+	for _, e := range entries {
+		left += e.inflated
+	}
+	alloc := func(n int) []byte {
+		if n > cap(arena)-len(arena) {
+			arena = make([]byte, 0, max(n, min(4<<20, left)))
+		}
+		left -= n
+		at := len(arena)
+		arena = arena[:at+n]
+		return arena[at : at+n : at+n]
+	}
 	for _, e := range entries {
 		raw := data[e.off : e.off+e.size]
-		lines, texts, ok := in.inflate(&e, raw)
+		k := len(texts)
+		v.lines, texts, ok = in.inflate(&e, raw, alloc, v.lines, texts)
 		if !ok {
 			return nil, false
 		}
-		v.lines = append(v.lines, lines...)
-		v.blocks = append(v.blocks, savedBlock{entry: e, raw: raw, texts: texts})
+		v.blocks = append(v.blocks, savedBlock{entry: e, raw: raw, texts: texts[k:len(texts):len(texts)]})
 	}
 	if v.errors, ok = parseViewErrors(data[lay.errStart:lay.qtable]); !ok {
 		return nil, false
@@ -606,7 +648,7 @@ func (vf *viewFile) block(i int) ([]viewLine, bool) {
 	if _, err := vf.f.ReadAt(raw, int64(e.off)); err != nil {
 		return nil, false
 	}
-	lns, _, ok := vf.in.inflate(e, raw)
+	lns, _, ok := vf.in.inflate(e, raw, nil, make([]viewLine, 0, e.n), nil)
 	if !ok {
 		return nil, false
 	}
