@@ -209,8 +209,8 @@ func (v *view) save(path string) error {
 		var table []byte
 		var raw []byte // the lines of the block being made
 		var packed bytes.Buffer
-		fw, _ := flate.NewWriter(&packed, flate.DefaultCompression)
-		first := 0 // the block being made starts at this line
+		var fw *flate.Writer // made for the first block compressed (1 MB of tables)
+		first := 0           // the block being made starts at this line
 		block := func(e blockEntry, data []byte) error {
 			if pos > math.MaxUint32-len(data) {
 				return errors.New("the view is too large")
@@ -228,7 +228,11 @@ func (v *view) save(path string) error {
 				return errors.New("a ledger line too large for the view")
 			}
 			packed.Reset()
-			fw.Reset(&packed)
+			if fw == nil {
+				fw, _ = flate.NewWriter(&packed, flate.DefaultCompression)
+			} else {
+				fw.Reset(&packed)
+			}
 			fw.Write(raw)
 			if err := fw.Close(); err != nil {
 				return err
