@@ -22,6 +22,7 @@ import (
 // answer: every read gives what a read with none gives.
 func TestCachesChangeNoAnswer(t *testing.T) {
 	testenv.Slow(t)
+	smallBlocks(t, 600) // the view's lines in several blocks
 	dir, commits := testRepo(t, 12)
 	for i := 0; i < 8; i++ {
 		record(t, openLedger(t, dir), commits[i], 0)
@@ -140,6 +141,21 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		return out
 	}
 	empty := func([]byte) []byte { return nil }
+	// block changes a byte in the middle of the view's second block.
+	block := func(data []byte) []byte {
+		_, entries := viewTable(t, data)
+		if len(entries) < 3 {
+			t.Fatalf("premise: %d blocks in the view, want several", len(entries))
+		}
+		out := bytes.Clone(data)
+		out[entries[1].off+entries[1].size/2] ^= 0x10
+		return out
+	}
+	// inflatedLie makes the table say that the view's second block
+	// inflates to a byte more than it does, its CRC made to hold.
+	inflatedLie := func(data []byte) []byte {
+		return withEntry(t, data, 1, func(e *blockEntry) { e.inflated++ })
+	}
 	directory := func(name string) func() {
 		return func() {
 			path := filepath.Join(state, name)
@@ -161,6 +177,8 @@ func TestCachesChangeNoAnswer(t *testing.T) {
 		{"the view of random bytes", edit("ledger.view", noise)},
 		{"the view random past its first line", edit("ledger.view", middle)},
 		{"the view with bits flipped", edit("ledger.view", flip)},
+		{"a block of the view damaged", edit("ledger.view", block)},
+		{"a block of the view whose inflated size lies", edit("ledger.view", inflatedLie)},
 		{"the view a directory", directory("ledger.view")},
 		{"the ledger reset to an older commit", func() { git(t, dir, "update-ref", "refs/notes/evolve", "refs/notes/evolve~3") }},
 		{"the ledger moved on again", func() { record(t, openLedger(t, dir), commits[9], 0) }},

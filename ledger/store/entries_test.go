@@ -167,6 +167,28 @@ func FuzzReadView(f *testing.F) {
 	f.Add(seed, 1)
 	f.Add(seed[:len(seed)-3], 2)
 	f.Add([]byte(viewMagic), 0)
+	// a view of several blocks, and one whose table lies about a block
+	// (its CRC made to hold)
+	was := viewBlockSize
+	viewBlockSize = 600
+	defer func() { viewBlockSize = was }()
+	multi := testView(40)
+	if err := multi.save(good); err != nil {
+		f.Fatal(err)
+	}
+	seed, err = os.ReadFile(good)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed, 5)
+	for _, lie := range []func(*blockEntry){
+		func(e *blockEntry) { e.inflated-- },
+		func(e *blockEntry) { e.inflated++ },
+		func(e *blockEntry) { e.n++ },
+		func(e *blockEntry) { e.hi++ },
+	} {
+		f.Add(withEntry(f, seed, 1, lie), 40)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, m int) {
 		path := filepath.Join(t.TempDir(), "view")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -178,6 +200,17 @@ func FuzzReadView(f *testing.F) {
 			copy(notes[:], data[len(viewMagic):])
 		}
 		tail, partial, _ := readViewTail(path, notes, max(m%64, 0))
+		if c, _ := readViewCycle(path, notes, m%64); full != nil && c != nil {
+			n := 0
+			for _, ln := range full.lines {
+				if ln.Summary.Cycle == m%64 {
+					n++
+				}
+			}
+			if len(c.lines) != n {
+				t.Errorf("cycle %d has %d lines from its blocks, %d in the view", m%64, len(c.lines), n)
+			}
+		}
 		if full != nil && tail != nil && !partial && len(tail.lines) != len(full.lines) {
 			t.Errorf("the whole tail has %d lines, the view %d", len(tail.lines), len(full.lines))
 		}

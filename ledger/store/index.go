@@ -69,7 +69,6 @@ func (l *Ledger) viewIndex(snap *gitstore.Notes) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer Unmap(v.mapped) // what is kept from it is copied out
 	ix := &Index{notes: snap.Commit(), entries: make([]indexEntry, 0, len(v.lines))}
 	for _, ln := range v.lines {
 		ix.entries = append(ix.entries, indexEntry{ln.commit, int32(ln.Summary.Cycle)})

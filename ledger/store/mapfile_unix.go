@@ -9,8 +9,9 @@ import (
 )
 
 // mapBudget bounds the bytes of state files a process keeps mapped, and
-// maxMappings the mappings. A command maps the saved view once, and keeps
-// it mapped as long as it runs (the lines it lists point into it). A
+// maxMappings the mappings. A command keeps a state file mapped until it
+// lets it go (the saved view: once its blocks are inflated and it is
+// saved again, its lines pointing into the blocks inflated). A
 // long-lived process (git evolve run, git evolve mcp) reads the view again
 // as the ledger moves: past either bound it reads the file into memory,
 // which the collector frees. A mapping also keeps a replaced file's blocks

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"fmt"
 	"os"
 	"os/exec"
@@ -268,4 +269,60 @@ func TestQuarantines(t *testing.T) {
 	same("from a damaged view")
 	os.Remove(path)
 	same("with no view")
+}
+
+// benchView is a view of n records shaped as bench/genrepo.sh makes them,
+// each on a commit of its own that it names as its sha.
+func benchView(b *testing.B, n int) *view {
+	v := &view{notes: gitstore.Hash{0xbe}}
+	v.lines = make([]viewLine, 0, n+1)
+	for i := 1; i <= n; i++ {
+		v.lines = append(v.lines, benchLine(b, i))
+	}
+	return v
+}
+
+func benchLine(b *testing.B, i int) viewLine {
+	commit := gitstore.Hash(sha1.Sum(fmt.Appendf(nil, "%d", i)))
+	text := fmt.Appendf(nil, `{"v":1,"id":"%020x","cycle":%d,"target":"goal-%d","result":"improved","sha":"%s","canonical_sha":"%s","timestamp":"2026-01-01T00:00:00Z","goals_passing":%d,"goals_total":40,"trace":{"goal_hypothesis":"raising goal-%d lifts fitness","green_evidence":"go test ./... ok"}}`,
+		i, i, i%10, commit, commit, i%40, i%10)
+	sum, ok := ledger.Summarize(text)
+	if !ok {
+		b.Fatalf("not canonical: %s", text)
+	}
+	return viewLine{Line: Line{Summary: sum, Text: text}, commit: commit}
+}
+
+// The save of a view read from its file and brought forward by one
+// record (what a read after a record does once the view is read whole),
+// at 10,000 and 100,000 records.
+func BenchmarkViewSaveAfterRecord(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "ledger.view")
+			if err := benchView(b, n).save(path); err != nil {
+				b.Fatal(err)
+			}
+			one := benchLine(b, n+1)
+			for range b.N {
+				b.StopTimer()
+				v, err := readView(path)
+				if err != nil || v == nil {
+					b.Fatal(err)
+				}
+				v.lines = append(v.lines, one)
+				v.sort()
+				b.StartTimer()
+				packed := viewBlocksPacked
+				if err := v.save(filepath.Join(dir, "next.view")); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(viewBlocksPacked-packed), "blocks-packed/op")
+				b.StopTimer()
+				Unmap(v.mapped)
+				b.StartTimer()
+			}
+		})
+	}
 }
