@@ -397,8 +397,12 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		save = func() { d.save(repo) }
 	case source != nil:
 		save = func() {
-			saveState(l, rd, *source, ls, tl.head, tl.commits)
-			saveKeys(l, rd, ids, *source, ls, byID, tl.head, found)
+			// The keys file first: verify-state reads from it the fields
+			// of each key's first summary; the delta state, which names
+			// it, last.
+			keys := saveKeys(l, rd, ids, *source, ls, byID, tl.head, found)
+			saveState(l, rd, *source, ls, tl.head, tl.commits, keys)
+			saveDelta(repo, keys)
 		}
 	}
 	if o.SaveLater {
