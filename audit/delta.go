@@ -526,7 +526,7 @@ var keysBlock = 4096
 
 // keyEntry is what the keys file holds of one record.
 type keyEntry struct {
-	first   recSum // Commit, Digest, Cycle, Result, CommitDigest
+	first   recSum // Commit, Digest, Cycle, Result, CommitDigest, CommitBin
 	commits []gitstore.Hash
 	digests []string
 }
@@ -597,7 +597,7 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 	b.Write(binary.AppendUvarint(nil, uint64(keysBlock)))
 	b.Write(token[:])
 	// Each entry's offset is what was written and what is buffered.
-	ew := stateWriter{bufio.NewWriterSize(b, 64<<10), new([binary.MaxVarintLen64]byte)}
+	ew := stateWriter{bufio.NewWriterSize(b, 64<<10), new(writeScratch)}
 	x.each(func(es []*recSum) {
 		k := es[0].key()
 		i := slotOf(keyHash(k), slots)
@@ -610,7 +610,7 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 		ew.key(k)
 		ew.int(es[0].Cycle)
 		ew.result(es[0].Result)
-		ew.hexField(es[0].CommitDigest, sha256Pref, sha256Hex)
+		ew.commitDigest(es[0])
 		ew.uint(uint64(len(es)))
 		for _, e := range es {
 			ew.hash(e.Commit)
@@ -881,7 +881,7 @@ func (s *stateReader) entryHead() (key string, first recSum, n int) {
 	key = s.key()
 	first.Cycle = s.int()
 	first.Result = s.result()
-	first.CommitDigest = s.hexField(sha256Pref, sha256Hex)
+	first.CommitDigest, first.CommitBin = s.commitDigest()
 	n = s.count()
 	if s.err == nil && (n == 0 || n > len(s.b)) {
 		s.err = errBadState
@@ -895,7 +895,7 @@ func (s *stateReader) keyEntry() (keyEntry, bool) {
 	var e keyEntry
 	e.first.Cycle = s.int()
 	e.first.Result = s.result()
-	e.first.CommitDigest = s.hexField(sha256Pref, sha256Hex)
+	e.first.CommitDigest, e.first.CommitBin = s.commitDigest()
 	n := s.count()
 	if s.err != nil || n == 0 || n > len(s.b) {
 		return keyEntry{}, false
@@ -927,7 +927,7 @@ func encodeDelta(w *bufio.Writer, st *deltaState) {
 }
 
 func encodeDeltaBody(w *bufio.Writer, st *deltaState) {
-	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
+	s := stateWriter{w, new(writeScratch)}
 	s.str(st.Binary)
 	w.Write(st.Token[:])
 	s.hash(st.Source)

@@ -137,7 +137,7 @@ func TestKeysFind(t *testing.T) {
 		if !ok {
 			t.Fatalf("key %q not found", es[0].key())
 		}
-		first := recSum{Commit: es[0].Commit, Digest: es[0].Digest, Cycle: es[0].Cycle, Result: es[0].Result, CommitDigest: es[0].CommitDigest}
+		first := recSum{Commit: es[0].Commit, Digest: es[0].Digest, Cycle: es[0].Cycle, Result: es[0].Result, CommitDigest: es[0].CommitDigest, CommitBin: es[0].CommitBin}
 		if e.first != first {
 			t.Errorf("key %q: first %+v, want %+v", es[0].key(), e.first, first)
 		}

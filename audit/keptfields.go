@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/hex"
 	"strings"
 	"unsafe"
 )
@@ -36,43 +35,84 @@ const (
 // takes it).
 var resultCodes = []string{"improved", "regressed", "unchanged", "harvested", "quarantined", "context-handoff"}
 
-// isHexOf says whether s is n lower-case hex digits: the text that
-// hex.EncodeToString gives back exactly.
-func isHexOf(s string, n int) bool {
-	if len(s) != n {
+// hexValue is the value of each lower-case hex digit, 0xff for every
+// other byte.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+// hexPair is the two lower-case hex digits of each byte.
+var hexPair = func() (t [256][2]byte) {
+	const digits = "0123456789abcdef"
+	for i := range t {
+		t[i] = [2]byte{digits[i>>4], digits[i&15]}
+	}
+	return t
+}()
+
+// fromHex decodes s, n lower-case hex digits (the text that
+// hex.EncodeToString gives back exactly), into dst; false when s is not.
+func fromHex(dst []byte, s string, n int) bool {
+	if len(s) != n || len(dst) < n/2 || n%2 != 0 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
+	var bad byte
+	for i := 0; i < n/2; i++ {
+		hi, lo := hexValue[s[2*i]], hexValue[s[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo&15
 	}
-	return true
+	return bad&0xf0 == 0
+}
+
+// toHex writes the lower-case hex digits of src to dst.
+func toHex(dst, src []byte) {
+	if len(src) == 0 {
+		return
+	}
+	_ = dst[2*len(src)-1]
+	for i, v := range src {
+		*(*[2]byte)(dst[2*i:]) = hexPair[v]
+	}
 }
 
 // hexField writes s, which is prefix and n hex digits when the ledger's
 // writers made it, as binary when it is, else as it is.
 func (s stateWriter) hexField(v, prefix string, n int) {
-	if rest, ok := strings.CutPrefix(v, prefix); ok && isHexOf(rest, n) {
+	buf := s.tmp[scratchHex:]
+	if rest, ok := strings.CutPrefix(v, prefix); ok && fromHex(buf, rest, n) {
 		s.uint(shapeHex)
-		s.hexBytes(rest)
+		s.w.Write(buf[:n/2])
 		return
 	}
 	s.uint(shapeRaw)
 	s.str(v)
 }
 
-func (s stateWriter) hexBytes(v string) {
-	var buf [sha256Hex / 2]byte
-	n, _ := hex.Decode(buf[:], []byte(v))
-	s.w.Write(buf[:n])
+// commitDigest writes a summary's commit digest: its 32 bytes
+// (shapeHex) when it is kept so, else its text.
+func (s stateWriter) commitDigest(r *recSum) {
+	if r.CommitBin && len(r.CommitDigest) == sha256Hex/2 {
+		s.uint(shapeHex)
+		s.w.WriteString(r.CommitDigest)
+		return
+	}
+	s.uint(shapeRaw)
+	s.str(r.CommitDigest)
 }
 
 // key writes a record's key (recSum.key): an id, a noID key, or text.
 func (s stateWriter) key(k string) {
-	if d, ok := strings.CutPrefix(k, noID); ok && isHexOf(d, digestHex) {
+	buf := s.tmp[scratchHex : scratchHex+digestHex/2]
+	if d, ok := strings.CutPrefix(k, noID); ok && fromHex(buf, d, digestHex) {
 		s.uint(shapeNoID)
-		s.hexBytes(d)
+		s.w.Write(buf)
 		return
 	}
 	s.hexField(k, "", idHex)
@@ -80,11 +120,11 @@ func (s stateWriter) key(k string) {
 
 // link writes a prev link.
 func (s stateWriter) link(v string) {
+	buf := s.tmp[scratchHex : scratchHex+(idHex+digestHex)/2]
 	id, d, ok := strings.Cut(v, ":")
-	if ok && isHexOf(id, idHex) && isHexOf(d, digestHex) {
+	if ok && fromHex(buf, id, idHex) && fromHex(buf[idHex/2:], d, digestHex) {
 		s.uint(shapeLink)
-		s.hexBytes(id)
-		s.hexBytes(d)
+		s.w.Write(buf)
 		return
 	}
 	s.uint(shapeRaw)
@@ -138,7 +178,7 @@ func (s *stateReader) hexText(prefix string, n int) string {
 	}
 	b := s.alloc(len(prefix) + 2*n)
 	copy(b, prefix)
-	hex.Encode(b[len(prefix):], s.b[:n])
+	toHex(b[len(prefix):], s.b[:n])
 	s.b = s.b[n:]
 	return unsafe.String(&b[0], len(b))
 }
@@ -163,6 +203,22 @@ func (s *stateReader) hexField(prefix string, n int) string {
 	return s.raw()
 }
 
+// commitDigest reads what stateWriter.commitDigest wrote, and whether it
+// is the 32 bytes (recSum.CommitBin): they point into the file's bytes
+// too, unless s.copy.
+func (s *stateReader) commitDigest() (string, bool) {
+	if s.shape(shapeRaw, shapeHex) == shapeRaw {
+		return s.raw(), false
+	}
+	if s.err != nil || len(s.b) < sha256Hex/2 {
+		s.err = errBadState
+		return "", false
+	}
+	v := unsafe.String(&s.b[0], sha256Hex/2)
+	s.b = s.b[sha256Hex/2:]
+	return s.text(v), true
+}
+
 // key reads what stateWriter.key wrote.
 func (s *stateReader) key() string {
 	switch s.shape(shapeRaw, shapeHex, shapeNoID) {
@@ -184,9 +240,9 @@ func (s *stateReader) link() string {
 		return ""
 	}
 	b := s.alloc(idHex + 1 + digestHex)
-	hex.Encode(b, s.b[:idHex/2])
+	toHex(b, s.b[:idHex/2])
 	b[idHex] = ':'
-	hex.Encode(b[idHex+1:], s.b[idHex/2:(idHex+digestHex)/2])
+	toHex(b[idHex+1:], s.b[idHex/2:(idHex+digestHex)/2])
 	s.b = s.b[(idHex+digestHex)/2:]
 	return unsafe.String(&b[0], len(b))
 }
@@ -270,7 +326,7 @@ func (w *sumWriter) sum(r *recSum, keyed bool) {
 		w.hexField(r.Digest, "", digestHex)
 		w.int(r.Cycle)
 		w.result(r.Result)
-		w.hexField(r.CommitDigest, sha256Pref, sha256Hex)
+		w.commitDigest(r)
 	}
 	w.int(r.V)
 	if f&sumSameTime == 0 {
@@ -329,7 +385,7 @@ func (s *sumReader) sum() recSum {
 		r.Digest = s.hexField("", digestHex)
 		r.Cycle = s.int()
 		r.Result = s.result()
-		r.CommitDigest = s.hexField(sha256Pref, sha256Hex)
+		r.CommitDigest, r.CommitBin = s.commitDigest()
 	}
 	r.V = s.int()
 	if f&sumSameTime != 0 {
@@ -383,7 +439,8 @@ func (s *sumReader) keyed(r *recSum, empty bool) {
 		s.err = errBadState
 		return
 	}
-	e := &stateReader{b: s.keys.mapped[s.at:s.keys.tableStart], copy: true, arena: s.arena}
+	// The strings read point into the keys file, which stays mapped.
+	e := &stateReader{b: s.keys.mapped[s.at:s.keys.tableStart], arena: s.arena}
 	k, first, n := e.entryHead()
 	if e.err != nil || n == 0 {
 		s.err = errBadState
@@ -400,7 +457,7 @@ func (s *sumReader) keyed(r *recSum, empty bool) {
 	}
 	s.arena = e.arena
 	s.at = s.keys.tableStart - len(e.b)
-	r.Cycle, r.Result, r.CommitDigest = first.Cycle, first.Result, first.CommitDigest
+	r.Cycle, r.Result, r.CommitDigest, r.CommitBin = first.Cycle, first.Result, first.CommitDigest, first.CommitBin
 	if empty {
 		if k != noID+r.Digest {
 			s.err = errBadState

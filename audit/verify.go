@@ -806,7 +806,7 @@ func checkTrailer(tc trailerSum, all records, accepted map[string]bool) (Finding
 	case !known:
 		f := rep.add(Notice, "unrecorded", "commit %s says it delivered cycle %d (id %s, %s), but the ledger has no record of it: not synced yet, or lost (git evolve relink finds copies)", tc.Hash.Short(), n, id, result)
 		f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
-	case tc.Record != "" && r.CommitDigest != tc.Record:
+	case tc.Record != "" && !r.commitDigestIs(tc.Record):
 		severity := Breach
 		if accepted[id] {
 			severity = Notice

@@ -373,8 +373,15 @@ func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledge
 
 type stateWriter struct {
 	w   *bufio.Writer
-	tmp *[binary.MaxVarintLen64]byte
+	tmp *writeScratch
 }
+
+// writeScratch is where a stateWriter puts a field together before it
+// writes it: a varint in its first bytes, a field's binary form after
+// (scratchHex), so that neither is allocated.
+type writeScratch [scratchHex + sha256Hex/2]byte
+
+const scratchHex = 16
 
 func (s stateWriter) uint(n uint64) { s.w.Write(binary.AppendUvarint(s.tmp[:0], n)) }
 func (s stateWriter) int(n int)     { s.w.Write(binary.AppendVarint(s.tmp[:0], int64(n))) }
@@ -399,7 +406,7 @@ func encodeState(out *bufio.Writer, st *verifyState, heads []bool) {
 		w.Flush()
 		out.Write(binary.BigEndian.AppendUint32(nil, sum.Sum32()))
 	}()
-	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
+	s := stateWriter{w, new(writeScratch)}
 	w.WriteString(verifyStateMagic)
 	s.uint(verifyStateFormat)
 	s.str(st.Binary)
@@ -588,9 +595,9 @@ func decodeHeader(data []byte) (*verifyState, []byte, error) {
 // decodeBody reads the rest of the file, body, into st: the summaries, the
 // findings and the trailers. Keyed summaries are read with the keys file
 // open gives for the token the file names, read whole and in order: each
-// of its blocks is checked first, and it is closed when the summaries are
-// read (they hold copies of what they read of it).
-func decodeBody(st *verifyState, body []byte, open func(token [16]byte) (*keysFile, bool)) error {
+// of its blocks is checked first; the summaries point into it, as into
+// verify-state, which stay mapped.
+func decodeBody(st *verifyState, body []byte, open func(token [16]byte) (*keysFile, bool)) (err error) {
 	s := &stateReader{b: body, strs: map[string]string{}}
 	sr := &sumReader{stateReader: s}
 	if st.Keyed = s.bool(); st.Keyed && s.err == nil {
@@ -603,7 +610,13 @@ func decodeBody(st *verifyState, body []byte, open func(token [16]byte) (*keysFi
 		if !ok {
 			return errBadState
 		}
-		defer keys.close()
+		// The summaries point into it: it stays mapped while they are
+		// held, unless they are not read.
+		defer func() {
+			if err != nil {
+				keys.close()
+			}
+		}()
 		if !keys.sound(keys.entries, keys.tableStart-keys.entries) {
 			return errBadState
 		}

@@ -40,6 +40,7 @@ func sampleState() *verifyState {
 					Chained: true, By: "Ann <a@x>", Host: "box", CommitDigest: hexCommit, Prev: ":d2"},
 				{Commit: commit(6), ID: "fedcba9876543210fedc", Digest: strings.ToUpper(hexDigest), Cycle: 5, V: 2, Result: "new-result",
 					Timestamp: "t", Prev: hexID + ":" + hexDigest, By: "Bob", Host: "box", CommitDigest: "sha256:" + hexDigest},
+				{Commit: commit(10), ID: "b", Digest: hexDigest, Cycle: 6, Result: "improved", CommitDigest: strings.Repeat("\xfe", 32), CommitBin: true},
 				{Commit: commit(8), ID: noID + hexDigest, Digest: hexDigest + "0", Cycle: 6, Result: "",
 					Prev: hexID + ":" + hexDigest[1:], By: "Ann <a@x>", Host: "", CommitDigest: strings.TrimPrefix(hexCommit, "sha256:")},
 			},
@@ -167,6 +168,7 @@ func TestStateCompact(t *testing.T) {
 	// for each; the flags, cycle, result and V a byte each; the timestamp
 	// (21), prev (5), who (11) and where (5) as text
 	r := st.Sums.Sums[2]
+	r.setCommitDigest(r.CommitDigest) // as sumOf keeps it
 	if n, most := one(r), 20+11+17+33+4+21+5+11+5; n > most {
 		t.Errorf("a summary of hex fields takes %d bytes, want at most %d", n, most)
 	}
@@ -270,6 +272,48 @@ func TestReplaceFileRemovesStaleTemps(t *testing.T) {
 	for name, want := range map[string]bool{"verify-state": true, "verify-state.123": false, "verify-stately.1": true, "verified.7": true} {
 		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
 			t.Errorf("%s: there %v, want %v", name, err == nil, want)
+		}
+	}
+}
+
+// fromHex takes lower-case hex digits alone, and toHex gives them back.
+func TestHexForms(t *testing.T) {
+	for _, c := range []struct {
+		s  string
+		ok bool
+	}{{"00ff10ab", true}, {"00FF10ab", false}, {"00ff10a", false}, {"00ff10ag", false}, {"0g", false}, {"", true}, {"\x00\x00", false}, {"::", false}} {
+		buf := make([]byte, 4)
+		got := fromHex(buf, c.s, len(c.s))
+		if got != c.ok {
+			t.Errorf("fromHex(%q) = %v, want %v", c.s, got, c.ok)
+			continue
+		}
+		if got {
+			out := make([]byte, len(c.s))
+			if len(c.s) > 0 {
+				toHex(out, buf[:len(c.s)/2])
+			}
+			if string(out) != c.s {
+				t.Errorf("toHex(fromHex(%q)) = %q", c.s, out)
+			}
+		}
+	}
+}
+
+// A commit digest of the form ledger.CommitDigest gives is kept as its
+// bytes, any other as text; either is the trailer that names it and no
+// other.
+func TestCommitDigestForms(t *testing.T) {
+	for _, text := range []string{hexCommit, strings.ToUpper(hexCommit), "sha256:00", "", hexCommit[7:], hexCommit + "0"} {
+		var r recSum
+		r.setCommitDigest(text)
+		if want := text == hexCommit; r.CommitBin != want {
+			t.Errorf("%q: kept as bytes %v, want %v", text, r.CommitBin, want)
+		}
+		for _, other := range []string{hexCommit, strings.ToUpper(hexCommit), "sha256:00", "", hexCommit[7:], hexCommit + "0", hexCommit[:70] + "1"} {
+			if got := r.commitDigestIs(other); got != (other == text) {
+				t.Errorf("%q is %q: %v", text, other, got)
+			}
 		}
 	}
 }
