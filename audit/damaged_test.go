@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"math/rand"
 	"os"
@@ -126,7 +127,9 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 }
 
 // A digest in the kept summaries changed to another digest (the file
-// still decodes): the answer is git's.
+// still decodes: kept as text or in binary, in verify-state or in the
+// verify-keys it reads its records' first summaries from): the answer is
+// git's.
 func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 	testenv.Slow(t)
 	a, _ := recordedClone(t, 8, 4)
@@ -141,9 +144,13 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 	}
 	want := reportText(full)
 	state := filepath.Join(a.repo.CommonDir(), "evolve")
-	data, err := os.ReadFile(filepath.Join(state, "verify-state"))
-	if err != nil {
-		t.Fatal(err)
+	saved := map[string][]byte{}
+	for _, name := range []string{"verify-state", "verify-keys"} {
+		data, err := os.ReadFile(filepath.Join(state, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[name] = data
 	}
 	// each record's digest, as the next record's prev link names it
 	var digests []string
@@ -157,33 +164,115 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 		}
 	}
 	changed := 0
-	for _, d := range digests {
-		i := bytes.Index(data, []byte(d))
-		if i < 0 {
-			continue
-		}
-		out := bytes.Clone(data)
-		if out[i] == '0' {
-			out[i] = '1'
-		} else {
-			out[i] = '0'
-		}
-		changed++
-		os.Remove(filepath.Join(state, "verify-delta"))
-		os.Remove(filepath.Join(state, "verify-keys"))
-		if err := os.WriteFile(filepath.Join(state, "verify-state"), out, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := VerifyWith(a.l, VerifyOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := reportText(rep); got != want {
-			t.Errorf("digest %s changed in verify-state: the answer differs\ngot:      %s\nfrom git: %s", d, got, want)
+	for name, data := range saved {
+		for _, d := range digests {
+			bin, err := hex.DecodeString(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, form := range [][]byte{[]byte(d), bin} {
+				i := bytes.Index(data, form)
+				if i < 0 {
+					continue
+				}
+				out := bytes.Clone(data)
+				out[i] ^= 1
+				changed++
+				// the verify reads the summaries whole: not the delta
+				os.Remove(filepath.Join(state, "verify-delta"))
+				for other, kept := range saved {
+					if err := os.WriteFile(filepath.Join(state, other), kept, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.WriteFile(filepath.Join(state, name), out, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				rep, err := VerifyWith(a.l, VerifyOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := reportText(rep); got != want {
+					t.Errorf("digest %s changed in %s: the answer differs\ngot:      %s\nfrom git: %s", d, name, got, want)
+				}
+			}
 		}
 	}
 	if changed == 0 {
-		t.Fatal("no digest found in verify-state")
+		t.Fatal("no digest found in verify-state or verify-keys")
+	}
+}
+
+// Kept files of the formats before these (their checks sound) are read
+// past: the answer is git's, with nothing changed since they were kept and
+// with a record added since; and the verify keeps files of this format.
+func TestOlderFormatsReadPast(t *testing.T) {
+	testenv.Slow(t)
+	a, rng := recordedClone(t, 8, 4)
+	state := filepath.Join(a.repo.CommonDir(), "evolve")
+	for i := 0; i < 2; i++ {
+		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	older := map[string]func([]byte) []byte{
+		"verify-state": func(b []byte) []byte { b[len(verifyStateMagic)] = verifyStateFormat - 1; return resumState(b) },
+		"verify-keys":  func(b []byte) []byte { b[len(keysMagic)] = keysFormat - 1; return resumKeys(b) },
+		"verify-delta": func(b []byte) []byte { b[len(deltaMagic)] = deltaFormat - 1; return b }, // the CRC is of what follows
+	}
+	saved := map[string][]byte{}
+	for name := range older {
+		data, err := os.ReadFile(filepath.Join(state, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[name] = data
+	}
+	tip := a.git("rev-parse", "refs/notes/evolve")
+	a.record(rng)
+	grown := a.git("rev-parse", "refs/notes/evolve")
+	for _, at := range []string{tip, grown} {
+		a.git("update-ref", "refs/notes/evolve", at)
+		full, err := VerifyWith(a.l, VerifyOptions{FromGit: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, old := range older {
+			for other, data := range saved {
+				if other == name {
+					data = old(bytes.Clone(data))
+				}
+				if err := os.WriteFile(filepath.Join(state, other), data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := VerifyWith(a.l, VerifyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := reportText(rep), reportText(full); got != want {
+				t.Errorf("%s of the format before, ledger at %s: the answer differs\ngot:      %s\nfrom git: %s", name, at[:7], got, want)
+			}
+		}
+	}
+	// all three of the format before: the verify reads from git, and
+	// keeps what it read in this format
+	for name, old := range older {
+		if err := os.WriteFile(filepath.Join(state, name), old(bytes.Clone(saved[name])), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, format := range map[string]int{"verify-state": verifyStateFormat, "verify-keys": keysFormat} {
+		data, err := os.ReadFile(filepath.Join(state, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if magic := map[string]string{"verify-state": verifyStateMagic, "verify-keys": keysMagic}[name]; len(data) <= len(magic) || int(data[len(magic)]) != format {
+			t.Errorf("%s was not written anew in format %d", name, format)
+		}
 	}
 }
 

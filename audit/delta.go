@@ -47,9 +47,9 @@ import (
 
 const (
 	keysMagic   = "git-evolve verify keys\n"
-	keysFormat  = 3
+	keysFormat  = 4
 	deltaMagic  = "git-evolve verify delta\n"
-	deltaFormat = 2
+	deltaFormat = 3
 	// maxDelta bounds the summaries the delta holds.
 	maxDelta = 4096
 	// maxDeltaFile bounds the delta file read back.
@@ -451,47 +451,67 @@ func (c chainLookup) commitsOf(key string) []gitstore.Hash {
 	return append(out, e.commits...)
 }
 
-// saveKeys writes a new keys file of the summaries in ls (filed in x) and
-// the delta state of the findings found, with nothing added yet. Files
-// that cannot be written are let be: the delta state written before names
-// another keys file, and is read past.
-func saveKeys(l *store.Ledger, rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) {
+// writtenKeys is a keys file a verify wrote: its token, and the index of
+// the summaries it files.
+type writtenKeys struct {
+	token [16]byte
+	x     *sumIndex
+	delta *deltaState // the delta state to write once verify-state is
+}
+
+// saveKeys writes a new keys file of the summaries in ls (filed in x), and
+// returns it with the delta state of the findings found, with nothing
+// added yet, to be written (saveDelta) once verify-state is: nil when no
+// keys file was written. Files that cannot be written are let be: the
+// delta state written before names another keys file, and is read past.
+func saveKeys(l *store.Ledger, rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) *writtenKeys {
 	bin, ok := binaryID()
 	if !ok || !rd.historyOK || head.IsZero() {
-		return
+		return nil
 	}
 	for i := range ls.Sums {
 		// A key or digest the keys file could not give back would read
 		// as a record the ledger lacks.
 		if r := &ls.Sums[i]; len(r.key()) > maxStateString || len(r.Digest) > maxStateString ||
 			len(r.Result) > maxStateString || len(r.CommitDigest) > maxStateString {
-			return
+			return nil
 		}
 	}
 	st := &deltaState{Binary: bin, Source: source, Head: head, Packs: rd.packs, History: rd.history,
 		Accepted: acceptedKey(accepted), Records: x.keys(), Notes: ls.Notes, Found: *found}
 	if _, err := rand.Read(st.Token[:]); err != nil {
-		return
+		return nil
 	}
-	repo := l.Repo()
-	if replaceFile(keysPath(repo), func(w *bufio.Writer) { encodeKeys(w, st.Token, x) }) != nil {
-		return
+	if replaceFile(keysPath(l.Repo()), func(w *bufio.Writer) { encodeKeys(w, st.Token, x) }) != nil {
+		return nil
 	}
-	_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, st) })
+	return &writtenKeys{token: st.Token, x: x, delta: st}
+}
+
+// saveDelta writes the delta state of a keys file saveKeys wrote.
+func saveDelta(repo *gitstore.Repo, keys *writtenKeys) {
+	if keys != nil {
+		_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, keys.delta) })
+	}
 }
 
 // The keys file: the magic line, the format (uvarint), the block size
 // (uvarint), the token (16 bytes), the entries, the table (each slot the
 // offset in the file of a key's entry, 4 bytes little endian, 0 when empty:
-// keys are placed by keyHash and probed linearly), the table's size in
-// slots (a power of two, 4 bytes little endian), the cycles the records
-// take (each once, in order, 8 bytes little endian), their count (4 bytes);
-// then the CRC-32C of each block of that much of the file, from its first
-// byte (4 bytes little endian each), their count (4 bytes), and the CRC-32C
-// of those sums and their count. An entry: the key, its first summary's
+// keys are placed by keyHash, modulo the table's size, and probed
+// linearly), the table's size in slots (3 for each 2 keys and 16, 4 bytes
+// little endian), the cycles the records take (each once, in order, 4
+// bytes little endian each when every one fits in 32 bits, else 8), their
+// count (4 bytes), the width of a cycle (4 bytes); then the CRC-32C of each
+// block of that much of the file, from its first byte (4 bytes little
+// endian each), their count (4 bytes), and the CRC-32C of those sums and
+// their count. An entry: the key (stateWriter.key), its first summary's
 // cycle, result and commit digest, the count of its summaries, and each
-// one's commit and digest. The entries are written as they are made; the
-// table follows them, so that the file is written in one pass.
+// one's commit and digest, in the compact forms of keptfields.go. The
+// entries are written as they are made, in the order of each key's first
+// summary (verify-state reads the fields of those summaries from them, in
+// that order); the table follows them, so that the file is written in one
+// pass.
 //
 // A block is checked the first time a lookup reads in it, not when the
 // file is opened: a verify after a few records reads a few hundred of the
@@ -506,7 +526,7 @@ var keysBlock = 4096
 
 // keyEntry is what the keys file holds of one record.
 type keyEntry struct {
-	first   recSum // Commit, Digest, Cycle, Result, CommitDigest
+	first   recSum // Commit, Digest, Cycle, Result, CommitDigest, CommitBin
 	commits []gitstore.Hash
 	digests []string
 }
@@ -559,51 +579,71 @@ func (b *blockSums) end() {
 	b.w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(tail, castagnoliTable())))
 }
 
+// keySlots is the size of the table of a keys file of n keys: a third of
+// its slots empty, so that a lookup of a key the file lacks probes a few.
+func keySlots(n int) uint64 { return uint64(n + n/2 + 16) }
+
+// slotOf is the slot a key of hash h starts its probe at, of slots: the
+// remainder, which every bit of h changes (the high bits of FNV-1a differ
+// little between keys that differ in their last bytes).
+func slotOf(h, slots uint64) uint64 { return h % slots }
+
 func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
-	slots := 16
-	for slots < 2*x.keys() {
-		slots *= 2
-	}
+	slots := keySlots(x.keys())
 	table := make([]uint32, slots)
 	b := &blockSums{w: w, block: keysBlock}
 	b.Write([]byte(keysMagic))
 	b.Write(binary.AppendUvarint(nil, keysFormat))
 	b.Write(binary.AppendUvarint(nil, uint64(keysBlock)))
 	b.Write(token[:])
-	var entry []byte
+	// Each entry's offset is what was written and what is buffered.
+	ew := stateWriter{bufio.NewWriterSize(b, 64<<10), new(writeScratch)}
 	x.each(func(es []*recSum) {
 		k := es[0].key()
-		i := keyHash(k) & uint64(slots-1)
+		i := slotOf(keyHash(k), slots)
 		for table[i] != 0 {
-			i = (i + 1) & uint64(slots-1)
+			if i++; i == slots {
+				i = 0
+			}
 		}
-		table[i] = uint32(b.at)
-		entry = appendStr(entry[:0], k)
-		entry = binary.AppendVarint(entry, int64(es[0].Cycle))
-		entry = appendStr(entry, es[0].Result)
-		entry = appendStr(entry, es[0].CommitDigest)
-		entry = binary.AppendUvarint(entry, uint64(len(es)))
+		table[i] = uint32(b.at + ew.w.Buffered())
+		ew.key(k)
+		ew.int(es[0].Cycle)
+		ew.result(es[0].Result)
+		ew.commitDigest(es[0])
+		ew.uint(uint64(len(es)))
 		for _, e := range es {
-			entry = append(entry, e.Commit[:]...)
-			entry = appendStr(entry, e.Digest)
+			ew.hash(e.Commit)
+			ew.hexField(e.Digest, "", digestHex)
 		}
-		b.Write(entry)
 	})
+	ew.w.Flush()
 	tail := make([]byte, 0, 4*slots+4)
 	for _, off := range table {
 		tail = binary.LittleEndian.AppendUint32(tail, off)
 	}
 	tail = binary.LittleEndian.AppendUint32(tail, uint32(slots))
 	// The cycles the records take, each once, in order (the summaries are
-	// in cycle order).
+	// in cycle order), in 4 bytes each when all fit.
+	width := 4
+	for i := range x.sums {
+		if c := x.sums[i].Cycle; c != int(int32(c)) {
+			width = 8
+		}
+	}
 	n := 0
 	for i := range x.sums {
 		if c := x.sums[i].Cycle; i == 0 || c != x.sums[i-1].Cycle {
-			tail = binary.LittleEndian.AppendUint64(tail, uint64(int64(c)))
+			if width == 4 {
+				tail = binary.LittleEndian.AppendUint32(tail, uint32(int32(c)))
+			} else {
+				tail = binary.LittleEndian.AppendUint64(tail, uint64(int64(c)))
+			}
 			n++
 		}
 	}
 	tail = binary.LittleEndian.AppendUint32(tail, uint32(n))
+	tail = binary.LittleEndian.AppendUint32(tail, uint32(width))
 	b.Write(tail)
 	b.end()
 }
@@ -629,8 +669,9 @@ type keysFile struct {
 	entries     int    // where the entries start
 	tableStart  int
 	slots       uint64
-	cyclesStart int // the cycles the records take, 8 bytes each, in order
+	cyclesStart int // the cycles the records take, in order
 	cycles      int
+	width       int // of a cycle: 4 or 8 bytes
 
 	mu      sync.Mutex
 	checked []bool // the blocks found sound
@@ -684,16 +725,21 @@ func parseKeys(data []byte, token [16]byte) (*keysFile, bool) {
 	if headEnd+12 > k.covered || !k.sound(0, headEnd) || [16]byte(data[headEnd-16:headEnd]) != token {
 		return nil, false
 	}
-	// From the end: the cycles' count, the cycles, the table's size, the
-	// table.
-	c, ok := k.uint32(k.covered - 4)
-	if !ok || c > uint32((k.covered-4-headEnd)/8) {
+	// From the end: the cycles' width and count, the cycles, the table's
+	// size, the table.
+	width, ok := k.uint32(k.covered - 4)
+	if !ok || (width != 4 && width != 8) {
+		return nil, false
+	}
+	k.width = int(width)
+	c, ok := k.uint32(k.covered - 8)
+	if !ok || uint64(c) > uint64((k.covered-8-headEnd)/k.width) {
 		return nil, false
 	}
 	k.cycles = int(c)
-	k.cyclesStart = k.covered - 4 - 8*k.cycles
+	k.cyclesStart = k.covered - 8 - k.width*k.cycles
 	slots, ok := k.uint32(k.cyclesStart - 4)
-	if !ok || slots == 0 || slots&(slots-1) != 0 || int(slots) > (k.cyclesStart-4-headEnd)/4 {
+	if !ok || slots == 0 || int(slots) > (k.cyclesStart-4-headEnd)/4 {
 		return nil, false
 	}
 	k.slots = uint64(slots)
@@ -760,9 +806,12 @@ func (k *keysFile) damaged() bool {
 // the file damaged, when a block it reads is).
 func (k *keysFile) hasCycle(n int) bool {
 	at := func(i int) int64 {
-		off := k.cyclesStart + 8*i
-		if !k.sound(off, 8) {
+		off := k.cyclesStart + k.width*i
+		if !k.sound(off, k.width) {
 			return 0
+		}
+		if k.width == 4 {
+			return int64(int32(binary.LittleEndian.Uint32(k.mapped[off:])))
 		}
 		return int64(binary.LittleEndian.Uint64(k.mapped[off:]))
 	}
@@ -787,7 +836,7 @@ func cutPrefix(b []byte, prefix string) ([]byte, bool) {
 // find looks key up. A damaged entry is not found, and marks the file
 // damaged.
 func (k *keysFile) find(key string) (keyEntry, bool) {
-	i := keyHash(key) & (k.slots - 1)
+	i := slotOf(keyHash(key), k.slots)
 	for n := uint64(0); n < k.slots; n++ {
 		off32, ok := k.uint32(k.tableStart + 4*int(i))
 		off := int(off32)
@@ -798,8 +847,9 @@ func (k *keysFile) find(key string) (keyEntry, bool) {
 			return keyEntry{}, k.fail() // a table sound in its sums that names no entry
 		}
 		entries := k.mapped[off:k.tableStart]
+		// The key is read as the lookup needs it, without a copy.
 		s := &stateReader{b: entries}
-		got := s.str()
+		got := s.key()
 		if s.err != nil {
 			return keyEntry{}, k.fail()
 		}
@@ -807,6 +857,7 @@ func (k *keysFile) find(key string) (keyEntry, bool) {
 			return keyEntry{}, false
 		}
 		if got == key {
+			s.copy = true
 			e, ok := s.keyEntry()
 			if !ok {
 				return keyEntry{}, k.fail()
@@ -816,24 +867,42 @@ func (k *keysFile) find(key string) (keyEntry, bool) {
 			}
 			return e, true
 		}
-		i = (i + 1) & (k.slots - 1)
+		if i++; i == k.slots {
+			i = 0
+		}
 	}
 	return keyEntry{}, false
 }
 
+// entryHead reads an entry's key, its first summary's cycle, result and
+// commit digest, and the count of its summaries, whose commits and digests
+// follow.
+func (s *stateReader) entryHead() (key string, first recSum, n int) {
+	key = s.key()
+	first.Cycle = s.int()
+	first.Result = s.result()
+	first.CommitDigest, first.CommitBin = s.commitDigest()
+	n = s.count()
+	if s.err == nil && (n == 0 || n > len(s.b)) {
+		s.err = errBadState
+	}
+	return key, first, n
+}
+
+// keyEntry reads the rest of an entry, after its key. The reader copies
+// (s.copy): the mapping is undone when the verify ends (close).
 func (s *stateReader) keyEntry() (keyEntry, bool) {
 	var e keyEntry
-	// Copies: the mapping is undone when the verify ends (close).
 	e.first.Cycle = s.int()
-	e.first.Result = strings.Clone(s.str())
-	e.first.CommitDigest = strings.Clone(s.str())
+	e.first.Result = s.result()
+	e.first.CommitDigest, e.first.CommitBin = s.commitDigest()
 	n := s.count()
 	if s.err != nil || n == 0 || n > len(s.b) {
 		return keyEntry{}, false
 	}
 	for i := 0; i < n && s.err == nil; i++ {
 		e.commits = append(e.commits, s.hash())
-		e.digests = append(e.digests, strings.Clone(s.str()))
+		e.digests = append(e.digests, s.hexField("", digestHex))
 	}
 	if s.err != nil {
 		return keyEntry{}, false
@@ -858,7 +927,7 @@ func encodeDelta(w *bufio.Writer, st *deltaState) {
 }
 
 func encodeDeltaBody(w *bufio.Writer, st *deltaState) {
-	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
+	s := stateWriter{w, new(writeScratch)}
 	s.str(st.Binary)
 	w.Write(st.Token[:])
 	s.hash(st.Source)
@@ -869,8 +938,9 @@ func encodeDeltaBody(w *bufio.Writer, st *deltaState) {
 	s.uint(uint64(st.Records))
 	s.uint(uint64(st.Notes))
 	s.uint(uint64(len(st.Added)))
+	sw := newSumWriter(s)
 	for i := range st.Added {
-		s.sum(&st.Added[i])
+		sw.sum(&st.Added[i], false)
 	}
 	fs := &st.Found
 	for _, part := range fs.parts() {
@@ -925,8 +995,9 @@ func decodeDelta(data []byte) (*deltaState, error) {
 	if n > maxDelta {
 		return nil, errBadDelta
 	}
+	sr := &sumReader{stateReader: s}
 	for i := 0; i < n && s.err == nil; i++ {
-		st.Added = append(st.Added, s.sum())
+		st.Added = append(st.Added, sr.sum())
 	}
 	for _, part := range st.Found.parts() {
 		n := s.count()
@@ -966,16 +1037,4 @@ func (s *stateReader) finding() Finding {
 		s.err = fmt.Errorf("%w: a finding of severity %q", errBadDelta, f.Severity)
 	}
 	return f
-}
-
-func (s stateWriter) trailer(t *trailerSum) {
-	s.hash(t.Hash)
-	s.str(t.ID)
-	s.str(t.Cycle)
-	s.str(t.Result)
-	s.str(t.Record)
-}
-
-func (s *stateReader) trailer() trailerSum {
-	return trailerSum{Hash: s.hash(), ID: s.str(), Cycle: s.str(), Result: s.str(), Record: s.str()}
 }

@@ -96,7 +96,7 @@ func numberedKeys(t *testing.T, n int, token [16]byte, extra ...store.Entry) (st
 }
 
 // keysOf writes the keys file of x with token to a file and maps it.
-func keysOf(t *testing.T, x *sumIndex, token [16]byte) (string, []byte) {
+func keysOf(t testing.TB, x *sumIndex, token [16]byte) (string, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
@@ -137,7 +137,7 @@ func TestKeysFind(t *testing.T) {
 		if !ok {
 			t.Fatalf("key %q not found", es[0].key())
 		}
-		first := recSum{Commit: es[0].Commit, Digest: es[0].Digest, Cycle: es[0].Cycle, Result: es[0].Result, CommitDigest: es[0].CommitDigest}
+		first := recSum{Commit: es[0].Commit, Digest: es[0].Digest, Cycle: es[0].Cycle, Result: es[0].Result, CommitDigest: es[0].CommitDigest, CommitBin: es[0].CommitBin}
 		if e.first != first {
 			t.Errorf("key %q: first %+v, want %+v", es[0].key(), e.first, first)
 		}
@@ -310,7 +310,7 @@ func TestKeysSoundButWrong(t *testing.T) {
 	slot := -1 // the table slot of id03
 	for i := uint64(0); i < k.slots; i++ {
 		off := int(binary.LittleEndian.Uint32(data[k.tableStart+4*int(i):]))
-		if off != 0 && bytes.HasPrefix(data[off:], []byte("\x04id03")) {
+		if off != 0 && bytes.HasPrefix(data[off:], []byte("\x00\x04id03")) {
 			slot = k.tableStart + 4*int(i)
 		}
 	}
@@ -319,20 +319,7 @@ func TestKeysSoundButWrong(t *testing.T) {
 	if slot < 0 {
 		t.Fatal("id03's slot not found")
 	}
-	// resum writes the block sums of changed anew, as a writer would.
-	resum := func(changed []byte) []byte {
-		n := len(changed)
-		nsums := int(binary.LittleEndian.Uint32(changed[n-8:]))
-		covered := n - 8 - 4*nsums
-		out := slices.Clone(changed[:covered])
-		var tail []byte
-		for at := 0; at < covered; at += keysBlock {
-			tail = binary.LittleEndian.AppendUint32(tail, crc32.Checksum(out[at:min(at+keysBlock, covered)], castagnoliTable()))
-		}
-		tail = binary.LittleEndian.AppendUint32(tail, uint32(nsums))
-		out = append(out, tail...)
-		return binary.LittleEndian.AppendUint32(out, crc32.Checksum(tail, castagnoliTable()))
-	}
+	resum := resumKeys
 	if !bytes.Equal(resum(data), data) {
 		t.Fatal("resum changes the file written")
 	}
@@ -354,5 +341,41 @@ func TestKeysSoundButWrong(t *testing.T) {
 			t.Errorf("%s: found %v, damaged %v; want not found, damaged", name, found, k.damaged())
 		}
 		k.close()
+	}
+}
+
+// resumKeys writes the block sums of a changed keys file anew, as a writer
+// would.
+func resumKeys(changed []byte) []byte {
+	n := len(changed)
+	nsums := int(binary.LittleEndian.Uint32(changed[n-8:]))
+	covered := n - 8 - 4*nsums
+	out := slices.Clone(changed[:covered])
+	var tail []byte
+	for at := 0; at < covered; at += keysBlock {
+		tail = binary.LittleEndian.AppendUint32(tail, crc32.Checksum(out[at:min(at+keysBlock, covered)], castagnoliTable()))
+	}
+	tail = binary.LittleEndian.AppendUint32(tail, uint32(nsums))
+	out = append(out, tail...)
+	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(tail, castagnoliTable()))
+}
+
+// A keys file of another format, its sums sound, is not opened.
+func TestKeysOtherFormat(t *testing.T) {
+	token := [16]byte{5}
+	path, data := numberedKeys(t, 5, token)
+	if !bytes.Equal(resumKeys(data), data) {
+		t.Fatal("resumKeys changes the file written")
+	}
+	for _, format := range []byte{keysFormat - 1, keysFormat + 1} {
+		changed := slices.Clone(data)
+		changed[len(keysMagic)] = format
+		if err := os.WriteFile(path, resumKeys(changed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if k, ok := openKeys(path, token); ok {
+			k.close()
+			t.Errorf("a keys file of format %d opened", format)
+		}
 	}
 }

@@ -23,18 +23,42 @@ type recSum struct {
 	// Chained: it has recorded_by (written since records chain). Absent,
 	// NotCommit: its commit is not here, is not a commit. (Beside Commit,
 	// they take no room of their own: 100,000 summaries are held at once.)
-	Chained, Absent, NotCommit bool
-	Cycle                      int
-	V                          int
-	ID                         string
-	Digest                     string // ledger.Digest of the record's line
-	Result                     string
-	Timestamp                  string
-	Prev                       string // the prev link ("" when none)
-	By, Host                   string // who recorded it, on what machine
+	// CommitBin: CommitDigest holds the 32 bytes of the SHA-256 that
+	// ledger.CommitDigest names in hex, not the text (see setCommitDigest).
+	Chained, Absent, NotCommit, CommitBin bool
+	Cycle                                 int
+	V                                     int
+	ID                                    string
+	Digest                                string // ledger.Digest of the record's line
+	Result                                string
+	Timestamp                             string
+	Prev                                  string // the prev link ("" when none)
+	By, Host                              string // who recorded it, on what machine
 	// CommitDigest is what the commit that delivered it carries in its
-	// Evolve-Record trailer (ledger.CommitDigest).
+	// Evolve-Record trailer (ledger.CommitDigest): its SHA-256's 32 bytes
+	// when CommitBin (the kept summaries point into the kept files' bytes
+	// for them, where the text would be made anew for each), else the text.
 	CommitDigest string
+}
+
+// setCommitDigest sets s's commit digest from its text.
+func (s *recSum) setCommitDigest(text string) {
+	var buf [sha256Hex / 2]byte
+	if rest, ok := strings.CutPrefix(text, sha256Pref); ok && fromHex(buf[:], rest, sha256Hex) {
+		s.CommitDigest, s.CommitBin = string(buf[:]), true
+		return
+	}
+	s.CommitDigest, s.CommitBin = text, false
+}
+
+// commitDigestIs says whether s's commit digest is text.
+func (s *recSum) commitDigestIs(text string) bool {
+	if !s.CommitBin {
+		return s.CommitDigest == text
+	}
+	var buf [sha256Hex / 2]byte
+	rest, ok := strings.CutPrefix(text, sha256Pref)
+	return ok && fromHex(buf[:], rest, sha256Hex) && string(buf[:]) == s.CommitDigest
 }
 
 // key is what a record is known by: its id, or for a record with no id
@@ -50,7 +74,8 @@ func (s *recSum) key() string {
 func sumOf(r *ledger.Record, commit gitstore.Hash) recSum {
 	s := recSum{Commit: commit, ID: r.ID, Digest: ledger.Digest(r.Marshal()), Cycle: r.Cycle, V: r.V,
 		Result: string(r.Result), Timestamp: r.Timestamp, Prev: r.ExtraString("prev"),
-		By: r.ExtraString("recorded_by"), Host: r.ExtraString("host"), CommitDigest: ledger.CommitDigest(r)}
+		By: r.ExtraString("recorded_by"), Host: r.ExtraString("host")}
+	s.setCommitDigest(ledger.CommitDigest(r))
 	_, s.Chained = r.Extra["recorded_by"]
 	return s
 }

@@ -397,8 +397,12 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		save = func() { d.save(repo) }
 	case source != nil:
 		save = func() {
-			saveState(l, rd, *source, ls, tl.head, tl.commits)
-			saveKeys(l, rd, ids, *source, ls, byID, tl.head, found)
+			// The keys file first: verify-state reads from it the fields
+			// of each key's first summary; the delta state, which names
+			// it, last.
+			keys := saveKeys(l, rd, ids, *source, ls, byID, tl.head, found)
+			saveState(l, rd, *source, ls, tl.head, tl.commits, keys)
+			saveDelta(repo, keys)
 		}
 	}
 	if o.SaveLater {
@@ -802,7 +806,7 @@ func checkTrailer(tc trailerSum, all records, accepted map[string]bool) (Finding
 	case !known:
 		f := rep.add(Notice, "unrecorded", "commit %s says it delivered cycle %d (id %s, %s), but the ledger has no record of it: not synced yet, or lost (git evolve relink finds copies)", tc.Hash.Short(), n, id, result)
 		f.ID, f.Cycle, f.Commit = id, n, tc.Hash.String()
-	case tc.Record != "" && r.CommitDigest != tc.Record:
+	case tc.Record != "" && !r.commitDigestIs(tc.Record):
 		severity := Breach
 		if accepted[id] {
 			severity = Notice

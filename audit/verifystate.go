@@ -34,10 +34,14 @@ import (
 // notes commit, means a full read, whose answer is the same.
 
 // verifyStateFormat is the layout of verify-state; a file of another
-// layout is read past. Format 3 ends with a CRC-32C of all before it: a
+// layout is read past. Format 3 ended with a CRC-32C of all before it: a
 // summary changed by a damaged byte (a digest that still decodes) was
-// read as the record's, and made a breach of a sound ledger.
-const verifyStateFormat = 3
+// read as the record's, and made a breach of a sound ledger. Format 4
+// keeps digests in binary and each summary as it differs from the one
+// before, and takes the fields of each record's first summary from
+// verify-keys when the verify wrote that file too (verify-keys repeated
+// them: the two files were as large as the ledger's notes).
+const verifyStateFormat = 4
 
 // stateCRC is the CRC-32C table of verify-state's check.
 var stateCRC = crc32.MakeTable(crc32.Castagnoli)
@@ -73,6 +77,10 @@ type verifyState struct {
 	// Trailers are the commits of Head's history whose trailers name a
 	// cycle, newest first.
 	Trailers []trailerSum
+	// Keyed says the first summary of each key is read from the keys file
+	// of Token, in the order of its entries.
+	Keyed bool
+	Token [16]byte
 }
 
 // ledgerReads is what a verify reads before it reads the ledger, once:
@@ -194,7 +202,9 @@ func loadState(l *store.Ledger, o VerifyOptions) *verifyState {
 		// while it is filled, each string written through a write barrier
 		// (a third of the decode). It waits for the decode instead.
 		defer pauseGC()()
-		st.bodyErr = decodeBody(st, body)
+		st.bodyErr = decodeBody(st, body, func(token [16]byte) (*keysFile, bool) {
+			return openKeys(keysPath(l.Repo()), token)
+		})
 	}()
 	return st
 }
@@ -335,8 +345,9 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState, rd *led
 }
 
 // saveState keeps what a verify read, for the next. A file that cannot be
-// written is let be.
-func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum) {
+// written is let be. keys is the keys file the verify wrote (nil when
+// none): the fields of each key's first summary are read from it.
+func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum, keys *writtenKeys) {
 	bin, ok := binaryID()
 	if !ok {
 		return
@@ -345,16 +356,32 @@ func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledge
 		head = gitstore.ZeroHash
 	}
 	st := &verifyState{Binary: bin, Source: source, Packs: rd.packs, Sums: ls, Head: head, History: rd.history, Trailers: trailers}
-	_ = replaceFile(verifyStatePath(l.Repo()), func(w *bufio.Writer) { encodeState(w, st) })
+	var heads []bool
+	if keys != nil {
+		st.Keyed, st.Token, heads = true, keys.token, keys.x.head
+	}
+	_ = replaceFile(verifyStatePath(l.Repo()), func(w *bufio.Writer) { encodeState(w, st, heads) })
 }
 
 // The layout: the magic line, then uvarints, hashes as 20 bytes and
-// strings as a uvarint length and the bytes.
+// strings as a uvarint length and the bytes; the format, the binary, the
+// notes commit and the packs; then whether the summaries are keyed, and
+// if so the keys file's token (16 bytes); the count of notes, the
+// summaries (sumWriter), the lines that are no records, HEAD, the
+// history's key and the trailers; the CRC-32C of all before it (4 bytes
+// big endian).
 
 type stateWriter struct {
 	w   *bufio.Writer
-	tmp *[binary.MaxVarintLen64]byte
+	tmp *writeScratch
 }
+
+// writeScratch is where a stateWriter puts a field together before it
+// writes it: a varint in its first bytes, a field's binary form after
+// (scratchHex), so that neither is allocated.
+type writeScratch [scratchHex + sha256Hex/2]byte
+
+const scratchHex = 16
 
 func (s stateWriter) uint(n uint64) { s.w.Write(binary.AppendUvarint(s.tmp[:0], n)) }
 func (s stateWriter) int(n int)     { s.w.Write(binary.AppendVarint(s.tmp[:0], int64(n))) }
@@ -370,23 +397,30 @@ func (s stateWriter) bool(b bool) {
 	}
 }
 
-func encodeState(out *bufio.Writer, st *verifyState) {
+// encodeState writes st; when st.Keyed, heads says which summaries are
+// their key's first (sumIndex.head), whose fields the keys file holds.
+func encodeState(out *bufio.Writer, st *verifyState, heads []bool) {
 	sum := crc32.New(stateCRC)
 	w := bufio.NewWriterSize(io.MultiWriter(out, sum), 64<<10)
 	defer func() {
 		w.Flush()
 		out.Write(binary.BigEndian.AppendUint32(nil, sum.Sum32()))
 	}()
-	s := stateWriter{w, new([binary.MaxVarintLen64]byte)}
+	s := stateWriter{w, new(writeScratch)}
 	w.WriteString(verifyStateMagic)
 	s.uint(verifyStateFormat)
 	s.str(st.Binary)
 	s.hash(st.Source)
 	s.str(st.Packs)
+	s.bool(st.Keyed)
+	if st.Keyed {
+		w.Write(st.Token[:])
+	}
 	s.uint(uint64(st.Sums.Notes))
 	s.uint(uint64(len(st.Sums.Sums)))
+	sw := newSumWriter(s)
 	for i := range st.Sums.Sums {
-		s.sum(&st.Sums.Sums[i])
+		sw.sum(&st.Sums.Sums[i], st.Keyed && heads[i])
 	}
 	s.uint(uint64(len(st.Sums.Lines)))
 	for _, f := range st.Sums.Lines {
@@ -401,23 +435,6 @@ func encodeState(out *bufio.Writer, st *verifyState) {
 	for i := range st.Trailers {
 		s.trailer(&st.Trailers[i])
 	}
-}
-
-func (s stateWriter) sum(r *recSum) {
-	s.hash(r.Commit)
-	s.str(r.ID)
-	s.str(r.Digest)
-	s.int(r.Cycle)
-	s.int(r.V)
-	s.str(r.Result)
-	s.str(r.Timestamp)
-	s.str(r.Prev)
-	s.bool(r.Chained)
-	s.str(r.By)
-	s.str(r.Host)
-	s.str(r.CommitDigest)
-	s.bool(r.Absent)
-	s.bool(r.NotCommit)
 }
 
 // maxStateString bounds a string read back from verify-state, maxStateCount
@@ -435,6 +452,11 @@ type stateReader struct {
 	err error
 	// strs keeps one copy of the strings many records share (see shared).
 	strs map[string]string
+	// copy says the strings read are copies (the file's mapping is undone
+	// before they are let go); arena holds them, and the text of those
+	// kept in binary (alloc).
+	copy  bool
+	arena []byte
 }
 
 func (s *stateReader) uint() uint64 {
@@ -526,8 +548,15 @@ func (s *stateReader) bool() bool {
 	return v
 }
 
-// decodeState reads a whole verify-state file.
+// decodeState reads a whole verify-state file whose summaries are not
+// keyed.
 func decodeState(data []byte) (*verifyState, error) {
+	return decodeStateWith(data, func([16]byte) (*keysFile, bool) { return nil, false })
+}
+
+// decodeStateWith reads a whole verify-state file, opening the keys file
+// its summaries are keyed to with open.
+func decodeStateWith(data []byte, open func(token [16]byte) (*keysFile, bool)) (*verifyState, error) {
 	data, ok := stateChecked(data)
 	if !ok {
 		return nil, errBadState
@@ -536,7 +565,7 @@ func decodeState(data []byte) (*verifyState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := decodeBody(st, body); err != nil {
+	if err := decodeBody(st, body, open); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -564,9 +593,35 @@ func decodeHeader(data []byte) (*verifyState, []byte, error) {
 }
 
 // decodeBody reads the rest of the file, body, into st: the summaries, the
-// findings and the trailers.
-func decodeBody(st *verifyState, body []byte) error {
+// findings and the trailers. Keyed summaries are read with the keys file
+// open gives for the token the file names, read whole and in order: each
+// of its blocks is checked first; the summaries point into it, as into
+// verify-state, which stay mapped.
+func decodeBody(st *verifyState, body []byte, open func(token [16]byte) (*keysFile, bool)) (err error) {
 	s := &stateReader{b: body, strs: map[string]string{}}
+	sr := &sumReader{stateReader: s}
+	if st.Keyed = s.bool(); st.Keyed && s.err == nil {
+		if len(s.b) < len(st.Token) {
+			return errBadState
+		}
+		st.Token = [16]byte(s.b)
+		s.b = s.b[len(st.Token):]
+		keys, ok := open(st.Token)
+		if !ok {
+			return errBadState
+		}
+		// The summaries point into it: it stays mapped while they are
+		// held, unless they are not read.
+		defer func() {
+			if err != nil {
+				keys.close()
+			}
+		}()
+		if !keys.sound(keys.entries, keys.tableStart-keys.entries) {
+			return errBadState
+		}
+		sr.keys, sr.at = keys, keys.entries
+	}
 	st.Sums = &ledgerSums{}
 	st.Sums.Notes = s.count()
 	n := s.count()
@@ -575,7 +630,10 @@ func decodeBody(st *verifyState, body []byte) error {
 	c := min(n, 1<<20)
 	st.Sums.Sums = make([]recSum, 0, c+c/64+256)
 	for i := 0; i < n && s.err == nil; i++ {
-		st.Sums.Sums = append(st.Sums.Sums, s.sum())
+		st.Sums.Sums = append(st.Sums.Sums, sr.sum())
+	}
+	if sr.keys != nil && sr.at != sr.keys.tableStart {
+		return errBadState // entries no summary read
 	}
 	n = s.count()
 	for i := 0; i < n && s.err == nil; i++ {
@@ -595,25 +653,6 @@ func decodeBody(st *verifyState, body []byte) error {
 		return errBadState // more than was written
 	}
 	return nil
-}
-
-func (s *stateReader) sum() recSum {
-	var r recSum
-	r.Commit = s.hash()
-	r.ID = s.str()
-	r.Digest = s.str()
-	r.Cycle = s.int()
-	r.V = s.int()
-	r.Result = s.shared()
-	r.Timestamp = s.str()
-	r.Prev = s.str()
-	r.Chained = s.bool()
-	r.By = s.shared()
-	r.Host = s.shared()
-	r.CommitDigest = s.str()
-	r.Absent = s.bool()
-	r.NotCommit = s.bool()
-	return r
 }
 
 // hashFile writes to sum the name of the file at path, whether it is
