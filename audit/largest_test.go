@@ -158,7 +158,7 @@ func TestVerifiedLargestRoundTrip(t *testing.T) {
 		{},
 		{tip: other, checked: true, known: true, bound: 7}, // of another tip: not written
 	} {
-		writeVerified(c.repo, tip, pos, m)
+		writeVerified(c.repo, tip, pos, m, chainMemory{})
 		v := readVerified(c.repo)
 		want := m
 		if m.tip != tip {
@@ -209,5 +209,28 @@ func TestLargestOutsideFromAnAncestor(t *testing.T) {
 	}
 	if len(found) != 1 || found[0].Kind != "understated" || found[0].Cycle != 7 {
 		t.Fatalf("a commit naming 5 over cycle 7, brought: %+v", found)
+	}
+}
+
+// The verified file says whether the chain had begun at its tip when the
+// verify knew it, and nothing of another tip's.
+func TestVerifiedChainRoundTrip(t *testing.T) {
+	c, _ := recordedClone(t, 2, 0)
+	tip, other := commit(1), commit(2)
+	for _, m := range []chainMemory{
+		{tip: tip, known: true, began: true},
+		{tip: tip, known: true},
+		{tip: tip},
+		{tip: other, known: true, began: true}, // of another tip: not written
+	} {
+		writeVerified(c.repo, tip, reflogPos{}, largestMemory{}, m)
+		v := readVerified(c.repo)
+		want := m
+		if m.tip != tip || !m.known {
+			want = chainMemory{}
+		}
+		if v.tip != tip || v.chain != want {
+			t.Errorf("wrote %+v, read %+v", m, v.chain)
+		}
 	}
 }

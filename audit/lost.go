@@ -51,13 +51,24 @@ type verified struct {
 	tip     gitstore.Hash
 	pos     reflogPos
 	largest largestMemory
+	chain   chainMemory
+}
+
+// chainMemory is whether the ledger at tip holds a chained record (the
+// chain had begun there), when the verify that wrote the verified file
+// knew it: the next verify's unchained check then reads none of that
+// ledger's notes to know it.
+type chainMemory struct {
+	tip          gitstore.Hash
+	known, began bool
 }
 
 // readVerified reads the verified file: its first line names the tip;
 // then, each optional, "reflog <offset> <commit>" and "largest <n>" (or
 // "largest -", when the verify that wrote it checked the history's
-// Evolve-Largest-Cycle trailers but knew no bound at the tip). A line that
-// does not read is read past.
+// Evolve-Largest-Cycle trailers but knew no bound at the tip), and
+// "chained yes" or "chained no" (chainMemory). A line that does not read
+// is read past.
 func readVerified(repo *gitstore.Repo) verified {
 	var v verified
 	data, err := os.ReadFile(verifiedPath(repo))
@@ -74,6 +85,8 @@ func readVerified(repo *gitstore.Repo) verified {
 			if err1 == nil && err2 == nil && end >= 0 {
 				v.pos = reflogPos{end, after}
 			}
+		case len(f) == 2 && f[0] == "chained" && (f[1] == "yes" || f[1] == "no"):
+			v.chain = chainMemory{tip: v.tip, known: true, began: f[1] == "yes"}
 		case len(f) == 2 && f[0] == "largest" && f[1] == "-":
 			v.largest = largestMemory{tip: v.tip, checked: true}
 		case len(f) == 2 && f[0] == "largest":
@@ -87,8 +100,9 @@ func readVerified(repo *gitstore.Repo) verified {
 
 // writeVerified remembers tip as verified clean, with the reflog read up
 // to pos and what the verify knew of the largest cycle at tip (nothing,
-// when largest is of another tip or was not checked).
-func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory) {
+// when largest is of another tip or was not checked), and whether the
+// chain had begun at tip (when chain is of tip and known).
+func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory) {
 	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
 		w.WriteString(tip.String() + "\n")
 		if pos.end > 0 {
@@ -100,6 +114,13 @@ func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, larges
 			fmt.Fprintf(w, "largest %d\n", largest.bound)
 		default:
 			w.WriteString("largest -\n")
+		}
+		switch {
+		case !chain.known || chain.tip != tip:
+		case chain.began:
+			w.WriteString("chained yes\n")
+		default:
+			w.WriteString("chained no\n")
 		}
 	})
 }

@@ -55,6 +55,9 @@ type unchainedCheck struct {
 	// end.
 	inWalk map[gitstore.Hash]bool
 	topo   bool
+	// remembered is what the verified file knew of the tip it names:
+	// that commit's ledger is not read to know whether the chain began.
+	remembered chainMemory
 }
 
 // unchainedCommit is what the check keeps of one notes commit read.
@@ -344,6 +347,11 @@ func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, e
 			continue
 		}
 		uc, walked := u.walked[x]
+		if !walked && u.remembered.known && x == u.remembered.tip {
+			u.began[x] = u.remembered.began
+			stack = stack[:len(stack)-1]
+			continue
+		}
 		if !walked || len(uc.parents) == 0 {
 			b, err := holdsChained(repo, x)
 			if err != nil {
@@ -374,6 +382,81 @@ func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, e
 	return u.began[c], nil
 }
 
+// memory is what the verified file is to say of whether the chain had
+// begun at tip: known when the walk read tip and it is known from what
+// was read (the commits' changes, and the ledgers a reading found or the
+// verified file told of where the walk began), without reading any ledger
+// whole for it.
+func (u *unchainedCheck) memory(tip gitstore.Hash) chainMemory {
+	began, known := u.knownBegun(tip)
+	return chainMemory{tip: tip, known: known, began: began}
+}
+
+// knownBegun is hasBegun where it needs no ledger read: known is false
+// when some commit it rests on was neither read by the walk nor answered.
+func (u *unchainedCheck) knownBegun(c gitstore.Hash) (began, known bool) {
+	state := map[gitstore.Hash]int8{} // 1 began, 0 not, -1 unknown
+	var visit func(x gitstore.Hash, depth int) int8
+	visit = func(x gitstore.Hash, depth int) int8 {
+		if b, done := u.began[x]; done {
+			if b {
+				return 1
+			}
+			return 0
+		}
+		if s, done := state[x]; done {
+			return s
+		}
+		if !u.walked[x].knownParents() && !(u.remembered.known && x == u.remembered.tip) {
+			state[x] = -1
+			return -1
+		}
+		if u.remembered.known && x == u.remembered.tip && u.walked[x] == nil {
+			state[x] = boolState(u.remembered.began)
+			return state[x]
+		}
+		uc := u.walked[x]
+		if uc.chained {
+			state[x] = 1
+			return 1
+		}
+		if depth > 1<<16 {
+			state[x] = -1
+			return -1
+		}
+		out := int8(0)
+		for _, p := range uc.parents {
+			switch visit(p, depth+1) {
+			case 1:
+				state[x] = 1
+				return 1
+			case -1:
+				out = -1
+			}
+		}
+		state[x] = out
+		return out
+	}
+	switch visit(c, 0) {
+	case 1:
+		return true, true
+	case 0:
+		return false, true
+	}
+	return false, false
+}
+
+// knownParents says whether uc is a commit the walk read that has parents
+// (a root's ledger is read whole to know it).
+func (uc *unchainedCommit) knownParents() bool { return uc != nil && len(uc.parents) > 0 }
+
+func boolState(b bool) int8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // holdsChained says whether the ledger at notes commit c holds a chained
 // record, reading its notes until one is found; a commit that is not here
 // holds none.
@@ -382,6 +465,7 @@ func holdsChained(repo *gitstore.Repo, c gitstore.Hash) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
+	gitstore.Tracef("verify: the ledger at %s read to know whether its records had begun to chain", c.Short())
 	found := false
 	err = snap.ForEachNote(func(_ gitstore.Hash, data []byte) error {
 		if !bytes.Contains(data, chainedKey) {

@@ -88,6 +88,9 @@ type Report struct {
 	// largest is what the history check knew of the largest cycle of the
 	// ledger at its tip (see largestCheck), for the verified file.
 	largest largestMemory
+	// chain is whether the chain had begun at that tip, when the history
+	// check knew it without reading the ledger (unchainedCheck.memory).
+	chain chainMemory
 }
 
 // Breaches counts the findings that fail verify.
@@ -385,11 +388,11 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
-		writeVerified(repo, tip, hc.pos, hc.rep.largest)
+		writeVerified(repo, tip, hc.pos, hc.rep.largest, hc.rep.chain)
 	} else if was := readVerified(repo); hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
-		writeVerified(repo, nh.done, hc.pos, was.largest)
+		writeVerified(repo, nh.done, hc.pos, was.largest, was.chain)
 	}
 	save := func() {}
 	switch {
@@ -984,16 +987,20 @@ func checkHistory(l *store.Ledger, rep *Report, holds func(object gitstore.Hash,
 	}
 	commits := nh.commits
 	rep.History = len(commits)
-	remembered := readVerified(repo).largest
+	was := readVerified(repo)
+	remembered := was.largest
+	unchained := newUnchainedCheck(look)
+	unchained.remembered = was.chain
 	h := &historyCheck{repo: repo, rep: rep, accepted: accepted, undone: map[gitstore.Hash]map[string]string{}, holds: holds,
-		unchained: newUnchainedCheck(look), largest: newLargestCheck(remembered), byKey: true}
+		unchained: unchained, largest: newLargestCheck(remembered), byKey: true}
 	if err := h.commits(commits); err != nil {
 		return gitstore.ZeroHash, err
 	}
 	rep.unchained = len(h.unchained.keys)
-	rep.largest = remembered
+	rep.largest, rep.chain = remembered, was.chain
 	if len(commits) > 0 {
 		rep.largest = h.largest.memory(tip)
+		rep.chain = h.unchained.memory(tip)
 	}
 	return tip, nil
 }

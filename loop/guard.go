@@ -1189,6 +1189,16 @@ func (g *turnGuard) restoreVerified(path string) string {
 		first, _, _ := strings.Cut(string(after.data), "\n") // then where verify read the reflog to
 		if h, err := gitstore.ParseHash(strings.TrimSpace(first)); err == nil {
 			if tip, ok, err := g.repo.RefHash(ledgerRef); err == nil && ok && (h == tip || g.descends(h, tip)) {
+				// A verify run in the turn is taken for its tip alone:
+				// what the file says beyond it (how far the ledger's
+				// reflog was read, what was known of the largest cycle
+				// and of the chain there) the next verify would trust
+				// without reading, so it is left out, to be read again.
+				if strings.TrimSpace(string(after.data)) != strings.TrimSpace(first) {
+					if err := WriteAtomic(path, []byte(strings.TrimSpace(first)+"\n")); err != nil {
+						return "verified: could not be cut to its tip after the agent's turn: " + err.Error()
+					}
+				}
 				return ""
 			}
 		}

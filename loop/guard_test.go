@@ -298,6 +298,17 @@ func TestGuardStateFiles(t *testing.T) {
 		t.Errorf("verified after a verify in the turn: %q", got)
 	}
 
+	// one naming the tip, and what the next verify would trust without
+	// reading: taken for its tip alone
+	if g, err = guardTurn(repo, "cccccccccccccccccccc", func() []byte { return runJSON }); err != nil {
+		t.Fatal(err)
+	}
+	gxWrite(t, filepath.Join(gitDir, "evolve", "verified"), tip+"\nreflog 999999 "+tip+"\nlargest 0\nchained no\n", 0o644)
+	gxMarks(t, g.restore())
+	if got := gxRead(t, filepath.Join(gitDir, "evolve", "verified")); got != tip+"\n" {
+		t.Errorf("verified after the turn: %q", got)
+	}
+
 	g, err = guardTurn(repo, "cccccccccccccccccccc", func() []byte { return runJSON })
 	if err != nil {
 		t.Fatal(err)
