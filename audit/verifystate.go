@@ -627,7 +627,9 @@ func decodeBody(st *verifyState, body []byte, open func(token [16]byte) (*keysFi
 	n := s.count()
 	// Room for the records the next notes add, merged in place (mergeSums):
 	// capacity that is not used is never touched.
-	c := min(n, 1<<20)
+	// A summary takes a byte of the file at least: no more room is made
+	// than the bytes left can fill.
+	c := min(n, 1<<20, len(s.b))
 	st.Sums.Sums = make([]recSum, 0, c+c/64+256)
 	for i := 0; i < n && s.err == nil; i++ {
 		st.Sums.Sums = append(st.Sums.Sums, sr.sum())

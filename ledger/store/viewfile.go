@@ -286,6 +286,7 @@ func (v *view) save(path string) error {
 		if pos > math.MaxUint32 {
 			return errors.New("the view is too large")
 		}
+		errEnd := pos
 		var q []byte
 		for _, i := range quarantined {
 			q = binary.BigEndian.AppendUint32(q, i)
@@ -297,19 +298,22 @@ func (v *view) save(path string) error {
 			foot = binary.BigEndian.AppendUint32(foot, uint32(n))
 		}
 		foot = binary.BigEndian.AppendUint32(foot, crc32.Checksum(q, castagnoli))
-		foot = binary.BigEndian.AppendUint32(foot, tableSum(v.notes[:], table, foot))
+		foot = binary.BigEndian.AppendUint32(foot, tableSum(v.notes[:], table, foot, errEnd))
 		put(foot)
 		put([]byte(viewEnd))
 		return nil
 	})
 }
 
-// tableSum is the CRC-32C that guards the notes commit, the block table
-// and the footer's fields before it.
-func tableSum(notes, table, foot []byte) uint32 {
+// tableSum is the CRC-32C that guards the notes commit, the block table,
+// the footer's fields before it and where the errors end (errEnd: each
+// error carries its own CRC, and this one says how many bytes they take,
+// so that an error cut out whole, or one put in twice, is seen).
+func tableSum(notes, table, foot []byte, errEnd int) uint32 {
 	sum := crc32.Update(0, castagnoli, notes)
 	sum = crc32.Update(sum, castagnoli, table)
-	return crc32.Update(sum, castagnoli, foot[:20])
+	sum = crc32.Update(sum, castagnoli, foot[:20])
+	return crc32.Update(sum, castagnoli, binary.BigEndian.AppendUint32(nil, uint32(errEnd)))
 }
 
 // viewLayout is where the parts of a view file are: the errors at
@@ -346,7 +350,7 @@ func layout(head, foot []byte, size int) (viewLayout, bool) {
 // notes commit is notes and footer foot, checking its CRC and that its
 // blocks fill the file's blocks and hold its lines in cycle order.
 func parseTable(notes, tab, foot []byte, lay viewLayout) ([]blockEntry, bool) {
-	if len(tab) != viewBlockEntry*lay.b || tableSum(notes, tab, foot) != lay.tsum {
+	if len(tab) != viewBlockEntry*lay.b || tableSum(notes, tab, foot, lay.qtable) != lay.tsum {
 		return nil, false
 	}
 	out := make([]blockEntry, lay.b)
@@ -403,11 +407,14 @@ func (f *inflater) inflate(e *blockEntry, raw []byte, alloc func(int) []byte, li
 // parseBlock appends the lines of the block e, inflated to d, to lines,
 // and where their texts start to texts.
 func parseBlock(d []byte, e *blockEntry, lines []viewLine, texts []*byte) ([]viewLine, []*byte, bool) {
+	if lines == nil {
+		lines = make([]viewLine, 0, min(e.n, len(d)/minViewLine))
+	}
 	at0 := len(lines)
 	// uvarint reads a length or a place of at most max.
 	uvarint := func(max int) (int, bool) {
 		x, k := binary.Uvarint(d)
-		if k <= 0 || x > uint64(max) {
+		if k <= 0 || max < 0 || x > uint64(max) { // (a line shorter than a commit's hex holds no place of one)
 			return 0, false
 		}
 		d = d[k:]
@@ -653,7 +660,7 @@ func (vf *viewFile) block(i int) ([]viewLine, bool) {
 	if _, err := vf.f.ReadAt(raw, int64(e.off)); err != nil {
 		return nil, false
 	}
-	lns, _, ok := vf.in.inflate(e, raw, nil, make([]viewLine, 0, e.n), nil)
+	lns, _, ok := vf.in.inflate(e, raw, nil, nil, nil) // (room for the lines made once the block is checked)
 	if !ok {
 		return nil, false
 	}
@@ -675,7 +682,7 @@ func (vf *viewFile) lines(from, to int) ([]viewLine, bool) {
 	if from == to {
 		return nil, true
 	}
-	out := make([]viewLine, 0, to-from)
+	out := make([]viewLine, 0, min(to-from, 4096)) // (the footer's count is not yet the blocks')
 	for b := vf.blockOf(from); b < len(vf.blocks) && vf.blocks[b].first < to; b++ {
 		lns, ok := vf.block(b)
 		if !ok {

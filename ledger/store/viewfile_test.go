@@ -94,7 +94,7 @@ func withEntry(t testing.TB, data []byte, i int, change func(*blockEntry)) []byt
 		n += e.n
 	}
 	binary.BigEndian.PutUint32(foot[8:], uint32(n))
-	binary.BigEndian.PutUint32(foot[20:], tableSum(out[len(viewMagic):viewHead], tab, foot))
+	binary.BigEndian.PutUint32(foot[20:], tableSum(out[len(viewMagic):viewHead], tab, foot, lay.qtable))
 	return out
 }
 
@@ -118,7 +118,7 @@ func craftView(notes gitstore.Hash, raws [][]byte, entries []blockEntry) []byte 
 		foot = binary.BigEndian.AppendUint32(foot, uint32(x))
 	}
 	foot = binary.BigEndian.AppendUint32(foot, crc32.Checksum(nil, castagnoli))
-	foot = binary.BigEndian.AppendUint32(foot, tableSum(notes[:], table, foot))
+	foot = binary.BigEndian.AppendUint32(foot, tableSum(notes[:], table, foot, errStart))
 	return append(append(out, foot...), viewEnd...)
 }
 
