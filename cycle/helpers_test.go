@@ -2,13 +2,13 @@ package cycle
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 )
 
 // testRepo makes a repository with n commits, with git configured from the
@@ -45,13 +45,7 @@ func scrubGitEnv(t *testing.T) {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testenv.Git(t, dir, args...)
 }
 
 func openLedger(t *testing.T, dir string) *Ledger {

@@ -8,7 +8,6 @@ package loop
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -46,13 +46,7 @@ func fxScrubGit(t *testing.T) string {
 
 func fxGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testenv.Git(t, dir, args...)
 }
 
 // fxRepoDir makes a repository named name with one commit.

@@ -2,9 +2,7 @@ package mirror
 
 import (
 	"bytes"
-	"github.com/git-evolve/git-evolve/internal/testenv"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,19 +10,14 @@ import (
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(testenv.Git(t, dir, args...))
 }
 
 // fixture is a repository with the seeds' layout; each step opens it anew,

@@ -2,23 +2,17 @@ package revert
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(testenv.Git(t, dir, args...))
 }
 
 func write(t *testing.T, dir, name, content string) {

@@ -3,7 +3,6 @@ package rulerdiff
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -104,13 +104,7 @@ func mustParseHash(t *testing.T, s string) gitstore.Hash {
 // trimmed output.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(testenv.Git(t, dir, args...))
 }
 
 // writeFile writes content to the file at rel in dir, making its directory.

@@ -9,6 +9,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,4 +95,18 @@ func Slow(t testing.TB) {
 	if testing.Short() {
 		t.Skip("slow: left out by -short")
 	}
+}
+
+// Git runs git in dir with the tests' environment and returns what it
+// printed (stdout and stderr, as a failing test shows them); a git that
+// fails fails the test.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }

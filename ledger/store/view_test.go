@@ -5,12 +5,12 @@ import (
 	"crypto/sha1"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -48,13 +48,7 @@ func scrubGitEnv(t *testing.T) {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testenv.Git(t, dir, args...)
 }
 
 func openLedger(t *testing.T, dir string) *Ledger {
