@@ -339,6 +339,24 @@ func (u *unchainedCheck) copied(repo *gitstore.Repo, a unchainedAdd, all records
 // record: for a commit read, from its changes and its parents; else read
 // from its notes.
 func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, error) {
+	return u.begun(c, func(x gitstore.Hash) (bool, error) { return holdsChained(repo, x) })
+}
+
+// errNotKnown is what memory's reader says of a ledger it was not told of.
+var errNotKnown = errors.New("not known without reading the ledger")
+
+// memory is what the verified file is to say of whether the chain had
+// begun at tip: known when it is known from what the walk read (the
+// commits' changes, the ledgers read for the check, what the verified file
+// said of where the walk began), without reading any ledger for it.
+func (u *unchainedCheck) memory(tip gitstore.Hash) chainMemory {
+	began, err := u.begun(tip, func(gitstore.Hash) (bool, error) { return false, errNotKnown })
+	return chainMemory{tip: tip, known: err == nil, began: began}
+}
+
+// begun is hasBegun with read answering for a commit the walk did not read
+// (or a root), whose ledger it holds nothing of.
+func (u *unchainedCheck) begun(c gitstore.Hash, read func(gitstore.Hash) (bool, error)) (bool, error) {
 	stack := []gitstore.Hash{c}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
@@ -353,7 +371,7 @@ func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, e
 			continue
 		}
 		if !walked || len(uc.parents) == 0 {
-			b, err := holdsChained(repo, x)
+			b, err := read(x)
 			if err != nil {
 				return false, err
 			}
@@ -380,81 +398,6 @@ func (u *unchainedCheck) hasBegun(repo *gitstore.Repo, c gitstore.Hash) (bool, e
 		}
 	}
 	return u.began[c], nil
-}
-
-// memory is what the verified file is to say of whether the chain had
-// begun at tip: known when the walk read tip and it is known from what
-// was read (the commits' changes, and the ledgers a reading found or the
-// verified file told of where the walk began), without reading any ledger
-// whole for it.
-func (u *unchainedCheck) memory(tip gitstore.Hash) chainMemory {
-	began, known := u.knownBegun(tip)
-	return chainMemory{tip: tip, known: known, began: began}
-}
-
-// knownBegun is hasBegun where it needs no ledger read: known is false
-// when some commit it rests on was neither read by the walk nor answered.
-func (u *unchainedCheck) knownBegun(c gitstore.Hash) (began, known bool) {
-	state := map[gitstore.Hash]int8{} // 1 began, 0 not, -1 unknown
-	var visit func(x gitstore.Hash, depth int) int8
-	visit = func(x gitstore.Hash, depth int) int8 {
-		if b, done := u.began[x]; done {
-			if b {
-				return 1
-			}
-			return 0
-		}
-		if s, done := state[x]; done {
-			return s
-		}
-		if !u.walked[x].knownParents() && !(u.remembered.known && x == u.remembered.tip) {
-			state[x] = -1
-			return -1
-		}
-		if u.remembered.known && x == u.remembered.tip && u.walked[x] == nil {
-			state[x] = boolState(u.remembered.began)
-			return state[x]
-		}
-		uc := u.walked[x]
-		if uc.chained {
-			state[x] = 1
-			return 1
-		}
-		if depth > 1<<16 {
-			state[x] = -1
-			return -1
-		}
-		out := int8(0)
-		for _, p := range uc.parents {
-			switch visit(p, depth+1) {
-			case 1:
-				state[x] = 1
-				return 1
-			case -1:
-				out = -1
-			}
-		}
-		state[x] = out
-		return out
-	}
-	switch visit(c, 0) {
-	case 1:
-		return true, true
-	case 0:
-		return false, true
-	}
-	return false, false
-}
-
-// knownParents says whether uc is a commit the walk read that has parents
-// (a root's ledger is read whole to know it).
-func (uc *unchainedCommit) knownParents() bool { return uc != nil && len(uc.parents) > 0 }
-
-func boolState(b bool) int8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // holdsChained says whether the ledger at notes commit c holds a chained
