@@ -1059,7 +1059,7 @@ func (g *turnGuard) restoreOpenCycle() string {
 	if !before.exists || !before.held || !before.mode.IsRegular() {
 		return ""
 	}
-	after, err := readState(p, new(int64))
+	after, err := readState(p, nil)
 	what := ""
 	var c cycle.OpenCycle
 	switch {
@@ -1069,11 +1069,9 @@ func (g *turnGuard) restoreOpenCycle() string {
 		what = "removed during the agent's turn"
 	case !after.mode.IsRegular():
 		what = "replaced during the agent's turn by what is not a file"
+	case after.held && json.Unmarshal(after.data, &c) == nil:
+		return ""
 	default:
-		data, err := os.ReadFile(p)
-		if err == nil && json.Unmarshal(data, &c) == nil {
-			return ""
-		}
 		what = "changed during the agent's turn into what does not read as an open cycle"
 	}
 	done := "the driver's was put back"
