@@ -78,3 +78,13 @@ one() {
   cat "$work/time" >>"$work/rss.$tag"
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }'
 }
+
+# build_ab REV: git-evolve as built from the revision REV in $work/a/bin,
+# and as built from the working tree (lib.sh's) in $work/b/bin, for the
+# scripts that time one beside the other.
+build_ab() {
+  mkdir -p "$work/a/src" "$work/a/bin" "$work/b/bin"
+  (cd "$here/.." && git archive "$1") | tar -x -C "$work/a/src"
+  (cd "$work/a/src" && CGO_ENABLED=0 go build -o "$work/a/bin/git-evolve" ./cmd/git-evolve)
+  cp "$work/bin/git-evolve" "$work/b/bin/"
+}

@@ -26,10 +26,8 @@ runs=${RUNS:-9}
 export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
 base_path=$PATH
-mkdir -p "$work/a/src" "$work/a/bin" "$work/b/bin" "$work/g/bin"
-(cd "$here/.." && git archive "$rev") | tar -x -C "$work/a/src"
-(cd "$work/a/src" && CGO_ENABLED=0 go build -o "$work/a/bin/git-evolve" ./cmd/git-evolve)
-cp "$work/bin/git-evolve" "$work/b/bin/"
+mkdir -p "$work/g/bin"
+build_ab "$rev"
 
 # timed S CMD...: one run of CMD in S's copy; "cpu wall" (ms) to $work/t.S
 timed() {

@@ -21,11 +21,7 @@ runs=${RUNS:-9}
 export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
 base_path=$PATH
-mkdir -p "$work/a/src" "$work/a/bin"
-(cd "$here/.." && git archive "$rev") | tar -x -C "$work/a/src"
-(cd "$work/a/src" && CGO_ENABLED=0 go build -o "$work/a/bin/git-evolve" ./cmd/git-evolve)
-mkdir -p "$work/b/bin"
-cp "$work/bin/git-evolve" "$work/b/bin/"
+build_ab "$rev"
 
 bash "$here/genrepo.sh" "$n" "$work/repo" >/dev/null
 for s in a b; do

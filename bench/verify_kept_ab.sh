@@ -23,10 +23,7 @@ runs=${RUNS:-5}
 export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
 base_path=$PATH
-mkdir -p "$work/a/src" "$work/a/bin" "$work/b/bin"
-(cd "$here/.." && git archive "$rev") | tar -x -C "$work/a/src"
-(cd "$work/a/src" && CGO_ENABLED=0 go build -o "$work/a/bin/git-evolve" ./cmd/git-evolve)
-cp "$work/bin/git-evolve" "$work/b/bin/"
+build_ab "$rev"
 
 src="${BENCH_REPOS:-$work}/r$n"
 [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
