@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/hex"
 	"strings"
 	"unsafe"
 )
@@ -47,15 +48,6 @@ var hexValue = func() (t [256]byte) {
 	return t
 }()
 
-// hexPair is the two lower-case hex digits of each byte.
-var hexPair = func() (t [256][2]byte) {
-	const digits = "0123456789abcdef"
-	for i := range t {
-		t[i] = [2]byte{digits[i>>4], digits[i&15]}
-	}
-	return t
-}()
-
 // fromHex decodes s, n lower-case hex digits (the text that
 // hex.EncodeToString gives back exactly), into dst; false when s is not.
 func fromHex(dst []byte, s string, n int) bool {
@@ -71,16 +63,8 @@ func fromHex(dst []byte, s string, n int) bool {
 	return bad&0xf0 == 0
 }
 
-// toHex writes the lower-case hex digits of src to dst.
-func toHex(dst, src []byte) {
-	if len(src) == 0 {
-		return
-	}
-	_ = dst[2*len(src)-1]
-	for i, v := range src {
-		*(*[2]byte)(dst[2*i:]) = hexPair[v]
-	}
-}
+// toHex writes the lower-case hex digits of src to dst (hex.Encode).
+func toHex(dst, src []byte) { hex.Encode(dst, src) }
 
 // hexField writes s, which is prefix and n hex digits when the ledger's
 // writers made it, as binary when it is, else as it is.
