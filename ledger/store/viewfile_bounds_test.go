@@ -14,6 +14,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
+// deflateBytes is b compressed as a view block is.
 func deflateBytes(b []byte) []byte {
 	var packed bytes.Buffer
 	w, _ := flate.NewWriter(&packed, flate.BestCompression)
