@@ -95,13 +95,6 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 	},
 }
 
-// historyFiles are the files of the common git directory that change what
-// git reads of the history without a ref: the commits a shallow boundary
-// cuts the history at (what verify reads of HEAD's commits and of the
-// ledger's history stops there), and the object stores git borrows from.
-// Held whole and named when the turn changed them.
-var historyFiles = []string{"shallow", filepath.Join("objects", "info", "alternates")}
-
 // worktreeLinks are the files of a linked worktree's git directory that
 // say where the repository is: commondir (the common git directory: its
 // refs, objects and config) and gitdir (the worktree). One pointed
@@ -336,9 +329,6 @@ func (g *turnGuard) heldFiles() []string {
 	files = append(files, filepath.Join(shared, "verified"))
 	for _, name := range sharedFiles {
 		files = append(files, filepath.Join(shared, name))
-	}
-	for _, name := range historyFiles {
-		files = append(files, filepath.Join(g.commonDir, name))
 	}
 	files = append(files, g.linkFiles()...)
 	for _, name := range driverFiles {
@@ -1001,21 +991,6 @@ func (g *turnGuard) restoreState(theirs map[string]bool) []string {
 				done = "could not be put back: " + err.Error()
 			}
 			marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", name, done))
-		}
-	}
-	for _, name := range historyFiles {
-		p := filepath.Join(g.commonDir, name)
-		if after, err := readState(p, nil); err == nil && !g.files[p].same(after) {
-			what, done := "changed", "put back"
-			if !g.files[p].exists {
-				what, done = "written", "removed"
-			} else if !after.exists {
-				what = "removed"
-			}
-			if err := putBack(p, g.files[p]); err != nil {
-				done = "could not be put back: " + err.Error()
-			}
-			marks = append(marks, fmt.Sprintf("%s: %s during the agent's turn; %s", filepath.ToSlash(name), what, done))
 		}
 	}
 	for _, name := range driverFiles {

@@ -364,44 +364,6 @@ func TestGuardReplaceLoop(t *testing.T) {
 	}
 }
 
-// A turn that cuts the history git reads (a shallow boundary at HEAD, so
-// that verify would read none of the commits before it) or makes git
-// borrow objects from a store of the agent's has both undone, and named.
-func TestGuardHistoryFiles(t *testing.T) {
-	dir, repo := gxRepo(t)
-	gitDir := filepath.Join(dir, ".git")
-	head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
-	alternates := filepath.Join(gitDir, "objects", "info", "alternates")
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gxWrite(t, filepath.Join(gitDir, "shallow"), head+"\n", 0o644)
-	gxWrite(t, alternates, t.TempDir()+"\n", 0o644)
-	if got := strings.TrimSpace(fxGit(t, dir, "rev-parse", "--is-shallow-repository")); got != "true" {
-		t.Fatalf("git does not read the history as cut: %q", got)
-	}
-	gxMarks(t, g.restore(),
-		"shallow: written during the agent's turn; removed",
-		"objects/info/alternates: written during the agent's turn; removed")
-	for _, p := range []string{filepath.Join(gitDir, "shallow"), alternates} {
-		if fxExists(p) {
-			t.Errorf("%s is still there", p)
-		}
-	}
-
-	// one that was there is put back as it was
-	gxWrite(t, alternates, "/elsewhere/objects\n", 0o644)
-	if g, err = guardTurn(repo, "cccccccccccccccccccc", nil); err != nil {
-		t.Fatal(err)
-	}
-	gxWrite(t, alternates, t.TempDir()+"\n", 0o644)
-	gxMarks(t, g.restore(), "objects/info/alternates: changed during the agent's turn; put back")
-	if got := gxRead(t, alternates); got != "/elsewhere/objects\n" {
-		t.Errorf("alternates after the turn: %q", got)
-	}
-}
-
 // In a linked worktree, a turn that points the worktree's git directory at
 // another repository (its commondir: another ledger, other refs) has it
 // pointed back before anything else is compared, so that what the turn
