@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strings"
@@ -232,5 +233,53 @@ func TestVerifiedChainRoundTrip(t *testing.T) {
 		if v.tip != tip || v.chain != want {
 			t.Errorf("wrote %+v, read %+v", m, v.chain)
 		}
+	}
+}
+
+// The verified file is read back as written, and anything else in it
+// (another process of the user may write it) reads as what it says of
+// itself or as nothing: never a panic, and what is read writes back to a
+// file that reads the same.
+func FuzzVerifiedFile(f *testing.F) {
+	tip, after := commit(1), commit(3)
+	for _, v := range []verified{
+		{tip: tip},
+		{tip: tip, pos: reflogPos{end: 42, after: after}, largest: largestMemory{tip: tip, checked: true, known: true, bound: 7},
+			chain: chainMemory{tip: tip, known: true, began: true}},
+		{tip: tip, largest: largestMemory{tip: tip, checked: true}, chain: chainMemory{tip: tip, known: true}},
+	} {
+		f.Add(formatVerified(v))
+	}
+	f.Add([]byte(tip.String() + "\nlargest x\nlargest 12345678901\nreflog -1 " + after.String() + "\nchained maybe\n"))
+	f.Add([]byte("not a commit\nlargest 3\n"))
+	f.Add([]byte(tip.String() + "\r\nreflog 0 " + after.String() + "\n\x00chained yes"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v := parseVerified(data)
+		if v.tip.IsZero() && v != (verified{}) {
+			t.Fatalf("a file naming no tip holds %+v", v)
+		}
+		if v.largest.checked && v.largest.tip != v.tip || v.chain.known && v.chain.tip != v.tip {
+			t.Fatalf("a memory of another tip: %+v", v)
+		}
+		if again := parseVerified(formatVerified(v)); again != v {
+			t.Fatalf("read %+v, written and read again %+v", v, again)
+		}
+	})
+}
+
+// A verified file larger than what verify writes there holds nothing.
+func TestVerifiedFileBounded(t *testing.T) {
+	c, _ := recordedClone(t, 2, 0)
+	tip := commit(1)
+	writeVerified(c.repo, tip, reflogPos{}, largestMemory{}, chainMemory{})
+	if v := readVerified(c.repo); v.tip != tip {
+		t.Fatalf("read %+v", v)
+	}
+	big := append(formatVerified(verified{tip: tip}), bytes.Repeat([]byte("#\n"), maxVerifiedFile)...)
+	if err := os.WriteFile(verifiedPath(c.repo), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v := readVerified(c.repo); v != (verified{}) {
+		t.Fatalf("a file of %d bytes read as %+v", len(big), v)
 	}
 }

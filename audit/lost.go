@@ -2,8 +2,8 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -63,26 +63,42 @@ type chainMemory struct {
 	known, began bool
 }
 
-// readVerified reads the verified file: its first line names the tip;
-// then, each optional, "reflog <offset> <commit>" and "largest <n>" (or
-// "largest -", when the verify that wrote it checked the history's
-// Evolve-Largest-Cycle trailers but knew no bound at the tip), and
-// "chained yes" or "chained no" (chainMemory). A line that does not read
-// is read past.
+// maxVerifiedFile bounds the verified file read back: what verify writes
+// there is four short lines. A larger file is none (the next verify reads
+// the history whole, as in a new clone).
+const maxVerifiedFile = 4096
+
+// readVerified reads the verified file (parseVerified); a file that cannot
+// be read, or larger than maxVerifiedFile, holds nothing.
 func readVerified(repo *gitstore.Repo) verified {
+	data, ok := readBounded(verifiedPath(repo), maxVerifiedFile)
+	if !ok {
+		return verified{}
+	}
+	return parseVerified(data)
+}
+
+// parseVerified reads what the verified file holds: its first line names
+// the tip; then, each optional, "reflog <offset> <commit>" and "largest
+// <n>" (or "largest -", when the verify that wrote it checked the
+// history's Evolve-Largest-Cycle trailers but knew no bound at the tip),
+// and "chained yes" or "chained no" (chainMemory). A line that does not
+// read is read past; a file whose first line names no commit (or the
+// zero name) holds nothing.
+func parseVerified(data []byte) verified {
 	var v verified
-	data, err := os.ReadFile(verifiedPath(repo))
-	if err != nil {
+	first, rest, _ := strings.Cut(string(data), "\n")
+	tip, err := gitstore.ParseHash(strings.TrimSpace(first))
+	if err != nil || tip.IsZero() {
 		return v
 	}
-	first, rest, _ := strings.Cut(string(data), "\n")
-	v.tip, _ = gitstore.ParseHash(strings.TrimSpace(first))
+	v.tip = tip
 	for _, line := range strings.Split(rest, "\n") {
 		switch f := strings.Fields(line); {
 		case len(f) == 3 && f[0] == "reflog":
 			end, err1 := strconv.ParseInt(f[1], 10, 64)
 			after, err2 := gitstore.ParseHash(f[2])
-			if err1 == nil && err2 == nil && end >= 0 {
+			if err1 == nil && err2 == nil && end > 0 {
 				v.pos = reflogPos{end, after}
 			}
 		case len(f) == 2 && f[0] == "chained" && (f[1] == "yes" || f[1] == "no"):
@@ -104,25 +120,33 @@ func readVerified(repo *gitstore.Repo) verified {
 // chain had begun at tip (when chain is of tip and known).
 func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory) {
 	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
-		w.WriteString(tip.String() + "\n")
-		if pos.end > 0 {
-			fmt.Fprintf(w, "reflog %d %s\n", pos.end, pos.after)
-		}
-		switch {
-		case !largest.checked || largest.tip != tip:
-		case largest.known:
-			fmt.Fprintf(w, "largest %d\n", largest.bound)
-		default:
-			w.WriteString("largest -\n")
-		}
-		switch {
-		case !chain.known || chain.tip != tip:
-		case chain.began:
-			w.WriteString("chained yes\n")
-		default:
-			w.WriteString("chained no\n")
-		}
+		w.Write(formatVerified(verified{tip: tip, pos: pos, largest: largest, chain: chain}))
 	})
+}
+
+// formatVerified is the verified file that holds v, as parseVerified reads
+// it.
+func formatVerified(v verified) []byte {
+	var b bytes.Buffer
+	b.WriteString(v.tip.String() + "\n")
+	if v.pos.end > 0 {
+		fmt.Fprintf(&b, "reflog %d %s\n", v.pos.end, v.pos.after)
+	}
+	switch largest := v.largest; {
+	case !largest.checked || largest.tip != v.tip:
+	case largest.known:
+		fmt.Fprintf(&b, "largest %d\n", largest.bound)
+	default:
+		b.WriteString("largest -\n")
+	}
+	switch chain := v.chain; {
+	case !chain.known || chain.tip != v.tip:
+	case chain.began:
+		b.WriteString("chained yes\n")
+	default:
+		b.WriteString("chained no\n")
+	}
+	return b.Bytes()
 }
 
 // guardPutBack starts the reflog message of a ledger ref the run driver
