@@ -89,19 +89,23 @@ type packIndex struct {
 	bad       bool // unreadable: skipped
 }
 
-// nativeObject reads object h in-process: ok is false when it was not
-// read here (see above), and the caller asks git.
 // ReadsMany says that this process is about to read many objects (a walk
 // of the notes history: its commits, trees and notes): every read is
 // git cat-file's from then on, whose delta base cache serves a long chain
 // of trees, where reads in-process would only spend their budget before
-// cat-file is started anyway.
+// cat-file is started anyway. cat-file starts at once, beside what the
+// caller asks of git first (the walk's git rev-list): its start is off
+// the walk's path.
 func (r *Repo) ReadsMany() {
 	o := &r.native
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.opened, o.off = true, true
+	go r.batch() // after Close, none starts (Close)
 }
+
+// nativeObject reads object h in-process: ok is false when it was not
+// read here (see above), and the caller asks git.
 
 func (r *Repo) nativeObject(h Hash) (objectType, []byte, bool) {
 	o := &r.native
