@@ -24,6 +24,9 @@ import (
 // before the driver writes anything of its own, everything that changed is
 // put back and named for the cycle's record (turnGuard.restore):
 //
+//   - where the repository is, first: a linked worktree's .git, commondir
+//     and gitdir (restoreLinks); a .git that cannot be put back stops the
+//     run;
 //   - the config files (the common config, the worktree's config.worktree):
 //     written back, and the settings that differ named;
 //   - the files of the hooks and info directories: files added removed,
@@ -100,7 +103,7 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 // refs, objects and config) and gitdir (the worktree). One pointed
 // elsewhere would have every git the driver starts after the turn read
 // and write another repository, the guard's own first: they are put back
-// before anything else is compared.
+// before anything else is compared, after the worktree's .git.
 var worktreeLinks = []string{"commondir", "gitdir"}
 
 // sharedFiles are the shared state files that are no lines of entries,
@@ -265,6 +268,13 @@ type turnGuard struct {
 	caches  map[string]fileState
 	refs    map[string]gitstore.Hash
 	others  others
+	// dotGit is the worktree's .git when it is a file or a link ("" else)
+	// and what it was before the turn.
+	dotGit   string
+	dotGitSt fileState
+	// linksDone: restoreLinks has run (the driver runs it before it checks
+	// its hold), and restore does not run it again.
+	linksDone bool
 }
 
 // guardTurn takes the snapshot of what the agent's turn may not change
@@ -273,6 +283,9 @@ type turnGuard struct {
 func guardTurn(repo *gitstore.Repo, cycleID string, runJSON func() []byte) (*turnGuard, error) {
 	g := &turnGuard{repo: repo, gitDir: repo.GitDir(), commonDir: repo.CommonDir(), cycleID: cycleID, runJSON: runJSON,
 		budget: guardHeldMax, files: map[string]fileState{}, stateDs: map[string]fileState{}, caches: map[string]fileState{}}
+	if err := g.holdDotGit(); err != nil {
+		return nil, err
+	}
 	for _, p := range g.heldFiles() {
 		st, err := readState(p, &g.budget)
 		if err != nil {
@@ -352,9 +365,38 @@ func (g *turnGuard) linkFiles() []string {
 	return files
 }
 
-// restoreLinks puts back the worktree's links to the repository.
-func (g *turnGuard) restoreLinks() []string {
+// holdDotGit holds the worktree's .git when it is a file (or a link). At
+// the top of the working tree the agent edits, it is the other end of the
+// links: where git finds the repository from the worktree. In a linked
+// worktree it is a file (gitdir: <its git directory>), read by every git
+// started in the worktree without GIT_DIR (the agent's next turn, the
+// operator's, the next git evolve): held as the other files are, and put
+// back first. One that cannot be put back stops the run (restoreLinks).
+func (g *turnGuard) holdDotGit() error {
+	top, err := g.repo.WorkTree()
+	if err != nil {
+		return nil // bare: no .git of a working tree
+	}
+	st, err := readState(filepath.Join(top, ".git"), nil)
+	if err != nil {
+		return fmt.Errorf("reading %s before the agent's turn: %w", filepath.Join(top, ".git"), err)
+	}
+	if st.exists && !st.mode.IsDir() {
+		g.dotGit, g.dotGitSt = filepath.Join(top, ".git"), st
+	}
+	return nil
+}
+
+// restoreLinks puts back the worktree's links to the repository: its
+// .git first, then a linked worktree's commondir and gitdir. It returns a
+// *RunError when the .git could not be put back: the run stops on it.
+func (g *turnGuard) restoreLinks() ([]string, error) {
+	g.linksDone = true
 	var marks []string
+	mark, err := g.restoreDotGit()
+	if mark != "" {
+		marks = append(marks, mark)
+	}
 	for _, p := range g.linkFiles() {
 		before := g.files[p]
 		after, err := readState(p, nil)
@@ -367,7 +409,26 @@ func (g *turnGuard) restoreLinks() []string {
 		}
 		marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", filepath.Base(p), done))
 	}
-	return marks
+	return marks, err
+}
+
+// restoreDotGit puts back the worktree's .git (held by holdDotGit), and
+// says so; the error is a *RunError when it could not be.
+func (g *turnGuard) restoreDotGit() (string, error) {
+	before := g.dotGitSt
+	if g.dotGit == "" {
+		return "", nil
+	}
+	after, err := readState(g.dotGit, nil)
+	if err == nil && before.same(after) {
+		return "", nil
+	}
+	if err = putBack(g.dotGit, before); err != nil {
+		mark := ".git: changed during the agent's turn; could not be put back: " + err.Error()
+		return mark, &RunError{Msg: fmt.Sprintf("%s, which says where the worktree's repository is, was changed during the agent's turn and could not be put back (%v): the run stops, before the gits started in the worktree work in another repository", g.dotGit, err),
+			Hint: fmt.Sprintf("move what is at %s aside and make it again as it was (%q), then continue the run: git evolve run --resume", g.dotGit, strings.TrimSpace(string(before.data)))}
+	}
+	return ".git: changed during the agent's turn; put back", nil
 }
 
 // openCyclePath is the open cycle's file (cycle.json) of the worktree.
@@ -484,10 +545,15 @@ func cycleOfRef(ref string) string {
 
 // restore compares the git directory with the snapshot, puts back what the
 // agent's turn changed, and returns the marks for the cycle's record.
-// Nothing here stops the run: what could not be put back is named so.
-func (g *turnGuard) restore() []string {
+// What could not be put back is named so; only the worktree's .git stops
+// the run (restoreLinks' error).
+func (g *turnGuard) restore() ([]string, error) {
 	// Where the repository is, first: every git started below reads it.
-	marks := g.restoreLinks()
+	var marks []string
+	var err error
+	if !g.linksDone {
+		marks, err = g.restoreLinks()
+	}
 	// What other worktrees' runs opened since, by the runs' own account.
 	theirs := maps(g.others.cycles)
 	for dir, id := range g.others.runDirs {
@@ -505,7 +571,7 @@ func (g *turnGuard) restore() []string {
 	marks = append(marks, g.restoreRefs(theirs)...)
 	marks = append(marks, g.restoreState(theirs)...)
 	g.dropCaches()
-	return marks
+	return marks, err
 }
 
 func maps(m map[string]bool) map[string]bool {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -928,6 +929,11 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		err = herr
 	}
 	notes, removed := watch.end(s.Top)
+	if err != nil {
+		// Saved as the run stops: the cycle's record names them when it
+		// resumes.
+		d.r.PendingTampering = d.marks
+	}
 	if removed {
 		// Put back, and halting whatever its age: the operator's to lift.
 		d.haltNext = "the agent removed a marker the operator had written during its turn; it was put back"
@@ -1024,15 +1030,19 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 
 // afterTurn checks, as the agent's turn ends, that the driver still holds
 // the worktree, and puts back what the turn changed under the git
-// directory (guard): each is marked for the cycle's record.
+// directory (guard): each is marked for the cycle's record. Where the
+// repository is comes first (restoreLinks).
 func (d *driver) afterTurn(guard *turnGuard, outside *outsideTurn) error {
+	marks, lerr := guard.restoreLinks()
+	d.marks = append(d.marks, marks...)
 	mark, err := d.hold.check()
 	if mark != "" {
 		d.marks = append(d.marks, mark)
 	}
-	d.marks = append(d.marks, guard.restore()...)
+	marks, gerr := guard.restore()
+	d.marks = append(d.marks, marks...)
 	d.marks = append(d.marks, outside.check()...)
-	return err
+	return cmp.Or(err, lerr, gerr)
 }
 
 // finishStep finishes the open cycle c and settles its work. The ruler is
