@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -501,10 +502,107 @@ func TestGuardWorktreeGitFileDir(t *testing.T) {
 		".git: changed during the agent's turn; could not be put back: a directory is in its place",
 		"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
 	var re *RunError
-	if !errors.As(err, &re) || !strings.Contains(re.Msg, "the run stops") {
+	if !errors.As(err, &re) || re.Lost || !strings.Contains(re.Msg, "the run stops") {
 		t.Errorf("restore: %v, want a RunError that stops the run", err)
 	}
 	if !fxExists(filepath.Join(dotGit, "HEAD")) {
 		t.Error("the repository the agent left at .git is gone")
+	}
+}
+
+// The main worktree's .git is the git directory itself: a turn that moves
+// it has it renamed back, what the agent left in its place going where the
+// directory was moved to (nothing removed: it may be a repository), before
+// anything else is compared, so that the rest is found and put back in
+// this repository.
+func TestGuardMainGitDir(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a moved directory is found through /proc/self/fd")
+	}
+	for _, tc := range []struct {
+		name, mark string
+		left       func(t *testing.T, dotGit, moved string) // what the agent leaves at .git
+		check      func(t *testing.T, moved string)         // what is at moved after
+	}{
+		{"moved", ".git: moved to ../moved.git during the agent's turn; put back",
+			func(*testing.T, string, string) {},
+			func(t *testing.T, moved string) {
+				if fxExists(moved) {
+					t.Errorf("%s is still there", moved)
+				}
+			}},
+		{"a file in its place", ".git: moved to ../moved.git and replaced by a file during the agent's turn; put back, the file moved to ../moved.git",
+			func(t *testing.T, dotGit, _ string) {
+				gxWrite(t, dotGit, "gitdir: /elsewhere/.git\n", 0o644)
+			},
+			func(t *testing.T, moved string) {
+				if got := gxRead(t, moved); got != "gitdir: /elsewhere/.git\n" {
+					t.Errorf("what the agent left at .git, at %s after the turn: %q", moved, got)
+				}
+			}},
+		{"a repository in its place", ".git: moved to ../moved.git and replaced by a directory during the agent's turn; put back, the directory moved to ../moved.git",
+			func(t *testing.T, dotGit, _ string) {
+				fxGit(t, filepath.Dir(dotGit), "init", "-q")
+			},
+			func(t *testing.T, moved string) {
+				if !fxExists(filepath.Join(moved, "HEAD")) {
+					t.Errorf("the repository the agent left at .git is not at %s", moved)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, repo := gxRepo(t)
+			dotGit := filepath.Join(dir, ".git")
+			moved := filepath.Join(filepath.Dir(dir), "moved.git")
+			before, err := os.Lstat(dotGit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
+			fxGit(t, dir, "update-ref", "refs/evolve/forged", head)
+			if err := os.Rename(dotGit, moved); err != nil {
+				t.Fatal(err)
+			}
+			tc.left(t, dotGit, moved)
+			gxMarks(t, gxRestore(t, g), tc.mark,
+				"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
+			if fi, err := os.Lstat(dotGit); err != nil || !os.SameFile(fi, before) {
+				t.Fatalf("the git directory is not back at .git (%v)", err)
+			}
+			if out := fxGit(t, dir, "for-each-ref", "refs/evolve/forged"); out != "" {
+				t.Errorf("the ref the turn made is still there: %s", out)
+			}
+			tc.check(t, moved)
+		})
+	}
+}
+
+// A main worktree's git directory that cannot be put back (removed, or
+// where it cannot be renamed from) stops the run before anything else is
+// compared: every path under .git leads elsewhere. What the agent left
+// there stays.
+func TestGuardMainGitDirLost(t *testing.T) {
+	dir, repo := gxRepo(t)
+	dotGit := filepath.Join(dir, ".git")
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dotGit); err != nil {
+		t.Fatal(err)
+	}
+	gxWrite(t, filepath.Join(dotGit, "evolve", "journal.jsonl"), "the agent's\n", 0o644)
+	marks, err := g.restore()
+	gxMarks(t, marks, ".git: moved or removed and replaced by a directory during the agent's turn; could not be put back: it is not found")
+	var re *RunError
+	if !errors.As(err, &re) || !re.Lost || !strings.Contains(re.Msg, "the run stops") {
+		t.Errorf("restore: %v, want a RunError of a repository lost", err)
+	}
+	if got := gxRead(t, filepath.Join(dotGit, "evolve", "journal.jsonl")); got != "the agent's\n" {
+		t.Errorf("what the agent left at .git was changed: %q", got)
 	}
 }
