@@ -24,6 +24,9 @@ import (
 // before the driver writes anything of its own, everything that changed is
 // put back and named for the cycle's record (turnGuard.restore):
 //
+//   - where the repository is, first: the worktree's .git, and a linked
+//     worktree's commondir and gitdir (restoreLinks); a .git that cannot
+//     be put back stops the run;
 //   - the config files (the common config, the worktree's config.worktree):
 //     written back, and the settings that differ named;
 //   - the files of the hooks and info directories: files added removed,
@@ -100,7 +103,7 @@ var lineFiles = map[string]func(line string) (cycle, run string){
 // refs, objects and config) and gitdir (the worktree). One pointed
 // elsewhere would have every git the driver starts after the turn read
 // and write another repository, the guard's own first: they are put back
-// before anything else is compared.
+// before anything else is compared, after the worktree's .git.
 var worktreeLinks = []string{"commondir", "gitdir"}
 
 // sharedFiles are the shared state files that are no lines of entries,
@@ -265,14 +268,30 @@ type turnGuard struct {
 	caches  map[string]fileState
 	refs    map[string]gitstore.Hash
 	others  others
+	// dotGit is the worktree's .git ("" without a working tree) and what
+	// it was before the turn; a directory is held open (dotGitDir).
+	dotGit    string
+	dotGitSt  fileState
+	dotGitDir *os.File
+	// linksDone: restoreLinks has run (the driver runs it before it checks
+	// its hold), and restore does not run it again.
+	linksDone bool
 }
 
 // guardTurn takes the snapshot of what the agent's turn may not change
 // under the git directory of repo, for the cycle cycleID; runJSON gives
 // what the driver last wrote to run.json.
-func guardTurn(repo *gitstore.Repo, cycleID string, runJSON func() []byte) (*turnGuard, error) {
+func guardTurn(repo *gitstore.Repo, cycleID string, runJSON func() []byte) (_ *turnGuard, err error) {
 	g := &turnGuard{repo: repo, gitDir: repo.GitDir(), commonDir: repo.CommonDir(), cycleID: cycleID, runJSON: runJSON,
 		budget: guardHeldMax, files: map[string]fileState{}, stateDs: map[string]fileState{}, caches: map[string]fileState{}}
+	if err := g.holdDotGit(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			g.close()
+		}
+	}()
 	for _, p := range g.heldFiles() {
 		st, err := readState(p, &g.budget)
 		if err != nil {
@@ -352,9 +371,65 @@ func (g *turnGuard) linkFiles() []string {
 	return files
 }
 
-// restoreLinks puts back the worktree's links to the repository.
-func (g *turnGuard) restoreLinks() []string {
+// holdDotGit holds the worktree's .git. At the top of the working tree
+// the agent edits, it is the other end of the links: where git finds the
+// repository from the worktree. In a linked worktree it is a file
+// (gitdir: <its git directory>), read by every git started in the worktree
+// without GIT_DIR (the agent's next turn, the operator's, the next git
+// evolve): held as the other files are, and put back first. In the main
+// worktree it is the git directory itself, whose path every git the driver
+// starts is given: held by its identity, and open, so that it is found
+// wherever the turn moves it and renamed back, what the agent left in its
+// place exchanged with it (nothing is removed: it may be a repository).
+// One that cannot be put back stops the run (restoreLinks).
+func (g *turnGuard) holdDotGit() error {
+	top, err := g.repo.WorkTree()
+	if err != nil {
+		return nil // bare: no .git of a working tree
+	}
+	g.dotGit = filepath.Join(top, ".git")
+	if g.dotGitSt, err = readState(g.dotGit, nil); err != nil {
+		return fmt.Errorf("reading %s before the agent's turn: %w", g.dotGit, err)
+	}
+	if !g.dotGitSt.exists || !g.dotGitSt.mode.IsDir() {
+		return nil
+	}
+	f, err := os.OpenFile(g.dotGit, os.O_RDONLY|syscallNoFollow, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s before the agent's turn: %w", g.dotGit, err)
+	}
+	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, g.dotGitSt.info) {
+		f.Close()
+		return fmt.Errorf("%s changed as the agent's turn began: run again", g.dotGit)
+	}
+	g.dotGitDir = f
+	return nil
+}
+
+// close lets go of the worktree's .git directory the guard held open.
+func (g *turnGuard) close() {
+	if g.dotGitDir != nil {
+		g.dotGitDir.Close()
+		g.dotGitDir = nil
+	}
+}
+
+// restoreLinks puts back the worktree's links to the repository: its
+// .git first, then a linked worktree's commondir and gitdir. It returns a
+// *RunError when the .git could not be put back (the run stops on it),
+// Lost when that is the main worktree's git directory: then nothing else
+// was compared, since every path under it leads elsewhere.
+func (g *turnGuard) restoreLinks() ([]string, error) {
+	g.linksDone = true
 	var marks []string
+	mark, err := g.restoreDotGit()
+	if mark != "" {
+		marks = append(marks, mark)
+	}
+	var re *RunError
+	if errors.As(err, &re) && re.Lost {
+		return marks, err
+	}
 	for _, p := range g.linkFiles() {
 		before := g.files[p]
 		after, err := readState(p, nil)
@@ -367,7 +442,94 @@ func (g *turnGuard) restoreLinks() []string {
 		}
 		marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", filepath.Base(p), done))
 	}
-	return marks
+	return marks, err
+}
+
+// restoreDotGit puts back the worktree's .git (held by holdDotGit), and
+// says so; the error is a *RunError when it could not be.
+func (g *turnGuard) restoreDotGit() (string, error) {
+	before := g.dotGitSt
+	if g.dotGit == "" || !before.exists {
+		return "", nil
+	}
+	if before.mode.IsDir() {
+		return g.restoreGitDir()
+	}
+	after, err := readState(g.dotGit, nil)
+	if err == nil && before.same(after) {
+		return "", nil
+	}
+	if err = putBack(g.dotGit, before); err != nil {
+		mark := ".git: changed during the agent's turn; could not be put back: " + err.Error()
+		return mark, &RunError{Msg: fmt.Sprintf("%s, which says where the worktree's repository is, was changed during the agent's turn and could not be put back (%v): the run stops, before the gits started in the worktree work in another repository", g.dotGit, err),
+			Hint: fmt.Sprintf("move what is at %s aside and make it again as it was (%q), then continue the run: git evolve run --resume", g.dotGit, strings.TrimSpace(string(before.data)))}
+	}
+	return ".git: changed during the agent's turn; put back", nil
+}
+
+// restoreGitDir puts the main worktree's git directory back at .git when
+// the turn moved it or put something in its place: it is found where it
+// is now, through the guard's hold on it, and renamed back, what the agent
+// left at .git going where the directory was found (the two exchanged).
+func (g *turnGuard) restoreGitDir() (string, error) {
+	before := g.dotGitSt
+	after, err := readState(g.dotGit, new(int64))
+	if err == nil && after.exists && after.mode.IsDir() && os.SameFile(before.info, after.info) {
+		return "", nil
+	}
+	var left, moved string // what is at .git now, as the mark names it
+	switch {
+	case err != nil || !after.exists:
+	case after.mode.IsDir():
+		left, moved = "a directory", "the directory"
+	case after.mode&fs.ModeSymlink != 0:
+		left, moved = "a symbolic link", "the link"
+	case after.mode.IsRegular():
+		left, moved = "a file", "the file"
+	default:
+		left, moved = "what is not a file", "what was in its place"
+	}
+	what, where := "moved or removed", ""
+	if g.dotGitDir != nil {
+		where = heldPath(g.dotGitDir)
+	}
+	if where != "" {
+		what = "moved to " + g.nearTop(where)
+	}
+	if left != "" {
+		what += " and replaced by " + left
+	}
+	if where == "" {
+		err = errors.New("it is not found")
+	} else {
+		err = putDirBack(where, g.dotGit, left != "")
+	}
+	if err == nil {
+		if fi, lerr := os.Lstat(g.dotGit); lerr != nil || !os.SameFile(fi, before.info) {
+			err = errors.New("another is in its place")
+		}
+	}
+	if err != nil {
+		hint := fmt.Sprintf("put the repository's git directory back at %s (what is there moved aside, not removed), then continue the run: git evolve run --resume", g.dotGit)
+		if where != "" {
+			hint = fmt.Sprintf("move what is at %s aside (not removed: it may be a repository) and the repository's git directory back there from %s, then continue the run: git evolve run --resume", g.dotGit, where)
+		}
+		return ".git: " + what + " during the agent's turn; could not be put back: " + err.Error(),
+			&RunError{Lost: true, Msg: fmt.Sprintf("%s, the repository's git directory, was %s during the agent's turn and could not be put back (%v): the run stops, before a git it starts reads or writes another repository", g.dotGit, what, err), Hint: hint}
+	}
+	done := "put back"
+	if left != "" {
+		done += ", " + moved + " moved to " + g.nearTop(where)
+	}
+	return ".git: " + what + " during the agent's turn; " + done, nil
+}
+
+// nearTop is path as the worktree's top sees it (relative to it).
+func (g *turnGuard) nearTop(path string) string {
+	if rel, err := filepath.Rel(filepath.Dir(g.dotGit), path); err == nil {
+		return rel
+	}
+	return path
 }
 
 // openCyclePath is the open cycle's file (cycle.json) of the worktree.
@@ -484,10 +646,20 @@ func cycleOfRef(ref string) string {
 
 // restore compares the git directory with the snapshot, puts back what the
 // agent's turn changed, and returns the marks for the cycle's record.
-// Nothing here stops the run: what could not be put back is named so.
-func (g *turnGuard) restore() []string {
+// What could not be put back is named so; only the worktree's .git stops
+// the run (restoreLinks' error).
+func (g *turnGuard) restore() ([]string, error) {
+	defer g.close()
 	// Where the repository is, first: every git started below reads it.
-	marks := g.restoreLinks()
+	var marks []string
+	var err error
+	if !g.linksDone {
+		marks, err = g.restoreLinks()
+		var re *RunError
+		if errors.As(err, &re) && re.Lost {
+			return marks, err
+		}
+	}
 	// What other worktrees' runs opened since, by the runs' own account.
 	theirs := maps(g.others.cycles)
 	for dir, id := range g.others.runDirs {
@@ -505,7 +677,7 @@ func (g *turnGuard) restore() []string {
 	marks = append(marks, g.restoreRefs(theirs)...)
 	marks = append(marks, g.restoreState(theirs)...)
 	g.dropCaches()
-	return marks
+	return marks, err
 }
 
 func maps(m map[string]bool) map[string]bool {

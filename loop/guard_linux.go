@@ -1,8 +1,13 @@
 package loop
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // changeTime is when a file's inode last changed, which no one can set
@@ -16,4 +21,34 @@ func changeTime(fi fs.FileInfo) int64 {
 		return st.Ctim.Nano()
 	}
 	return 0
+}
+
+// heldPath is where the directory f holds is now ("" when it is not
+// found: removed, or out of this process's reach), as the kernel names the
+// open file, checked to be the one held.
+func heldPath(f *os.File) string {
+	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil || !filepath.IsAbs(p) {
+		return ""
+	}
+	held, err1 := f.Stat()
+	now, err2 := os.Lstat(p)
+	if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+		return ""
+	}
+	return p
+}
+
+// putDirBack renames the directory at from to to; exchange: what is at to
+// goes to from in the same step (renameat2 RENAME_EXCHANGE), never
+// removed. A plain rename of a directory replaces nothing but an empty
+// directory.
+func putDirBack(from, to string, exchange bool) error {
+	if !exchange {
+		return os.Rename(from, to)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_EXCHANGE); err != nil {
+		return fmt.Errorf("exchanging %s and %s: %w", from, to, err)
+	}
+	return nil
 }

@@ -1,9 +1,11 @@
 package loop
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -47,6 +49,17 @@ func gxRead(t *testing.T, path string) string {
 	return string(data)
 }
 
+// gxRestore is g.restore() of a turn that leaves the worktree's .git as
+// it was.
+func gxRestore(t *testing.T, g *turnGuard) []string {
+	t.Helper()
+	marks, err := g.restore()
+	if err != nil {
+		t.Fatalf("restore: %v (marks %q)", err, marks)
+	}
+	return marks
+}
+
 // gxMarks checks that marks are exactly want, in any order.
 func gxMarks(t *testing.T, marks []string, want ...string) {
 	t.Helper()
@@ -75,7 +88,7 @@ func TestGuardNothingChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if marks := g.restore(); len(marks) != 0 {
+	if marks := gxRestore(t, g); len(marks) != 0 {
 		t.Errorf("marks of a turn that changed nothing: %q", marks)
 	}
 }
@@ -104,7 +117,7 @@ func TestGuardConfigAndHooks(t *testing.T) {
 	if err := os.Symlink("/dev/null", filepath.Join(gitDir, "info", "attributes")); err != nil {
 		t.Fatal(err)
 	}
-	marks := g.restore()
+	marks := gxRestore(t, g)
 	gxMarks(t, marks,
 		"config: core.bare (false) removed, core.hooksPath set to /dev/null, notes.rewriteRef set to refs/notes/other during the agent's turn; put back",
 		"hooks: commit-msg changed during the agent's turn; put back",
@@ -146,7 +159,7 @@ func TestGuardDirReplacedByLink(t *testing.T) {
 	if err := os.Symlink(elsewhere, hooks); err != nil {
 		t.Fatal(err)
 	}
-	gxMarks(t, g.restore(), "hooks/: replaced by a symbolic link during the agent's turn; made a directory again, its files put back")
+	gxMarks(t, gxRestore(t, g), "hooks/: replaced by a symbolic link during the agent's turn; made a directory again, its files put back")
 	if fi, err := os.Lstat(hooks); err != nil || !fi.IsDir() {
 		t.Fatalf("hooks after the turn: %v, %v", fi, err)
 	}
@@ -181,7 +194,7 @@ func TestGuardRefs(t *testing.T) {
 	fxGit(t, dir, "symbolic-ref", "refs/notes/evolve-control", "refs/heads/"+strings.TrimSpace(fxGit(t, dir, "branch", "--show-current")))
 	fxGit(t, dir, "update-ref", "-d", "refs/evolve/cycles/"+id+"/base")
 	fxGit(t, dir, "update-ref", "-d", "refs/notes/evolve-fitness")
-	marks := g.restore()
+	marks := gxRestore(t, g)
 	short := forged[:7]
 	gxMarks(t, marks,
 		"ledger: 1 record written during the agent's turn, not by the driver (notes commit "+short+"); put back, kept under refs/evolve/tampered/"+id+"/notes/evolve",
@@ -234,7 +247,7 @@ func TestGuardOtherWorktreeCycle(t *testing.T) {
 	// the agent's
 	fxGit(t, dir, "update-ref", "refs/evolve/cycles/dddddddddddddddddddd/base", head)
 	gxWrite(t, filepath.Join(gitDir, "evolve", "journal.jsonl"), `{"v":1,"id":"eeeeeeeeeeeeeeeeeeee","cycle":9,"result":"unchanged"}`+"\n", 0o644)
-	marks := g.restore()
+	marks := gxRestore(t, g)
 	gxMarks(t, marks,
 		"refs/evolve/cycles/dddddddddddddddddddd/base: created during the agent's turn; removed, kept under refs/evolve/tampered/"+id+"/evolve/cycles/dddddddddddddddddddd/base",
 		"journal.jsonl: 1 line added during the agent's turn; removed")
@@ -282,7 +295,7 @@ func TestGuardStateFiles(t *testing.T) {
 	gxWrite(t, filepath.Join(gitDir, "evolve", "history-mirror.json"), "{}\n", 0o644)
 	gxWrite(t, RunStatePath(gitDir), `{"id": "run", "kept": {}}`, 0o644)
 	gxWrite(t, brief, "a brief of my own", 0o644)
-	gxMarks(t, g.restore(), "run.json: changed during the agent's turn; the driver wrote it again")
+	gxMarks(t, gxRestore(t, g), "run.json: changed during the agent's turn; the driver wrote it again")
 	if got := gxRead(t, RunStatePath(gitDir)); got != string(runJSON) {
 		t.Errorf("run.json after the turn: %q", got)
 	}
@@ -304,7 +317,7 @@ func TestGuardStateFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	gxWrite(t, filepath.Join(gitDir, "evolve", "verified"), tip+"\nreflog 999999 "+tip+"\nlargest 0\nchained no\n", 0o644)
-	gxMarks(t, g.restore())
+	gxMarks(t, gxRestore(t, g))
 	if got := gxRead(t, filepath.Join(gitDir, "evolve", "verified")); got != tip+"\n" {
 		t.Errorf("verified after the turn: %q", got)
 	}
@@ -314,7 +327,7 @@ func TestGuardStateFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	gxWrite(t, filepath.Join(gitDir, "evolve", "verified"), strings.Repeat("1", 40)+"\n", 0o644)
-	gxMarks(t, g.restore(), "verified: set during the agent's turn to a tip the ledger does not descend from; put back")
+	gxMarks(t, gxRestore(t, g), "verified: set during the agent's turn to a tip the ledger does not descend from; put back")
 	if got := gxRead(t, filepath.Join(gitDir, "evolve", "verified")); got != tip+"\n" {
 		t.Errorf("verified after the turn: %q", got)
 	}
@@ -333,7 +346,7 @@ func TestGuardKeepNameTaken(t *testing.T) {
 	}
 	fxGit(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"id":"ffffffffffffffffffff","cycle":2}`, "HEAD")
 	fxGit(t, dir, "update-ref", "refs/evolve/tampered/"+id+"/notes/evolve/in-the-way", before)
-	marks := g.restore()
+	marks := gxRestore(t, g)
 	if len(marks) != 1 || !strings.Contains(marks[0], "; put back, kept under refs/evolve/tampered/"+id+"-") {
 		t.Errorf("marks: %q", marks)
 	}
@@ -356,7 +369,7 @@ func TestGuardReplaceLoop(t *testing.T) {
 	}
 	fxGit(t, dir, "update-ref", "refs/replace/"+head, head)
 	fxGit(t, dir, "update-ref", "-d", "refs/evolve/cycles/"+id+"/base")
-	gxMarks(t, g.restore(),
+	gxMarks(t, gxRestore(t, g),
 		"refs/replace/"+head+": created during the agent's turn; removed, kept under refs/evolve/tampered/"+id+"/replace/"+head,
 		"refs/evolve/cycles/"+id+"/base: deleted during the agent's turn; put back")
 	if got, _ := gxGitOut(dir, "rev-parse", "refs/evolve/cycles/"+id+"/base"); got != head {
@@ -387,7 +400,7 @@ func TestGuardWorktreeLinks(t *testing.T) {
 	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
 	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
 	gxWrite(t, filepath.Join(wtGitDir, "commondir"), filepath.Join(other, ".git")+"\n", 0o644)
-	gxMarks(t, g.restore(),
+	gxMarks(t, gxRestore(t, g),
 		"commondir: changed during the agent's turn; put back",
 		"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
 	if got := gxRead(t, filepath.Join(wtGitDir, "commondir")); got != commondir {
@@ -395,5 +408,201 @@ func TestGuardWorktreeLinks(t *testing.T) {
 	}
 	if out := fxGit(t, dir, "for-each-ref", "refs/evolve/forged"); out != "" {
 		t.Errorf("the ref the turn made is still there: %s", out)
+	}
+}
+
+// The other end of the link: a linked worktree's .git file, which is in
+// the working tree the agent edits. A turn that points it at another
+// repository, replaces it by a link or removes it has it put back first,
+// as it was, so that the git the operator (or the next run) starts in the
+// worktree finds this repository.
+func TestGuardWorktreeGitFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		turn func(t *testing.T, dotGit, other string)
+	}{
+		{"pointed at another repository", func(t *testing.T, dotGit, other string) {
+			gxWrite(t, dotGit, "gitdir: "+filepath.Join(other, ".git")+"\n", 0o644)
+		}},
+		{"replaced by a link", func(t *testing.T, dotGit, other string) {
+			if err := os.Remove(dotGit); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(other, ".git"), dotGit); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"removed", func(t *testing.T, dotGit, other string) {
+			if err := os.Remove(dotGit); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := gxRepo(t)
+			side := filepath.Join(t.TempDir(), "side")
+			fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+			repo, err := gitstore.Open(side)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer repo.Close()
+			dotGit := filepath.Join(side, ".git")
+			want := gxRead(t, dotGit)
+			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := fxRepoDir(t, "other")
+			tc.turn(t, dotGit, other)
+			gxMarks(t, gxRestore(t, g), ".git: changed during the agent's turn; put back")
+			fi, err := os.Lstat(dotGit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !fi.Mode().IsRegular() {
+				t.Fatalf("the worktree's .git after the turn: %v, want a file", fi.Mode())
+			}
+			if got := gxRead(t, dotGit); got != want {
+				t.Errorf("the worktree's .git after the turn: %q, want %q", got, want)
+			}
+			if got, want := strings.TrimSpace(fxGit(t, side, "rev-parse", "--path-format=absolute", "--git-common-dir")), filepath.Join(dir, ".git"); resolved(got) != resolved(want) {
+				t.Errorf("git in the worktree finds the repository at %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// A linked worktree's .git replaced by a directory (a repository of the
+// agent's) is not removed: the mark says it could not be put back, and the
+// error stops the run; the rest is put back all the same, in this
+// repository (the worktree's git directory is found without the file).
+func TestGuardWorktreeGitFileDir(t *testing.T) {
+	dir, _ := gxRepo(t)
+	side := filepath.Join(t.TempDir(), "side")
+	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+	repo, err := gitstore.Open(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
+	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
+	dotGit := filepath.Join(side, ".git")
+	if err := os.Remove(dotGit); err != nil {
+		t.Fatal(err)
+	}
+	fxGit(t, side, "init", "-q")
+	marks, err := g.restore()
+	gxMarks(t, marks,
+		".git: changed during the agent's turn; could not be put back: a directory is in its place",
+		"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
+	var re *RunError
+	if !errors.As(err, &re) || re.Lost || !strings.Contains(re.Msg, "the run stops") {
+		t.Errorf("restore: %v, want a RunError that stops the run", err)
+	}
+	if !fxExists(filepath.Join(dotGit, "HEAD")) {
+		t.Error("the repository the agent left at .git is gone")
+	}
+}
+
+// The main worktree's .git is the git directory itself: a turn that moves
+// it has it renamed back, what the agent left in its place going where the
+// directory was moved to (nothing removed: it may be a repository), before
+// anything else is compared, so that the rest is found and put back in
+// this repository.
+func TestGuardMainGitDir(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a moved directory is found through /proc/self/fd")
+	}
+	for _, tc := range []struct {
+		name, mark string
+		left       func(t *testing.T, dotGit, moved string) // what the agent leaves at .git
+		check      func(t *testing.T, moved string)         // what is at moved after
+	}{
+		{"moved", ".git: moved to ../moved.git during the agent's turn; put back",
+			func(*testing.T, string, string) {},
+			func(t *testing.T, moved string) {
+				if fxExists(moved) {
+					t.Errorf("%s is still there", moved)
+				}
+			}},
+		{"a file in its place", ".git: moved to ../moved.git and replaced by a file during the agent's turn; put back, the file moved to ../moved.git",
+			func(t *testing.T, dotGit, _ string) {
+				gxWrite(t, dotGit, "gitdir: /elsewhere/.git\n", 0o644)
+			},
+			func(t *testing.T, moved string) {
+				if got := gxRead(t, moved); got != "gitdir: /elsewhere/.git\n" {
+					t.Errorf("what the agent left at .git, at %s after the turn: %q", moved, got)
+				}
+			}},
+		{"a repository in its place", ".git: moved to ../moved.git and replaced by a directory during the agent's turn; put back, the directory moved to ../moved.git",
+			func(t *testing.T, dotGit, _ string) {
+				fxGit(t, filepath.Dir(dotGit), "init", "-q")
+			},
+			func(t *testing.T, moved string) {
+				if !fxExists(filepath.Join(moved, "HEAD")) {
+					t.Errorf("the repository the agent left at .git is not at %s", moved)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, repo := gxRepo(t)
+			dotGit := filepath.Join(dir, ".git")
+			moved := filepath.Join(filepath.Dir(dir), "moved.git")
+			before, err := os.Lstat(dotGit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
+			fxGit(t, dir, "update-ref", "refs/evolve/forged", head)
+			if err := os.Rename(dotGit, moved); err != nil {
+				t.Fatal(err)
+			}
+			tc.left(t, dotGit, moved)
+			gxMarks(t, gxRestore(t, g), tc.mark,
+				"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
+			if fi, err := os.Lstat(dotGit); err != nil || !os.SameFile(fi, before) {
+				t.Fatalf("the git directory is not back at .git (%v)", err)
+			}
+			if out := fxGit(t, dir, "for-each-ref", "refs/evolve/forged"); out != "" {
+				t.Errorf("the ref the turn made is still there: %s", out)
+			}
+			tc.check(t, moved)
+		})
+	}
+}
+
+// A main worktree's git directory that cannot be put back (removed, or
+// where it cannot be renamed from) stops the run before anything else is
+// compared: every path under .git leads elsewhere. What the agent left
+// there stays.
+func TestGuardMainGitDirLost(t *testing.T) {
+	dir, repo := gxRepo(t)
+	dotGit := filepath.Join(dir, ".git")
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dotGit); err != nil {
+		t.Fatal(err)
+	}
+	gxWrite(t, filepath.Join(dotGit, "evolve", "journal.jsonl"), "the agent's\n", 0o644)
+	marks, err := g.restore()
+	gxMarks(t, marks, ".git: moved or removed and replaced by a directory during the agent's turn; could not be put back: it is not found")
+	var re *RunError
+	if !errors.As(err, &re) || !re.Lost || !strings.Contains(re.Msg, "the run stops") {
+		t.Errorf("restore: %v, want a RunError of a repository lost", err)
+	}
+	if got := gxRead(t, filepath.Join(dotGit, "evolve", "journal.jsonl")); got != "the agent's\n" {
+		t.Errorf("what the agent left at .git was changed: %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -269,6 +270,11 @@ type RunError struct {
 	// to look at (exit 2, as seed 002's dispatcher exits once its
 	// autoResumeAttempts are spent).
 	Exhausted bool
+	// Lost marks a run stopped because the repository's git directory is
+	// no longer where the run found it (the main worktree's .git, moved
+	// or replaced during the agent's turn and not put back): nothing more
+	// is read or written through that path, the run's state included.
+	Lost bool
 }
 
 // DefaultMaxResumes is how many times in a row a run is resumed without
@@ -533,6 +539,10 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		// The run stops on the error: its state and summary say so, and
 		// what it did so far.
 		sum = &Summary{RunState: d.r, Reason: StopError, Detail: err.Error()}
+	}
+	var re *RunError
+	if errors.As(err, &re) && re.Lost {
+		return sum, err // its state is not written where another repository may be
 	}
 	if sum != nil {
 		r.Stopped = sum.Reason
@@ -928,6 +938,11 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		err = herr
 	}
 	notes, removed := watch.end(s.Top)
+	if err != nil {
+		// Saved as the run stops: the cycle's record names them when it
+		// resumes.
+		d.r.PendingTampering = d.marks
+	}
 	if removed {
 		// Put back, and halting whatever its age: the operator's to lift.
 		d.haltNext = "the agent removed a marker the operator had written during its turn; it was put back"
@@ -1024,15 +1039,25 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 
 // afterTurn checks, as the agent's turn ends, that the driver still holds
 // the worktree, and puts back what the turn changed under the git
-// directory (guard): each is marked for the cycle's record.
+// directory (guard): each is marked for the cycle's record. Where the
+// repository is comes first (restoreLinks): in the main worktree the
+// hold's lock is found through it.
 func (d *driver) afterTurn(guard *turnGuard, outside *outsideTurn) error {
+	defer guard.close()
+	marks, lerr := guard.restoreLinks()
+	d.marks = append(d.marks, marks...)
+	var re *RunError
+	if errors.As(lerr, &re) && re.Lost {
+		return lerr
+	}
 	mark, err := d.hold.check()
 	if mark != "" {
 		d.marks = append(d.marks, mark)
 	}
-	d.marks = append(d.marks, guard.restore()...)
+	marks, gerr := guard.restore()
+	d.marks = append(d.marks, marks...)
 	d.marks = append(d.marks, outside.check()...)
-	return err
+	return cmp.Or(err, lerr, gerr)
 }
 
 // finishStep finishes the open cycle c and settles its work. The ruler is

@@ -328,7 +328,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	err = kctx.Run()
 	e.copyNotices()
-	keepSeedHistory(e, kctx.Command()) // the seeds' cycle-history.jsonl follows the ledger (seedfiles.go)
+	keepSeedHistory(e, kctx.Command(), err) // the seeds' cycle-history.jsonl follows the ledger (seedfiles.go)
 	if err != nil {
 		if errors.Is(err, errPagerGone) {
 			return exitOK // the user quit the pager before the end, as with git log

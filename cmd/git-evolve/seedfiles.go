@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,14 +64,18 @@ func seedFilesOn(repo *gitstore.Repo, m mirror.Mirror) bool {
 // keepSeedHistory brings the seeds' cycle-history.jsonl up to date after
 // command, when it opened the ledger: written when the ledger, the journal
 // or HEAD moved (a record, a finish, a sync, a fetch read), else left alone
-// at the cost of reading a few refs.
-func keepSeedHistory(e *env, command string) {
+// at the cost of reading a few refs. err is what the command returned.
+func keepSeedHistory(e *env, command string, err error) {
 	// Not in the hooks that git runs on every commit and push, nor in
 	// completion: the next command does it. Not in a run's agent: the
 	// driver keeps the file before each turn, and what a turn writes under
-	// the git directory is the driver's to put back.
+	// the git directory is the driver's to put back. Not after a run that
+	// stopped because the repository's git directory is no longer where it
+	// found it: another repository may be there.
+	var re *loop.RunError
 	switch name, _, _ := strings.Cut(command, " "); {
-	case e.ledger == nil, name == "hook", name == "__complete", e.getenv("EVOLVE_RUN_ID") != "":
+	case e.ledger == nil, name == "hook", name == "__complete", e.getenv("EVOLVE_RUN_ID") != "",
+		errors.As(err, &re) && re.Lost:
 		return
 	}
 	refreshSeedHistory(e, e.ledger.Ledger)
