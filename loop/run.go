@@ -419,6 +419,10 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 		}
 	}
 	var r *RunState
+	// killed: the last run was killed while its agent worked (it stopped
+	// without saying why); r, the prior run's state when it resumes, is
+	// told it no longer stopped below.
+	killed := prior != nil && prior.Stopped == "" && prior.Phase == PhaseAgent
 	if o.Resume {
 		if prior == nil {
 			return nil, &RunError{Msg: "there is no run to resume in this worktree", Hint: "start one with git evolve run --agent '<command>'", Usage: true}
@@ -523,7 +527,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 			}
 		}
 	}
-	if o.Resume && prior.Stopped == "" && prior.Phase == PhaseAgent && open != nil && open.Run == prior.ID {
+	if o.Resume && killed && open != nil && open.Run == prior.ID {
 		// The last run was killed while its agent worked: the agent may
 		// have gone on alone, with run.json in reach.
 		d.readBack = open.ID
