@@ -24,9 +24,10 @@ import (
 // before the driver writes anything of its own, everything that changed is
 // put back and named for the cycle's record (turnGuard.restore):
 //
-//   - where the repository is, first: the worktree's .git, and a linked
-//     worktree's commondir and gitdir (restoreLinks); a .git that cannot
-//     be put back stops the run;
+//   - where the repository is, first: the git directories (the common one
+//     and the worktree's, held open by their identity), the worktree's
+//     .git, and a linked worktree's commondir and gitdir (restoreLinks); a
+//     git directory or a .git that cannot be put back stops the run;
 //   - the config files (the common config, the worktree's config.worktree):
 //     written back, and the settings that differ named;
 //   - the files of the hooks and info directories: files added removed,
@@ -269,10 +270,13 @@ type turnGuard struct {
 	refs    map[string]gitstore.Hash
 	others  others
 	// dotGit is the worktree's .git ("" without a working tree) and what
-	// it was before the turn; a directory is held open (dotGitDir).
-	dotGit    string
-	dotGitSt  fileState
-	dotGitDir *os.File
+	// it was before the turn.
+	dotGit   string
+	dotGitSt fileState
+	// gitDirs are the directories held open by their identity: the common
+	// git directory, the worktree's and its .git when that is a directory
+	// (in the main worktree, one).
+	gitDirs []*heldDir
 	// linksDone: restoreLinks has run (the driver runs it before it checks
 	// its hold), and restore does not run it again.
 	linksDone bool
@@ -284,14 +288,14 @@ type turnGuard struct {
 func guardTurn(repo *gitstore.Repo, cycleID string, runJSON func() []byte) (_ *turnGuard, err error) {
 	g := &turnGuard{repo: repo, gitDir: repo.GitDir(), commonDir: repo.CommonDir(), cycleID: cycleID, runJSON: runJSON,
 		budget: guardHeldMax, files: map[string]fileState{}, stateDs: map[string]fileState{}, caches: map[string]fileState{}}
-	if err := g.holdDotGit(); err != nil {
-		return nil, err
-	}
 	defer func() {
 		if err != nil {
 			g.close()
 		}
 	}()
+	if err := g.holdDotGit(); err != nil {
+		return nil, err
+	}
 	for _, p := range g.heldFiles() {
 		st, err := readState(p, &g.budget)
 		if err != nil {
@@ -371,64 +375,111 @@ func (g *turnGuard) linkFiles() []string {
 	return files
 }
 
-// holdDotGit holds the worktree's .git. At the top of the working tree
-// the agent edits, it is the other end of the links: where git finds the
-// repository from the worktree. In a linked worktree it is a file
-// (gitdir: <its git directory>), read by every git started in the worktree
-// without GIT_DIR (the agent's next turn, the operator's, the next git
-// evolve): held as the other files are, and put back first. In the main
-// worktree it is the git directory itself, whose path every git the driver
-// starts is given: held by its identity, and open, so that it is found
-// wherever the turn moves it and renamed back, what the agent left in its
-// place exchanged with it (nothing is removed: it may be a repository).
-// One that cannot be put back stops the run (restoreLinks).
+// heldDir is a directory the guard holds by its identity, and open.
+type heldDir struct {
+	path string
+	name string // as the marks name it
+	what string // as the error names it
+	st   fileState
+	f    *os.File
+}
+
+// holdDotGit holds the worktree's .git and the git directories. At the top
+// of the working tree the agent edits, .git is the other end of the links:
+// where git finds the repository from the worktree. In a linked worktree
+// it is a file (gitdir: <its git directory>), read by every git started in
+// the worktree without GIT_DIR (the agent's next turn, the operator's, the
+// next git evolve): held as the other files are, and put back first.
+// The git directories are where every git the driver starts works: its
+// GIT_DIR (the worktree's git directory) and the common one it names. In
+// the main worktree both are .git itself; a linked worktree's are outside
+// its working tree, and within the agent's reach all the same. Each is
+// held by its identity, and open, so that it is found wherever the turn
+// moves it and renamed back, what the agent left in its place exchanged
+// with it (nothing is removed: it may be a repository). One that cannot be
+// put back stops the run (restoreLinks).
 func (g *turnGuard) holdDotGit() error {
-	top, err := g.repo.WorkTree()
-	if err != nil {
-		return nil // bare: no .git of a working tree
+	if top, err := g.repo.WorkTree(); err == nil {
+		g.dotGit = filepath.Join(top, ".git")
+		if g.dotGitSt, err = readState(g.dotGit, nil); err != nil {
+			return fmt.Errorf("reading %s before the agent's turn: %w", g.dotGit, err)
+		}
 	}
-	g.dotGit = filepath.Join(top, ".git")
-	if g.dotGitSt, err = readState(g.dotGit, nil); err != nil {
-		return fmt.Errorf("reading %s before the agent's turn: %w", g.dotGit, err)
+	// The outermost first: the worktree's git directory is under the
+	// common one, and is put back after it.
+	dirs := []struct{ path, name, what string }{
+		{g.commonDir, "the repository's git directory", "the repository's git directory"},
+		{g.gitDir, "the worktree's git directory", "the worktree's git directory"},
 	}
-	if !g.dotGitSt.exists || !g.dotGitSt.mode.IsDir() {
-		return nil
+	if g.dotGitSt.exists && g.dotGitSt.mode.IsDir() {
+		dirs = append(dirs, struct{ path, name, what string }{g.dotGit, ".git", "the repository's git directory"})
 	}
-	f, err := os.OpenFile(g.dotGit, os.O_RDONLY|syscallNoFollow, 0)
-	if err != nil {
-		return fmt.Errorf("opening %s before the agent's turn: %w", g.dotGit, err)
+	for _, d := range dirs {
+		if d.path == "" {
+			continue
+		}
+		var h *heldDir
+		for _, o := range g.gitDirs {
+			if resolved(o.path) == resolved(d.path) {
+				h = o
+			}
+		}
+		if h != nil {
+			if d.path == g.dotGit {
+				h.path, h.name = d.path, d.name // named as the worktree sees it
+			}
+			continue
+		}
+		st, err := readState(d.path, nil)
+		if err != nil {
+			return fmt.Errorf("reading %s before the agent's turn: %w", d.path, err)
+		}
+		if !st.exists || !st.mode.IsDir() {
+			continue
+		}
+		f, err := os.OpenFile(d.path, os.O_RDONLY|syscallNoFollow, 0)
+		if err != nil {
+			return fmt.Errorf("opening %s before the agent's turn: %w", d.path, err)
+		}
+		if fi, err := f.Stat(); err != nil || !os.SameFile(fi, st.info) {
+			f.Close()
+			return fmt.Errorf("%s changed as the agent's turn began: run again", d.path)
+		}
+		g.gitDirs = append(g.gitDirs, &heldDir{path: d.path, name: d.name, what: d.what, st: st, f: f})
 	}
-	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, g.dotGitSt.info) {
-		f.Close()
-		return fmt.Errorf("%s changed as the agent's turn began: run again", g.dotGit)
-	}
-	g.dotGitDir = f
 	return nil
 }
 
-// close lets go of the worktree's .git directory the guard held open.
+// close lets go of the directories the guard held open.
 func (g *turnGuard) close() {
-	if g.dotGitDir != nil {
-		g.dotGitDir.Close()
-		g.dotGitDir = nil
+	for _, h := range g.gitDirs {
+		if h.f != nil {
+			h.f.Close()
+			h.f = nil
+		}
 	}
 }
 
-// restoreLinks puts back the worktree's links to the repository: its
-// .git first, then a linked worktree's commondir and gitdir. It returns a
-// *RunError when the .git could not be put back (the run stops on it),
-// Lost when that is the main worktree's git directory: then nothing else
-// was compared, since every path under it leads elsewhere.
+// restoreLinks puts back where the repository is: the git directories
+// first, then the worktree's .git, then a linked worktree's commondir and
+// gitdir. It returns a *RunError when one could not be put back (the run
+// stops on it), Lost when that is a git directory: then nothing else was
+// compared, since every path under it leads elsewhere.
 func (g *turnGuard) restoreLinks() ([]string, error) {
 	g.linksDone = true
 	var marks []string
+	for _, h := range g.gitDirs {
+		mark, err := g.restoreGitDir(h)
+		if mark != "" {
+			marks = append(marks, mark)
+		}
+		if err != nil {
+			return marks, err
+		}
+	}
 	mark, err := g.restoreDotGit()
 	if mark != "" {
 		marks = append(marks, mark)
-	}
-	var re *RunError
-	if errors.As(err, &re) && re.Lost {
-		return marks, err
 	}
 	for _, p := range g.linkFiles() {
 		before := g.files[p]
@@ -449,11 +500,8 @@ func (g *turnGuard) restoreLinks() ([]string, error) {
 // says so; the error is a *RunError when it could not be.
 func (g *turnGuard) restoreDotGit() (string, error) {
 	before := g.dotGitSt
-	if g.dotGit == "" || !before.exists {
-		return "", nil
-	}
-	if before.mode.IsDir() {
-		return g.restoreGitDir()
+	if g.dotGit == "" || !before.exists || before.mode.IsDir() {
+		return "", nil // a directory is held with the git directories
 	}
 	after, err := readState(g.dotGit, nil)
 	if err == nil && before.same(after) {
@@ -467,17 +515,18 @@ func (g *turnGuard) restoreDotGit() (string, error) {
 	return ".git: changed during the agent's turn; put back", nil
 }
 
-// restoreGitDir puts the main worktree's git directory back at .git when
-// the turn moved it or put something in its place: it is found where it
-// is now, through the guard's hold on it, and renamed back, what the agent
-// left at .git going where the directory was found (the two exchanged).
-func (g *turnGuard) restoreGitDir() (string, error) {
-	before := g.dotGitSt
-	after, err := readState(g.dotGit, new(int64))
+// restoreGitDir puts a git directory the guard held (h) back at its path
+// when the turn moved it or put something in its place: it is found where
+// it is now, through the guard's hold on it, and renamed back, what the
+// agent left at its path going where the directory was found (the two
+// exchanged).
+func (g *turnGuard) restoreGitDir(h *heldDir) (string, error) {
+	before := h.st
+	after, err := readState(h.path, new(int64))
 	if err == nil && after.exists && after.mode.IsDir() && os.SameFile(before.info, after.info) {
 		return "", nil
 	}
-	var left, moved string // what is at .git now, as the mark names it
+	var left, moved string // what is at the path now, as the mark names it
 	switch {
 	case err != nil || !after.exists:
 	case after.mode.IsDir():
@@ -490,8 +539,8 @@ func (g *turnGuard) restoreGitDir() (string, error) {
 		left, moved = "what is not a file", "what was in its place"
 	}
 	what, where := "moved or removed", ""
-	if g.dotGitDir != nil {
-		where = heldPath(g.dotGitDir)
+	if h.f != nil {
+		where = heldPath(h.f)
 	}
 	if where != "" {
 		what = "moved to " + g.nearTop(where)
@@ -502,30 +551,33 @@ func (g *turnGuard) restoreGitDir() (string, error) {
 	if where == "" {
 		err = errors.New("it is not found")
 	} else {
-		err = putDirBack(where, g.dotGit, left != "")
+		err = putDirBack(where, h.path, left != "")
 	}
 	if err == nil {
-		if fi, lerr := os.Lstat(g.dotGit); lerr != nil || !os.SameFile(fi, before.info) {
+		if fi, lerr := os.Lstat(h.path); lerr != nil || !os.SameFile(fi, before.info) {
 			err = errors.New("another is in its place")
 		}
 	}
 	if err != nil {
-		hint := fmt.Sprintf("put the repository's git directory back at %s (what is there moved aside, not removed), then continue the run: git evolve run --resume", g.dotGit)
+		hint := fmt.Sprintf("put %s back at %s (what is there moved aside, not removed), then continue the run: git evolve run --resume", h.what, h.path)
 		if where != "" {
-			hint = fmt.Sprintf("move what is at %s aside (not removed: it may be a repository) and the repository's git directory back there from %s, then continue the run: git evolve run --resume", g.dotGit, where)
+			hint = fmt.Sprintf("move what is at %s aside (not removed: it may be a repository) and %s back there from %s, then continue the run: git evolve run --resume", h.path, h.what, where)
 		}
-		return ".git: " + what + " during the agent's turn; could not be put back: " + err.Error(),
-			&RunError{Lost: true, Msg: fmt.Sprintf("%s, the repository's git directory, was %s during the agent's turn and could not be put back (%v): the run stops, before a git it starts reads or writes another repository", g.dotGit, what, err), Hint: hint}
+		return h.name + ": " + what + " during the agent's turn; could not be put back: " + err.Error(),
+			&RunError{Lost: true, Msg: fmt.Sprintf("%s, %s, was %s during the agent's turn and could not be put back (%v): the run stops, before a git it starts reads or writes another repository", h.path, h.what, what, err), Hint: hint}
 	}
 	done := "put back"
 	if left != "" {
 		done += ", " + moved + " moved to " + g.nearTop(where)
 	}
-	return ".git: " + what + " during the agent's turn; " + done, nil
+	return h.name + ": " + what + " during the agent's turn; " + done, nil
 }
 
 // nearTop is path as the worktree's top sees it (relative to it).
 func (g *turnGuard) nearTop(path string) string {
+	if g.dotGit == "" {
+		return path
+	}
 	if rel, err := filepath.Rel(filepath.Dir(g.dotGit), path); err == nil {
 		return rel
 	}

@@ -606,3 +606,73 @@ func TestGuardMainGitDirLost(t *testing.T) {
 		t.Errorf("what the agent left at .git was changed: %q", got)
 	}
 }
+
+// A linked worktree's git directories are outside its working tree, but
+// within the agent's reach (its .git file and commondir name them): a
+// turn that moves the repository's git directory away and puts a copy in
+// its place would have every git the driver starts after it (GIT_DIR is
+// the worktree's git directory, under the common one) work in the copy.
+// The directories are put back as the main worktree's .git is, the copy
+// going where the repository was moved to, before anything is compared.
+func TestGuardLinkedGitDirsMoved(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a moved directory is found through /proc/self/fd")
+	}
+	for _, tc := range []struct {
+		name string
+		move func(dir string) string // the directory moved, under dir's parent
+	}{
+		{"the common git directory", func(dir string) string { return filepath.Join(dir, ".git") }},
+		{"the worktree's git directory", func(dir string) string { return filepath.Join(dir, ".git", "worktrees", "side") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := gxRepo(t)
+			side := filepath.Join(t.TempDir(), "side")
+			fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+			repo, err := gitstore.Open(side)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer repo.Close()
+			from := tc.move(dir)
+			before, err := os.Lstat(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
+			fxGit(t, side, "update-ref", "refs/evolve/forged", head)
+			moved := filepath.Join(t.TempDir(), "moved")
+			if err := os.Rename(from, moved); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("cp", "-a", moved, from).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v: %s", err, out)
+			}
+			gxWrite(t, filepath.Join(from, "agent-was-here"), "mine\n", 0o644)
+			marks, err := g.restore()
+			if err != nil {
+				t.Fatalf("restore: %v (marks %q)", err, marks)
+			}
+			if fi, err := os.Lstat(from); err != nil || !os.SameFile(fi, before) {
+				t.Fatalf("%s is not back (%v); marks %q", from, err, marks)
+			}
+			if !fxExists(filepath.Join(moved, "agent-was-here")) {
+				t.Errorf("the copy the agent left is not where the directory was moved to")
+			}
+			if out := fxGit(t, dir, "for-each-ref", "refs/evolve/forged"); out != "" {
+				t.Errorf("the ref the turn made is still there: %s", out)
+			}
+			found := false
+			for _, m := range marks {
+				found = found || strings.Contains(m, "during the agent's turn; put back, the directory moved to")
+			}
+			if !found {
+				t.Errorf("no mark names the move: %q", marks)
+			}
+		})
+	}
+}

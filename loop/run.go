@@ -270,10 +270,11 @@ type RunError struct {
 	// to look at (exit 2, as seed 002's dispatcher exits once its
 	// autoResumeAttempts are spent).
 	Exhausted bool
-	// Lost marks a run stopped because the repository's git directory is
-	// no longer where the run found it (the main worktree's .git, moved
-	// or replaced during the agent's turn and not put back): nothing more
-	// is read or written through that path, the run's state included.
+	// Lost marks a run stopped because a git directory of the worktree is
+	// no longer where the run found it (the main worktree's .git, or a
+	// linked worktree's git directories, moved or replaced during the
+	// agent's turn and not put back): nothing more is read or written
+	// through that path, the run's state included.
 	Lost bool
 }
 
