@@ -939,10 +939,10 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 	outside := watchOutside(d.l, s.Top)
 	watch := watchMarkers(s.Markers, d.resumed(s.Markers), 200*time.Millisecond)
 	failure, err := d.runAgent(ctx, s.Top, env)
-	if herr := d.afterTurn(guard, outside); err == nil {
+	notes, removed, herr := d.endTurn(guard, outside, watch, s.Top)
+	if err == nil {
 		err = herr
 	}
-	notes, removed := watch.end(s.Top)
 	if err != nil {
 		// Saved as the run stops: the cycle's record names them when it
 		// resumes.
@@ -1040,6 +1040,14 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		return d.stop(StopInterrupted, fmt.Sprintf("stopped after the agent of cycle %d; run --resume finishes the cycle", c.Cycle)), false, nil
 	}
 	return nil, false, nil
+}
+
+// endTurn is what the driver does as the agent's turn ends: afterTurn,
+// then the marker watch's last look (notes and removed, as watch.end).
+func (d *driver) endTurn(guard *turnGuard, outside *outsideTurn, watch *markerWatch, top string) (notes []string, removed bool, err error) {
+	err = d.afterTurn(guard, outside)
+	notes, removed = watch.end(top)
+	return notes, removed, err
 }
 
 // afterTurn checks, as the agent's turn ends, that the driver still holds
