@@ -92,6 +92,7 @@ type markerWatch struct {
 	Appeared, Removed []string
 	stop              chan struct{}
 	done              chan struct{}
+	halted            sync.Once
 }
 
 // watchMarkers starts watching, every interval, until end.
@@ -156,11 +157,18 @@ func (w *markerWatch) poll() {
 	}
 }
 
+// halt stops the watch's looks every interval (end takes the last one).
+func (w *markerWatch) halt() {
+	w.halted.Do(func() {
+		close(w.stop)
+		<-w.done
+	})
+}
+
 // end stops the watch after a last look, and returns what it saw said in
 // sentences (paths relative to top where they are inside it).
 func (w *markerWatch) end(top string) (notes []string, removed bool) {
-	close(w.stop)
-	<-w.done
+	w.halt()
 	w.poll()
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 )
@@ -674,5 +675,52 @@ func TestGuardLinkedGitDirsMoved(t *testing.T) {
 				t.Errorf("no mark names the move: %q", marks)
 			}
 		})
+	}
+}
+
+// A turn that leaves the driver no repository it can find (its git
+// directory removed, a repository of the agent's at .git) stops the run
+// before the driver reads anything through .git: the marker watch's last
+// look included, which asks the repository whether the operator resumed
+// (a resume recorded lifts a STOP the agent removed). A STOP the agent
+// removed is put back, whatever the agent's repository says.
+func TestEndTurnLostReadsNoRepository(t *testing.T) {
+	f := fxNew(t)
+	m := Markers{Top: f.dir, ConfigDir: filepath.Join(t.TempDir(), "config")}
+	stop := m.Path(Stop)
+	if _, err := m.Write(Stop, "the operator's", 1, "op", time.Now().Add(-30*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{l: f.ledger, r: &RunState{ID: "run"}, gitDir: f.repo.GitDir(), now: time.Now, progress: func(string) {}}
+	guard, err := guardTurn(f.repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := watchOutside(f.ledger, f.dir)
+	watch := watchMarkers(m, d.resumed(m), time.Hour)
+	// The turn: a copy of the repository at .git, with a resume recorded,
+	// the repository itself gone; the operator's STOP removed.
+	dotGit := filepath.Join(f.dir, ".git")
+	copied := filepath.Join(t.TempDir(), "copy.git")
+	if out, err := exec.Command("cp", "-a", dotGit, copied).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	fxGit(t, f.dir, "--git-dir="+copied, "notes", "--ref=evolve-control", "add", "-m", `{"kind":"resume","at":"`+time.Now().UTC().Format(time.RFC3339)+`"}`, "HEAD")
+	if err := os.RemoveAll(dotGit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copied, dotGit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(stop); err != nil {
+		t.Fatal(err)
+	}
+	_, removed, err := d.endTurn(guard, outside, watch, f.dir)
+	var re *RunError
+	if !errors.As(err, &re) || !re.Lost {
+		t.Fatalf("endTurn: %v, want a RunError of a repository lost", err)
+	}
+	if !removed || !fxExists(stop) {
+		t.Errorf("the STOP the agent removed is not put back (removed %v): the agent's repository was read", removed)
 	}
 }

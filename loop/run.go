@@ -595,6 +595,9 @@ type driver struct {
 	tail *tail
 	// haltNext stops the run before its next cycle, and says why.
 	haltNext string
+	// lost: the repository's git directory is no longer where the run
+	// found it (RunError.Lost); nothing more is read through its path.
+	lost bool
 }
 
 func (d *driver) stop(reason, detail string) *Summary {
@@ -1043,9 +1046,18 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 }
 
 // endTurn is what the driver does as the agent's turn ends: afterTurn,
-// then the marker watch's last look (notes and removed, as watch.end).
+// then the marker watch's last look (notes and removed, as watch.end). The
+// watch stops looking first: a marker gone has it ask the repository
+// whether the operator resumed, which it does not until the guard has put
+// back where the repository is, and not at all when the guard could not
+// (a resume is then told by the stamp alone).
 func (d *driver) endTurn(guard *turnGuard, outside *outsideTurn, watch *markerWatch, top string) (notes []string, removed bool, err error) {
+	watch.halt()
 	err = d.afterTurn(guard, outside)
+	var re *RunError
+	if errors.As(err, &re) && re.Lost {
+		d.lost = true
+	}
 	notes, removed = watch.end(top)
 	return notes, removed, err
 }
@@ -1516,7 +1528,7 @@ func (d *driver) resumed(m Markers) func() bool {
 		if fi, err := os.Stat(m.ResumeStamp()); err == nil && !fi.ModTime().Before(since) {
 			return true
 		}
-		return recorded()
+		return !d.lost && recorded() // not asked of a repository the driver lost
 	}
 }
 
