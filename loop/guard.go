@@ -25,9 +25,11 @@ import (
 // put back and named for the cycle's record (turnGuard.restore):
 //
 //   - where the repository is, first: the git directories (the common one
-//     and the worktree's, held open by their identity), the worktree's
-//     .git, and a linked worktree's commondir and gitdir (restoreLinks); a
-//     git directory or a .git that cannot be put back stops the run;
+//     and the worktree's, held open by their identity, put back only in
+//     the directory they were in), the worktree's .git, and a linked
+//     worktree's commondir and gitdir (restoreLinks); a git directory or a
+//     .git that cannot be put back stops the run, and so does a working
+//     tree that is no longer the directory it was;
 //   - the config files (the common config, the worktree's config.worktree):
 //     written back, and the settings that differ named;
 //   - the files of the hooks and info directories: files added removed,
@@ -273,6 +275,9 @@ type turnGuard struct {
 	// it was before the turn.
 	dotGit   string
 	dotGitSt fileState
+	// top is the working tree's top as it was before the turn (nil without
+	// a working tree): what the worktree's .git is put back in.
+	top fs.FileInfo
 	// gitDirs are the directories held open by their identity: the common
 	// git directory, the worktree's and its .git when that is a directory
 	// (in the main worktree, one).
@@ -382,6 +387,9 @@ type heldDir struct {
 	what string // as the error names it
 	st   fileState
 	f    *os.File
+	// in is the directory it is in, as its path led there before the
+	// turn: the only one it is put back in.
+	in fs.FileInfo
 }
 
 // holdDotGit holds the worktree's .git and the git directories. At the top
@@ -400,6 +408,9 @@ type heldDir struct {
 // put back stops the run (restoreLinks).
 func (g *turnGuard) holdDotGit() error {
 	if top, err := g.repo.WorkTree(); err == nil {
+		if g.top, err = os.Stat(top); err != nil {
+			return fmt.Errorf("reading %s before the agent's turn: %w", top, err)
+		}
 		g.dotGit = filepath.Join(top, ".git")
 		if g.dotGitSt, err = readState(g.dotGit, nil); err != nil {
 			return fmt.Errorf("reading %s before the agent's turn: %w", g.dotGit, err)
@@ -437,6 +448,10 @@ func (g *turnGuard) holdDotGit() error {
 		if !st.exists || !st.mode.IsDir() {
 			continue
 		}
+		in, err := os.Stat(filepath.Dir(d.path))
+		if err != nil {
+			return fmt.Errorf("reading %s before the agent's turn: %w", filepath.Dir(d.path), err)
+		}
 		f, err := os.OpenFile(d.path, os.O_RDONLY|syscallNoFollow, 0)
 		if err != nil {
 			return fmt.Errorf("opening %s before the agent's turn: %w", d.path, err)
@@ -445,7 +460,7 @@ func (g *turnGuard) holdDotGit() error {
 			f.Close()
 			return fmt.Errorf("%s changed as the agent's turn began: run again", d.path)
 		}
-		g.gitDirs = append(g.gitDirs, &heldDir{path: d.path, name: d.name, what: d.what, st: st, f: f})
+		g.gitDirs = append(g.gitDirs, &heldDir{path: d.path, name: d.name, what: d.what, st: st, f: f, in: in})
 	}
 	return nil
 }
@@ -468,6 +483,9 @@ func (g *turnGuard) close() {
 func (g *turnGuard) restoreLinks() ([]string, error) {
 	g.linksDone = true
 	var marks []string
+	if mark, err := g.checkTop(); err != nil {
+		return []string{mark}, err
+	}
 	for _, h := range g.gitDirs {
 		mark, err := g.restoreGitDir(h)
 		if mark != "" {
@@ -494,6 +512,23 @@ func (g *turnGuard) restoreLinks() ([]string, error) {
 		marks = append(marks, fmt.Sprintf("%s: changed during the agent's turn; %s", filepath.Base(p), done))
 	}
 	return marks, err
+}
+
+// checkTop stops the run (Lost) when the working tree's top is no longer
+// the directory it was: moved away, a link to another working tree (and
+// its repository) in its place. Nothing is put back there, nor read or
+// written through it: what is there is not the guard's.
+func (g *turnGuard) checkTop() (string, error) {
+	if g.top == nil {
+		return "", nil
+	}
+	top := filepath.Dir(g.dotGit)
+	if fi, err := os.Stat(top); err == nil && os.SameFile(fi, g.top) {
+		return "", nil
+	}
+	return "the working tree: moved or replaced during the agent's turn; nothing was put back in what is there now",
+		&RunError{Lost: true, Msg: fmt.Sprintf("%s, the working tree, was moved or replaced during the agent's turn (what is there now may be another repository's): the run stops, before a git it starts reads or writes another repository", top),
+			Hint: fmt.Sprintf("move what is at %s aside (not removed) and the working tree back there, then continue the run: git evolve run --resume", top)}
 }
 
 // restoreDotGit puts back the worktree's .git (held by holdDotGit), and
@@ -548,7 +583,11 @@ func (g *turnGuard) restoreGitDir(h *heldDir) (string, error) {
 	if left != "" {
 		what += " and replaced by " + left
 	}
-	if where == "" {
+	if fi, serr := os.Stat(filepath.Dir(h.path)); where != "" && (serr != nil || !os.SameFile(fi, h.in)) {
+		// Its path leads elsewhere (a directory above it moved, a link
+		// in its place): what is there is not the guard's to move.
+		err = fmt.Errorf("%s is not the directory it was in", filepath.Dir(h.path))
+	} else if where == "" {
 		err = errors.New("it is not found")
 	} else {
 		err = putDirBack(where, h.path, left != "")

@@ -724,3 +724,108 @@ func TestEndTurnLostReadsNoRepository(t *testing.T) {
 		t.Errorf("the STOP the agent removed is not put back (removed %v): the agent's repository was read", removed)
 	}
 }
+
+// A turn that moves the working tree away and puts a link to another
+// repository's working tree in its place has the worktree's .git lead into
+// that repository: its git directory, or its .git file, is not the guard's
+// to move or write. The guard puts back only in the directory its .git was
+// in; the run stops, and the other repository is left as it was.
+func TestGuardTopReplaced(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a moved directory is found through /proc/self/fd")
+	}
+	t.Run("the main worktree", func(t *testing.T) {
+		dir, repo := gxRepo(t)
+		other := fxRepoDir(t, "other")
+		otherGit, err := os.Lstat(filepath.Join(other, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(dir, dir+".moved"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(other, dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err = g.restore()
+		var re *RunError
+		if !errors.As(err, &re) || !re.Lost {
+			t.Errorf("restore: %v, want a RunError of a repository lost", err)
+		}
+		if fi, err := os.Lstat(filepath.Join(other, ".git")); err != nil || !os.SameFile(fi, otherGit) {
+			t.Errorf("the other repository's git directory was moved (%v)", err)
+		}
+		if !fxExists(filepath.Join(dir+".moved", ".git", "HEAD")) {
+			t.Errorf("the repository's git directory is not where the turn moved it")
+		}
+	})
+	t.Run("a linked worktree", func(t *testing.T) {
+		dir, _ := gxRepo(t)
+		side := filepath.Join(t.TempDir(), "side")
+		fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+		repo, err := gitstore.Open(side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer repo.Close()
+		other := fxRepoDir(t, "other")
+		otherSide := filepath.Join(t.TempDir(), "other-side")
+		fxGit(t, other, "worktree", "add", "-q", "-b", "side", otherSide)
+		want := gxRead(t, filepath.Join(otherSide, ".git"))
+		g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(side, side+".moved"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(otherSide, side); err != nil {
+			t.Fatal(err)
+		}
+		_, err = g.restore()
+		var re *RunError
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, "the run stops") {
+			t.Errorf("restore: %v, want a RunError that stops the run", err)
+		}
+		if got := gxRead(t, filepath.Join(otherSide, ".git")); got != want {
+			t.Errorf("the other worktree's .git was written: %q, want %q", got, want)
+		}
+	})
+	t.Run("the main worktree of a linked one", func(t *testing.T) {
+		dir, _ := gxRepo(t)
+		side := filepath.Join(t.TempDir(), "side")
+		fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+		repo, err := gitstore.Open(side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer repo.Close()
+		other := fxRepoDir(t, "other")
+		otherGit, err := os.Lstat(filepath.Join(other, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(dir, dir+".moved"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(other, dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err = g.restore()
+		var re *RunError
+		if !errors.As(err, &re) || !re.Lost {
+			t.Errorf("restore: %v, want a RunError of a repository lost", err)
+		}
+		if fi, err := os.Lstat(filepath.Join(other, ".git")); err != nil || !os.SameFile(fi, otherGit) {
+			t.Errorf("the other repository's git directory was moved (%v)", err)
+		}
+	})
+}
