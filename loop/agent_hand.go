@@ -165,6 +165,22 @@ func (w *markerWatch) halt() {
 	})
 }
 
+// leave has the last look leave alone the markers under top (which no
+// longer leads to the working tree the watch began in): none is put back
+// or noted there.
+func (w *markerWatch) leave(top string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var kept []string
+	for _, p := range w.paths {
+		if r, err := filepath.Rel(top, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	w.paths = kept
+}
+
 // end stops the watch after a last look, and returns what it saw said in
 // sentences (paths relative to top where they are inside it).
 func (w *markerWatch) end(top string) (notes []string, removed bool) {

@@ -282,6 +282,9 @@ type turnGuard struct {
 	// git directory, the worktree's and its .git when that is a directory
 	// (in the main worktree, one).
 	gitDirs []*heldDir
+	// topLost: the working tree's top was no longer the directory it was
+	// after the turn (checkTop).
+	topLost bool
 	// linksDone: restoreLinks has run (the driver runs it before it checks
 	// its hold), and restore does not run it again.
 	linksDone bool
@@ -526,6 +529,7 @@ func (g *turnGuard) checkTop() (string, error) {
 	if fi, err := os.Stat(top); err == nil && os.SameFile(fi, g.top) {
 		return "", nil
 	}
+	g.topLost = true
 	return "the working tree: moved or replaced during the agent's turn; nothing was put back in what is there now",
 		&RunError{Lost: true, Msg: fmt.Sprintf("%s, the working tree, was moved or replaced during the agent's turn (what is there now may be another repository's): the run stops, before a git it starts reads or writes another repository", top),
 			Hint: fmt.Sprintf("move what is at %s aside (not removed) and the working tree back there, then continue the run: git evolve run --resume", top)}

@@ -829,3 +829,40 @@ func TestGuardTopReplaced(t *testing.T) {
 		}
 	})
 }
+
+// A turn that replaces the working tree by a link to another repository's
+// stops the run (Lost), and the marker watch's last look writes nothing
+// through the link: the STOP it finds missing there is the other working
+// tree's to have or not.
+func TestEndTurnTopReplacedWritesNoMarker(t *testing.T) {
+	f := fxNew(t)
+	m := Markers{Top: f.dir, ConfigDir: filepath.Join(t.TempDir(), "config")}
+	if _, err := m.Write(Stop, "the operator's", 1, "op", time.Now().Add(-30*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{l: f.ledger, r: &RunState{ID: "run"}, gitDir: f.repo.GitDir(), now: time.Now, progress: func(string) {}}
+	guard, err := guardTurn(f.repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := watchOutside(f.ledger, f.dir)
+	watch := watchMarkers(m, func() bool { return false }, time.Hour)
+	other := fxRepoDir(t, "other")
+	if err := os.Rename(f.dir, f.dir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, f.dir); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = d.endTurn(guard, outside, watch, f.dir)
+	var re *RunError
+	if !errors.As(err, &re) || !re.Lost {
+		t.Fatalf("endTurn: %v, want a RunError of a repository lost", err)
+	}
+	if fxExists(filepath.Join(other, ".agents")) {
+		t.Error("the marker watch wrote into the other repository's working tree")
+	}
+	if !fxExists(filepath.Join(f.dir+".moved", ".agents", "evolve", "STOP")) {
+		t.Error("the operator's STOP is not in the working tree where the turn moved it")
+	}
+}

@@ -1050,13 +1050,17 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 // watch stops looking first: a marker gone has it ask the repository
 // whether the operator resumed, which it does not until the guard has put
 // back where the repository is, and not at all when the guard could not
-// (a resume is then told by the stamp alone).
+// (a resume is then told by the stamp alone; a working tree moved or
+// replaced has nothing put back in what is there now).
 func (d *driver) endTurn(guard *turnGuard, outside *outsideTurn, watch *markerWatch, top string) (notes []string, removed bool, err error) {
 	watch.halt()
 	err = d.afterTurn(guard, outside)
 	var re *RunError
 	if errors.As(err, &re) && re.Lost {
 		d.lost = true
+		if guard.topLost {
+			watch.leave(top)
+		}
 	}
 	notes, removed = watch.end(top)
 	return notes, removed, err
