@@ -400,9 +400,9 @@ type heldDir struct {
 // where git finds the repository from the worktree. In a linked worktree
 // it is a file (gitdir: <its git directory>), read by every git started in
 // the worktree without GIT_DIR (the agent's next turn, the operator's, the
-// next git evolve): held as the other files are, and put back first.
-// The git directories are where every git the driver starts works: its
-// GIT_DIR (the worktree's git directory) and the common one it names. In
+// next git evolve): held as the other files are, and put back right after
+// the git directories. Those are where every git the driver starts works:
+// its GIT_DIR (the worktree's git directory) and the common one. In
 // the main worktree both are .git itself; a linked worktree's are outside
 // its working tree, and within the agent's reach all the same. Each is
 // held by its identity, and open, so that it is found wherever the turn
@@ -481,7 +481,8 @@ func (g *turnGuard) close() {
 // restoreLinks puts back where the repository is: the git directories
 // first, then the worktree's .git, then a linked worktree's commondir and
 // gitdir. It returns a *RunError when one could not be put back (the run
-// stops on it), Lost when that is a git directory: then nothing else was
+// stops on it), Lost when that is a git directory, or when the working
+// tree is no longer the directory it was (checkTop): then nothing else was
 // compared, since every path under it leads elsewhere.
 func (g *turnGuard) restoreLinks() ([]string, error) {
 	g.linksDone = true
