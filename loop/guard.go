@@ -591,7 +591,7 @@ func (g *turnGuard) restoreGitDir(h *heldDir) (string, error) {
 	if fi, serr := os.Stat(filepath.Dir(h.path)); where != "" && (serr != nil || !os.SameFile(fi, h.in)) {
 		// Its path leads elsewhere (a directory above it moved, a link
 		// in its place): what is there is not the guard's to move.
-		err = fmt.Errorf("%s is not the directory it was in", filepath.Dir(h.path))
+		err = errors.New("the directory it was in is no longer there")
 	} else if where == "" {
 		err = errors.New("it is not found")
 	} else {
@@ -607,7 +607,7 @@ func (g *turnGuard) restoreGitDir(h *heldDir) (string, error) {
 		if where != "" {
 			hint = fmt.Sprintf("move what is at %s aside (not removed: it may be a repository) and %s back there from %s, then continue the run: git evolve run --resume", h.path, h.what, where)
 		}
-		return h.name + ": " + what + " during the agent's turn; could not be put back: " + err.Error(),
+		return h.name + ": " + what + " during the agent's turn; could not be put back: " + pathless(err).Error(),
 			&RunError{Lost: true, Msg: fmt.Sprintf("%s, %s, was %s during the agent's turn and could not be put back (%v): the run stops, before a git it starts reads or writes another repository", h.path, h.what, what, err), Hint: hint}
 	}
 	done := "put back"
@@ -615,6 +615,101 @@ func (g *turnGuard) restoreGitDir(h *heldDir) (string, error) {
 		done += ", " + moved + " moved to " + g.nearTop(where)
 	}
 	return h.name + ": " + what + " during the agent's turn; " + done, nil
+}
+
+// restoreWhereFound is the put-back of a turn whose git directory could
+// not be put back at its path (restoreLinks' Lost): what else the turn
+// changed in the git directories is put back where they are now, found
+// through the guard's hold on them, so that the repository the operator
+// moves back is as the turn found it. It returns the marks and the
+// worktree's git directory where it is now (for the run's state), or an
+// error when a directory is not found or the repository there is not the
+// one held: then nothing was done.
+func (g *turnGuard) restoreWhereFound() ([]string, string, error) {
+	moves := map[string]string{}
+	for _, h := range g.gitDirs {
+		if h.f == nil {
+			return nil, "", errors.New("it is not held")
+		}
+		where := heldPath(h.f)
+		if where == "" {
+			return nil, "", fmt.Errorf("%s is not found", h.what)
+		}
+		moves[h.path] = where
+	}
+	sub := func(p string) string {
+		best := ""
+		for from := range moves {
+			if (p == from || strings.HasPrefix(p, from+string(filepath.Separator))) && len(from) > len(best) {
+				best = from
+			}
+		}
+		if best == "" {
+			return p
+		}
+		return moves[best] + strings.TrimPrefix(p, best)
+	}
+	gitDir, commonDir := sub(g.gitDir), sub(g.commonDir)
+	repo, err := gitstore.Open(gitDir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer repo.Close()
+	// The repository found there is the one held, its common directory
+	// too (a worktree's git directory names it relatively).
+	for _, h := range g.gitDirs {
+		p := sub(h.path)
+		if fi, err := os.Lstat(p); err != nil || !os.SameFile(fi, h.st.info) {
+			return nil, "", fmt.Errorf("%s is not at %s", h.what, p)
+		}
+	}
+	for _, pair := range [][2]string{{repo.GitDir(), gitDir}, {repo.CommonDir(), commonDir}} {
+		a, err1 := os.Stat(pair[0])
+		b, err2 := os.Stat(pair[1])
+		if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			return nil, "", fmt.Errorf("the repository at %s is not the one held", gitDir)
+		}
+	}
+	rekey := func(m map[string]fileState) map[string]fileState {
+		out := make(map[string]fileState, len(m))
+		for p, st := range m {
+			out[sub(p)] = st
+		}
+		return out
+	}
+	ng := *g
+	ng.repo, ng.gitDir, ng.commonDir = repo, gitDir, commonDir
+	ng.files, ng.stateDs, ng.caches = rekey(g.files), rekey(g.stateDs), rekey(g.caches)
+	ng.dirs = nil
+	for _, d := range g.dirs {
+		nd := *d
+		nd.path = sub(d.path)
+		ng.dirs = append(ng.dirs, &nd)
+	}
+	ng.others.runDirs = map[string]string{}
+	for dir, id := range g.others.runDirs {
+		ng.others.runDirs[sub(dir)] = id
+	}
+	ng.gitDirs, ng.linksDone = nil, true // the holds stay g's
+	marks, err := ng.restore()
+	return marks, gitDir, err
+}
+
+// pathless is err without the paths a file operation's error names (the
+// machine's, for a record that others read).
+func pathless(err error) error {
+	var le *os.LinkError
+	var pe *fs.PathError
+	var se *os.SyscallError
+	switch {
+	case errors.As(err, &le):
+		return le.Err
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &se):
+		return se.Err
+	}
+	return err
 }
 
 // nearTop is path as the worktree's top sees it (relative to it).

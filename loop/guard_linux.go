@@ -48,7 +48,7 @@ func putDirBack(from, to string, exchange bool) error {
 		return os.Rename(from, to)
 	}
 	if err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_EXCHANGE); err != nil {
-		return fmt.Errorf("exchanging %s and %s: %w", from, to, err)
+		return &os.LinkError{Op: "renameat2 RENAME_EXCHANGE", Old: from, New: to, Err: err}
 	}
 	return nil
 }

@@ -866,3 +866,62 @@ func TestEndTurnTopReplacedWritesNoMarker(t *testing.T) {
 		t.Error("the operator's STOP is not in the working tree where the turn moved it")
 	}
 }
+
+// A git directory found where it cannot be renamed back from (inside what
+// the agent put in its place) stops the run, and what else the turn
+// changed in the repository is put back there, where it is, so that the
+// repository the operator moves back is as the turn found it.
+func TestGuardRestoreWhereFound(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a moved directory is found through /proc/self/fd")
+	}
+	dir, _ := gxRepo(t)
+	side := filepath.Join(t.TempDir(), "side")
+	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+	repo, err := gitstore.Open(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
+	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
+	fxGit(t, side, "config", "core.hooksPath", "/dev/null")
+	common := filepath.Join(dir, ".git")
+	box := filepath.Join(t.TempDir(), "box")
+	if err := os.Mkdir(box, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(common, filepath.Join(box, "real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(box, common); err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.restoreLinks()
+	var re *RunError
+	if !errors.As(err, &re) || !re.Lost {
+		t.Fatalf("restoreLinks: %v, want a RunError of a repository lost", err)
+	}
+	marks, gitDir, err := g.restoreWhereFound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(common, "real")
+	if want := filepath.Join(real, "worktrees", "side"); gitDir != want {
+		t.Errorf("the worktree's git directory found at %s, want %s", gitDir, want)
+	}
+	gxMarks(t, marks,
+		"config: core.hooksPath set to /dev/null during the agent's turn; put back",
+		"refs/evolve/forged: created during the agent's turn; removed, kept under refs/evolve/tampered/cccccccccccccccccccc/evolve/forged")
+	if out, err := exec.Command("git", "--git-dir="+real, "config", "core.hooksPath").Output(); err == nil {
+		t.Errorf("core.hooksPath is still set where the repository is: %s", out)
+	}
+	if out := fxGit(t, "", "--git-dir="+real, "for-each-ref", "refs/evolve/forged"); out != "" {
+		t.Errorf("the ref the turn made is still there: %s", out)
+	}
+}

@@ -1077,6 +1077,22 @@ func (d *driver) afterTurn(guard *turnGuard, outside *outsideTurn) error {
 	d.marks = append(d.marks, marks...)
 	var re *RunError
 	if errors.As(lerr, &re) && re.Lost {
+		// What else the turn changed in the repository is put back
+		// where the directory is now, when it is found there, and the
+		// run's state written there: once the operator has moved it
+		// back, it is as the turn found it, and the resumed cycle's
+		// record names all of it.
+		marks, gitDir, err := guard.restoreWhereFound()
+		if err != nil {
+			d.marks = append(d.marks, "the rest of the git directory was not compared: "+err.Error())
+			return lerr
+		}
+		d.marks = append(d.marks, marks...)
+		d.r.Stopped, d.r.PendingTampering = StopError, d.marks
+		if err := d.r.save(gitDir); err != nil {
+			return lerr
+		}
+		re.Msg += "; what else the turn changed in it was put back there, and the run's state written there"
 		return lerr
 	}
 	mark, err := d.hold.check()
