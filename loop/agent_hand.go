@@ -2,7 +2,9 @@ package loop
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,11 +103,8 @@ func watchMarkers(m Markers, resumed func() bool, every time.Duration) *markerWa
 		stop: make(chan struct{}), done: make(chan struct{})}
 	w.paths = append(append(w.paths, m.paths(Stop)...), m.paths(Kill)...)
 	for _, p := range w.paths {
-		if data, err := os.ReadFile(p); err == nil {
-			w.last[p] = data
-			if fi, err := os.Stat(p); err == nil {
-				w.mtime[p] = fi.ModTime()
-			}
+		if data, fi, err := readMarker(p); err == nil {
+			w.last[p], w.mtime[p] = data, fi.ModTime()
 		}
 	}
 	go func() {
@@ -128,7 +127,8 @@ func (w *markerWatch) poll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range w.paths {
-		data, err := os.ReadFile(p)
+		// Read bounded, and never waiting on what is there (readMarker).
+		data, fi, err := readMarker(p)
 		prev, had := w.last[p]
 		switch {
 		case err == nil:
@@ -136,20 +136,16 @@ func (w *markerWatch) poll() {
 				w.noted["appeared "+p] = true
 				w.Appeared = append(w.Appeared, p)
 			}
-			w.last[p] = data
-			if fi, err := os.Stat(p); err == nil {
-				w.mtime[p] = fi.ModTime()
-			}
-		case os.IsNotExist(err) && had:
+			w.last[p], w.mtime[p] = data, fi.ModTime()
+		case errors.Is(err, fs.ErrNotExist) && had:
 			if w.resumed != nil && w.resumed() {
 				delete(w.last, p) // the operator resumed
 				continue
 			}
-			// Put back as it was, its time too (a KILL's age is read from it).
-			if os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, prev, 0o644) == nil && !w.noted["removed "+p] {
-				if t, ok := w.mtime[p]; ok {
-					_ = os.Chtimes(p, t, t)
-				}
+			// Put back as it was, its time too (a KILL's age is read from
+			// it): in place of a link the agent left there, never through
+			// one.
+			if putMarkerBack(w.m.Top, p, prev, w.mtime[p]) == nil && !w.noted["removed "+p] {
 				w.noted["removed "+p] = true
 				w.Removed = append(w.Removed, p)
 			}

@@ -2,9 +2,11 @@ package loop
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"github.com/git-evolve/git-evolve/internal/atomicfile"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,39 +90,136 @@ type Marker struct {
 func (m Markers) Read(name string, now time.Time) (*Marker, bool, error) {
 	var path string
 	var fi os.FileInfo
+	var data []byte
 	for _, p := range m.paths(name) {
-		info, err := os.Stat(p)
+		d, info, err := readMarker(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, false, err
+			// There, and not to be opened (a socket, no permission): it
+			// holds, and says nothing.
+			if info, err = os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				continue
+			} else if err != nil {
+				return nil, false, err
+			}
 		}
-		path, fi = p, info
+		path, fi, data = p, info, d
 		break
 	}
 	if fi == nil {
 		return nil, false, nil
 	}
 	mk := &Marker{Name: name, Path: path, Time: fi.ModTime().UTC(), AgeDays: now.Sub(fi.ModTime()).Hours() / 24}
-	if f, err := os.Open(path); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), ":")
-			switch strings.TrimSpace(k) {
-			case "reason":
-				mk.Reason = strings.TrimSpace(v)
-			case "cycle":
-				mk.Cycle = strings.TrimSpace(v)
-			default:
-				if !ok && mk.Reason == "" { // a marker written by hand, or by the seeds' scripts
-					mk.Reason = strings.TrimSpace(sc.Text())
-				}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		switch strings.TrimSpace(k) {
+		case "reason":
+			mk.Reason = strings.TrimSpace(v)
+		case "cycle":
+			mk.Cycle = strings.TrimSpace(v)
+		default:
+			if !ok && mk.Reason == "" { // a marker written by hand, or by the seeds' scripts
+				mk.Reason = strings.TrimSpace(sc.Text())
 			}
 		}
-		f.Close()
 	}
 	return mk, true, nil
+}
+
+// maxMarkerFile bounds what is read of a marker: the operator's are a few
+// lines, and one an agent wrote may be anything.
+const maxMarkerFile = 64 << 10
+
+// readMarker reads the marker at path (a link followed): what it says, at
+// most maxMarkerFile bytes, and its file's information. A marker that is
+// no regular file (a pipe, a device, a directory: what an agent may leave
+// there) is there and says nothing: it is not read, so that no read of it
+// waits for a writer or never ends.
+func readMarker(path string) ([]byte, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscallNonBlock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxMarkerFile))
+	return data, fi, err
+}
+
+// putMarkerBack writes the marker at path again, with data and its time
+// mtime (zero: now), as a file of its own put in place by a rename: what
+// is at path (a link left there) is replaced, never followed. Under top,
+// the directories on its way are made one by one and none that is a link
+// is gone through (realDirs); elsewhere (KILL's), its own directory must
+// be one.
+func putMarkerBack(top, path string, data []byte, mtime time.Time) error {
+	dir := filepath.Dir(path)
+	if err := realDirs(top, dir); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && !mtime.IsZero() {
+		err = os.Chtimes(tmp.Name(), mtime, mtime)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// realDirs makes dir a directory of its own: under top, each directory
+// between top and it is made when missing and must be no link; elsewhere,
+// dir is made as os.MkdirAll makes it and must be no link itself.
+func realDirs(top, dir string) error {
+	rel, err := filepath.Rel(top, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s is no directory of its own", dir)
+		}
+		return nil
+	}
+	cur := top
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = os.Mkdir(cur, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = os.Lstat(cur)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is no directory of its own (a link, or a file)", cur)
+		}
+	}
+	return nil
 }
 
 // Write puts marker name down: why, when, at which cycle, by whom.

@@ -1,0 +1,117 @@
+//go:build unix
+
+package loop
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// done fails the test when f has not returned after a long while: a read
+// that waits on a pipe never returns.
+func done(t *testing.T, what string, f func()) {
+	t.Helper()
+	ch := make(chan struct{})
+	go func() { defer close(ch); f() }()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: still waiting after 30 s", what)
+	}
+}
+
+// A pipe an agent leaves at STOP is a STOP that says nothing: neither the
+// halt-check's read nor the watch's waits for a writer.
+func TestMarkerPipeReadWithoutWaiting(t *testing.T) {
+	top := t.TempDir()
+	m := Markers{Top: top, ConfigDir: filepath.Join(top, "config")}
+	stop := m.Path(Stop)
+	w := watchMarkers(m, nil, time.Hour)
+	if err := os.MkdirAll(filepath.Dir(stop), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(stop, 0o644); err != nil {
+		t.Skipf("no pipes here: %v", err)
+	}
+	var notes []string
+	done(t, "the watch's last look at a pipe", func() { notes, _ = w.end(top) })
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], ".agents/evolve/STOP appeared during the agent's turn") {
+		t.Errorf("notes %q", notes)
+	}
+	done(t, "the halt-check's read of a pipe", func() {
+		mk, ok, err := m.Read(Stop, time.Now())
+		if err != nil || !ok || mk.Reason != "" {
+			t.Errorf("read %+v %v %v", mk, ok, err)
+		}
+	})
+}
+
+// A marker the agent removed is put back in place of the link it left
+// there, not through it, and not through a directory it made a link.
+func TestMarkerPutBackFollowsNoLink(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		attack func(t *testing.T, m Markers, elsewhere string)
+		back   bool // the marker is put back
+	}{
+		{"a link at STOP", func(t *testing.T, m Markers, elsewhere string) {
+			must(t, os.Remove(m.Path(Stop)))
+			must(t, os.Symlink(filepath.Join(elsewhere, "made"), m.Path(Stop)))
+		}, true},
+		{"a link in place of .agents", func(t *testing.T, m Markers, elsewhere string) {
+			must(t, os.RemoveAll(filepath.Join(m.Top, ".agents")))
+			must(t, os.Symlink(elsewhere, filepath.Join(m.Top, ".agents")))
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top, elsewhere := t.TempDir(), t.TempDir()
+			m := Markers{Top: top, ConfigDir: filepath.Join(top, "config")}
+			if _, err := m.Write(Stop, "the operator's", 1, "op", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+				t.Fatal(err)
+			}
+			w := watchMarkers(m, nil, time.Hour)
+			tc.attack(t, m, elsewhere)
+			w.end(top)
+			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+				t.Errorf("the put-back wrote where the link leads: %v", entries)
+			}
+			fi, err := os.Lstat(m.Path(Stop))
+			if tc.back {
+				if err != nil || !fi.Mode().IsRegular() {
+					t.Fatalf("STOP is not put back as a file of its own: %v %v", fi, err)
+				}
+				if data, _ := os.ReadFile(m.Path(Stop)); !strings.Contains(string(data), "reason: the operator's") {
+					t.Errorf("STOP put back says %q", data)
+				}
+			}
+		})
+	}
+}
+
+// What is read of a marker is bounded, whatever the agent writes there.
+func TestMarkerReadBounded(t *testing.T) {
+	top := t.TempDir()
+	m := Markers{Top: top, ConfigDir: filepath.Join(top, "config")}
+	w := watchMarkers(m, nil, time.Hour)
+	must(t, os.MkdirAll(filepath.Dir(m.Path(Stop)), 0o755))
+	big := "reason: mine\n" + strings.Repeat("x", 4*maxMarkerFile)
+	must(t, os.WriteFile(m.Path(Stop), []byte(big), 0o644))
+	w.end(top)
+	if n := len(w.last[m.Path(Stop)]); n != maxMarkerFile {
+		t.Errorf("the watch holds %d bytes of the marker", n)
+	}
+	if mk, ok, err := m.Read(Stop, time.Now()); err != nil || !ok || mk.Reason != "mine" {
+		t.Errorf("read %+v %v %v", mk, ok, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
