@@ -90,8 +90,9 @@ type markerWatch struct {
 	mtime   map[string]time.Time
 	noted   map[string]bool
 	// Appeared are the markers that appeared during the turn, Removed
-	// those the agent removed (put back).
-	Appeared, Removed []string
+	// those the agent removed (put back), Lifted those removed after a
+	// resume was signalled (not put back).
+	Appeared, Removed, Lifted []string
 	stop              chan struct{}
 	done              chan struct{}
 	halted            sync.Once
@@ -139,7 +140,13 @@ func (w *markerWatch) poll() {
 			w.last[p], w.mtime[p] = data, fi.ModTime()
 		case errors.Is(err, fs.ErrNotExist) && had:
 			if w.resumed != nil && w.resumed() {
-				delete(w.last, p) // the operator resumed
+				// The operator resumed; or the agent, which can touch
+				// the stamp as any process of the user can: said.
+				delete(w.last, p)
+				if !w.noted["lifted "+p] {
+					w.noted["lifted "+p] = true
+					w.Lifted = append(w.Lifted, p)
+				}
 				continue
 			}
 			// Put back as it was, its time too (a KILL's age is read from
@@ -193,6 +200,9 @@ func (w *markerWatch) end(top string) (notes []string, removed bool) {
 	}
 	for _, p := range w.Removed {
 		notes = append(notes, fmt.Sprintf("the agent removed %s during its turn: the driver put it back, and the run halts", TopPath(top, p)))
+	}
+	for _, p := range w.Lifted {
+		notes = append(notes, fmt.Sprintf("%s was removed during the agent's turn after a resume was signalled (the resume stamp touched, or a resume recorded): not put back", TopPath(top, p)))
 	}
 	return notes, len(w.Removed) > 0
 }

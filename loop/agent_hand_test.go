@@ -85,7 +85,8 @@ func TestMarkerWatch(t *testing.T) {
 	w = watchMarkers(m, func() bool { return resumed }, time.Hour)
 	resumed = true
 	os.Remove(stop)
-	if notes, removed := w.end(top); removed || len(notes) != 0 {
+	if notes, removed := w.end(top); removed || len(notes) != 1 ||
+		notes[0] != ".agents/evolve/STOP was removed during the agent's turn after a resume was signalled (the resume stamp touched, or a resume recorded): not put back" {
 		t.Errorf("after a resume: %q %v", notes, removed)
 	}
 	if _, err := os.Stat(stop); err == nil {
