@@ -168,9 +168,10 @@ func (m Mirror) Refresh(l *store.Ledger) (*Refreshed, error) {
 		if err != nil {
 			return nil, err
 		}
-		if edited && (bytes.Equal(old, content) || st == nil && len(old) > 0 && bytes.HasPrefix(content, old)) {
+		if edited && (bytes.Equal(old, content) || st == nil && bytes.HasPrefix(content, old)) {
 			// The tool's own file, whose state was lost: what it held is
-			// what the ledger says, or the start of it (records came since).
+			// what the ledger says, or the start of it (records came
+			// since), or nothing (an empty ledger's).
 			edited = false
 		}
 		if edited {

@@ -374,6 +374,22 @@ func TestHistoryFirstWriteKeepsTheSeedsFile(t *testing.T) {
 	}
 }
 
+// The empty file an empty ledger's mirror wrote, its state lost (the run's
+// guard drops a state written during the agent's turn), is the tool's
+// own: nothing of it is kept aside once records come.
+func TestHistoryEmptyFileStateLost(t *testing.T) {
+	f := newFixture(t)
+	f.refresh()
+	if f.history() != "" {
+		t.Fatalf("an empty ledger's file: %q", f.history())
+	}
+	os.Remove(filepath.Join(f.mirror().StateDir, "history-mirror.json"))
+	f.record("g1", ledger.Improved)
+	if res := f.refresh(); res.Kept != "" || !res.Wrote || res.Lines != 1 {
+		t.Errorf("the empty file, its state lost, then a record: %+v", res)
+	}
+}
+
 func TestHistoryTrackedIsNotWritten(t *testing.T) {
 	f := newFixture(t)
 	path := filepath.Join(f.dir, HistoryFile)
