@@ -255,7 +255,8 @@ func (m Markers) Write(name, reason string, cycle int, by string, now time.Time)
 // kept out of git before any agent's turn, whatever writes them during it.
 var markerPatterns = []string{"/.agents/evolve/STOP", "/.agents/evolve/DORMANT", "/.agents/evolve/HANDOFF", "/.agents/evolve/*.tmp",
 	"/" + CommitMsgFile, "/" + VerdictsFile, "/" + NewHypothesesFile,
-	"/.agents/evolve/cycle-history.jsonl", "/.agents/evolve/fitness-latest.json", "/.agents/evolve/fitness-0-baseline.json"}
+	"/.agents/evolve/cycle-history.jsonl", "/.agents/evolve/fitness-latest.json", "/.agents/evolve/fitness-0-baseline.json",
+	"/.agents/evolve/session-convergence.json"}
 
 // The files an agent of a run writes for the driver, in the working tree
 // (an agent's sandbox may keep .git read-only): the improved commit's

@@ -34,6 +34,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // The files, from the top of the working tree.
@@ -104,6 +105,10 @@ func writeAtomic(path string, data []byte) error { return atomicfile.Write(path,
 func writeAtomicWith(path string, fill func(*os.File) error) error {
 	return atomicfile.WriteWith(path, 0o644, fill)
 }
+
+// ExcludePatterns are the info/exclude patterns of the files the mirror
+// keeps (a run adds them before the agent's turn, beside its markers').
+func ExcludePatterns() []string { return slices.Clone(excludePatterns) }
 
 // exclude adds the files' patterns that info/exclude lacks.
 func (m Mirror) exclude() error {
