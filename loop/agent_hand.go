@@ -93,9 +93,9 @@ type markerWatch struct {
 	// those the agent removed (put back), Lifted those removed after a
 	// resume was signalled (not put back).
 	Appeared, Removed, Lifted []string
-	stop              chan struct{}
-	done              chan struct{}
-	halted            sync.Once
+	stop                      chan struct{}
+	done                      chan struct{}
+	halted                    sync.Once
 }
 
 // watchMarkers starts watching, every interval, until end.

@@ -3,12 +3,9 @@ package loop
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/git-evolve/git-evolve/mirror"
 )
 
 func TestMarkersForHonoursXDGConfigHome(t *testing.T) {
@@ -103,17 +100,5 @@ func TestMarkerWrittenByHand(t *testing.T) {
 	os.WriteFile(p, nil, 0o644)
 	if mk, ok, _ := m.Read(Stop, fxBase()); !ok || mk.Reason != "" {
 		t.Errorf("an empty marker: found %v, %+v", ok, mk)
-	}
-}
-
-// The patterns a run adds to info/exclude before the agent's turn hold
-// every file the mirror keeps: one the mirror adds during the turn (the
-// operator's git evolve stop keeps the seeds' files) would be taken for
-// the agent's change of info/exclude.
-func TestMarkerPatternsHoldTheMirrors(t *testing.T) {
-	for _, p := range mirror.ExcludePatterns() {
-		if !slices.Contains(markerPatterns, p) {
-			t.Errorf("%s: the mirror excludes it, a run does not before the agent's turn", p)
-		}
 	}
 }
