@@ -3,6 +3,7 @@
 package loop
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 
@@ -30,3 +31,30 @@ func killGroup(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // groupAlive reports whether the process group has a process still.
 func groupAlive(pgid int) bool { return pgid > 0 && syscall.Kill(-pgid, 0) == nil }
+
+// gateStart has cmd, a shell command (sh -c <script>), wait once started
+// until open is called, and only then run its script: the driver writes
+// down the agent's process group before the agent runs, so that neither a
+// driver killed at that moment leaves an agent no one knows of, nor can
+// an agent act before its driver wrote its state. The wait is a read of a
+// pipe the child holds as fd 3 (closed before the script runs); a driver
+// gone before open closes the pipe, and the child exits without running
+// the script. started is called once cmd started: the child has its end.
+// open(false) lets go of the child without running it.
+func gateStart(cmd *exec.Cmd) (started func(), open func(run bool), err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	script := cmd.Args[len(cmd.Args)-1]
+	cmd.Args = []string{"sh", "-c", `read -r _ <&3 || exit 1; exec 3<&-; exec sh -c "$1"`, "sh", script}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	started = func() { r.Close() }
+	open = func(run bool) {
+		if run {
+			_, _ = w.Write([]byte("\n"))
+		}
+		w.Close()
+	}
+	return started, open, nil
+}

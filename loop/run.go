@@ -1589,15 +1589,25 @@ func (d *driver) runAgent(ctx context.Context, top string, env map[string]string
 	out := io.MultiWriter(d.o.AgentOut, d.tail)
 	cmd.Stdout, cmd.Stderr = out, out
 	ownGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting the agent: %w", err)
+	// The agent runs once its process group is written down (gateStart).
+	started, open, gerr := gateStart(cmd)
+	if gerr != nil {
+		return "", fmt.Errorf("starting the agent: %w", gerr)
+	}
+	serr := cmd.Start()
+	started()
+	if serr != nil {
+		open(false)
+		return "", fmt.Errorf("starting the agent: %w", serr)
 	}
 	d.r.AgentGroup, d.r.AgentStarted = cmd.Process.Pid, procStarted(cmd.Process.Pid)
 	if err := d.r.save(d.gitDir); err != nil {
+		open(false) // the agent's script does not run
 		_ = killGroup(cmd.Process.Pid)
 		_ = cmd.Wait()
 		return "", err
 	}
+	open(true)
 	defer func() {
 		d.r.AgentGroup, d.r.AgentStarted = 0, "" // saved with the phase that follows
 	}()
