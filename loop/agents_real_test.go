@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -50,7 +49,7 @@ func TestPresetsRunInTheRealCLIs(t *testing.T) {
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "EVOLVE_BRIEF="+brief,
 				"OPENAI_API_KEY=sk-no-key", "ANTHROPIC_API_KEY=sk-ant-no-key", "NO_COLOR=1")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			ownGroup(cmd)
 			out := &lockedBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
@@ -77,7 +76,7 @@ func TestPresetsRunInTheRealCLIs(t *testing.T) {
 					break wait
 				}
 			}
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(cmd.Process.Pid)
 			<-exited
 			if flagRefused.MatchString(out.String()) {
 				t.Fatalf("%s refused the preset's arguments:\n%s", name, out.String())

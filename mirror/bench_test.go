@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -80,14 +79,4 @@ func BenchmarkRecord(b *testing.B) {
 	run("without", false, false)
 	run("appended", true, false)
 	run("whole", true, true)
-}
-
-// cpuTime is the CPU time (user and system) of this process and of the
-// children it waited for.
-func cpuTime() time.Duration {
-	var self, children syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	d := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return d(self.Utime) + d(self.Stime) + d(children.Utime) + d(children.Stime)
 }

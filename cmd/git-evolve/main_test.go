@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/internal/mcpserver"
@@ -251,7 +250,7 @@ func cmdDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		cmd := exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port),
 			"--base-path="+dir, "--export-all", "--enable=receive-pack", "--informative-errors", dir)
 		cmd.Env = environ(ts)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its children are stopped with it
+		groupOf(cmd) // its children are stopped with it
 		pipe, err := cmd.StderrPipe()
 		if err != nil {
 			ts.Fatalf("daemon: %v", err)
@@ -278,7 +277,7 @@ func cmdDaemon(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}()
 		stop := func() {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			stopGroup(cmd.Process.Pid)
 			<-said
 			cmd.Wait()
 		}
