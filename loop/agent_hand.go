@@ -93,14 +93,18 @@ type markerWatch struct {
 	// those the agent removed (put back), Lifted those removed after a
 	// resume was signalled (not put back).
 	Appeared, Removed, Lifted []string
-	stop                      chan struct{}
-	done                      chan struct{}
-	halted                    sync.Once
+	// NotBack are the markers the agent removed that could not be put
+	// back (a link on the way, which the put-back does not go through),
+	// with why: said, and the run halts all the same.
+	NotBack map[string]error
+	stop    chan struct{}
+	done    chan struct{}
+	halted  sync.Once
 }
 
 // watchMarkers starts watching, every interval, until end.
 func watchMarkers(m Markers, resumed func() bool, every time.Duration) *markerWatch {
-	w := &markerWatch{m: m, resumed: resumed, last: map[string][]byte{}, mtime: map[string]time.Time{}, noted: map[string]bool{},
+	w := &markerWatch{m: m, resumed: resumed, last: map[string][]byte{}, mtime: map[string]time.Time{}, noted: map[string]bool{}, NotBack: map[string]error{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	w.paths = append(append(w.paths, m.paths(Stop)...), m.paths(Kill)...)
 	for _, p := range w.paths {
@@ -143,6 +147,7 @@ func (w *markerWatch) poll() {
 				// The operator resumed; or the agent, which can touch
 				// the stamp as any process of the user can: said.
 				delete(w.last, p)
+				delete(w.NotBack, p)
 				if !w.noted["lifted "+p] {
 					w.noted["lifted "+p] = true
 					w.Lifted = append(w.Lifted, p)
@@ -151,8 +156,15 @@ func (w *markerWatch) poll() {
 			}
 			// Put back as it was, its time too (a KILL's age is read from
 			// it): in place of a link the agent left there, never through
-			// one.
-			if putMarkerBack(w.m.Top, p, prev, w.mtime[p]) == nil && !w.noted["removed "+p] {
+			// one. One that cannot be (a link on its way) is tried again
+			// at the next look, and said if it never is: the run halts
+			// either way.
+			if err := putMarkerBack(w.m.Top, p, prev, w.mtime[p]); err != nil {
+				w.NotBack[p] = err
+				continue
+			}
+			delete(w.NotBack, p)
+			if !w.noted["removed "+p] {
 				w.noted["removed "+p] = true
 				w.Removed = append(w.Removed, p)
 			}
@@ -177,6 +189,7 @@ func (w *markerWatch) leave(top string) {
 	var kept []string
 	for _, p := range w.paths {
 		if r, err := filepath.Rel(top, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			delete(w.NotBack, p)
 			continue
 		}
 		kept = append(kept, p)
@@ -201,10 +214,15 @@ func (w *markerWatch) end(top string) (notes []string, removed bool) {
 	for _, p := range w.Removed {
 		notes = append(notes, fmt.Sprintf("the agent removed %s during its turn: the driver put it back, and the run halts", TopPath(top, p)))
 	}
+	for _, p := range w.paths {
+		if err, ok := w.NotBack[p]; ok {
+			notes = append(notes, fmt.Sprintf("the agent removed %s during its turn: it could not be put back (%v), and the run halts", TopPath(top, p), err))
+		}
+	}
 	for _, p := range w.Lifted {
 		notes = append(notes, fmt.Sprintf("%s was removed during the agent's turn after a resume was signalled (the resume stamp touched, or a resume recorded): not put back", TopPath(top, p)))
 	}
-	return notes, len(w.Removed) > 0
+	return notes, len(w.Removed) > 0 || len(w.NotBack) > 0
 }
 
 // markerBy is the reason and author a marker's content names, bounded and

@@ -115,3 +115,47 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A marker the agent removed that cannot be put back (a link in place of
+// a directory on its way, which the put-back does not go through) is
+// said, and the run halts: the halt-check, reading through the link,
+// finds no marker there.
+func TestMarkerNotPutBackHalts(t *testing.T) {
+	for _, tc := range []struct {
+		name, marker string
+		attack       func(t *testing.T, m Markers, elsewhere string)
+	}{
+		{"STOP, .agents a link", Stop, func(t *testing.T, m Markers, elsewhere string) {
+			must(t, os.RemoveAll(filepath.Join(m.Top, ".agents")))
+			must(t, os.Symlink(elsewhere, filepath.Join(m.Top, ".agents")))
+		}},
+		{"STOP, .agents a dangling link", Stop, func(t *testing.T, m Markers, elsewhere string) {
+			must(t, os.RemoveAll(filepath.Join(m.Top, ".agents")))
+			must(t, os.Symlink(filepath.Join(elsewhere, "none"), filepath.Join(m.Top, ".agents")))
+		}},
+		{"KILL, its directory a link", Kill, func(t *testing.T, m Markers, elsewhere string) {
+			must(t, os.RemoveAll(filepath.Dir(m.Path(Kill))))
+			must(t, os.Symlink(elsewhere, filepath.Dir(m.Path(Kill))))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top, elsewhere := t.TempDir(), t.TempDir()
+			m := Markers{Top: top, ConfigDir: filepath.Join(top, "config")}
+			if _, err := m.Write(tc.marker, "the operator's", 1, "op", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			w := watchMarkers(m, nil, time.Hour)
+			tc.attack(t, m, elsewhere)
+			notes, removed := w.end(top)
+			if _, ok, _ := m.Read(tc.marker, time.Now()); ok {
+				t.Fatal("the marker is still found: the attack did nothing")
+			}
+			if !removed || len(notes) != 1 || !strings.Contains(notes[0], "the agent removed "+TopPath(top, m.Path(tc.marker))+" during its turn: it could not be put back") {
+				t.Errorf("a marker removed and not put back: notes %q, removed %v", notes, removed)
+			}
+			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+				t.Errorf("written where the link leads: %v", entries)
+			}
+		})
+	}
+}

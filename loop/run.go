@@ -952,8 +952,12 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.PendingTampering = d.marks
 	}
 	if removed {
-		// Put back, and halting whatever its age: the operator's to lift.
+		// Put back (or said that it could not be), and halting whatever
+		// its age: the operator's to lift.
 		d.haltNext = "the agent removed a marker the operator had written during its turn; it was put back"
+		if len(watch.NotBack) > 0 {
+			d.haltNext = "the agent removed a marker the operator had written during its turn; it could not be put back"
+		}
 	}
 	if err == nil {
 		if terr := d.keepTranscript(c); terr != nil {
