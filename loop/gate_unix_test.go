@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,46 @@ func TestGateStartHoldsTheScript(t *testing.T) {
 			if !errors.As(err, &xe) || xe.ExitCode() != 1 {
 				t.Errorf("let go of: exit %v, want 1", err)
 			}
+		}
+	}
+}
+
+// The script held by gateStart sees what sh -c <script> gave it: its $0
+// and arguments, and its environment as it was, whatever its names (the
+// gate reads its line into none of them: `_` is in the environment of
+// whatever an interactive shell starts).
+func TestGateKeepsTheScriptsView(t *testing.T) {
+	script := `printf '%s|%s\n' "$0" "$#"; env | LC_ALL=C sort`
+	env := append(os.Environ(), "_=/usr/bin/git", "REPLY=kept", "line=kept")
+	run := func(gated bool) string {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Env = env
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		started, open := func() {}, func(bool) {}
+		if gated {
+			var err error
+			if started, open, err = gateStart(cmd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		started()
+		open(true)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("gated %v: %v: %s", gated, err, out.String())
+		}
+		return out.String()
+	}
+	plain, gated := strings.Split(run(false), "\n"), strings.Split(run(true), "\n")
+	if len(plain) != len(gated) {
+		t.Fatalf("the script's view: %d lines under sh -c, %d held by the gate", len(plain), len(gated))
+	}
+	for i := range plain {
+		if plain[i] != gated[i] {
+			t.Errorf("the script's view: %q under sh -c, %q held by the gate", plain[i], gated[i])
 		}
 	}
 }

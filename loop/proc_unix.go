@@ -39,15 +39,18 @@ func groupAlive(pgid int) bool { return pgid > 0 && syscall.Kill(-pgid, 0) == ni
 // an agent act before its driver wrote its state. The wait is a read of a
 // pipe the child holds as fd 3 (closed before the script runs); a driver
 // gone before open closes the pipe, and the child exits without running
-// the script. started is called once cmd started: the child has its end.
-// open(false) lets go of the child without running it.
+// the script. The line is read in a subshell: a name read into is
+// changed in the environment the script gets when it was there (`_`, which
+// an interactive shell exports to what it starts). started is called once
+// cmd started: the child has its end. open(false) lets go of the child
+// without running it.
 func gateStart(cmd *exec.Cmd) (started func(), open func(run bool), err error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
 	script := cmd.Args[len(cmd.Args)-1]
-	cmd.Args = []string{"sh", "-c", `read -r _ <&3 || exit 1; exec 3<&-; exec sh -c "$1"`, "sh", script}
+	cmd.Args = []string{"sh", "-c", `(read -r _) <&3 || exit 1; exec 3<&-; exec sh -c "$1"`, "sh", script}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 	started = func() { r.Close() }
 	open = func(run bool) {
