@@ -141,7 +141,11 @@ func (w *markerWatch) poll() {
 				w.noted["appeared "+p] = true
 				w.Appeared = append(w.Appeared, p)
 			}
-			w.last[p], w.mtime[p] = data, fi.ModTime()
+			// What one that says nothing (no file, or not to be opened)
+			// is put back as is what was there before it, if anything.
+			if !had || data != nil {
+				w.last[p], w.mtime[p] = data, fi.ModTime()
+			}
 		case errors.Is(err, fs.ErrNotExist) && had:
 			if w.resumed != nil && w.resumed() {
 				// The operator resumed; or the agent, which can touch

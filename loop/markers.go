@@ -97,13 +97,7 @@ func (m Markers) Read(name string, now time.Time) (*Marker, bool, error) {
 			continue
 		}
 		if err != nil {
-			// There, and not to be opened (a socket, no permission): it
-			// holds, and says nothing.
-			if info, err = os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-				continue
-			} else if err != nil {
-				return nil, false, err
-			}
+			return nil, false, err
 		}
 		path, fi, data = p, info, d
 		break
@@ -137,11 +131,17 @@ const maxMarkerFile = 64 << 10
 // most maxMarkerFile bytes, and its file's information. A marker that is
 // no regular file (a pipe, a device, a directory: what an agent may leave
 // there) is there and says nothing: it is not read, so that no read of it
-// waits for a writer or never ends.
+// waits for a writer or never ends. So is one there and not to be opened
+// (a socket, no permission): it holds, to the halt-check as to the watch.
+// What it says is nil when it was not read, never when it was.
 func readMarker(path string) ([]byte, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscallNonBlock, 0)
 	if err != nil {
-		return nil, nil, err
+		fi, serr := os.Stat(path)
+		if serr != nil {
+			return nil, nil, serr
+		}
+		return nil, fi, nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -152,6 +152,9 @@ func readMarker(path string) ([]byte, fs.FileInfo, error) {
 		return nil, fi, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxMarkerFile))
+	if data == nil {
+		data = []byte{}
+	}
 	return data, fi, err
 }
 

@@ -3,6 +3,7 @@
 package loop
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,51 @@ func TestMarkerNotPutBackHalts(t *testing.T) {
 				t.Errorf("written where the link leads: %v", entries)
 			}
 		})
+	}
+}
+
+// A socket an agent leaves at STOP is a STOP that says nothing, to the
+// watch as to the halt-check (it cannot be opened): its appearing is said.
+func TestMarkerSocketAppears(t *testing.T) {
+	top := t.TempDir()
+	m := Markers{Top: top, ConfigDir: filepath.Join(top, "config")}
+	stop := m.Path(Stop)
+	w := watchMarkers(m, nil, time.Hour)
+	must(t, os.MkdirAll(filepath.Dir(stop), 0o755))
+	l, err := net.Listen("unix", stop)
+	if err != nil {
+		t.Skipf("no sockets here: %v", err)
+	}
+	defer l.Close()
+	if _, ok, err := m.Read(Stop, time.Now()); err != nil || !ok {
+		t.Fatalf("the halt-check's read: %v %v", ok, err)
+	}
+	notes, _ := w.end(top)
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], ".agents/evolve/STOP appeared during the agent's turn") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// The operator's STOP the agent replaces with what says nothing (a pipe),
+// then removes, is put back as the operator wrote it.
+func TestMarkerPutBackAsTheOperatorWroteIt(t *testing.T) {
+	top := t.TempDir()
+	m := Markers{Top: top, ConfigDir: filepath.Join(top, "config")}
+	stop := m.Path(Stop)
+	if _, err := m.Write(Stop, "the operator's", 1, "op", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w := watchMarkers(m, nil, time.Hour)
+	must(t, os.Remove(stop))
+	if err := syscall.Mkfifo(stop, 0o644); err != nil {
+		t.Skipf("no pipes here: %v", err)
+	}
+	w.poll()
+	must(t, os.Remove(stop))
+	if _, removed := w.end(top); !removed {
+		t.Error("not said removed")
+	}
+	if data, err := os.ReadFile(stop); err != nil || !strings.Contains(string(data), "reason: the operator's") {
+		t.Errorf("STOP put back says %q (%v)", data, err)
 	}
 }
