@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -146,7 +147,8 @@ func (w *markerWatch) poll() {
 			if !had || data != nil {
 				w.last[p], w.mtime[p] = data, fi.ModTime()
 			}
-		case errors.Is(err, fs.ErrNotExist) && had:
+		case (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) && had:
+			// Gone (a file in place of a directory on its way too).
 			if w.resumed != nil && w.resumed() {
 				// The operator resumed; or the agent, which can touch
 				// the stamp as any process of the user can: said.

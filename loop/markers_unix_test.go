@@ -3,6 +3,7 @@
 package loop
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -134,6 +135,10 @@ func TestMarkerNotPutBackHalts(t *testing.T) {
 			must(t, os.RemoveAll(filepath.Join(m.Top, ".agents")))
 			must(t, os.Symlink(filepath.Join(elsewhere, "none"), filepath.Join(m.Top, ".agents")))
 		}},
+		{"STOP, .agents/evolve a file", Stop, func(t *testing.T, m Markers, elsewhere string) {
+			must(t, os.RemoveAll(filepath.Dir(m.Path(Stop))))
+			must(t, os.WriteFile(filepath.Dir(m.Path(Stop)), nil, 0o644))
+		}},
 		{"KILL, its directory a link", Kill, func(t *testing.T, m Markers, elsewhere string) {
 			must(t, os.RemoveAll(filepath.Dir(m.Path(Kill))))
 			must(t, os.Symlink(elsewhere, filepath.Dir(m.Path(Kill))))
@@ -148,8 +153,8 @@ func TestMarkerNotPutBackHalts(t *testing.T) {
 			w := watchMarkers(m, nil, time.Hour)
 			tc.attack(t, m, elsewhere)
 			notes, removed := w.end(top)
-			if _, ok, _ := m.Read(tc.marker, time.Now()); ok {
-				t.Fatal("the marker is still found: the attack did nothing")
+			if _, ok, err := m.Read(tc.marker, time.Now()); ok || err != nil && !errors.Is(err, syscall.ENOTDIR) {
+				t.Fatalf("the marker is still found (%v): the attack did nothing", err)
 			}
 			if !removed || len(notes) != 1 || !strings.Contains(notes[0], "the agent removed "+TopPath(top, m.Path(tc.marker))+" during its turn: it could not be put back") {
 				t.Errorf("a marker removed and not put back: notes %q, removed %v", notes, removed)
