@@ -219,7 +219,8 @@ func realDirs(top, dir string) error {
 			return err
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("%s is no directory of its own (a link, or a file)", cur)
+			// Named from top: said in the cycle's record.
+			return fmt.Errorf("%s is no directory of its own (a link, or a file)", TopPath(top, cur))
 		}
 	}
 	return nil
