@@ -80,6 +80,8 @@ func TestMarkerWatch(t *testing.T) {
 	}
 	if fi, _ := os.Stat(stop); !fi.ModTime().Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) {
 		t.Errorf("STOP's time is %v, not the operator's", fi.ModTime())
+	} else if fi.Mode().Perm() != 0o644 {
+		t.Errorf("STOP put back with mode %v, not a marker's", fi.Mode().Perm())
 	}
 	// Lifted by the operator's resume: not put back.
 	w = watchMarkers(m, func() bool { return resumed }, time.Hour)

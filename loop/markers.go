@@ -174,6 +174,9 @@ func putMarkerBack(top, path string, data []byte, mtime time.Time) error {
 		return err
 	}
 	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644) // as Write makes a marker, not a temporary file's 0600
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
