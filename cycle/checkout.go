@@ -185,7 +185,18 @@ func (l *Ledger) judgeAt(commit gitstore.Hash, what string) (*Judging, error) {
 		// A checkout is made: those of repositories that are gone go.
 		sweepJudged(filepath.Dir(filepath.Dir(dir)))
 	}
+	// The checkouts of a repository are made one at a time: git worktree
+	// add reads the entries of the repository's other worktrees, and fails
+	// on one that another add is still writing ("failed to read
+	// .../commondir"), as the runs in several worktrees of a repository
+	// make theirs at once.
+	addUnlock, err := filelock.Lock(filepath.Join(l.repo.CommonDir(), "evolve", "worktree-add.lock"))
+	if err != nil {
+		unlock()
+		return nil, err
+	}
 	co, err := l.repo.OpenCheckout(dir, commit)
+	addUnlock()
 	if err == nil {
 		err = co.Switch(commit, LinkedDirs)
 	}
