@@ -130,6 +130,9 @@ type RunState struct {
 	// not yet handed to a finish that recorded them: a run stopped after
 	// the agent's turn names them when it resumes.
 	PendingTampering []string `json:"pending_tampering,omitempty"`
+	// PendingMarkers are, the same way, what the open cycle's agent turn
+	// did to the operator's markers (the record's markers).
+	PendingMarkers []string `json:"pending_markers,omitempty"`
 	// TurnHead is HEAD as the open cycle's agent left it: the work a
 	// resumed finish judges. A branch that moved since while the run stood
 	// stopped holds commits that are not the cycle's.
@@ -535,6 +538,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	}
 	if open != nil && r.CycleID == open.ID {
 		d.marks = slices.Clone(r.PendingTampering)
+		d.markerNotes = slices.Clone(r.PendingMarkers)
 	}
 	// The no-progress breaker counts the time this invocation works: the
 	// time a run stood stopped before --resume is no time without progress.
@@ -975,6 +979,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		d.r.Markers = append(d.r.Markers, fmt.Sprintf("cycle %d: %s", c.Cycle, n))
 	}
 	d.markerNotes = append(d.markerNotes, notes...)
+	d.r.PendingMarkers = d.markerNotes // saved with the run's state, until a finish records them
 	if err != nil {
 		return nil, false, err
 	}
@@ -998,7 +1003,7 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		for _, m := range d.marks {
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
-		d.marks, d.markerNotes, d.r.PendingTampering = nil, nil, nil
+		d.marks, d.markerNotes, d.r.PendingTampering, d.r.PendingMarkers = nil, nil, nil, nil
 		aborted, saved, err := d.l.AbortCycle("the agent " + failure)
 		if err != nil {
 			return nil, false, err
@@ -1160,7 +1165,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 	}
 	// What the finish is to name is kept until it has: a finish that
 	// stops before its record names it when the run resumes.
-	d.r.Phase, d.r.PendingTampering = PhaseJudge, opts.Tampering
+	d.r.Phase, d.r.PendingTampering, d.r.PendingMarkers = PhaseJudge, opts.Tampering, opts.Markers
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
@@ -1234,7 +1239,7 @@ func (d *driver) finishStep(ctx context.Context, c *cycle.OpenCycle, resuming bo
 		d.r.Tally.Idle++
 	}
 	d.r.Cycles = append(d.r.Cycles, e)
-	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering, d.r.TurnHead = "", "", false, nil, nil, ""
+	d.r.Phase, d.r.CycleID, d.r.Restorative, d.r.Kept, d.r.PendingTampering, d.r.PendingMarkers, d.r.TurnHead = "", "", false, nil, nil, nil, ""
 	if err := d.r.save(d.gitDir); err != nil {
 		return nil, err
 	}
