@@ -31,6 +31,41 @@ func gxRepo(t *testing.T) (dir string, repo *gitstore.Repo) {
 	return dir, repo
 }
 
+// gxGuard takes the guard's snapshot before an agent's turn of cycle id.
+func gxGuard(t *testing.T, repo *gitstore.Repo, id string) *turnGuard {
+	t.Helper()
+	g, err := guardTurn(repo, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// gxLinked adds the linked worktree side (branch side) to the repository
+// at dir and opens it.
+func gxLinked(t *testing.T, dir, side string) *gitstore.Repo {
+	t.Helper()
+	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
+	repo, err := gitstore.Open(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return repo
+}
+
+// gxReplaceByLink moves path to moved and puts a link to target in its
+// place, as an agent's turn can.
+func gxReplaceByLink(t *testing.T, path, moved, target string) {
+	t.Helper()
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func gxWrite(t *testing.T, path, text string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -85,10 +120,7 @@ func gxMarks(t *testing.T, marks []string, want ...string) {
 // A turn that changes nothing is marked with nothing.
 func TestGuardNothingChanged(t *testing.T) {
 	_, repo := gxRepo(t)
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	if marks := gxRestore(t, g); len(marks) != 0 {
 		t.Errorf("marks of a turn that changed nothing: %q", marks)
 	}
@@ -102,10 +134,7 @@ func TestGuardConfigAndHooks(t *testing.T) {
 	hook := filepath.Join(gitDir, "hooks", "commit-msg")
 	wantHook := gxRead(t, hook)
 	wantConfig := gxRead(t, filepath.Join(gitDir, "config"))
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	// the agent's turn
 	fxGit(t, dir, "config", "core.hooksPath", "/dev/null")
 	fxGit(t, dir, "config", "--unset", "core.bare")
@@ -149,10 +178,7 @@ func TestGuardConfigAndHooks(t *testing.T) {
 func TestGuardDirReplacedByLink(t *testing.T) {
 	dir, repo := gxRepo(t)
 	hooks := filepath.Join(dir, ".git", "hooks")
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	elsewhere := t.TempDir()
 	if err := os.RemoveAll(hooks); err != nil {
 		t.Fatal(err)
@@ -182,10 +208,7 @@ func TestGuardRefs(t *testing.T) {
 	fxGit(t, dir, "update-ref", "refs/evolve/cycles/"+id+"/base", head)
 	fxGit(t, dir, "update-ref", "refs/notes/evolve-fitness", strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve")))
 	ledgerBefore := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
-	g, err := guardTurn(repo, id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, id)
 	// the agent's turn
 	fxGit(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"id":"ffffffffffffffffffff","cycle":2,"target":"t","result":"improved"}`, "HEAD")
 	forged := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
@@ -234,10 +257,7 @@ func TestGuardOtherWorktreeCycle(t *testing.T) {
 	reserved := filepath.Join(gitDir, "evolve", "reserved")
 	gxWrite(t, reserved, "2 "+theirs+"\n", 0o644)
 	head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
-	g, err := guardTurn(repo, id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, id)
 	// the other worktree's cycle finishes: its record, its ref, its
 	// number released
 	side := strings.TrimSpace(fxGit(t, dir, "commit-tree", "-m", "side", "HEAD^{tree}"))
@@ -341,10 +361,7 @@ func TestGuardKeepNameTaken(t *testing.T) {
 	dir, repo := gxRepo(t)
 	const id = "cccccccccccccccccccc"
 	before := strings.TrimSpace(fxGit(t, dir, "rev-parse", "refs/notes/evolve"))
-	g, err := guardTurn(repo, id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, id)
 	fxGit(t, dir, "notes", "--ref=evolve", "append", "-m", `{"v":1,"id":"ffffffffffffffffffff","cycle":2}`, "HEAD")
 	fxGit(t, dir, "update-ref", "refs/evolve/tampered/"+id+"/notes/evolve/in-the-way", before)
 	marks := gxRestore(t, g)
@@ -364,10 +381,7 @@ func TestGuardReplaceLoop(t *testing.T) {
 	const id = "cccccccccccccccccccc"
 	head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
 	fxGit(t, dir, "update-ref", "refs/evolve/cycles/"+id+"/base", head)
-	g, err := guardTurn(repo, id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, id)
 	fxGit(t, dir, "update-ref", "refs/replace/"+head, head)
 	fxGit(t, dir, "update-ref", "-d", "refs/evolve/cycles/"+id+"/base")
 	gxMarks(t, gxRestore(t, g),
@@ -385,18 +399,10 @@ func TestGuardReplaceLoop(t *testing.T) {
 func TestGuardWorktreeLinks(t *testing.T) {
 	dir, _ := gxRepo(t)
 	side := filepath.Join(t.TempDir(), "side")
-	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-	repo, err := gitstore.Open(side)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
+	repo := gxLinked(t, dir, side)
 	wtGitDir := filepath.Join(dir, ".git", "worktrees", "side")
 	commondir := gxRead(t, filepath.Join(wtGitDir, "commondir"))
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	other := fxRepoDir(t, "other")
 	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
 	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
@@ -442,18 +448,10 @@ func TestGuardWorktreeGitFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _ := gxRepo(t)
 			side := filepath.Join(t.TempDir(), "side")
-			fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-			repo, err := gitstore.Open(side)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer repo.Close()
+			repo := gxLinked(t, dir, side)
 			dotGit := filepath.Join(side, ".git")
 			want := gxRead(t, dotGit)
-			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := gxGuard(t, repo, "cccccccccccccccccccc")
 			other := fxRepoDir(t, "other")
 			tc.turn(t, dotGit, other)
 			gxMarks(t, gxRestore(t, g), ".git: changed during the agent's turn; put back")
@@ -481,16 +479,8 @@ func TestGuardWorktreeGitFile(t *testing.T) {
 func TestGuardWorktreeGitFileDir(t *testing.T) {
 	dir, _ := gxRepo(t)
 	side := filepath.Join(t.TempDir(), "side")
-	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-	repo, err := gitstore.Open(side)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := gxLinked(t, dir, side)
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
 	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
 	dotGit := filepath.Join(side, ".git")
@@ -559,10 +549,7 @@ func TestGuardMainGitDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := gxGuard(t, repo, "cccccccccccccccccccc")
 			head := strings.TrimSpace(fxGit(t, dir, "rev-parse", "HEAD"))
 			fxGit(t, dir, "update-ref", "refs/evolve/forged", head)
 			if err := os.Rename(dotGit, moved); err != nil {
@@ -589,10 +576,7 @@ func TestGuardMainGitDir(t *testing.T) {
 func TestGuardMainGitDirLost(t *testing.T) {
 	dir, repo := gxRepo(t)
 	dotGit := filepath.Join(dir, ".git")
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	if err := os.RemoveAll(dotGit); err != nil {
 		t.Fatal(err)
 	}
@@ -629,21 +613,13 @@ func TestGuardLinkedGitDirsMoved(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _ := gxRepo(t)
 			side := filepath.Join(t.TempDir(), "side")
-			fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-			repo, err := gitstore.Open(side)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer repo.Close()
+			repo := gxLinked(t, dir, side)
 			from := tc.move(dir)
 			before, err := os.Lstat(from)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := gxGuard(t, repo, "cccccccccccccccccccc")
 			head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
 			fxGit(t, side, "update-ref", "refs/evolve/forged", head)
 			moved := filepath.Join(t.TempDir(), "moved")
@@ -741,16 +717,8 @@ func TestGuardTopReplaced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(dir, dir+".moved"); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(other, dir); err != nil {
-			t.Fatal(err)
-		}
+		g := gxGuard(t, repo, "cccccccccccccccccccc")
+		gxReplaceByLink(t, dir, dir+".moved", other)
 		_, err = g.restore()
 		var re *RunError
 		if !errors.As(err, &re) || !re.Lost {
@@ -766,27 +734,14 @@ func TestGuardTopReplaced(t *testing.T) {
 	t.Run("a linked worktree", func(t *testing.T) {
 		dir, _ := gxRepo(t)
 		side := filepath.Join(t.TempDir(), "side")
-		fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-		repo, err := gitstore.Open(side)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer repo.Close()
+		repo := gxLinked(t, dir, side)
 		other := fxRepoDir(t, "other")
 		otherSide := filepath.Join(t.TempDir(), "other-side")
 		fxGit(t, other, "worktree", "add", "-q", "-b", "side", otherSide)
 		want := gxRead(t, filepath.Join(otherSide, ".git"))
-		g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(side, side+".moved"); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(otherSide, side); err != nil {
-			t.Fatal(err)
-		}
-		_, err = g.restore()
+		g := gxGuard(t, repo, "cccccccccccccccccccc")
+		gxReplaceByLink(t, side, side+".moved", otherSide)
+		_, err := g.restore()
 		var re *RunError
 		if !errors.As(err, &re) || !strings.Contains(re.Msg, "the run stops") {
 			t.Errorf("restore: %v, want a RunError that stops the run", err)
@@ -798,27 +753,14 @@ func TestGuardTopReplaced(t *testing.T) {
 	t.Run("the main worktree of a linked one", func(t *testing.T) {
 		dir, _ := gxRepo(t)
 		side := filepath.Join(t.TempDir(), "side")
-		fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-		repo, err := gitstore.Open(side)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer repo.Close()
+		repo := gxLinked(t, dir, side)
 		other := fxRepoDir(t, "other")
 		otherGit, err := os.Lstat(filepath.Join(other, ".git"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(dir, dir+".moved"); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(other, dir); err != nil {
-			t.Fatal(err)
-		}
+		g := gxGuard(t, repo, "cccccccccccccccccccc")
+		gxReplaceByLink(t, dir, dir+".moved", other)
 		_, err = g.restore()
 		var re *RunError
 		if !errors.As(err, &re) || !re.Lost {
@@ -848,12 +790,7 @@ func TestEndTurnTopReplacedWritesNoMarker(t *testing.T) {
 	outside := watchOutside(f.ledger, f.dir)
 	watch := watchMarkers(m, func() bool { return false }, time.Hour)
 	other := fxRepoDir(t, "other")
-	if err := os.Rename(f.dir, f.dir+".moved"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(other, f.dir); err != nil {
-		t.Fatal(err)
-	}
+	gxReplaceByLink(t, f.dir, f.dir+".moved", other)
 	_, _, err = d.endTurn(guard, outside, watch, f.dir)
 	var re *RunError
 	if !errors.As(err, &re) || !re.Lost {
@@ -877,16 +814,8 @@ func TestGuardRestoreWhereFound(t *testing.T) {
 	}
 	dir, _ := gxRepo(t)
 	side := filepath.Join(t.TempDir(), "side")
-	fxGit(t, dir, "worktree", "add", "-q", "-b", "side", side)
-	repo, err := gitstore.Open(side)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
-	g, err := guardTurn(repo, "cccccccccccccccccccc", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := gxLinked(t, dir, side)
+	g := gxGuard(t, repo, "cccccccccccccccccccc")
 	defer g.close()
 	head := strings.TrimSpace(fxGit(t, side, "rev-parse", "HEAD"))
 	fxGit(t, side, "update-ref", "refs/evolve/forged", head)
@@ -902,7 +831,7 @@ func TestGuardRestoreWhereFound(t *testing.T) {
 	if err := os.Rename(box, common); err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.restoreLinks()
+	_, err := g.restoreLinks()
 	var re *RunError
 	if !errors.As(err, &re) || !re.Lost {
 		t.Fatalf("restoreLinks: %v, want a RunError of a repository lost", err)
