@@ -19,6 +19,7 @@ import (
 	"github.com/git-evolve/git-evolve/gate"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/internal/atomicfile"
 )
 
 // LinkedDirs are the directories of installed dependencies a judging
@@ -123,26 +124,15 @@ func sweepJudged(judge string) {
 }
 
 // ownDirs makes the directories names under base, each in the one before,
-// and returns the last: each must be a directory, not a symbolic link.
+// and returns the last: each must be a directory, not a symbolic link
+// (atomicfile.OwnDirs).
 func ownDirs(base string, names ...string) (string, error) {
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		return "", err
+	dir, err := atomicfile.OwnDirs(base, 0o700, names...)
+	var nd *atomicfile.NotDirError
+	if errors.As(err, &nd) {
+		return "", fmt.Errorf("%s is not a directory (a symbolic link, or a file): git-evolve judges cycles under it, and removes what it holds; remove it", nd.Path)
 	}
-	dir := base
-	for _, name := range names {
-		dir = filepath.Join(dir, name)
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return "", err
-		}
-		fi, err := os.Lstat(dir)
-		if err != nil {
-			return "", err
-		}
-		if !fi.IsDir() {
-			return "", fmt.Errorf("%s is not a directory (a symbolic link, or a file): git-evolve judges cycles under it, and removes what it holds; remove it", dir)
-		}
-	}
-	return dir, nil
+	return dir, err
 }
 
 func cacheBases() []string {

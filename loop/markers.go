@@ -192,41 +192,22 @@ func putMarkerBack(top, path string, data []byte, mtime time.Time) error {
 	return err
 }
 
-// realDirs makes dir a directory of its own: under top, each directory
-// between top and it is made when missing and must be no link; elsewhere,
-// dir is made as os.MkdirAll makes it and must be no link itself.
+// realDirs makes dir a directory of its own (atomicfile.OwnDirs): under
+// top, each directory between top and it is made when missing and must be
+// no link; elsewhere, dir is made as os.MkdirAll makes it and must be no
+// link itself.
 func realDirs(top, dir string) error {
-	rel, err := filepath.Rel(top, dir)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%s is no directory of its own", dir)
-		}
-		return nil
+	base, names := filepath.Dir(dir), []string{filepath.Base(dir)}
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		base, names = top, strings.Split(rel, string(filepath.Separator))
 	}
-	cur := top
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if part == "." {
-			continue
-		}
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err = os.Mkdir(cur, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
-				fi, err = os.Lstat(cur)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			// Named from top: said in the cycle's record.
-			return fmt.Errorf("%s is no directory of its own (a link, or a file)", TopPath(top, cur))
-		}
+	_, err := atomicfile.OwnDirs(base, 0o755, names...)
+	var nd *atomicfile.NotDirError
+	if errors.As(err, &nd) {
+		// Named from top: said in the cycle's record.
+		return fmt.Errorf("%s is no directory of its own (a link, or a file)", TopPath(top, nd.Path))
 	}
-	return nil
+	return err
 }
 
 // Write puts marker name down: why, when, at which cycle, by whom.

@@ -2,7 +2,8 @@
 // temporary file beside it, which is renamed over it, so that a reader (git
 // running a hook, a script reading a mirror, a second git-evolve) sees the
 // old file or the new one, never a part, and a crash leaves the old one.
-// It is the one way git-evolve writes a file it replaces.
+// It is the one way git-evolve writes a file it replaces; OwnDirs makes
+// the directories such a file goes in, going through no link.
 package atomicfile
 
 import (
@@ -143,4 +144,38 @@ func AppendLine(path, line string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// NotDirError says that a directory on the way is no directory of its own:
+// a symbolic link (never gone through), or a file.
+type NotDirError struct{ Path string }
+
+func (e *NotDirError) Error() string {
+	return e.Path + " is no directory of its own (a symbolic link, or a file)"
+}
+
+// OwnDirs makes the directories names under base, each in the one before,
+// with perm (base itself as os.MkdirAll makes it), and returns the last.
+// Each of names must be a directory of its own: one that is a symbolic
+// link or a file is not gone through, and the error is a *NotDirError
+// naming it. What is written under the last then stays under base.
+func OwnDirs(base string, perm os.FileMode, names ...string) (string, error) {
+	if err := os.MkdirAll(base, perm); err != nil {
+		return "", err
+	}
+	dir := base
+	for _, name := range names {
+		dir = filepath.Join(dir, name)
+		if err := os.Mkdir(dir, perm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return "", err
+		}
+		if !fi.IsDir() {
+			return "", &NotDirError{Path: dir}
+		}
+	}
+	return dir, nil
 }

@@ -100,3 +100,32 @@ func TestAppendLine(t *testing.T) {
 		}
 	}
 }
+
+// OwnDirs makes each directory on its way, and goes through no link nor
+// file: what would be written under a link stays out of where it leads.
+func TestOwnDirs(t *testing.T) {
+	base, elsewhere := t.TempDir(), t.TempDir()
+	dir, err := OwnDirs(base, 0o755, "a", "b")
+	if err != nil || dir != filepath.Join(base, "a", "b") {
+		t.Fatalf("made %q, %v", dir, err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("not made: %v", err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(base, "l")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	var nd *NotDirError
+	if _, err := OwnDirs(base, 0o755, "l", "c"); !errors.As(err, &nd) || nd.Path != filepath.Join(base, "l") {
+		t.Errorf("through a link: %v", err)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("made where the link leads: %v", entries)
+	}
+	if err := os.WriteFile(filepath.Join(base, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OwnDirs(base, 0o755, "f"); !errors.As(err, &nd) {
+		t.Errorf("a file on the way: %v", err)
+	}
+}
