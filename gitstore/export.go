@@ -35,8 +35,24 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p, err := n.r.startPiped(ctx, false, "fast-export", "--full-tree", "--reference-excluded-parents",
-		"--end-of-options", exportRange(n))
+	args := []string{"fast-export", "--full-tree", "--reference-excluded-parents", "--end-of-options", exportRange(n)}
+	// what holds no note (a ledger's index) is neither exported nor
+	// listed: git would hold each of its paths (rootLimits)
+	listArgs, none, err := n.listArgs(tree)
+	if err != nil || none {
+		return false, err
+	}
+	_, excluded, _, err := n.rootLimits(tree)
+	if err != nil {
+		return false, err
+	}
+	if len(excluded) > 0 {
+		args = append(args, "--")
+		for _, name := range excluded {
+			args = append(args, ":(exclude,literal,top)"+name)
+		}
+	}
+	p, err := n.r.startPiped(ctx, false, args...)
 	if err != nil {
 		return false, nil
 	}
@@ -92,7 +108,7 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 		}
 		return nil, false
 	}
-	l, err := n.r.startPiped(ctx, false, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
+	l, err := n.r.startPiped(ctx, false, listArgs...)
 	if err != nil {
 		return true, err
 	}

@@ -43,6 +43,7 @@ type NotesDiffer struct {
 	// lookup moves a shape to shapes (what a long history's diffs still
 	// ask for stays, its trees' older versions go)
 	shapes, older map[Hash]dirShape
+	skip          []string // root entries git is not to diff (NewNotesDiffer)
 	// counts for the trace: pairs git diffed, those left to
 	// DiffNotesMany, trees read to learn their shape
 	asked, odd, read int
@@ -62,9 +63,12 @@ func (s dirShape) plus(d dirShape) dirShape {
 
 // NewNotesDiffer returns a differ of the repository's notes commits; git
 // starts with its first pair. Close ends it.
-func (r *Repo) NewNotesDiffer() *NotesDiffer {
+// skip names entries at the root of the notes trees that hold no note (a
+// ledger's index): git is told not to diff them, which would cost as much
+// as the notes.
+func (r *Repo) NewNotesDiffer(skip ...string) *NotesDiffer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &NotesDiffer{r: r, ctx: ctx, cancel: cancel, shapes: map[Hash]dirShape{}}
+	return &NotesDiffer{r: r, ctx: ctx, cancel: cancel, shapes: map[Hash]dirShape{}, skip: skip}
 }
 
 // Close ends git.
@@ -135,12 +139,33 @@ func (d *NotesDiffer) fail() {
 // deltaBaseCache is the cache of delta bases the differ's git keeps.
 const deltaBaseCache = "48m"
 
+// packWindow and packMapped bound how much of the packs the differ's git
+// maps at once (1 GiB windows and 8 GiB unless set): a long history's
+// trees are read from all over a large pack, and every page touched
+// stays. Diffing 100,000 notes commits of a ledger with its index of
+// cycles, in one pack of 149 MB: 275 MB at git's defaults, 253 MB with
+// these, in the same time.
+const (
+	packWindow = "16m"
+	packMapped = "96m"
+)
+
 func (d *NotesDiffer) start() error {
 	// git's cache of delta bases is 96 MiB unless set: over a long
 	// history it fills, and with the packs git maps the process would
 	// hold more than the reader's bound (diffing 100,000 notes commits,
 	// 285 MiB at 96, 234 at 48, for 5-10% more time)
-	g, err := d.r.startPiped(d.ctx, true, "-c", "core.deltaBaseCacheLimit="+deltaBaseCache, "diff-tree", "--stdin", "-r", "-t", "-z", "--always", "--no-renames", "--no-ext-diff", "--no-textconv")
+	args := []string{"-c", "core.deltaBaseCacheLimit=" + deltaBaseCache,
+		"-c", "core.packedGitWindowSize=" + packWindow, "-c", "core.packedGitLimit=" + packMapped, "diff-tree", "--stdin", "-r", "-t", "-z", "--always", "--no-renames", "--no-ext-diff", "--no-textconv"}
+	if len(d.skip) > 0 {
+		args = append(args, "--")
+		for _, name := range d.skip {
+			if validNonNote(name) {
+				args = append(args, ":(exclude,literal,top)"+name)
+			}
+		}
+	}
+	g, err := d.r.startPiped(d.ctx, true, args...)
 	if err != nil {
 		return err
 	}

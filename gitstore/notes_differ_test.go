@@ -15,9 +15,9 @@ import (
 // checkDiffer diffs pairs with a NotesDiffer and with DiffNotesMany and
 // fails where they differ. It returns how many pairs the differ left to
 // DiffNotesMany.
-func checkDiffer(t *testing.T, repo *Repo, pairs []NotesPair) int {
+func checkDiffer(t *testing.T, repo *Repo, pairs []NotesPair, skip ...string) int {
 	t.Helper()
-	d := repo.NewNotesDiffer()
+	d := repo.NewNotesDiffer(skip...)
 	defer d.Close()
 	got, err := d.Diff(pairs)
 	if err != nil {

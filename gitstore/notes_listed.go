@@ -74,7 +74,11 @@ func (n *Notes) eachListed(ctx context.Context, fn func(kind int, obj, blob Hash
 	if err != nil || tree.IsZero() {
 		return err
 	}
-	p, err := n.r.startPiped(ctx, false, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
+	args, none, err := n.listArgs(tree)
+	if err != nil || none {
+		return err
+	}
+	p, err := n.r.startPiped(ctx, false, args...)
 	if err != nil {
 		return err
 	}
@@ -83,6 +87,50 @@ func (n *Notes) eachListed(ctx context.Context, fn func(kind int, obj, blob Hash
 		return err
 	}
 	return p.wait()
+}
+
+// rootLimits says what git is to list or export of the notes tree when
+// its root holds directories that are no fanout level (a ledger's index),
+// which hold no note and would cost as much as the notes: excluded names
+// them (for a pathspec's exclude), paths the root's other entries (for git
+// ls-tree, which takes no exclude), as literal pathspecs. Both are empty, and everything is
+// listed, when there is no such directory or when the root holds too many
+// entries to name on a command line; none says the root holds nothing
+// else.
+func (n *Notes) rootLimits(root Hash) (paths, excluded []string, none bool, err error) {
+	entries, err := n.r.readTree(root)
+	if err != nil || len(entries) > 4096 {
+		return nil, nil, false, err
+	}
+	size := 0
+	for _, e := range entries {
+		if size += len(e.name); len(e.name) > 1024 || size > 256<<10 {
+			return nil, nil, false, nil // a name, or names, too long to pass
+		}
+		if kind, _ := classify("", e); kind == entryOther && e.dir && validNonNote(e.name) {
+			excluded = append(excluded, e.name)
+		} else {
+			paths = append(paths, ":(literal,top)"+e.name)
+		}
+	}
+	if len(excluded) == 0 {
+		return nil, nil, false, nil
+	}
+	return paths, excluded, len(paths) == 0, nil
+}
+
+// listArgs is git ls-tree's command line for the notes tree root (see
+// rootLimits); none when there is nothing to list.
+func (n *Notes) listArgs(root Hash) (args []string, none bool, err error) {
+	args = []string{"ls-tree", "-r", "-z", "--full-tree", "--end-of-options", root.String()}
+	paths, _, none, err := n.rootLimits(root)
+	if err != nil || none {
+		return nil, none, err
+	}
+	if len(paths) > 0 {
+		args = append(append(args, "--"), paths...)
+	}
+	return args, false, nil
 }
 
 // eachListedEntry reads git ls-tree -r -z output ("<mode> <type>

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -35,13 +34,19 @@ func (n *Notes) ApplyNotes(edits []NoteEdit, extras map[string]Hash) (Hash, erro
 	if err != nil {
 		return ZeroHash, err
 	}
-	tree, _, err := n.apply(root, "", byObj, extras)
+	tree, _, err := n.applyRoot(root, byObj, extras, nil)
 	return tree, err
+}
+
+// applyRoot is apply at the root; last, when set, is given the root's
+// entries before they are written and returns those to write.
+func (n *Notes) applyRoot(tree Hash, edits map[string]Hash, extras map[string]Hash, last func([]treeEntry) ([]treeEntry, error)) (Hash, bool, error) {
+	return n.apply(tree, "", edits, extras, last)
 }
 
 // apply edits one tree level. edits maps full object names (all sharing
 // prefix) to their new blob (zero: remove).
-func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras map[string]Hash) (Hash, bool, error) {
+func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras map[string]Hash, last func([]treeEntry) ([]treeEntry, error)) (Hash, bool, error) {
 	entries, err := n.r.readTree(tree)
 	if err != nil {
 		return ZeroHash, false, err
@@ -115,7 +120,7 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 	for _, g := range names {
 		h := fan[g]
 		if e, ok := sub[g]; ok {
-			nh, empty, err := n.apply(h, prefix+g, e, nil)
+			nh, empty, err := n.apply(h, prefix+g, e, nil, nil)
 			if err != nil {
 				return ZeroHash, false, err
 			}
@@ -128,12 +133,18 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 	}
 	if prefix == "" {
 		for name, h := range extras {
-			if strings.ContainsAny(name, "/\x00") || name == "" || isHex(strings.ToLower(name)) {
+			if !validNonNote(name) {
 				return ZeroHash, false, fmt.Errorf("invalid non-note name %q", name)
 			}
 			if !h.IsZero() {
 				out = append(out, treeEntry{name: name, hash: h})
 			}
+		}
+	}
+	if last != nil {
+		var err error
+		if out, err = last(out); err != nil {
+			return ZeroHash, false, err
 		}
 	}
 	if len(out) == 0 {

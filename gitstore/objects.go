@@ -759,6 +759,16 @@ func (r *Repo) pendingBlob(data []byte) Hash { return r.addPending(plumbing.Blob
 // that often follow a write.
 func (r *Repo) encodeTree(entries []treeEntry) (Hash, []byte) {
 	sortEntries(entries)
+	data := encodeTreeEntries(entries)
+	h := objectName(plumbing.TreeObject, data)
+	if parsed, err := parseTree(data); err == nil {
+		r.cacheTree(h, parsed)
+	}
+	return h, data
+}
+
+// encodeTreeEntries is entries, sorted, in git's tree format.
+func encodeTreeEntries(entries []treeEntry) []byte {
 	var buf bytes.Buffer
 	for _, e := range entries {
 		switch {
@@ -773,12 +783,7 @@ func (r *Repo) encodeTree(entries []treeEntry) (Hash, []byte) {
 		buf.WriteByte(0)
 		buf.Write(e.hash[:])
 	}
-	data := buf.Bytes()
-	h := objectName(plumbing.TreeObject, data)
-	if parsed, err := parseTree(data); err == nil {
-		r.cacheTree(h, parsed)
-	}
-	return h, data
+	return buf.Bytes()
 }
 
 func sortKey(e treeEntry) string {

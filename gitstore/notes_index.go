@@ -1,0 +1,585 @@
+package gitstore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// NotesIndex is an index kept in a notes tree beside its notes: a non-note
+// directory at the root, named Name, that lists each noted object under the
+// keys its note's text gives (Keys), so that a reader finds the notes of a
+// key by reading a few trees, not every note. Each key is a path of
+// directories and a leaf, "a/b/leaf"; the object is listed as the entry
+// "leaf-<object>" (the empty blob) in the directory "a/b".
+//
+// The index says which notes it describes: its directory holds the entry
+// "of-<tree>", where <tree> is the name of the notes tree without the
+// index (the root's other entries, as a tree; not written). A reader uses
+// the index only when that is the tree it reads (IndexLookup), so that a
+// write by another tool (git notes, which keeps a non-note as it is) leaves
+// an index that readers pass by, never one that answers for other notes.
+// A writer that keeps the index (ApplyNotesIndexed) brings it forward by
+// the notes it changes when it describes the tree written on, and builds
+// it again from every note when it does not.
+type NotesIndex struct {
+	Name string
+	Keys func(note []byte) []string
+}
+
+const indexStampPrefix = "of-"
+
+// ApplyNotesIndexed is ApplyNotes that also keeps ix in the tree written.
+func (n *Notes) ApplyNotesIndexed(edits []NoteEdit, extras map[string]Hash, ix *NotesIndex) (Hash, error) {
+	if ix == nil {
+		return n.ApplyNotes(edits, extras)
+	}
+	return n.applyIndexed(edits, extras, ix, false)
+}
+
+// ApplyNotesReindexed is ApplyNotesIndexed with the index built again
+// from every note, whatever the index the tree has (one found wrong).
+func (n *Notes) ApplyNotesReindexed(edits []NoteEdit, extras map[string]Hash, ix *NotesIndex) (Hash, error) {
+	return n.applyIndexed(edits, extras, ix, true)
+}
+
+func (n *Notes) applyIndexed(edits []NoteEdit, extras map[string]Hash, ix *NotesIndex, rebuild bool) (Hash, error) {
+	if !validNonNote(ix.Name) {
+		return ZeroHash, fmt.Errorf("invalid index name %q", ix.Name)
+	}
+	root, err := n.root()
+	if err != nil {
+		return ZeroHash, err
+	}
+	oldIndex, valid, err := n.indexOf(ix.Name)
+	if err != nil {
+		return ZeroHash, err
+	}
+	var changes map[string]bool
+	if valid && !rebuild {
+		if changes, err = n.indexChanges(edits, ix); err != nil {
+			return ZeroHash, err
+		}
+	} else {
+		oldIndex = ZeroHash
+		if changes, err = n.indexAll(edits, ix); err != nil {
+			return ZeroHash, err
+		}
+	}
+	byObj := map[string]Hash{}
+	for _, e := range edits {
+		byObj[e.Object.String()] = e.Blob
+	}
+	all := map[string]Hash{ix.Name: ZeroHash}
+	for k, v := range extras {
+		all[k] = v
+	}
+	empty, err := n.r.WriteBlob(nil)
+	if err != nil {
+		return ZeroHash, err
+	}
+	tree, _, err := n.applyRoot(root, byObj, all, func(out []treeEntry) ([]treeEntry, error) {
+		stamp := treeName(out)
+		top, err := n.r.readTree(oldIndex)
+		if err != nil {
+			return nil, err
+		}
+		kept := top[:0:0]
+		for _, e := range top {
+			if !strings.HasPrefix(e.name, indexStampPrefix) {
+				kept = append(kept, e)
+			}
+		}
+		kept = append(kept, treeEntry{name: indexStampPrefix + stamp.String(), hash: empty})
+		h, err := n.r.editIndexDir(kept, changes, empty)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, treeEntry{name: ix.Name, dir: true, hash: h}), nil
+	})
+	return tree, err
+}
+
+// validNonNote says whether name may be a non-note entry at the root of a
+// notes tree: one path component that no reader takes for a note.
+func validNonNote(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/\x00") && !isHex(strings.ToLower(name))
+}
+
+// treeName is the name of the tree that entries make, not written.
+func treeName(entries []treeEntry) Hash {
+	es := append([]treeEntry(nil), entries...)
+	sortEntries(es)
+	return objectName(plumbing.TreeObject, encodeTreeEntries(es))
+}
+
+// indexOf is the index directory at the root of the snapshot's tree, and
+// whether it describes the tree's notes (its stamp names the root's other
+// entries).
+func (n *Notes) indexOf(name string) (Hash, bool, error) {
+	root, err := n.root()
+	if err != nil || root.IsZero() {
+		return ZeroHash, false, err
+	}
+	entries, err := n.r.readTree(root)
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	var dir Hash
+	others := make([]treeEntry, 0, len(entries))
+	for _, e := range entries {
+		if e.name == name && e.dir {
+			dir = e.hash
+			continue
+		}
+		others = append(others, e)
+	}
+	if dir.IsZero() {
+		return ZeroHash, false, nil
+	}
+	top, err := n.r.readTree(dir)
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	want := indexStampPrefix + treeName(others).String()
+	stamps := 0
+	ok := false
+	for _, e := range top {
+		if strings.HasPrefix(e.name, indexStampPrefix) {
+			stamps++
+			ok = ok || (e.name == want && !e.dir)
+		}
+	}
+	return dir, ok && stamps == 1, nil
+}
+
+// IndexLookup returns the objects the index named name lists under key,
+// in the order of their names; ok is false when the tree has no such
+// index or its index describes other notes (see NotesIndex), and the
+// caller must read the notes themselves.
+func (n *Notes) IndexLookup(name, key string) (objs []Hash, ok bool, err error) {
+	dir, valid, err := n.indexOf(name)
+	if err != nil || !valid {
+		return nil, false, err
+	}
+	parts := strings.Split(key, "/")
+	leaf := parts[len(parts)-1]
+	for _, p := range parts[:len(parts)-1] {
+		entries, err := n.r.readTree(dir)
+		if err != nil {
+			return nil, false, err
+		}
+		dir = ZeroHash
+		for _, e := range entries {
+			if e.name == p && e.dir {
+				dir = e.hash
+				break
+			}
+		}
+		if dir.IsZero() {
+			return nil, true, nil
+		}
+	}
+	entries, err := n.r.readTree(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	prefix := leaf + "-"
+	for _, e := range entries {
+		if e.dir || !strings.HasPrefix(e.name, prefix) {
+			continue
+		}
+		h, perr := ParseHash(e.name[len(prefix):])
+		if perr != nil {
+			continue
+		}
+		objs = append(objs, h)
+	}
+	return objs, true, nil
+}
+
+// indexChanges are the index entries ("key-<object>" paths) that edits add
+// (true) and remove (false), from the keys of each edited object's notes
+// before and after.
+func (n *Notes) indexChanges(edits []NoteEdit, ix *NotesIndex) (map[string]bool, error) {
+	last := make(map[Hash]Hash, len(edits)) // as ApplyNotes takes them: the last edit of an object
+	objs := make([]Hash, 0, len(edits))
+	for _, e := range edits {
+		if _, ok := last[e.Object]; !ok {
+			objs = append(objs, e.Object)
+		}
+		last[e.Object] = e.Blob
+	}
+	old, err := n.FindMany(objs)
+	if err != nil {
+		return nil, err
+	}
+	changes := map[string]bool{}
+	for _, obj := range objs {
+		e := NoteEdit{Object: obj, Blob: last[obj]}
+		was := map[string]bool{}
+		for _, b := range old[e.Object] {
+			data, err := n.r.ReadBlob(b)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range ix.Keys(data) {
+				was[k] = true
+			}
+		}
+		is := map[string]bool{}
+		if !e.Blob.IsZero() {
+			data, err := n.r.ReadBlob(e.Blob)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range ix.Keys(data) {
+				is[k] = true
+			}
+		}
+		obj := e.Object.String()
+		for k := range was {
+			if !is[k] {
+				changes[k+"-"+obj] = false
+			}
+		}
+		for k := range is {
+			if !was[k] {
+				changes[k+"-"+obj] = true
+			}
+		}
+	}
+	return changes, nil
+}
+
+// indexAll are the index entries of every note of the tree once edits are
+// applied, all to add: the index built again.
+func (n *Notes) indexAll(edits []NoteEdit, ix *NotesIndex) (map[string]bool, error) {
+	edited := make(map[Hash]bool, len(edits))
+	for _, e := range edits {
+		edited[e.Object] = true
+	}
+	changes := map[string]bool{}
+	add := func(obj Hash, data []byte) {
+		s := obj.String()
+		for _, k := range ix.Keys(data) {
+			changes[k+"-"+s] = true
+		}
+	}
+	err := n.ForEachNote(func(obj Hash, data []byte) error {
+		if !edited[obj] {
+			add(obj, data)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range edits {
+		if e.Blob.IsZero() {
+			continue
+		}
+		data, err := n.r.ReadBlob(e.Blob)
+		if err != nil {
+			return nil, err
+		}
+		add(e.Object, data)
+	}
+	return changes, nil
+}
+
+// editIndexDir writes the directory whose entries are entries with changes
+// applied (paths relative to it: true adds the empty blob there, false
+// removes the entry), each subdirectory on a changed path written again
+// and one left empty dropped; it returns the directory's name.
+func (r *Repo) editIndexDir(entries []treeEntry, changes map[string]bool, empty Hash) (Hash, error) {
+	byName := make(map[string]int, len(entries))
+	out := append([]treeEntry(nil), entries...)
+	for i, e := range out {
+		byName[e.name] = i
+	}
+	sub := map[string]map[string]bool{}
+	for p, add := range changes {
+		if j := strings.IndexByte(p, '/'); j >= 0 {
+			d := p[:j]
+			if sub[d] == nil {
+				sub[d] = map[string]bool{}
+			}
+			sub[d][p[j+1:]] = add
+			continue
+		}
+		i, ok := byName[p]
+		switch {
+		case add && !ok:
+			byName[p] = len(out)
+			out = append(out, treeEntry{name: p, hash: empty})
+		case !add && ok:
+			out[i].name = "" // dropped below
+		}
+	}
+	names := make([]string, 0, len(sub))
+	for d := range sub {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for _, d := range names {
+		var below []treeEntry
+		i, ok := byName[d]
+		if ok && out[i].dir {
+			var err error
+			if below, err = r.readTree(out[i].hash); err != nil {
+				return ZeroHash, err
+			}
+		}
+		h, err := r.editIndexDir(below, sub[d], empty)
+		if err != nil {
+			return ZeroHash, err
+		}
+		switch {
+		case h.IsZero() && ok:
+			out[i].name = ""
+		case h.IsZero():
+		case ok:
+			out[i] = treeEntry{name: d, dir: true, hash: h}
+		default:
+			byName[d] = len(out)
+			out = append(out, treeEntry{name: d, dir: true, hash: h})
+		}
+	}
+	kept := out[:0]
+	for _, e := range out {
+		if e.name != "" {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		return ZeroHash, nil
+	}
+	return r.writeTree(kept)
+}
+
+// IndexEntry is an entry of a notes tree's index: Object listed under Key.
+type IndexEntry struct {
+	Key    string
+	Object Hash
+}
+
+// IndexProblems compares the snapshot's index (ix) with what its notes
+// say: Missing are the entries the notes call for and the index lacks,
+// Extra those it lists and no note calls for, each in path order.
+// Described is false when the tree has no index that describes its notes
+// (none, or one another tool left behind: readers pass it by), and then
+// nothing is compared. With since, a snapshot whose index describes its
+// notes and was found right, only what changed from since is compared: the
+// entries of the notes that changed, and every entry the index changed.
+// Without, every note is read and the whole index.
+func (n *Notes) IndexProblems(ix *NotesIndex, since *Notes) (missing, extra []IndexEntry, described bool, err error) {
+	return n.indexProblems(ix, since, nil)
+}
+
+// IndexProblemsAgainst is IndexProblems of the whole index, with the
+// entries the notes call for ("key-<object>") given: a caller that read
+// every note already (with ix.Keys) need not have them read again.
+func (n *Notes) IndexProblemsAgainst(ix *NotesIndex, want map[string]bool) (missing, extra []IndexEntry, described bool, err error) {
+	if want == nil {
+		want = map[string]bool{}
+	}
+	return n.indexProblems(ix, nil, want)
+}
+
+func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]bool) (missing, extra []IndexEntry, described bool, err error) {
+	dir, valid, err := n.indexOf(ix.Name)
+	if err != nil || !valid {
+		return nil, nil, false, err
+	}
+	var want, have map[string]bool
+	if given != nil {
+		want = given
+	} else if since != nil {
+		if was, ok, err := since.indexOf(ix.Name); err == nil && ok {
+			want, have, err = n.indexSince(ix, since, was, dir)
+			if err != nil {
+				return nil, nil, true, err
+			}
+		}
+	}
+	if have == nil {
+		if want == nil {
+			if want, err = n.indexAll(nil, ix); err != nil {
+				return nil, nil, true, err
+			}
+		}
+		have = map[string]bool{}
+		if err := n.r.eachIndexEntry(dir, "", func(p string) { have[p] = true }); err != nil {
+			return nil, nil, true, err
+		}
+	}
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	for p := range have {
+		if _, ok := want[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		w, h := want[p], have[p]
+		if w == h {
+			continue
+		}
+		e, ok := indexEntryOf(p)
+		if !ok {
+			if h {
+				extra = append(extra, IndexEntry{Key: p})
+			}
+			continue
+		}
+		if w {
+			missing = append(missing, e)
+		} else {
+			extra = append(extra, e)
+		}
+	}
+	return missing, extra, true, nil
+}
+
+// indexEntryOf reads an index path "key-<object>".
+func indexEntryOf(p string) (IndexEntry, bool) {
+	i := strings.LastIndexByte(p, '-')
+	if i < 0 {
+		return IndexEntry{}, false
+	}
+	h, err := ParseHash(p[i+1:])
+	if err != nil || h.String() != p[i+1:] {
+		return IndexEntry{}, false
+	}
+	return IndexEntry{Key: p[:i], Object: h}, true
+}
+
+// indexSince is what IndexProblems compares when only what changed from
+// since is: for each path the notes' changes or the index's touch, whether
+// the notes call for it (want) and whether the index lists it (have).
+func (n *Notes) indexSince(ix *NotesIndex, since *Notes, was, is Hash) (want, have map[string]bool, err error) {
+	changes, err := n.DiffNotes(since)
+	if err != nil {
+		return nil, nil, err
+	}
+	want = map[string]bool{}
+	changed := map[Hash]bool{}
+	for _, c := range changes {
+		changed[c.Object] = true
+		s := c.Object.String()
+		for _, b := range c.Old {
+			data, err := n.r.ReadBlob(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, k := range ix.Keys(data) {
+				if _, ok := want[k+"-"+s]; !ok {
+					want[k+"-"+s] = false
+				}
+			}
+		}
+		for _, b := range c.New {
+			data, err := n.r.ReadBlob(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, k := range ix.Keys(data) {
+				want[k+"-"+s] = true
+			}
+		}
+	}
+	// the index's own changes: each path it added or removed
+	touched := map[string]bool{} // path -> listed now
+	var files []FileChange
+	if err := n.r.diffTrees("", was, is, &files); err != nil {
+		return nil, nil, err
+	}
+	for _, f := range files {
+		if (f.OldMode != 0) != (f.NewMode != 0) && !(strings.HasPrefix(f.Path, indexStampPrefix) && !strings.Contains(f.Path, "/")) {
+			touched[f.Path] = f.NewMode != 0 // the stamps are no entries
+		}
+	}
+	for p, now := range touched {
+		if _, ok := want[p]; ok {
+			continue
+		}
+		e, ok := indexEntryOf(p)
+		if ok && changed[e.Object] {
+			want[p] = false // a changed note that does not call for it
+			continue
+		}
+		want[p] = !now // the note did not change: the entry should not have
+	}
+	have = map[string]bool{}
+	for p := range want {
+		listed, err := n.r.indexListed(is, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		have[p] = listed
+	}
+	return want, have, nil
+}
+
+// indexListed says whether the index directory dir lists path p (a file).
+func (r *Repo) indexListed(dir Hash, p string) (bool, error) {
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		entries, err := r.readTree(dir)
+		if err != nil {
+			return false, err
+		}
+		dir = ZeroHash
+		for _, e := range entries {
+			if e.name != part {
+				continue
+			}
+			if i == len(parts)-1 {
+				return !e.dir, nil
+			}
+			if e.dir {
+				dir = e.hash
+			}
+			break
+		}
+		if dir.IsZero() {
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// eachIndexEntry calls fn with the path of each file below the index
+// directory dir but its stamps.
+func (r *Repo) eachIndexEntry(dir Hash, prefix string, fn func(string)) error {
+	entries, err := r.readTree(dir)
+	if err != nil {
+		return err
+	}
+	var subs []Hash
+	var names []string
+	for _, e := range entries {
+		switch {
+		case e.dir:
+			subs, names = append(subs, e.hash), append(names, e.name)
+		case prefix == "" && strings.HasPrefix(e.name, indexStampPrefix):
+		default:
+			fn(prefix + e.name)
+		}
+	}
+	if err := r.prefetchTrees(subs); err != nil {
+		return err
+	}
+	for i, h := range subs {
+		if err := r.eachIndexEntry(h, prefix+names[i]+"/", fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,399 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// testIndex lists each object under the keys its note names on lines
+// "k <key>".
+var testIndex = &NotesIndex{Name: "test-index", Keys: func(note []byte) []string {
+	var keys []string
+	for _, l := range strings.Split(string(note), "\n") {
+		if k, ok := strings.CutPrefix(l, "k "); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}}
+
+// writeIndexed applies edits (content "" removes) with testIndex kept and
+// commits the result.
+func writeIndexed(t *testing.T, repo *Repo, snap *Notes, edits map[Hash]string) *Notes {
+	t.Helper()
+	var es []NoteEdit
+	for obj, content := range edits {
+		var blob Hash
+		if content != "" {
+			var err error
+			if blob, err = repo.WriteBlob([]byte(content)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		es = append(es, NoteEdit{Object: obj, Blob: blob})
+	}
+	tree, err := snap.ApplyNotesIndexed(es, nil, testIndex)
+	if err != nil {
+		t.Fatalf("ApplyNotesIndexed: %v", err)
+	}
+	a, c := testIdentity(t, repo)
+	next, err := snap.CommitNotes(testNotesRef, tree, "indexed write\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// lookup is IndexLookup of testIndex, failing the test on an error.
+func lookup(t *testing.T, snap *Notes, key string) ([]Hash, bool) {
+	t.Helper()
+	objs, ok, err := snap.IndexLookup(testIndex.Name, key)
+	if err != nil {
+		t.Fatalf("IndexLookup(%q): %v", key, err)
+	}
+	return objs, ok
+}
+
+// indexDir is the tree the index directory of snap is.
+func indexDir(t *testing.T, snap *Notes) Hash {
+	t.Helper()
+	dir, _, err := snap.indexOf(testIndex.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestNotesIndexLookup(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(4)
+	setEnv(t)
+	repo := r.open()
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{
+		cs[0]: "k 1/12/120\nk 1/12/121\n",
+		cs[1]: "k 1/12/120\n",
+		cs[2]: "no key\n",
+	})
+	objs, ok := lookup(t, snap, "1/12/120")
+	want := []Hash{cs[0], cs[1]}
+	slices.SortFunc(want, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	if !ok || !slices.Equal(objs, want) {
+		t.Fatalf("1/12/120: %v %v, want %v", objs, ok, want)
+	}
+	if objs, ok := lookup(t, snap, "1/12/121"); !ok || !slices.Equal(objs, []Hash{cs[0]}) {
+		t.Fatalf("1/12/121: %v %v", objs, ok)
+	}
+	if objs, ok := lookup(t, snap, "2/20/200"); !ok || len(objs) != 0 {
+		t.Fatalf("a key no note names: %v %v", objs, ok)
+	}
+	// C git sees the notes, and only them; the tree is sound.
+	if got := strings.Fields(r.git("notes", "--ref=evolve", "list")); len(got) != 6 {
+		t.Errorf("git notes list: %v", got)
+	}
+	r.fsckClean()
+	// Every reader of the notes passes the index by.
+	seen := 0
+	if err := snap.ForEachNote(func(Hash, []byte) error { seen++; return nil }); err != nil || seen != 3 {
+		t.Errorf("ForEachNote saw %d notes (%v), want 3", seen, err)
+	}
+	seen = 0
+	if err := snap.walkListed(context.Background(), func(Hash, Hash) error { seen++; return nil }); err != nil || seen != 3 {
+		t.Errorf("the listing saw %d notes (%v), want 3", seen, err)
+	}
+	if paths, excluded, none, err := snap.rootLimits(mustTree(t, snap)); err != nil || none || len(paths) != 3 || !strings.HasPrefix(paths[0], ":(literal,top)") || !slices.Equal(excluded, []string{testIndex.Name}) {
+		t.Errorf("the listing names %v and leaves out %v (none %v, %v), want the 3 notes and the index", paths, excluded, none, err)
+	}
+}
+
+func mustTree(t *testing.T, snap *Notes) Hash {
+	t.Helper()
+	h, err := snap.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestNotesIndexPassedByAfterGitNotes(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	setEnv(t)
+	repo := r.open()
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n"})
+	// git notes keeps the index as it is: it describes other notes now.
+	r.git("notes", "--ref=evolve", "add", "-m", "k a/1", cs[1].String())
+	repo = r.open()
+	snap = mustReadNotes(t, repo, testNotesRef)
+	if objs, ok := lookup(t, snap, "a/1"); ok {
+		t.Fatalf("an index git notes left behind answered: %v", objs)
+	}
+	// The next indexed write builds it again from every note.
+	snap = writeIndexed(t, repo, snap, map[Hash]string{cs[2]: "k a/1\nk b/2\n"})
+	objs, ok := lookup(t, snap, "a/1")
+	if !ok || len(objs) != 3 {
+		t.Fatalf("a/1 after the rebuild: %v %v, want all 3", objs, ok)
+	}
+	r.fsckClean()
+}
+
+func TestNotesIndexStampRefusesAnother(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	repo := r.open()
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n"})
+	// An index with a second stamp (one of them right) answers nothing.
+	dir := indexDir(t, snap)
+	entries, err := repo.readTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, _ := repo.WriteBlob(nil)
+	entries = append(slices.Clone(entries), treeEntry{name: indexStampPrefix + strings.Repeat("0", 40), hash: empty})
+	forged, err := repo.writeTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := snap.Tree()
+	rootEntries, _ := repo.readTree(root)
+	var out []treeEntry
+	for _, e := range rootEntries {
+		if e.name == testIndex.Name {
+			e.hash = forged
+		}
+		out = append(out, e)
+	}
+	tree, err := repo.writeTree(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := testIdentity(t, repo)
+	snap, err = snap.CommitNotes(testNotesRef, tree, "forged\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, ok := lookup(t, snap, "a/1"); ok {
+		t.Fatalf("an index with two stamps answered: %v", objs)
+	}
+}
+
+// TestNotesIndexBroughtForward writes random edits one commit at a time
+// and checks that the index brought forward is the one built from every
+// note, tree for tree, and answers as the notes do.
+func TestNotesIndexBroughtForward(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(40)
+	setEnv(t)
+	repo := r.open()
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := []string{"0/0/1", "0/0/2", "0/1/10", "1/10/100", "1/11/110", "x/bad"}
+	snap := mustReadNotes(t, repo, testNotesRef)
+	notes := map[Hash]string{}
+	var pairs []NotesPair
+	for round := 0; round < 30; round++ {
+		edits := map[Hash]string{}
+		for i := rng.IntN(6); i >= 0; i-- {
+			obj := cs[rng.IntN(len(cs))]
+			var b strings.Builder
+			for j := rng.IntN(3); j > 0; j-- {
+				fmt.Fprintf(&b, "k %s\n", keys[rng.IntN(len(keys))])
+			}
+			if rng.IntN(4) == 0 {
+				b.WriteString("free text\n")
+			}
+			edits[obj] = b.String()
+		}
+		before := snap
+		snap = writeIndexed(t, repo, snap, edits)
+		pairs = append(pairs, NotesPair{Old: before, New: snap})
+		for obj, c := range edits {
+			if c == "" {
+				delete(notes, obj)
+			} else {
+				notes[obj] = c
+			}
+		}
+		// the same index built from nothing
+		tree, _ := snap.Tree()
+		rootEntries, _ := repo.readTree(tree)
+		var others []treeEntry
+		for _, e := range rootEntries {
+			if e.name != testIndex.Name {
+				others = append(others, e)
+			}
+		}
+		bare, err := repo.writeTree(others)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rebuilt, err := (&Notes{r: repo, tree: bare}).ApplyNotesIndexed(nil, nil, testIndex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rebuilt != tree {
+			t.Fatalf("round %d: the index brought forward (tree %s) is not the one built again (%s)", round, tree, rebuilt)
+		}
+		for _, k := range keys {
+			var want []Hash
+			for obj, c := range notes {
+				if strings.Contains(c, "k "+k+"\n") {
+					want = append(want, obj)
+				}
+			}
+			slices.SortFunc(want, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+			got, ok := lookup(t, snap, k)
+			if !ok || !slices.Equal(got, want) {
+				t.Fatalf("round %d, key %s: %v %v, want %v", round, k, got, ok, want)
+			}
+		}
+	}
+	r.fsckClean()
+	// the history's diffs, with git told to pass the index by, are the
+	// notes' alone
+	checkDiffer(t, repo, pairs, testIndex.Name)
+}
+
+// forgeIndex commits snap's tree with its index changed as changes say
+// (paths below the index directory: true adds, false removes), the stamp
+// kept: what another writer could push.
+func forgeIndex(t *testing.T, repo *Repo, snap *Notes, changes map[string]bool) *Notes {
+	t.Helper()
+	root := mustTree(t, snap)
+	entries, err := repo.readTree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, _ := repo.WriteBlob(nil)
+	var out []treeEntry
+	for _, e := range entries {
+		if e.name == testIndex.Name {
+			top, err := repo.readTree(e.hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.hash, err = repo.editIndexDir(top, changes, empty); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, e)
+	}
+	tree, err := repo.writeTree(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := testIdentity(t, repo)
+	next, err := snap.CommitNotes(testNotesRef, tree, "forged index\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// problems is IndexProblems as text.
+func problems(t *testing.T, snap, since *Notes) string {
+	t.Helper()
+	missing, extra, described, err := snap.IndexProblems(testIndex, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "described %v", described)
+	for _, e := range missing {
+		fmt.Fprintf(&b, "; missing %s %s", e.Key, e.Object.Short())
+	}
+	for _, e := range extra {
+		fmt.Fprintf(&b, "; extra %s %s", e.Key, e.Object.Short())
+	}
+	return b.String()
+}
+
+func TestNotesIndexProblems(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(6)
+	setEnv(t)
+	repo := r.open()
+	s1 := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n", cs[1]: "k a/2\n"})
+	s2 := writeIndexed(t, repo, s1, map[Hash]string{cs[2]: "k a/3\n", cs[0]: "k a/4\n"})
+	for _, since := range []*Notes{nil, s1} {
+		if got := problems(t, s2, since); got != "described true" {
+			t.Errorf("a right index (since %v): %s", since != nil, got)
+		}
+	}
+	// listed under a key its note does not name, and a key left out
+	forged := forgeIndex(t, repo, s2, map[string]bool{
+		"a/9-" + cs[1].String(): true,
+		"a/3-" + cs[2].String(): false,
+	})
+	want := fmt.Sprintf("described true; missing a/3 %s; extra a/9 %s", cs[2].Short(), cs[1].Short())
+	for _, since := range []*Notes{nil, s2, s1} {
+		if got := problems(t, forged, since); got != want {
+			t.Errorf("a forged index (since %v):\n got %s\nwant %s", since != nil, got, want)
+		}
+	}
+	// a record after the forgery carries it forward; the check still sees it
+	s3 := writeIndexed(t, repo, forged, map[Hash]string{cs[3]: "k a/5\n"})
+	if got := problems(t, s3, nil); got != want {
+		t.Errorf("the forged index carried forward:\n got %s\nwant %s", got, want)
+	}
+	// built again, it is right
+	tree, err := s3.ApplyNotesReindexed(nil, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := testIdentity(t, repo)
+	s4, err := s3.CommitNotes(testNotesRef, tree, "rebuilt\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := problems(t, s4, nil); got != "described true" {
+		t.Errorf("the index built again: %s", got)
+	}
+	// an index git notes left behind describes other notes: not compared
+	r.git("notes", "--ref=evolve", "add", "-m", "k a/7", cs[5].String())
+	repo = r.open()
+	if got := problems(t, mustReadNotes(t, repo, testNotesRef), nil); got != "described false" {
+		t.Errorf("an index left behind: %s", got)
+	}
+}
+
+// The readers that ask git for every note at once (the listing, the
+// export) name the index to git as what not to read, and give the notes
+// the tree walk gives.
+func TestNotesIndexNotRead(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(70)
+	setEnv(t)
+	repo := r.open()
+	edits := map[Hash]string{}
+	for i, c := range cs {
+		edits[c] = fmt.Sprintf("k %d/%d\n", i%7, i)
+	}
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), edits)
+	walked := notesOf(t, func(fn func(Hash, []byte) error) error {
+		return snap.walk(func(obj, blob Hash) error {
+			data, err := repo.ReadBlob(blob)
+			if err != nil {
+				return err
+			}
+			return fn(obj, data)
+		}, false)
+	})
+	if len(walked) != 70 {
+		t.Fatalf("the walk gave %d notes, want 70", len(walked))
+	}
+	fresh, err := r.open().NotesAt(snap.Commit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exported := exportedNotes(t, fresh); !slices.Equal(exported, walked) {
+		t.Errorf("the export gave\n %q\nthe walk\n %q", exported, walked)
+	}
+	if streamed := notesOf(t, fresh.streamNotes); !slices.Equal(streamed, walked) {
+		t.Errorf("the stream gave\n %q\nthe walk\n %q", streamed, walked)
+	}
+
+}
