@@ -144,7 +144,7 @@ func (h *historyCheck) commits(commits []gitstore.Hash) error {
 	if treeWalk {
 		return h.walkTrees(commits)
 	}
-	differ := h.repo.NewNotesDiffer()
+	differ := h.repo.NewNotesDiffer(ledger.IndexName)
 	defer differ.Close()
 	h.diff = differ.Diff
 	if h.unchained != nil {
@@ -624,6 +624,9 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 		if err := incomingBadNotes(repo, rep, from, gitstore.ZeroHash, to, []gitstore.Hash{to}); err != nil {
 			return nil, err
 		}
+		if err := checkIndex(repo, rep, to, gitstore.ZeroHash, nil); err != nil {
+			return nil, err
+		}
 		return checkTip(repo, rep, to)
 	}
 	args := []string{to.String()}
@@ -727,6 +730,11 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 			f := unreadable(rep, b.Text, "the note on %s, line %d: %v (%q)", obj.Short(), b.Line, b.Err, shorten(b.Text))
 			f.Commit = obj.String()
 		}
+	}
+	// The index of cycles it brings: what a read with no saved view of
+	// its own takes as it is, compared with the notes it changed.
+	if err := checkIndex(repo, rep, to, from, nil); err != nil {
+		return nil, err
 	}
 	var out []Finding
 	for _, f := range rep.Findings {

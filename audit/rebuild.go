@@ -176,7 +176,7 @@ func (p *rebuildPlan) write(l *store.Ledger) (gitstore.Hash, error) {
 		return gitstore.ZeroHash, err
 	}
 	if len(edits) > 0 || tree.IsZero() {
-		if tree, err = snap.ApplyNotes(edits, nil); err != nil {
+		if tree, err = snap.ApplyNotesIndexed(edits, nil, store.CycleIndex); err != nil {
 			return gitstore.ZeroHash, err
 		}
 	}

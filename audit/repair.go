@@ -45,6 +45,9 @@ type RepairReport struct {
 	// Removed are the objects whose note path held no note (a submodule
 	// entry) that repair takes out of the ledger.
 	Removed []string `json:"removed"`
+	// Reindexed says the ledger's index of cycles was found wrong and is
+	// built again from the notes (with dryRun: would be).
+	Reindexed bool `json:"reindexed"`
 }
 
 // RestoredRef is a ref of saved work put back on its commit.
@@ -135,6 +138,8 @@ func Repair(l *store.Ledger, dryRun bool) (out *RepairReport, err error) {
 			out.Refs = append(out.Refs, RestoredRef{Ref: f.Ref, Commit: f.Commit})
 		case f.Kind == "not-a-note":
 			out.Removed = append(out.Removed, f.Commit)
+		case f.Kind == "index":
+			out.Reindexed = true
 		case f.Kind == "rewritten" || f.Kind == "gone":
 			v, _ := gitstore.ParseHash(f.NotesCommit)
 			if ok, err := repo.HasObject(v); err != nil {
@@ -203,10 +208,10 @@ func Repair(l *store.Ledger, dryRun bool) (out *RepairReport, err error) {
 			return nil, err
 		}
 	}
-	if len(out.Restored) == 0 && len(parents) == 0 && len(out.Removed) == 0 {
+	if len(out.Restored) == 0 && len(parents) == 0 && len(out.Removed) == 0 && !out.Reindexed {
 		return out, nil
 	}
-	c, err := writeRestored(l, out.Restored, out.Removed, parents)
+	c, err := writeRestored(l, out.Restored, out.Removed, parents, out.Reindexed)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +312,7 @@ func newestOf(repo *gitstore.Repo, hs []gitstore.Hash) ([]gitstore.Hash, error) 
 
 // writeRestored writes the restored records into their notes, each in place
 // of the record of its id there, as one notes commit.
-func writeRestored(l *store.Ledger, restored []Restored, removed []string, parents []gitstore.Hash) (gitstore.Hash, error) {
+func writeRestored(l *store.Ledger, restored []Restored, removed []string, parents []gitstore.Hash, reindex bool) (gitstore.Hash, error) {
 	repo := l.Repo()
 	author, committer, err := repo.Identity()
 	if err != nil {
@@ -340,6 +345,9 @@ func writeRestored(l *store.Ledger, restored []Restored, removed []string, paren
 	}
 	for _, p := range parents {
 		fmt.Fprintf(&msg, "- the ledger descends again from %s, which this clone had verified\n", p.Short())
+	}
+	if reindex {
+		msg.WriteString("- the index of cycles built again from the notes: it listed what they do not say\n")
 	}
 	// The notes commits lost records are put back from become parents too:
 	// the ledger's history then shows where each came from (a record with
@@ -458,8 +466,11 @@ func writeRestored(l *store.Ledger, restored []Restored, removed []string, paren
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
-		if len(edits) > 0 {
-			tree, err = snap.ApplyNotes(edits, nil)
+		switch {
+		case reindex:
+			tree, err = snap.ApplyNotesReindexed(edits, nil, store.CycleIndex)
+		case len(edits) > 0:
+			tree, err = snap.ApplyNotesIndexed(edits, nil, store.CycleIndex)
 		}
 		if err != nil {
 			return gitstore.ZeroHash, err

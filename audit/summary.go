@@ -139,6 +139,12 @@ type ledgerSums struct {
 	Lines []Finding
 	// Notes counts the notes that hold records.
 	Notes int
+	// index is what the ledger's index of cycles is to list (see
+	// checkIndex), when the read was of the local ledger alone; nil
+	// otherwise; indexOf is the notes commit it was read from. Neither is
+	// kept.
+	index   map[string]bool
+	indexOf gitstore.Hash
 }
 
 func (ls *ledgerSums) sort() {
@@ -148,13 +154,22 @@ func (ls *ledgerSums) sort() {
 
 // readSums reads every note of the ledger l reads, and the presence of the
 // commits they are on.
-func readSums(l *store.Ledger) (*ledgerSums, error) {
+func readSums(l *store.Ledger, index bool) (*ledgerSums, error) {
 	ls := &ledgerSums{}
+	if index {
+		ls.index = map[string]bool{}
+	}
 	noted := map[gitstore.Hash]bool{}
 	// Whether each record's commit is here, asked as each note is read (a
 	// large ledger's answers come while the ledger is read).
 	query := l.Repo().NewTypeQuery()
-	err := eachNoteSums(l, func(obj gitstore.Hash, sums []recSum, fs []Finding) {
+	err := eachNoteSums(l, index, func(obj gitstore.Hash, sums []recSum, fs []Finding, keys []string) {
+		if len(keys) > 0 {
+			s := obj.String()
+			for _, k := range keys {
+				ls.index[k+"-"+s] = true
+			}
+		}
 		if len(sums) > 0 && !noted[obj] {
 			noted[obj] = true // a tree another tool wrote may note it at two paths
 			ls.Notes++
@@ -509,12 +524,18 @@ func trailerSums(commits []gitstore.TrailerCommit) []trailerSum {
 // record parsed, encoded again and digested: most of a first verify's own
 // work) on as many goroutines as there are processors, a batch of notes
 // at a time, while the ledger is read.
-func eachNoteSums(l *store.Ledger, add func(obj gitstore.Hash, sums []recSum, fs []Finding)) error {
+func eachNoteSums(l *store.Ledger, keys bool, add func(obj gitstore.Hash, sums []recSum, fs []Finding, keys []string)) error {
+	keysOf := func(data []byte) []string {
+		if !keys {
+			return nil
+		}
+		return ledger.IndexKeys(data)
+	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
 		return l.EachNote(func(obj gitstore.Hash, data []byte) error {
 			sums, fs := noteSums(obj, data)
-			add(obj, sums, fs)
+			add(obj, sums, fs, keysOf(data))
 			return nil
 		})
 	}
@@ -526,6 +547,7 @@ func eachNoteSums(l *store.Ledger, add func(obj gitstore.Hash, sums []recSum, fs
 		data []byte
 		sums [][]recSum
 		fs   [][]Finding
+		keys [][]string
 		done chan struct{}
 	}
 	todo := make(chan *noteBatch, workers)
@@ -539,6 +561,7 @@ func eachNoteSums(l *store.Ledger, add func(obj gitstore.Hash, sums []recSum, fs
 				start := 0
 				for i, obj := range b.objs {
 					b.sums[i], b.fs[i] = noteSums(obj, b.data[start:b.ends[i]])
+					b.keys[i] = keysOf(b.data[start:b.ends[i]])
 					start = b.ends[i]
 				}
 				close(b.done)
@@ -551,14 +574,14 @@ func eachNoteSums(l *store.Ledger, add func(obj gitstore.Hash, sums []recSum, fs
 		for b := range ordered {
 			<-b.done
 			for i, obj := range b.objs {
-				add(obj, b.sums[i], b.fs[i])
+				add(obj, b.sums[i], b.fs[i], b.keys[i])
 			}
 		}
 	}()
 	newBatch := func() *noteBatch { return &noteBatch{data: make([]byte, 0, noteBatchSize), done: make(chan struct{})} }
 	cur := newBatch()
 	send := func() {
-		cur.sums, cur.fs = make([][]recSum, len(cur.objs)), make([][]Finding, len(cur.objs))
+		cur.sums, cur.fs, cur.keys = make([][]recSum, len(cur.objs)), make([][]Finding, len(cur.objs)), make([][]string, len(cur.objs))
 		todo <- cur
 		ordered <- cur
 		cur = newBatch()

@@ -319,6 +319,20 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	// beside it, may fill the cache first: then trees are read twice).
 	bad := &Report{}
 	since := nh.incremental(o.FullHistory)
+	// The index of cycles is compared with the notes beside the rest:
+	// what changed since the verified tip, or all of it.
+	indexRep := &Report{}
+	indexChecked := make(chan error, 1)
+	checkIndexNow := func(from gitstore.Hash, want map[string]bool) {
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			indexChecked <- checkIndex(repo, indexRep, nh.tip, from, want)
+		}()
+	}
+	if since {
+		checkIndexNow(nh.done, nil)
+	}
 	if since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
@@ -332,6 +346,9 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		found  *sumFindings
 	)
 	if d != nil {
+		if !since {
+			checkIndexNow(gitstore.ZeroHash, nil)
+		}
 		all, found = d.look, d.found
 		rep.Records, rep.Notes = d.next.Records, d.next.Notes
 	} else {
@@ -339,6 +356,14 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		if err != nil {
 			<-logged
 			return nil, err
+		}
+		if !since {
+			// what the index is to list, from the notes just read
+			var want map[string]bool
+			if ls.indexOf == nh.tip {
+				want = ls.index
+			}
+			checkIndexNow(gitstore.ZeroHash, want)
 		}
 		byID = ls.byKey()
 		all = byID
@@ -353,6 +378,11 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 			return nil, err
 		}
 	}
+	if err := <-indexChecked; err != nil {
+		<-logged
+		return nil, err
+	}
+	bad.Findings = append(bad.Findings, indexRep.Findings...)
 	rep.sinceVerified += len(bad.Findings)
 	marker := &Report{}
 	checkMarker(repo, marker)

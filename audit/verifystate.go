@@ -253,7 +253,7 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 	repo := l.Repo()
 	sources := rd.sources
 	if len(sources) > 1 {
-		ls, err := readSums(l)
+		ls, err := readSums(l, false)
 		return ls, nil, err
 	}
 	var to gitstore.Hash
@@ -266,7 +266,10 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 			return ls, &to, nil
 		}
 	}
-	ls, err = readSums(l)
+	ls, err = readSums(l, true)
+	if ls != nil {
+		ls.indexOf = to
+	}
 	return ls, &to, err
 }
 

@@ -30,6 +30,10 @@ const NotesPrefix = "refs/notes/evolve"
 // LedgerRef is the ledger's notes ref.
 const LedgerRef = "refs/notes/evolve"
 
+// cycleIndex is the ledger's index of cycles in its notes tree, kept by a
+// merge as by every writer of the ledger (ledger.IndexName).
+var cycleIndex = &gitstore.NotesIndex{Name: ledger.IndexName, Keys: ledger.IndexKeys}
+
 // TranscriptsPrefix is where the agents' transcripts are kept (a blob a
 // cycle, under its id), and TranscriptsTracking where a remote's are
 // fetched to. They are carried only when the options say so
@@ -548,7 +552,11 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 		return gitstore.ZeroHash, 0, err
 	}
 	if len(edits) > 0 || len(extras) > 0 {
-		if tree, err = ours.ApplyNotes(edits, extras); err != nil {
+		var ix *gitstore.NotesIndex
+		if ref == LedgerRef {
+			ix = cycleIndex
+		}
+		if tree, err = ours.ApplyNotesIndexed(edits, extras, ix); err != nil {
 			return gitstore.ZeroHash, 0, err
 		}
 	}

@@ -93,11 +93,18 @@ func (c *repairCmd) Run(e *env) error {
 		for _, obj := range rep.Removed {
 			fmt.Fprintf(w, "%s the submodule entry at the note path of %s (it is no note)\n", removed, obj[:7])
 		}
+		if rep.Reindexed {
+			verb := "built again"
+			if c.DryRun {
+				verb = "would build again"
+			}
+			fmt.Fprintf(w, "%s the ledger's index of cycles from its notes (it listed what they do not say)\n", verb)
+		}
 		for _, f := range rep.Unrepairable {
 			fmt.Fprintf(w, "cannot repair: %s\n", termLine(f.Message))
 		}
 		switch {
-		case len(rep.Restored) == 0 && len(rep.Unrepairable) == 0 && len(rep.Refs) == 0 && len(rep.Removed) == 0:
+		case len(rep.Restored) == 0 && len(rep.Unrepairable) == 0 && len(rep.Refs) == 0 && len(rep.Removed) == 0 && !rep.Reindexed:
 			fmt.Fprintln(w, "nothing to repair: verify finds no record edited or deleted")
 		case rep.NotesCommit != "":
 			fmt.Fprintf(w, "repaired the ledger: notes commit %s; git evolve sync (or a push) brings the repair to the other clones\n", rep.NotesCommit[:7])

@@ -388,12 +388,71 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 			// since: its lines and theirs, its errors and theirs
 			v = l.forwardOf(snap).cycle(n)
 		}
+		if v == nil {
+			// no view to read (a fresh clone): the notes the tree's index
+			// lists under the cycle, and those with a line that is no
+			// record
+			v = l.indexedCycle(snap, n)
+		}
 	}
 	if v == nil {
 		return l.Entries(opts, keep, 0)
 	}
 	out, _, err := l.entriesFrom(v, false, opts, keep, 0)
 	return out, err
+}
+
+// indexedCycle is readViewCycle from the index of cycles in the notes
+// tree (ledger.IndexName): the lines of cycle n of the notes it lists
+// under n, and the errors of those it lists under ledger.BadKey, which are
+// what the whole ledger has of both. Nil when the tree has no index that
+// describes its notes, or when a note it lists under n holds no record of
+// n (an index another writer made wrong: the notes are read instead).
+func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
+	cycle, ok, err := snap.IndexLookup(ledger.IndexName, ledger.CycleKey(n))
+	if err != nil || !ok {
+		return nil
+	}
+	bad, ok, err := snap.IndexLookup(ledger.IndexName, ledger.BadKey)
+	if err != nil || !ok {
+		return nil
+	}
+	objs := append(slices.Clone(cycle), bad...)
+	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
+	objs = slices.Compact(objs)
+	found, err := snap.FindMany(objs)
+	if err != nil {
+		return nil
+	}
+	var commits, blobs []gitstore.Hash
+	for _, c := range objs {
+		for _, b := range found[c] {
+			commits, blobs = append(commits, c), append(blobs, b)
+		}
+	}
+	data, err := l.repo.ReadBlobsKept(blobs)
+	if err != nil {
+		return nil
+	}
+	all := &view{notes: snap.Commit()}
+	for i, c := range commits {
+		all.add(c, data[i])
+	}
+	v := &view{notes: snap.Commit(), errors: all.errors}
+	has := map[gitstore.Hash]bool{}
+	for _, ln := range all.lines {
+		if ln.Summary.Cycle == n {
+			v.lines = append(v.lines, ln)
+			has[ln.commit] = true
+		}
+	}
+	for _, c := range cycle {
+		if !has[c] {
+			return nil
+		}
+	}
+	v.sort()
+	return v
 }
 
 // cycle is readViewCycle for the ledger as it is now: the view's lines of

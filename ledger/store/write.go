@@ -171,7 +171,7 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 		out.snap = snap
 		return out, nil
 	}
-	tree, err := snap.ApplyNotes(edits, extras)
+	tree, err := snap.ApplyNotesIndexed(edits, extras, CycleIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +184,10 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	}
 	return out, nil
 }
+
+// CycleIndex is the ledger's index of cycles in its notes tree
+// (ledger.IndexName), which every writer of the ledger keeps.
+var CycleIndex = &gitstore.NotesIndex{Name: ledger.IndexName, Keys: ledger.IndexKeys}
 
 // markerEdit checks the ledger's schema marker and returns the root entry
 // to write when the marker is missing or older than this binary's.

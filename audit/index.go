@@ -1,0 +1,80 @@
+package audit
+
+import (
+	"path"
+	"strconv"
+
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
+)
+
+// checkIndex compares the ledger's index of cycles (ledger.IndexName) at
+// the tip with what its notes say. A reader with no saved view of its own
+// (a fresh clone, a CI job) takes the index's word for which notes hold a
+// cycle: an entry missing hides a record from it, one too many is passed
+// by (the record is not there) but was written by no writer that kept the
+// index. Both are breaches that git evolve repair mends by building the
+// index again. An index another tool left behind (it describes other
+// notes) is no finding: readers pass it by, and the next write builds it
+// again. since, the tip this clone verified clean, limits the comparison
+// to what changed after it.
+// want, when set, is what the index is to list, read from tip's notes.
+func checkIndex(repo *gitstore.Repo, rep *Report, tip, since gitstore.Hash, want map[string]bool) error {
+	if tip.IsZero() || tip == since {
+		return nil // no ledger, or none changed since it was found right
+	}
+	snap, err := repo.NotesAt(tip)
+	if err != nil {
+		return err
+	}
+	var was *gitstore.Notes
+	if !since.IsZero() {
+		if was, err = repo.NotesAt(since); err != nil {
+			was = nil
+		}
+	}
+	var missing, extra []gitstore.IndexEntry
+	if want != nil {
+		missing, extra, _, err = snap.IndexProblemsAgainst(store.CycleIndex, want)
+	} else {
+		missing, extra, _, err = snap.IndexProblems(store.CycleIndex, was)
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range missing {
+		f := rep.add(Breach, "index", "the ledger's index of cycles does not list %s on %s: a clone with no saved view does not show it; git evolve repair builds the index again", indexWhat(e.Key), e.Object.Short())
+		f.Commit, f.NotesCommit = e.Object.String(), tip.String()
+	}
+	for _, e := range extra {
+		f := rep.add(Breach, "index", "the ledger's index of cycles lists %s on %s, which its note does not hold; git evolve repair builds the index again", indexWhat(e.Key), objectOrEntry(e))
+		f.Commit, f.NotesCommit = objectOrNone(e), tip.String()
+	}
+	return nil
+}
+
+// indexWhat says what an index key stands for.
+func indexWhat(key string) string {
+	if key == ledger.BadKey {
+		return "a line that is no record"
+	}
+	if n, err := strconv.Atoi(path.Base(key)); err == nil && ledger.CycleKey(n) == key {
+		return "cycle " + path.Base(key)
+	}
+	return "the entry " + key
+}
+
+func objectOrEntry(e gitstore.IndexEntry) string {
+	if e.Object.IsZero() {
+		return "no commit (an entry of no known form)"
+	}
+	return e.Object.Short()
+}
+
+func objectOrNone(e gitstore.IndexEntry) string {
+	if e.Object.IsZero() {
+		return ""
+	}
+	return e.Object.String()
+}

@@ -1,0 +1,135 @@
+package audit
+
+import (
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
+	"github.com/git-evolve/git-evolve/ledger/store"
+)
+
+// forgeIndex commits, on the ledger, its tree with the index of cycles
+// changed: listing obj under cycle n (add) or no longer (remove), the
+// stamp kept, as another writer could push it. It returns the commit.
+func (c *clone) forgeIndex(n int, obj string, add bool) string {
+	c.t.Helper()
+	dirs := strings.Split(ledger.IndexName+"/"+path.Dir(ledger.CycleKey(n)), "/")
+	name := path.Base(ledger.CycleKey(n)) + "-" + obj
+	root := c.editTree(c.git("rev-parse", "refs/notes/evolve^{tree}"), dirs, name, add)
+	commit := c.git("commit-tree", "-p", "refs/notes/evolve", "-m", "another writer", root)
+	c.git("update-ref", "refs/notes/evolve", commit)
+	return commit
+}
+
+// editTree is tree with name added (the empty blob) or removed in the
+// directory at dirs, written by git mktree.
+func (c *clone) editTree(tree string, dirs []string, name string, add bool) string {
+	c.t.Helper()
+	var lines []string
+	for _, l := range strings.Split(c.git("ls-tree", tree), "\n") {
+		if l == "" {
+			continue
+		}
+		entry := l[strings.IndexByte(l, '\t')+1:]
+		switch {
+		case len(dirs) > 0 && entry == dirs[0]:
+			l = "040000 tree " + c.editTree(strings.Fields(l)[2], dirs[1:], name, add) + "\t" + entry
+		case len(dirs) == 0 && entry == name:
+			continue
+		}
+		lines = append(lines, l)
+	}
+	if len(dirs) == 0 && add {
+		lines = append(lines, "100644 blob "+c.gitIn("", "hash-object", "-w", "--stdin")+"\t"+name)
+	}
+	return c.gitIn(strings.Join(lines, "\n")+"\n", "mktree")
+}
+
+// indexFindings are the messages of a report's index findings.
+func indexFindings(rep *Report) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		if f.Kind == "index" {
+			out = append(out, string(f.Severity)+": "+f.Message)
+		}
+	}
+	return out
+}
+
+// A wrong index of cycles (the stamp kept, so readers take its word) is a
+// breach to the first verify, to one that builds on a verify before, and
+// to the check of a fetched ledger; repair builds the index again.
+func TestVerifyIndexOfCycles(t *testing.T) {
+	c, _ := recordedClone(t, 12, 5)
+	rep, err := VerifyWith(c.l, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indexFindings(rep); len(got) != 0 || rep.Breaches() != 0 {
+		t.Fatalf("a ledger git-evolve wrote: %v (%d breaches)", got, rep.Breaches())
+	}
+	clean := c.git("rev-parse", "refs/notes/evolve")
+	list, err := c.l.Show("4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on4 := list.Entries[0].Commit.String()
+	c.forgeIndex(2, on4, true) // cycle 2 on the commit of cycle 4
+	forged := c.forgeIndex(4, on4, false)
+	want := []string{
+		"breach: the ledger's index of cycles does not list cycle 4 on " + on4[:7] + ": a clone with no saved view does not show it; git evolve repair builds the index again",
+		"breach: the ledger's index of cycles lists cycle 2 on " + on4[:7] + ", which its note does not hold; git evolve repair builds the index again",
+	}
+	check := func(name string, rep *Report) {
+		t.Helper()
+		if got := indexFindings(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+	// built on the verify before (what changed since the tip verified)
+	rep, err = VerifyWith(openClone(t, c.dir).l, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a verify after one", rep)
+	// from git alone
+	rep, err = VerifyWith(openClone(t, c.dir).l, VerifyOptions{FullHistory: true, FromGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a full verify", rep)
+	// what a sync checks before it takes the ledger in
+	cleanH, _ := gitstore.ParseHash(clean)
+	forgedH, _ := gitstore.ParseHash(forged)
+	for _, from := range []gitstore.Hash{cleanH, gitstore.ZeroHash} {
+		fs, err := CheckIncoming(c.repo, from, forgedH)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("the ledger fetched", &Report{Findings: fs})
+	}
+	// repair builds it again; verify then finds it right
+	out, err := Repair(openClone(t, c.dir).l, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Reindexed || out.NotesCommit == "" {
+		t.Fatalf("repair: %+v", out)
+	}
+	rep, err = VerifyWith(openClone(t, c.dir).l, VerifyOptions{FullHistory: true, FromGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indexFindings(rep); len(got) != 0 {
+		t.Errorf("after the repair: %v", got)
+	}
+	snap, err := c.repo.ReadNotes(store.NotesRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, ok, err := snap.IndexLookup(ledger.IndexName, ledger.CycleKey(4)); err != nil || !ok || len(objs) != 1 || objs[0].String() != on4 {
+		t.Errorf("cycle 4 after the repair: %v %v %v", objs, ok, err)
+	}
+}
