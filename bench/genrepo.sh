@@ -13,6 +13,11 @@
 # names the largest cycle in its Evolve-Largest-Cycle trailer, which a
 # fresh clone's first record reads instead of every note; a merge's is
 # sync's).
+# Each notes commit also lists its records in the ledger's index of cycles
+# (the notes tree's evolve-cycles.v1 directory, as git-evolve writes it),
+# and the last one says which notes it describes (its stamp, computed
+# here with git mktree once fast-import has written the notes), so that a
+# first read finds what a ledger git-evolve wrote gives it.
 # --flat writes the whole ledger as one notes commit instead (what a single
 # import makes; the figures in docs/benchmarks.md before the history was
 # realistic were taken on it).
@@ -47,13 +52,16 @@ awk -v n="$n" 'BEGIN {
   }
 }' | git fast-import --quiet --export-marks=.git/bench-marks
 # Second pass: the notes, one per main commit, naming the commit's full sha.
-awk -v n="$n" -v flat="$flat" '
+empty=$(git hash-object -w --stdin </dev/null)
+awk -v n="$n" -v flat="$flat" -v empty="$empty" '
   function rec(i, s) {
     return sprintf("{\"v\":1,\"id\":\"%020x\",\"cycle\":%d,\"target\":\"goal-%d\",\"result\":\"improved\",\"sha\":\"%s\",\"canonical_sha\":\"%s\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"goals_passing\":%d,\"goals_total\":40,\"trace\":{\"goal_hypothesis\":\"raising goal-%d lifts fitness\",\"green_evidence\":\"go test ./... ok\"}}", i, i, i % 40, s, s, i % 41, i % 40)
   }
   function note(i,   r) {
     r = rec(i, sha[i])
     printf "N inline %s\ndata %d\n%s\n\n", sha[i], length(r) + 1, r
+    # the index lists the commit under the cycle of its record (ledger.CycleKey)
+    printf "M 100644 %s evolve-cycles.v1/%d/%d/%d-%s\n", empty, int(i / 10000), int(i / 100), i, sha[i]
   }
   # the message git evolve record writes: the largest cycle the ledger
   # holds once the record is written, in a trailer
@@ -102,4 +110,17 @@ awk -v n="$n" -v flat="$flat" '
     }
   }' .git/bench-marks | git fast-import --quiet
 git update-ref -d refs/notes/side 2>/dev/null || true # the other clone's line, merged
+# The stamp: the tip's tree without the index, named in the index, the tip
+# written again with it (its parents, message and dates kept).
+tip=$(git rev-parse refs/notes/evolve)
+stamp=$(git ls-tree "$tip^{tree}" | grep -v "	evolve-cycles\.v1\$" | git mktree)
+index=$( (git ls-tree "$tip:evolve-cycles.v1" && printf '100644 blob %s\tof-%s\n' "$empty" "$stamp") | git mktree)
+root=$( (git ls-tree "$tip^{tree}" | grep -v "	evolve-cycles\.v1\$" && printf '040000 tree %s\tevolve-cycles.v1\n' "$index") | git mktree)
+parents=()
+for p in $(git log -1 --format=%P "$tip"); do parents+=(-p "$p"); done
+new=$(GIT_COMMITTER_NAME="$(git log -1 --format=%cn "$tip")" GIT_COMMITTER_EMAIL="$(git log -1 --format=%ce "$tip")" \
+  GIT_COMMITTER_DATE="$(git log -1 --format=%cd --date=raw "$tip")" GIT_AUTHOR_NAME="$(git log -1 --format=%an "$tip")" \
+  GIT_AUTHOR_EMAIL="$(git log -1 --format=%ae "$tip")" GIT_AUTHOR_DATE="$(git log -1 --format=%ad --date=raw "$tip")" \
+  git commit-tree "${parents[@]}" -F <(git log -1 --format=%B "$tip") "$root")
+git update-ref refs/notes/evolve "$new" "$tip"
 git checkout -q main 2>/dev/null || true
