@@ -86,3 +86,33 @@ func TestGateKeepsTheScriptsView(t *testing.T) {
 		}
 	}
 }
+
+// The script's shell is the one the gate waits in (found on the driver's
+// PATH), not an sh the PATH of the agent's environment leads to.
+func TestGateShellNotFromTheAgentsPath(t *testing.T) {
+	dir := t.TempDir()
+	planted := filepath.Join(dir, "planted")
+	fake := "#!/bin/sh\necho planted > " + planted + "\nexit 7\n"
+	if err := os.WriteFile(filepath.Join(dir, "sh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", "echo ran")
+	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	started, open, err := gateStart(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started()
+	open(true)
+	if err := cmd.Wait(); err != nil || out.String() != "ran\n" {
+		t.Fatalf("the script: %v, %q", err, out.String())
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Fatal("the script ran in the sh the agent's PATH leads to")
+	}
+}

@@ -50,7 +50,10 @@ func gateStart(cmd *exec.Cmd) (started func(), open func(run bool), err error) {
 		return nil, nil, err
 	}
 	script := cmd.Args[len(cmd.Args)-1]
-	cmd.Args = []string{"sh", "-c", `(read -r _) <&3 || exit 1; exec 3<&-; exec sh -c "$1"`, "sh", script}
+	// the script's shell is the one that waits (cmd.Path, found on the
+	// driver's PATH), not one found on the PATH the agent's environment
+	// names; named "sh", as sh -c <script> names it
+	cmd.Args = []string{"sh", "-c", `(read -r _) <&3 || exit 1; exec 3<&-; exec "$2" -c "$1" sh`, "sh", script, cmd.Path}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 	started = func() { r.Close() }
 	open = func(run bool) {
