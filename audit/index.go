@@ -9,17 +9,18 @@ import (
 	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
-// checkIndex compares the ledger's index of cycles (ledger.IndexName) at
-// the tip with what its notes say. A reader with no saved view of its own
-// (a fresh clone, a CI job) takes the index's word for which notes hold a
-// cycle: an entry missing hides a record from it, one too many is passed
-// by (the record is not there) but was written by no writer that kept the
-// index. Both are breaches that git evolve repair mends by building the
-// index again. An index another tool left behind (it describes other
-// notes) is no finding: readers pass it by, and the next write builds it
-// again. since, the tip this clone verified clean, limits the comparison
-// to what changed after it.
-// want, when set, is what the index is to list, read from tip's notes.
+// checkIndex compares the ledger's index of cycles (ledger.IndexName) that
+// readers take at the tip (its own, or, under notes commits another tool
+// added, the nearest one's it is brought forward from) with what the notes
+// say. A reader with no saved view of its own (a fresh clone, a CI job)
+// takes the index's word for which notes hold a cycle: an entry missing
+// hides a record from it, one too many is passed by (the record is not
+// there) but was written by no writer that kept the index. Both are
+// breaches of the notes commit that holds that index, which git evolve
+// repair mends by building the index again. A ledger with no such index is
+// no finding: readers read its notes. since, the tip this clone verified
+// clean, limits the comparison to what changed after it; want, when set,
+// is what the index is to list, read from tip's notes.
 func checkIndex(repo *gitstore.Repo, rep *Report, tip, since gitstore.Hash, want map[string]bool) error {
 	if tip.IsZero() || tip == since {
 		return nil // no ledger, or none changed since it was found right
@@ -35,21 +36,22 @@ func checkIndex(repo *gitstore.Repo, rep *Report, tip, since gitstore.Hash, want
 		}
 	}
 	var missing, extra []gitstore.IndexEntry
+	var of gitstore.Hash // the notes commit whose index readers take
 	if want != nil {
-		missing, extra, _, err = snap.IndexProblemsAgainst(store.CycleIndex, want)
+		missing, extra, of, err = snap.IndexProblemsAgainst(store.CycleIndex, want)
 	} else {
-		missing, extra, _, err = snap.IndexProblems(store.CycleIndex, was)
+		missing, extra, of, err = snap.IndexProblems(store.CycleIndex, was)
 	}
 	if err != nil {
 		return err
 	}
 	for _, e := range missing {
 		f := rep.add(Breach, "index", "the ledger's index of cycles does not list %s on %s: a clone with no saved view does not show it; git evolve repair builds the index again", indexWhat(e.Key), e.Object.Short())
-		f.Commit, f.NotesCommit = e.Object.String(), tip.String()
+		f.Commit, f.NotesCommit = e.Object.String(), of.String()
 	}
 	for _, e := range extra {
 		f := rep.add(Breach, "index", "the ledger's index of cycles lists %s on %s, which its note does not hold; git evolve repair builds the index again", indexWhat(e.Key), objectOrEntry(e))
-		f.Commit, f.NotesCommit = objectOrNone(e), tip.String()
+		f.Commit, f.NotesCommit = objectOrNone(e), of.String()
 	}
 	return nil
 }

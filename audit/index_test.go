@@ -110,6 +110,19 @@ func TestVerifyIndexOfCycles(t *testing.T) {
 		}
 		check("the ledger fetched", &Report{Findings: fs})
 	}
+	// under a notes commit plain git made on top, the index readers bring
+	// forward is the forged one: still named
+	c.git("notes", "--ref=evolve", "add", "-m", "a person's note", "HEAD~11")
+	rep, err = VerifyWith(openClone(t, c.dir).l, VerifyOptions{FullHistory: true, FromGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("under a commit of plain git", rep)
+	for _, f := range rep.Findings {
+		if f.Kind == "index" && f.NotesCommit != forged {
+			t.Errorf("the finding names notes commit %s, not the one whose index lies (%s)", f.NotesCommit, forged)
+		}
+	}
 	// repair builds it again; verify then finds it right
 	out, err := Repair(openClone(t, c.dir).l, false)
 	if err != nil {
@@ -129,7 +142,7 @@ func TestVerifyIndexOfCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if objs, ok, err := snap.IndexLookup(ledger.IndexName, ledger.CycleKey(4)); err != nil || !ok || len(objs) != 1 || objs[0].String() != on4 {
+	if objs, ok, err := snap.IndexLookup(store.CycleIndex, ledger.CycleKey(4)); err != nil || !ok || len(objs) != 1 || objs[0].String() != on4 {
 		t.Errorf("cycle 4 after the repair: %v %v %v", objs, ok, err)
 	}
 }

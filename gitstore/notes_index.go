@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,13 +54,13 @@ func (n *Notes) applyIndexed(edits []NoteEdit, extras map[string]Hash, ix *Notes
 	if err != nil {
 		return ZeroHash, err
 	}
-	oldIndex, valid, err := n.indexOf(ix.Name)
+	base, oldIndex, err := n.indexBase(ix.Name)
 	if err != nil {
 		return ZeroHash, err
 	}
 	var changes map[string]bool
-	if valid && !rebuild {
-		if changes, err = n.indexChanges(edits, ix); err != nil {
+	if base != nil && !rebuild {
+		if changes, err = n.indexChanges(base, edits, ix); err != nil {
 			return ZeroHash, err
 		}
 	} else {
@@ -155,21 +156,94 @@ func (n *Notes) indexOf(name string) (Hash, bool, error) {
 	return dir, ok && stamps == 1, nil
 }
 
-// IndexLookup returns the objects the index named name lists under key,
-// in the order of their names; ok is false when the tree has no such
-// index or its index describes other notes (see NotesIndex), and the
-// caller must read the notes themselves.
-func (n *Notes) IndexLookup(name, key string) (objs []Hash, ok bool, err error) {
-	dir, valid, err := n.indexOf(name)
-	if err != nil || !valid {
+// indexLookBack is how many notes commits back, first parent after first
+// parent, a tree whose index describes other notes looks for one whose
+// index describes its own: a notes commit git-evolve wrote, under those
+// that git notes, a rewrite's copies of notes or a git notes merge added.
+const indexLookBack = 8
+
+// indexBase is the snapshot whose index n's is brought forward from, with
+// its index directory: n when its index describes its notes, else the
+// nearest of its first-parent ancestors (up to indexLookBack) whose index
+// describes its own; nil when there is none.
+func (n *Notes) indexBase(name string) (*Notes, Hash, error) {
+	snap := n
+	for i := 0; ; i++ {
+		dir, valid, err := snap.indexOf(name)
+		if err != nil {
+			return nil, ZeroHash, err
+		}
+		if valid {
+			return snap, dir, nil
+		}
+		if i == indexLookBack || snap.commit.IsZero() {
+			return nil, ZeroHash, nil
+		}
+		c, err := n.r.Commit(snap.commit)
+		if err != nil || len(c.Parents) == 0 {
+			return nil, ZeroHash, nil // a history cut short: no base
+		}
+		if snap, err = n.r.NotesAt(c.Parents[0]); err != nil {
+			return nil, ZeroHash, nil
+		}
+	}
+}
+
+// IndexLookup returns the objects the index ix lists under key, in the
+// order of their names. An index that describes other notes (see
+// NotesIndex) is brought forward from the nearest notes commit whose index
+// describes its own (indexBase): what it lists, less the objects whose
+// notes changed since, with those whose notes now give key. ok is false
+// when there is no such index: the caller must read the notes themselves.
+func (n *Notes) IndexLookup(ix *NotesIndex, key string) (objs []Hash, ok bool, err error) {
+	base, dir, err := n.indexBase(ix.Name)
+	if err != nil || base == nil {
 		return nil, false, err
 	}
+	listed, err := n.r.indexListedUnder(dir, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if base == n {
+		return listed, true, nil
+	}
+	diff, err := n.DiffNotes(base)
+	if err != nil {
+		return nil, false, err
+	}
+	changed := make(map[Hash]bool, len(diff))
+	for _, c := range diff {
+		changed[c.Object] = true
+	}
+	for _, h := range listed {
+		if !changed[h] {
+			objs = append(objs, h)
+		}
+	}
+	for _, c := range diff {
+		for _, b := range c.New {
+			data, err := n.r.ReadBlob(b)
+			if err != nil {
+				return nil, false, err
+			}
+			if slices.Contains(ix.Keys(data), key) {
+				objs = append(objs, c.Object)
+				break
+			}
+		}
+	}
+	slices.SortFunc(objs, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	return objs, true, nil
+}
+
+// indexListedUnder is what the index directory dir lists under key.
+func (r *Repo) indexListedUnder(dir Hash, key string) ([]Hash, error) {
 	parts := strings.Split(key, "/")
 	leaf := parts[len(parts)-1]
 	for _, p := range parts[:len(parts)-1] {
-		entries, err := n.r.readTree(dir)
+		entries, err := r.readTree(dir)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		dir = ZeroHash
 		for _, e := range entries {
@@ -179,75 +253,90 @@ func (n *Notes) IndexLookup(name, key string) (objs []Hash, ok bool, err error) 
 			}
 		}
 		if dir.IsZero() {
-			return nil, true, nil
+			return nil, nil
 		}
 	}
-	entries, err := n.r.readTree(dir)
+	entries, err := r.readTree(dir)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
+	var objs []Hash
 	prefix := leaf + "-"
 	for _, e := range entries {
 		if e.dir || !strings.HasPrefix(e.name, prefix) {
 			continue
 		}
-		h, perr := ParseHash(e.name[len(prefix):])
-		if perr != nil {
-			continue
+		if h, perr := ParseHash(e.name[len(prefix):]); perr == nil {
+			objs = append(objs, h)
 		}
-		objs = append(objs, h)
 	}
-	return objs, true, nil
+	return objs, nil
 }
 
-// indexChanges are the index entries ("key-<object>" paths) that edits add
-// (true) and remove (false), from the keys of each edited object's notes
-// before and after.
-func (n *Notes) indexChanges(edits []NoteEdit, ix *NotesIndex) (map[string]bool, error) {
-	last := make(map[Hash]Hash, len(edits)) // as ApplyNotes takes them: the last edit of an object
-	objs := make([]Hash, 0, len(edits))
-	for _, e := range edits {
-		if _, ok := last[e.Object]; !ok {
+// indexChanges are the index entries ("key-<object>" paths) to add (true)
+// and remove (false) in the index of base, whose index describes its
+// notes, for it to describe n's notes with edits applied: from the keys
+// of each object's notes in base and as they end, for the objects whose
+// notes differ from base's (base is n, or an ancestor of n; see
+// indexBase) and those edits change.
+func (n *Notes) indexChanges(base *Notes, edits []NoteEdit, ix *NotesIndex) (map[string]bool, error) {
+	final := map[Hash][]Hash{} // each object's note blobs as they end
+	var objs []Hash
+	if base != n {
+		diff, err := n.DiffNotes(base)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range diff {
+			final[c.Object] = c.New
+			objs = append(objs, c.Object)
+		}
+	}
+	for _, e := range edits { // as ApplyNotes takes them: the last edit of an object
+		if _, ok := final[e.Object]; !ok {
 			objs = append(objs, e.Object)
 		}
-		last[e.Object] = e.Blob
+		final[e.Object] = nil
+		if !e.Blob.IsZero() {
+			final[e.Object] = []Hash{e.Blob}
+		}
 	}
-	old, err := n.FindMany(objs)
+	old, err := base.FindMany(objs)
 	if err != nil {
 		return nil, err
 	}
-	changes := map[string]bool{}
-	for _, obj := range objs {
-		e := NoteEdit{Object: obj, Blob: last[obj]}
-		was := map[string]bool{}
-		for _, b := range old[e.Object] {
+	keysOf := func(blobs []Hash) (map[string]bool, error) {
+		keys := map[string]bool{}
+		for _, b := range blobs {
 			data, err := n.r.ReadBlob(b)
 			if err != nil {
 				return nil, err
 			}
 			for _, k := range ix.Keys(data) {
-				was[k] = true
+				keys[k] = true
 			}
 		}
-		is := map[string]bool{}
-		if !e.Blob.IsZero() {
-			data, err := n.r.ReadBlob(e.Blob)
-			if err != nil {
-				return nil, err
-			}
-			for _, k := range ix.Keys(data) {
-				is[k] = true
-			}
+		return keys, nil
+	}
+	changes := map[string]bool{}
+	for _, obj := range objs {
+		was, err := keysOf(old[obj])
+		if err != nil {
+			return nil, err
 		}
-		obj := e.Object.String()
+		is, err := keysOf(final[obj])
+		if err != nil {
+			return nil, err
+		}
+		s := obj.String()
 		for k := range was {
 			if !is[k] {
-				changes[k+"-"+obj] = false
+				changes[k+"-"+s] = false
 			}
 		}
 		for k := range is {
 			if !was[k] {
-				changes[k+"-"+obj] = true
+				changes[k+"-"+s] = true
 			}
 		}
 	}
@@ -366,54 +455,60 @@ type IndexEntry struct {
 	Object Hash
 }
 
-// IndexProblems compares the snapshot's index (ix) with what its notes
-// say: Missing are the entries the notes call for and the index lacks,
-// Extra those it lists and no note calls for, each in path order.
-// Described is false when the tree has no index that describes its notes
-// (none, or one another tool left behind: readers pass it by), and then
-// nothing is compared. With since, a snapshot whose index describes its
-// notes and was found right, only what changed from since is compared: the
-// entries of the notes that changed, and every entry the index changed.
-// Without, every note is read and the whole index.
-func (n *Notes) IndexProblems(ix *NotesIndex, since *Notes) (missing, extra []IndexEntry, described bool, err error) {
+// IndexProblems compares the index (ix) readers of the snapshot take
+// (the snapshot's own, or the one it is brought forward from: see
+// indexBase) with what the notes of the tree it describes say: Missing
+// are the entries the notes call for and the index lacks, Extra those it
+// lists and no note calls for, each in path order. Of is the notes commit
+// whose index was compared (zero when there is none: readers read the
+// notes, and nothing is compared). With since, whose index (or the one it
+// is brought forward from) was found right, only what changed from there
+// is compared: the entries of the notes that changed, and every entry the
+// index changed. Without, every note is read and the whole index.
+func (n *Notes) IndexProblems(ix *NotesIndex, since *Notes) (missing, extra []IndexEntry, of Hash, err error) {
 	return n.indexProblems(ix, since, nil)
 }
 
 // IndexProblemsAgainst is IndexProblems of the whole index, with the
-// entries the notes call for ("key-<object>") given: a caller that read
-// every note already (with ix.Keys) need not have them read again.
-func (n *Notes) IndexProblemsAgainst(ix *NotesIndex, want map[string]bool) (missing, extra []IndexEntry, described bool, err error) {
+// entries the snapshot's notes call for ("key-<object>") given: a caller
+// that read every note already (with ix.Keys) need not have them read
+// again.
+func (n *Notes) IndexProblemsAgainst(ix *NotesIndex, want map[string]bool) (missing, extra []IndexEntry, of Hash, err error) {
 	if want == nil {
 		want = map[string]bool{}
 	}
 	return n.indexProblems(ix, nil, want)
 }
 
-func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]bool) (missing, extra []IndexEntry, described bool, err error) {
-	dir, valid, err := n.indexOf(ix.Name)
-	if err != nil || !valid {
-		return nil, nil, false, err
+func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]bool) (missing, extra []IndexEntry, of Hash, err error) {
+	base, dir, err := n.indexBase(ix.Name)
+	if err != nil || base == nil {
+		return nil, nil, ZeroHash, err
+	}
+	of = base.commit
+	if base != n {
+		given = nil // what n's notes call for, not base's
 	}
 	var want, have map[string]bool
 	if given != nil {
 		want = given
 	} else if since != nil {
-		if was, ok, err := since.indexOf(ix.Name); err == nil && ok {
-			want, have, err = n.indexSince(ix, since, was, dir)
+		if sb, was, err := since.indexBase(ix.Name); err == nil && sb != nil {
+			want, have, err = base.indexSince(ix, sb, was, dir)
 			if err != nil {
-				return nil, nil, true, err
+				return nil, nil, of, err
 			}
 		}
 	}
 	if have == nil {
 		if want == nil {
-			if want, err = n.indexAll(nil, ix); err != nil {
-				return nil, nil, true, err
+			if want, err = base.indexAll(nil, ix); err != nil {
+				return nil, nil, of, err
 			}
 		}
 		have = map[string]bool{}
 		if err := n.r.eachIndexEntry(dir, "", func(p string) { have[p] = true }); err != nil {
-			return nil, nil, true, err
+			return nil, nil, of, err
 		}
 	}
 	var paths []string
@@ -444,7 +539,7 @@ func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]boo
 			extra = append(extra, e)
 		}
 	}
-	return missing, extra, true, nil
+	return missing, extra, of, nil
 }
 
 // indexEntryOf reads an index path "key-<object>".

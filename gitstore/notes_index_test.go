@@ -51,7 +51,7 @@ func writeIndexed(t *testing.T, repo *Repo, snap *Notes, edits map[Hash]string) 
 // lookup is IndexLookup of testIndex, failing the test on an error.
 func lookup(t *testing.T, snap *Notes, key string) ([]Hash, bool) {
 	t.Helper()
-	objs, ok, err := snap.IndexLookup(testIndex.Name, key)
+	objs, ok, err := snap.IndexLookup(testIndex, key)
 	if err != nil {
 		t.Fatalf("IndexLookup(%q): %v", key, err)
 	}
@@ -118,26 +118,84 @@ func mustTree(t *testing.T, snap *Notes) Hash {
 	return h
 }
 
-func TestNotesIndexPassedByAfterGitNotes(t *testing.T) {
+// Under notes commits git notes made (which keep the index as it is, so
+// that it describes other notes), a lookup brings forward the index of the
+// nearest commit whose index describes its own notes by the notes changed
+// since, and so does the next indexed write; past indexLookBack such
+// commits, there is none to bring forward: a lookup is refused, and the
+// next write builds the index again from every note.
+func TestNotesIndexBroughtForwardOverGitNotes(t *testing.T) {
 	r := newRepo(t)
-	cs := r.makeCommits(3)
+	cs := r.makeCommits(5 + indexLookBack)
 	setEnv(t)
 	repo := r.open()
-	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n"})
-	// git notes keeps the index as it is: it describes other notes now.
-	r.git("notes", "--ref=evolve", "add", "-m", "k a/1", cs[1].String())
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n", cs[1]: "k a/1\n"})
+	r.git("notes", "--ref=evolve", "add", "-m", "k a/1", cs[2].String())
+	r.git("notes", "--ref=evolve", "remove", cs[0].String())
+	r.git("notes", "--ref=evolve", "add", "-f", "-m", "k b/2", cs[1].String())
+	repo = r.open()
+	snap = mustReadNotes(t, repo, testNotesRef)
+	if _, valid, err := snap.indexOf(testIndex.Name); err != nil || valid {
+		t.Fatalf("premise: the tip's own index describes its notes (%v)", err)
+	}
+	if objs, ok := lookup(t, snap, "a/1"); !ok || !slices.Equal(objs, []Hash{cs[2]}) {
+		t.Fatalf("a/1 brought forward: %v %v, want %v", objs, ok, cs[2])
+	}
+	if objs, ok := lookup(t, snap, "b/2"); !ok || !slices.Equal(objs, []Hash{cs[1]}) {
+		t.Fatalf("b/2 brought forward: %v %v, want %v", objs, ok, cs[1])
+	}
+	if got := problems(t, snap, nil); got != "described true" {
+		t.Errorf("the index brought forward: %s", got)
+	}
+	// the next write brings it forward too: its tree is the one built again
+	snap = writeIndexed(t, repo, snap, map[Hash]string{cs[3]: "k a/1\n"})
+	if objs, ok := lookup(t, snap, "a/1"); !ok || len(objs) != 2 {
+		t.Fatalf("a/1 after a write: %v %v, want 2", objs, ok)
+	}
+	checkRebuilt(t, repo, snap)
+	// past indexLookBack commits git made, nothing is brought forward
+	for i := 0; i <= indexLookBack; i++ {
+		r.git("notes", "--ref=evolve", "add", "-m", "k a/1", cs[4+i].String())
+	}
 	repo = r.open()
 	snap = mustReadNotes(t, repo, testNotesRef)
 	if objs, ok := lookup(t, snap, "a/1"); ok {
-		t.Fatalf("an index git notes left behind answered: %v", objs)
+		t.Fatalf("an index %d commits back answered: %v", indexLookBack+1, objs)
 	}
-	// The next indexed write builds it again from every note.
-	snap = writeIndexed(t, repo, snap, map[Hash]string{cs[2]: "k a/1\nk b/2\n"})
-	objs, ok := lookup(t, snap, "a/1")
-	if !ok || len(objs) != 3 {
-		t.Fatalf("a/1 after the rebuild: %v %v, want all 3", objs, ok)
+	snap = writeIndexed(t, repo, snap, map[Hash]string{cs[0]: "k c/3\n"})
+	if objs, ok := lookup(t, snap, "a/1"); !ok || len(objs) != 3+indexLookBack {
+		t.Fatalf("a/1 after the rebuild: %v %v, want %d", objs, ok, 3+indexLookBack)
 	}
+	checkRebuilt(t, repo, snap)
 	r.fsckClean()
+}
+
+// checkRebuilt fails the test when snap's tree is not the one the index
+// built again from every note makes.
+func checkRebuilt(t *testing.T, repo *Repo, snap *Notes) {
+	t.Helper()
+	tree := mustTree(t, snap)
+	rootEntries, err := repo.readTree(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var others []treeEntry
+	for _, e := range rootEntries {
+		if e.name != testIndex.Name {
+			others = append(others, e)
+		}
+	}
+	bare, err := repo.writeTree(others)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := (&Notes{r: repo, tree: bare}).ApplyNotesIndexed(nil, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt != tree {
+		t.Fatalf("the index brought forward (tree %s) is not the one built again (%s)", tree, rebuilt)
+	}
 }
 
 func TestNotesIndexStampRefusesAnother(t *testing.T) {
@@ -146,14 +204,16 @@ func TestNotesIndexStampRefusesAnother(t *testing.T) {
 	setEnv(t)
 	repo := r.open()
 	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n"})
-	// An index with a second stamp (one of them right) answers nothing.
+	// An index with a second stamp (one of them right) is not taken: the
+	// one it was written on is, and its false entry is not.
 	dir := indexDir(t, snap)
 	entries, err := repo.readTree(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	empty, _ := repo.WriteBlob(nil)
-	entries = append(slices.Clone(entries), treeEntry{name: indexStampPrefix + strings.Repeat("0", 40), hash: empty})
+	entries = append(slices.Clone(entries), treeEntry{name: indexStampPrefix + strings.Repeat("0", 40), hash: empty},
+		treeEntry{name: "a", dir: true, hash: mustTreeOf(t, repo, treeEntry{name: "9-" + cs[1].String(), hash: empty})})
 	forged, err := repo.writeTree(entries)
 	if err != nil {
 		t.Fatal(err)
@@ -176,9 +236,21 @@ func TestNotesIndexStampRefusesAnother(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if objs, ok := lookup(t, snap, "a/1"); ok {
-		t.Fatalf("an index with two stamps answered: %v", objs)
+	if objs, ok := lookup(t, snap, "a/9"); !ok || len(objs) != 0 {
+		t.Fatalf("an index with two stamps answered: %v %v", objs, ok)
 	}
+	if objs, ok := lookup(t, snap, "a/1"); !ok || !slices.Equal(objs, []Hash{cs[0]}) {
+		t.Fatalf("a/1 from the index before: %v %v", objs, ok)
+	}
+}
+
+func mustTreeOf(t *testing.T, repo *Repo, entries ...treeEntry) Hash {
+	t.Helper()
+	h, err := repo.writeTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // TestNotesIndexBroughtForward writes random edits one commit at a time
@@ -296,12 +368,12 @@ func forgeIndex(t *testing.T, repo *Repo, snap *Notes, changes map[string]bool) 
 // problems is IndexProblems as text.
 func problems(t *testing.T, snap, since *Notes) string {
 	t.Helper()
-	missing, extra, described, err := snap.IndexProblems(testIndex, since)
+	missing, extra, of, err := snap.IndexProblems(testIndex, since)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "described %v", described)
+	fmt.Fprintf(&b, "described %v", !of.IsZero())
 	for _, e := range missing {
 		fmt.Fprintf(&b, "; missing %s %s", e.Key, e.Object.Short())
 	}
@@ -352,11 +424,20 @@ func TestNotesIndexProblems(t *testing.T) {
 	if got := problems(t, s4, nil); got != "described true" {
 		t.Errorf("the index built again: %s", got)
 	}
-	// an index git notes left behind describes other notes: not compared
+	// under a commit git notes made, the index it is brought forward from
+	// is compared: the one built again, right
 	r.git("notes", "--ref=evolve", "add", "-m", "k a/7", cs[5].String())
 	repo = r.open()
-	if got := problems(t, mustReadNotes(t, repo, testNotesRef), nil); got != "described false" {
-		t.Errorf("an index left behind: %s", got)
+	if got := problems(t, mustReadNotes(t, repo, testNotesRef), nil); got != "described true" {
+		t.Errorf("under a commit of git notes: %s", got)
+	}
+	// and under one on a forged index, the forged one
+	valid := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[4]: "k a/6\n"})
+	forgeIndex(t, repo, valid, map[string]bool{"a/8-" + cs[4].String(): true})
+	r.git("notes", "--ref=evolve", "add", "-f", "-m", "k a/9", cs[5].String())
+	repo = r.open()
+	if got, want := problems(t, mustReadNotes(t, repo, testNotesRef), nil), "described true; extra a/8 "+cs[4].Short(); got != want {
+		t.Errorf("under a commit of git notes, on a forged index:\n got %s\nwant %s", got, want)
 	}
 }
 

@@ -68,7 +68,7 @@ func TestShowFromTheCycleIndex(t *testing.T) {
 		t.Fatalf("Attach: %d, %v", n, err)
 	}
 	// a line that is no record, by plain git, then a record: the write
-	// builds the index again from every note
+	// brings the index forward by the note plain git changed
 	git(t, dir, "notes", "--ref=evolve", "append", "-m", "not a record", commits[3])
 	record(t, openLedger(t, dir), commits[5], 0)
 	// a cycle of the journal only

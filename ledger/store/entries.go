@@ -409,11 +409,11 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 // describes its notes, or when a note it lists under n holds no record of
 // n (an index another writer made wrong: the notes are read instead).
 func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
-	cycle, ok, err := snap.IndexLookup(ledger.IndexName, ledger.CycleKey(n))
+	cycle, ok, err := snap.IndexLookup(CycleIndex, ledger.CycleKey(n))
 	if err != nil || !ok {
 		return nil
 	}
-	bad, ok, err := snap.IndexLookup(ledger.IndexName, ledger.BadKey)
+	bad, ok, err := snap.IndexLookup(CycleIndex, ledger.BadKey)
 	if err != nil || !ok {
 		return nil
 	}
