@@ -35,7 +35,7 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	args := []string{"fast-export", "--full-tree", "--reference-excluded-parents", "--end-of-options", exportRange(n)}
+	args := boundedMaps("fast-export", "--full-tree", "--reference-excluded-parents", "--end-of-options", exportRange(n))
 	// what holds no note (a ledger's index) is neither exported nor
 	// listed: git would hold each of its paths (rootLimits)
 	listArgs, none, err := n.listArgs(tree)

@@ -139,24 +139,32 @@ func (d *NotesDiffer) fail() {
 // deltaBaseCache is the cache of delta bases the differ's git keeps.
 const deltaBaseCache = "48m"
 
-// packWindow and packMapped bound how much of the packs the differ's git
-// maps at once (1 GiB windows and 8 GiB unless set): a long history's
-// trees are read from all over a large pack, and every page touched
-// stays. Diffing 100,000 notes commits of a ledger with its index of
-// cycles, in one pack of 149 MB: 275 MB at git's defaults, 253 MB with
-// these, in the same time.
+// packWindow and packMapped bound how much of the packs a git that reads
+// the whole ledger maps at once (1 GiB windows and 8 GiB in all unless
+// set): the differ's, over a long history's trees read from all over a
+// large pack, and the listing's and the export's; every page a mapping
+// touched stays in the process. Diffing the 100,000 notes commits of a
+// ledger with its index of cycles, in the two packs bench/genrepo.sh
+// writes (149 MB): 264 MB at 16 MiB windows and 96 MiB, 206 MB at these,
+// in 6.63 and 6.75 s; in one pack, as a clone has it, 252 and 208 MB in
+// 6.87 and 6.82 s. Its export: 268 and 172 MB.
 const (
-	packWindow = "16m"
-	packMapped = "96m"
+	packWindow = "4m"
+	packMapped = "32m"
 )
+
+// boundedMaps is git's command line args with the packs' mappings bounded
+// (packWindow, packMapped).
+func boundedMaps(args ...string) []string {
+	return append([]string{"-c", "core.packedGitWindowSize=" + packWindow, "-c", "core.packedGitLimit=" + packMapped}, args...)
+}
 
 func (d *NotesDiffer) start() error {
 	// git's cache of delta bases is 96 MiB unless set: over a long
 	// history it fills, and with the packs git maps the process would
 	// hold more than the reader's bound (diffing 100,000 notes commits,
 	// 285 MiB at 96, 234 at 48, for 5-10% more time)
-	args := []string{"-c", "core.deltaBaseCacheLimit=" + deltaBaseCache,
-		"-c", "core.packedGitWindowSize=" + packWindow, "-c", "core.packedGitLimit=" + packMapped, "diff-tree", "--stdin", "-r", "-t", "-z", "--always", "--no-renames", "--no-ext-diff", "--no-textconv"}
+	args := boundedMaps("-c", "core.deltaBaseCacheLimit="+deltaBaseCache, "diff-tree", "--stdin", "-r", "-t", "-z", "--always", "--no-renames", "--no-ext-diff", "--no-textconv")
 	if len(d.skip) > 0 {
 		args = append(args, "--")
 		for _, name := range d.skip {

@@ -472,7 +472,7 @@ func (n *Notes) IndexProblems(ix *NotesIndex, since *Notes) (missing, extra []In
 // IndexProblemsAgainst is IndexProblems of the whole index, with the
 // entries the snapshot's notes call for ("key-<object>") given: a caller
 // that read every note already (with ix.Keys) need not have them read
-// again.
+// again. want is used up.
 func (n *Notes) IndexProblemsAgainst(ix *NotesIndex, want map[string]bool) (missing, extra []IndexEntry, of Hash, err error) {
 	if want == nil {
 		want = map[string]bool{}
@@ -501,14 +501,27 @@ func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]boo
 		}
 	}
 	if have == nil {
+		// The whole index, against every note: each entry listed is
+		// taken out of want as it is met (a large ledger's index is not
+		// held a second time), and what is left of want is missing.
 		if want == nil {
 			if want, err = base.indexAll(nil, ix); err != nil {
 				return nil, nil, of, err
 			}
 		}
-		have = map[string]bool{}
-		if err := n.r.eachIndexEntry(dir, "", func(p string) { have[p] = true }); err != nil {
+		var listed []string // listed, and called for by no note
+		if err := n.r.eachIndexEntry(dir, "", func(p string) {
+			if want[p] {
+				delete(want, p)
+			} else {
+				listed = append(listed, p)
+			}
+		}); err != nil {
 			return nil, nil, of, err
+		}
+		have = make(map[string]bool, len(listed))
+		for _, p := range listed {
+			have[p] = true
 		}
 	}
 	var paths []string

@@ -122,7 +122,7 @@ func (n *Notes) rootLimits(root Hash) (paths, excluded []string, none bool, err 
 // listArgs is git ls-tree's command line for the notes tree root (see
 // rootLimits); none when there is nothing to list.
 func (n *Notes) listArgs(root Hash) (args []string, none bool, err error) {
-	args = []string{"ls-tree", "-r", "-z", "--full-tree", "--end-of-options", root.String()}
+	args = boundedMaps("ls-tree", "-r", "-z", "--full-tree", "--end-of-options", root.String())
 	paths, _, none, err := n.rootLimits(root)
 	if err != nil || none {
 		return nil, none, err
