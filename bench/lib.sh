@@ -4,6 +4,9 @@
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The user's Go caches, for every build, those after git is given a home
+# of its own below too (build_ab).
+export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 # Build first, with the user's Go caches, as the README installs it (a
 # static binary); then give git a home of its own.
 (cd "$here/.." && CGO_ENABLED=0 go build -o "$work/bin/git-evolve" ./cmd/git-evolve)
@@ -81,10 +84,30 @@ one() {
 
 # build_ab REV: git-evolve as built from the revision REV in $work/a/bin,
 # and as built from the working tree (lib.sh's) in $work/b/bin, for the
-# scripts that time one beside the other.
+# scripts that time one beside the other; base_path is the PATH the two
+# are put in front of (timed_ab), and $work/g/bin an empty one, for git
+# alone.
 build_ab() {
-  mkdir -p "$work/a/src" "$work/a/bin" "$work/b/bin"
+  base_path=$PATH
+  mkdir -p "$work/a/src" "$work/a/bin" "$work/b/bin" "$work/g/bin"
   (cd "$here/.." && git archive "$1") | tar -x -C "$work/a/src"
   (cd "$work/a/src" && CGO_ENABLED=0 go build -o "$work/a/bin/git-evolve" ./cmd/git-evolve)
   cp "$work/bin/git-evolve" "$work/b/bin/"
 }
+
+# timed_ab S CMD...: one run of CMD with $work/S/bin first on the PATH (S
+# is a, b or g: build_ab); "cpu wall rss" appended to $work/t.S: its CPU
+# ms (user + system, the processes it waited for included), its wall-clock
+# ms and its peak RSS (KiB).
+timed_ab() {
+  local s=$1 t0 t1
+  shift
+  t0=$(date +%s%N)
+  PATH="$work/$s/bin:$base_path" cputime "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" '{ printf "%.2f %.2f %d\n", ($1 + $2) * 1000, (b - a) / 1e6, $3 }' "$work/time" >>"$work/t.$s"
+}
+
+# col N FILE: the median of column N of FILE; colmax N FILE: its largest.
+col() { awk -v c="$1" '{ print $c }' "$2" | median; }
+colmax() { awk -v c="$1" '{ print $c }' "$2" | sort -n | tail -1; }

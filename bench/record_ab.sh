@@ -22,25 +22,16 @@ shift
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 100000)
 runs=${RUNS:-9}
-# (the Go caches as they are before lib.sh gives git a home of its own)
-export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
-base_path=$PATH
-mkdir -p "$work/g/bin"
 build_ab "$rev"
 
-# timed S CMD...: one run of CMD in S's copy; "cpu wall" (ms) to $work/t.S
+# timed S CMD...: one run of CMD in S's copy (timed_ab)
 timed() {
-  local s=$1 t0 t1
+  local s=$1
   shift
   cd "$work/$s/repo"
-  t0=$(date +%s%N)
-  PATH="$work/$s/bin:$base_path" cputime "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
-  t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" '{ printf "%.2f %.2f\n", ($1 + $2) * 1000, (b - a) / 1e6 }' "$work/time" >>"$work/t.$s"
+  timed_ab "$s" "$@"
 }
-
-col() { awk -v c="$1" '{ print $c }' "$2" | median; }
 
 printf '%-8s %-8s %9s %9s %9s %6s %6s %9s %9s %9s\n' records row "a cpu" "b cpu" "git cpu" "b/a" "b/git" "a wall" "b wall" "git wall"
 for n in "${sizes[@]}"; do

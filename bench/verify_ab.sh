@@ -17,10 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rev=${1:?usage: verify_ab.sh REV [N]}
 n=${2:-10000}
 runs=${RUNS:-9}
-# (the Go caches as they are before lib.sh gives git a home of its own)
-export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
-base_path=$PATH
 build_ab "$rev"
 
 bash "$here/genrepo.sh" "$n" "$work/repo" >/dev/null

@@ -20,9 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rev=${1:?usage: verify_kept_ab.sh REV [N]}
 n=${2:-10000}
 runs=${RUNS:-5}
-export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
-base_path=$PATH
 build_ab "$rev"
 
 src="${BENCH_REPOS:-$work}/r$n"

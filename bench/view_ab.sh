@@ -22,45 +22,29 @@ shift
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000)
 runs=${RUNS:-5}
-# (the Go caches as they are before lib.sh gives git a home of its own)
-export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE)
 source "$here/lib.sh"
-base_path=$PATH
 build_ab "$rev"
-
-# timed S CMD...: one run of CMD with binary S; its CPU ms, wall ms and
-# peak RSS (KiB) appended to $work/cpu.S, $work/wall.S and $work/rss.S
-timed() {
-  local s=$1 t0 t1
-  shift
-  t0=$(date +%s%N)
-  PATH="$work/$s/bin:$base_path" cputime "$work/time" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; return 1; }
-  t1=$(date +%s%N)
-  awk '{ printf "%.1f\n", ($1 + $2) * 1000 }' "$work/time" >>"$work/cpu.$s"
-  awk '{ print $3 }' "$work/time" >>"$work/rss.$s"
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", (b - a) / 1e6 }' >>"$work/wall.$s"
-}
 
 # row NAME PREP CMD: RUNS alternating runs of CMD in each copy, PREP (a
 # shell command, may be :) run before each, untimed
 row() {
   local name=$1 prep=$2 cmd=$3 s
-  for s in a b; do : >"$work/cpu.$s"; : >"$work/wall.$s"; : >"$work/rss.$s"; done
+  for s in a b; do : >"$work/t.$s"; done
   for ((i = 0; i < runs; i++)); do
     for s in a b; do
       cd "$work/$s/repo$n"
       PATH="$work/$s/bin:$base_path" eval "$prep"
       eval "set -- $cmd"
-      timed "$s" "$@"
+      timed_ab "$s" "$@"
     done
   done
   local ca cb wa wb
-  ca=$(median <"$work/cpu.a"); cb=$(median <"$work/cpu.b")
-  wa=$(median <"$work/wall.a"); wb=$(median <"$work/wall.b")
+  ca=$(col 1 "$work/t.a"); cb=$(col 1 "$work/t.b")
+  wa=$(col 2 "$work/t.a"); wb=$(col 2 "$work/t.b")
   printf '%-8s %-12s %8sms %8sms %6.2f %8sms %8sms %6.2f %6sM %6sM\n' "$n" "$name" "$ca" "$cb" \
     "$(awk -v a="$ca" -v b="$cb" 'BEGIN{ if (a < 1) a = 1; print b/a }')" "$wa" "$wb" \
     "$(awk -v a="$wa" -v b="$wb" 'BEGIN{ if (a < 1) a = 1; print b/a }')" \
-    "$(($(sort -n "$work/rss.a" | tail -1) / 1024))" "$(($(sort -n "$work/rss.b" | tail -1) / 1024))"
+    "$(($(colmax 3 "$work/t.a") / 1024))" "$(($(colmax 3 "$work/t.b") / 1024))"
 }
 
 printf '%-8s %-12s %10s %10s %6s %10s %10s %6s %7s %7s\n' records command "cpu a" "cpu b" "b/a" "wall a" "wall b" "b/a" "rss a" "rss b"
