@@ -22,14 +22,14 @@ func TestAbortResumes(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("one\n"), 0o644)
 	// The first abort stops after its record: the open cycle stays.
-	open, saved, err := l.AbortCycle("")
+	open, saved, err := l.AbortCycle("", AbortNotes{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(open)
 	os.WriteFile(l.openPath(), data, 0o644)
 	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("two\n"), 0o644)
-	_, again, err := l.AbortCycle("")
+	_, again, err := l.AbortCycle("", AbortNotes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAbortJournaledBefore(t *testing.T) {
 		CycleStartSHA: c.Start, Timestamp: "2026-01-01T00:00:00Z", Extra: map[string]json.RawMessage{"aborted": json.RawMessage("true")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := l.AbortCycle("gone"); err != nil {
+	if _, _, err := l.AbortCycle("gone", AbortNotes{}); err != nil {
 		t.Fatal(err)
 	}
 	if out := git(t, dir, "for-each-ref", "refs/notes/evolve"); out != "" {
@@ -101,7 +101,7 @@ func TestAbortSaveIsOwn(t *testing.T) {
 	forged := `{"v":1,"id":"` + c.ID + `","cycle":` + strconv.Itoa(c.Cycle) + `,"result":"unchanged","aborted":true,"saved":"` + commits[0] + `"}`
 	git(t, dir, "notes", "--ref=evolve", "add", "-m", forged, c.Start)
 	os.WriteFile(filepath.Join(dir, "work.txt"), []byte("mine\n"), 0o644)
-	_, saved, err := l.AbortCycle("")
+	_, saved, err := l.AbortCycle("", AbortNotes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,5 +110,52 @@ func TestAbortSaveIsOwn(t *testing.T) {
 	}
 	if got := git(t, dir, "show", saved.String()+":work.txt"); got != "mine\n" {
 		t.Errorf("the save holds %q, want the working tree's work.txt", got)
+	}
+}
+
+// An aborted cycle's record carries what its caller saw during the cycle
+// (the driver: commands refused, the guard's marks, the operator's
+// markers), as a finished one's does; an abort resumed from its saved
+// state, given nothing, carries what the first was given.
+func TestAbortRecordCarriesNotes(t *testing.T) {
+	dir, _ := testRepo(t, 2)
+	l := openLedger(t, dir)
+	notes := AbortNotes{Tampering: []string{"stop: refused, run at 12:00 while the driver owned the worktree"},
+		Markers: []string{"STOP: removed during the agent's turn; put back"}}
+	record := func(open *OpenCycle) string {
+		t.Helper()
+		return git(t, dir, "notes", "--ref=evolve", "show", open.Start)
+	}
+	// given to the abort
+	if _, err := l.StartCycle(StartOptions{Target: "t", Era: "goals-x", GoalsFile: []byte("version: 3\n")}); err != nil {
+		t.Fatal(err)
+	}
+	open, _, err := l.AbortCycle("the agent exited 1", notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := record(open)
+	for _, want := range []string{`"tampering":["stop: refused, run at 12:00 while the driver owned the worktree"]`, `"markers":["STOP: removed during the agent's turn; put back"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the aborted record lacks %s:\n%s", want, got)
+		}
+	}
+	// kept with the abort's state: an abort resumed from it carries them
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "next")
+	second, err := l.StartCycle(StartOptions{Target: "u", Era: "goals-x", GoalsFile: []byte("version: 3\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Aborting = &Aborting{Reason: "the agent timed out", Tampering: notes.Tampering, Markers: notes.Markers}
+	data, _ := json.Marshal(second)
+	if err := os.WriteFile(l.openPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resumed, _, err := l.AbortCycle(second.Aborting.Reason, AbortNotes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := record(resumed); !strings.Contains(got, `"markers":["STOP: removed during the agent's turn; put back"]`) || !strings.Contains(got, `"tampering":[`) {
+		t.Errorf("the resumed abort's record lacks the notes it was first given:\n%s", got)
 	}
 }

@@ -91,6 +91,20 @@ type Aborting struct {
 	// each with why (IgnoredRef then stays).
 	IgnoredPut     []string `json:"ignored_put,omitempty"`
 	IgnoredNotBack []string `json:"ignored_not_back,omitempty"`
+	// Tampering and Markers are what the caller saw during the cycle
+	// (AbortNotes), kept until the record carries them.
+	Tampering []string `json:"tampering,omitempty"`
+	Markers   []string `json:"markers,omitempty"`
+}
+
+// AbortNotes are what the caller of AbortCycle saw during the cycle, for
+// its record, as a finish's record carries them (FinishOptions): attempts
+// to weaken the cycle's judgment (tampering), and what happened to the
+// operator's markers (markers). An abort resumed keeps those it was first
+// given when it is given none.
+type AbortNotes struct {
+	Tampering []string
+	Markers   []string
 }
 
 // keptRefs are the refs an open cycle keeps (its start, its goals file),
@@ -375,7 +389,7 @@ func (l *Ledger) lockWorktree() (unlock func(), err error) {
 // commit: a shared record, so that reviewers see the crashed and hung
 // cycles too. Nothing in the working tree changes. reason, when given, is
 // kept in the record.
-func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
+func (l *Ledger) AbortCycle(reason string, notes AbortNotes) (*OpenCycle, gitstore.Hash, error) {
 	wunlock, err := l.lockWorktree()
 	if err != nil {
 		return nil, gitstore.ZeroHash, err
@@ -405,7 +419,11 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	if reason == "" {
 		reason = prev.Reason
 	}
-	c.Aborting = &Aborting{Reason: reason, IgnoredChanged: prev.IgnoredChanged, IgnoredPut: prev.IgnoredPut, IgnoredNotBack: prev.IgnoredNotBack}
+	if notes.Tampering == nil && notes.Markers == nil {
+		notes = AbortNotes{Tampering: prev.Tampering, Markers: prev.Markers}
+	}
+	c.Aborting = &Aborting{Reason: reason, IgnoredChanged: prev.IgnoredChanged, IgnoredPut: prev.IgnoredPut, IgnoredNotBack: prev.IgnoredNotBack,
+		Tampering: notes.Tampering, Markers: notes.Markers}
 	if err := l.saveOpen(c); err != nil {
 		return nil, gitstore.ZeroHash, err
 	}
@@ -474,6 +492,12 @@ func (l *Ledger) AbortCycle(reason string) (*OpenCycle, gitstore.Hash, error) {
 	}
 	if len(c.Aborting.IgnoredNotBack) > 0 && c.Ignored != nil {
 		rec.Extra["ignored"] = mustJSON(c.Ignored.Commit)
+	}
+	if len(c.Aborting.Tampering) > 0 {
+		rec.Extra["tampering"] = mustJSON(c.Aborting.Tampering)
+	}
+	if len(c.Aborting.Markers) > 0 {
+		rec.Extra["markers"] = mustJSON(c.Aborting.Markers)
 	}
 	for k, v := range c.Fields {
 		if _, known := rec.Extra[k]; !known && len(v) > 0 {

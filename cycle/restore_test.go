@@ -44,7 +44,7 @@ func abortedCycle(t *testing.T, work func(dir string)) (string, *Ledger, *OpenCy
 		t.Fatal(err)
 	}
 	work(dir)
-	_, saved, err := l.AbortCycle("the agent exited 1")
+	_, saved, err := l.AbortCycle("the agent exited 1", AbortNotes{})
 	if err != nil {
 		t.Fatal(err)
 	}

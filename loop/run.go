@@ -409,7 +409,7 @@ func Run(ctx context.Context, l *cycle.Ledger, o RunOptions) (*Summary, error) {
 	if open != nil && open.Aborting != nil {
 		// An abort that was interrupted is completed, never finished: its
 		// record may be written already.
-		if _, _, err := l.AbortCycle(open.Aborting.Reason); err != nil {
+		if _, _, err := l.AbortCycle(open.Aborting.Reason, cycle.AbortNotes{}); err != nil {
 			return nil, err
 		}
 		open = nil
@@ -1003,11 +1003,24 @@ func (d *driver) agentStep(ctx context.Context, s *State, c *cycle.OpenCycle, w 
 		for _, m := range d.marks {
 			d.say("warning: cycle %d: %s", c.Cycle, m)
 		}
-		d.marks, d.markerNotes, d.r.PendingTampering, d.r.PendingMarkers = nil, nil, nil, nil
-		aborted, saved, err := d.l.AbortCycle("the agent " + failure)
+		// The record carries what the turn did, as a finish's does: the
+		// commands refused and the marks, kept with the run's state until
+		// the abort keeps them (an abort resumed has them from there).
+		refused, err := takeRefused(d.gitDir, d.hold.received())
 		if err != nil {
 			return nil, false, err
 		}
+		notes := cycle.AbortNotes{Tampering: append(refused, d.marks...), Markers: d.markerNotes}
+		d.r.PendingTampering, d.r.PendingMarkers = notes.Tampering, notes.Markers
+		if err := d.r.save(d.gitDir); err != nil {
+			return nil, false, err
+		}
+		d.marks, d.markerNotes = nil, nil
+		aborted, saved, err := d.l.AbortCycle("the agent "+failure, notes)
+		if err != nil {
+			return nil, false, err
+		}
+		d.r.PendingTampering, d.r.PendingMarkers = nil, nil
 		if a := aborted.Aborting; a != nil && len(a.IgnoredPut) > 0 {
 			d.say("cycle %d: put back %d ignored file(s) the agent removed or changed", c.Cycle, len(a.IgnoredPut))
 		}

@@ -351,7 +351,7 @@ func (c *cycleAbortCmd) Run(e *env) error {
 	if err := runsCycle(e, l, "git evolve cycle abort"); err != nil {
 		return err
 	}
-	open, saved, err := l.AbortCycle(c.Reason)
+	open, saved, err := l.AbortCycle(c.Reason, cycle.AbortNotes{})
 	if errors.Is(err, cycle.ErrNoOpenCycle) {
 		return &usageError{msg: "no cycle is open in this worktree: nothing to abort"}
 	}
