@@ -3,6 +3,7 @@ package audit
 import (
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -50,6 +51,11 @@ func checkIndex(repo *gitstore.Repo, rep *Report, tip, since gitstore.Hash, want
 		f.Commit, f.NotesCommit = e.Object.String(), of.String()
 	}
 	for _, e := range extra {
+		if dir, ok := strings.CutSuffix(e.Key, gitstore.IndexOddDirectory); ok && e.Object.IsZero() {
+			f := rep.add(Breach, "index", "the ledger's index of cycles holds a directory (%s) with a name twice or out of order: readers take no answer from it; git evolve repair builds the index again", dir)
+			f.NotesCommit = of.String()
+			continue
+		}
 		f := rep.add(Breach, "index", "the ledger's index of cycles lists %s on %s, which its note does not hold; git evolve repair builds the index again", indexWhat(e.Key), objectOrEntry(e))
 		f.Commit, f.NotesCommit = objectOrNone(e), of.String()
 	}

@@ -35,7 +35,10 @@ func (n *Notes) exportNotes(fn func(obj Hash, data []byte) error) (used bool, er
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	args := boundedMaps("fast-export", "--full-tree", "--reference-excluded-parents", "--end-of-options", exportRange(n))
+	// (--sparse: a commit that changed only what the pathspec leaves out,
+	// the index alone, is still exported, not pruned as the same as its
+	// parent)
+	args := boundedMaps("fast-export", "--full-tree", "--reference-excluded-parents", "--sparse", "--end-of-options", exportRange(n))
 	// what holds no note (a ledger's index) is neither exported nor
 	// listed: git would hold each of its paths (rootLimits)
 	listArgs, none, err := n.listArgs(tree)

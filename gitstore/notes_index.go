@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -32,6 +33,24 @@ type NotesIndex struct {
 
 const indexStampPrefix = "of-"
 
+// errOddIndex is an index whose trees no writer of it makes: a name twice
+// in one directory, or names out of git's order (git mktree writes those;
+// a fetch without fsck takes them). Readers and checkers could walk such a
+// tree differently, so none uses it: a reader reads the notes, a writer
+// builds the index again, and the check names it.
+var errOddIndex = errors.New("the index holds a directory with a name twice or out of order")
+
+// wellFormed says whether entries are in git's order with no name twice,
+// as every tree git itself writes is.
+func wellFormed(entries []treeEntry) bool {
+	for i := 1; i < len(entries); i++ {
+		if sortKey(entries[i-1]) >= sortKey(entries[i]) || entries[i-1].name == entries[i].name {
+			return false
+		}
+	}
+	return true
+}
+
 // ApplyNotesIndexed is ApplyNotes that also keeps ix in the tree written.
 func (n *Notes) ApplyNotesIndexed(edits []NoteEdit, extras map[string]Hash, ix *NotesIndex) (Hash, error) {
 	if ix == nil {
@@ -54,9 +73,31 @@ func (n *Notes) applyIndexed(edits []NoteEdit, extras map[string]Hash, ix *Notes
 	if err != nil {
 		return ZeroHash, err
 	}
+	objs := make([]Hash, 0, len(edits))
+	for _, e := range edits {
+		objs = append(objs, e.Object)
+	}
+	if plain, err := n.plainOnPaths(objs); err != nil {
+		return ZeroHash, err
+	} else if !plain {
+		// The write merges what it finds under names that differ only in
+		// case, or beside a fanout subtree: the notes are written first,
+		// and the index built from what they are then.
+		all := map[string]Hash{ix.Name: ZeroHash}
+		for k, v := range extras {
+			all[k] = v
+		}
+		tree, err := n.ApplyNotes(edits, all)
+		if err != nil {
+			return ZeroHash, err
+		}
+		return (&Notes{r: n.r, tree: tree}).applyIndexed(nil, nil, ix, true)
+	}
 	base, oldIndex, err := n.indexBase(ix.Name)
 	if err != nil {
-		return ZeroHash, err
+		// an index that cannot be read (an object missing) is built
+		// again: it must not stop a write of the notes
+		base, rebuild = nil, true
 	}
 	var changes map[string]bool
 	if base != nil && !rebuild {
@@ -85,7 +126,7 @@ func (n *Notes) applyIndexed(edits []NoteEdit, extras map[string]Hash, ix *Notes
 		stamp := treeName(out)
 		top, err := n.r.readTree(oldIndex)
 		if err != nil {
-			return nil, err
+			return nil, &indexWriteError{err}
 		}
 		kept := top[:0:0]
 		for _, e := range top {
@@ -94,14 +135,31 @@ func (n *Notes) applyIndexed(edits []NoteEdit, extras map[string]Hash, ix *Notes
 			}
 		}
 		kept = append(kept, treeEntry{name: indexStampPrefix + stamp.String(), hash: empty})
+		sortEntries(kept)
 		h, err := n.r.editIndexDir(kept, changes, empty)
 		if err != nil {
-			return nil, err
+			return nil, &indexWriteError{err}
 		}
 		return append(out, treeEntry{name: ix.Name, dir: true, hash: h}), nil
 	})
+	var iw *indexWriteError
+	if errors.As(err, &iw) && !rebuild {
+		// the index brought forward could not be read or is one no
+		// writer makes: built again from every note
+		return n.applyIndexed(edits, extras, ix, true)
+	}
+	if iw != nil {
+		err = iw.err
+	}
 	return tree, err
 }
+
+// indexWriteError is what went wrong with the index a write brings
+// forward (not with its notes).
+type indexWriteError struct{ err error }
+
+func (e *indexWriteError) Error() string { return e.err.Error() }
+func (e *indexWriteError) Unwrap() error { return e.err }
 
 // validNonNote says whether name may be a non-note entry at the root of a
 // notes tree: one path component that no reader takes for a note.
@@ -129,20 +187,25 @@ func (n *Notes) indexOf(name string) (Hash, bool, error) {
 		return ZeroHash, false, err
 	}
 	var dir Hash
+	found := 0
 	others := make([]treeEntry, 0, len(entries))
 	for _, e := range entries {
 		if e.name == name && e.dir {
 			dir = e.hash
+			found++
 			continue
 		}
 		others = append(others, e)
 	}
-	if dir.IsZero() {
-		return ZeroHash, false, nil
+	if found != 1 {
+		return ZeroHash, false, nil // none, or one named twice: no index
 	}
 	top, err := n.r.readTree(dir)
 	if err != nil {
 		return ZeroHash, false, err
+	}
+	if !wellFormed(top) {
+		return ZeroHash, false, nil
 	}
 	want := indexStampPrefix + treeName(others).String()
 	stamps := 0
@@ -174,6 +237,13 @@ func (n *Notes) indexBase(name string) (*Notes, Hash, error) {
 			return nil, ZeroHash, err
 		}
 		if valid {
+			if snap != n {
+				// brought forward only where DiffNotes names every note
+				// that changed
+				if plain, err := n.plainSince(snap); err != nil || !plain {
+					return nil, ZeroHash, err
+				}
+			}
 			return snap, dir, nil
 		}
 		if i == indexLookBack || snap.commit.IsZero() {
@@ -196,16 +266,30 @@ func (n *Notes) indexBase(name string) (*Notes, Hash, error) {
 // notes changed since, with those whose notes now give key. ok is false
 // when there is no such index: the caller must read the notes themselves.
 func (n *Notes) IndexLookup(ix *NotesIndex, key string) (objs []Hash, ok bool, err error) {
+	all, ok, err := n.IndexLookupMany(ix, key)
+	return all[key], ok, err
+}
+
+// IndexLookupMany is IndexLookup of several keys, the index's base found
+// and the notes changed since read once for all.
+func (n *Notes) IndexLookupMany(ix *NotesIndex, keys ...string) (map[string][]Hash, bool, error) {
 	base, dir, err := n.indexBase(ix.Name)
 	if err != nil || base == nil {
 		return nil, false, err
 	}
-	listed, err := n.r.indexListedUnder(dir, key)
-	if err != nil {
-		return nil, false, err
+	out := make(map[string][]Hash, len(keys))
+	for _, key := range keys {
+		listed, err := n.r.indexListedUnder(dir, key)
+		if errors.Is(err, errOddIndex) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		out[key] = listed
 	}
 	if base == n {
-		return listed, true, nil
+		return out, true, nil
 	}
 	diff, err := n.DiffNotes(base)
 	if err != nil {
@@ -215,25 +299,30 @@ func (n *Notes) IndexLookup(ix *NotesIndex, key string) (objs []Hash, ok bool, e
 	for _, c := range diff {
 		changed[c.Object] = true
 	}
-	for _, h := range listed {
-		if !changed[h] {
-			objs = append(objs, h)
-		}
+	for key, listed := range out {
+		out[key] = slices.DeleteFunc(listed, func(h Hash) bool { return changed[h] })
 	}
 	for _, c := range diff {
+		now := map[string]bool{}
 		for _, b := range c.New {
 			data, err := n.r.ReadBlob(b)
 			if err != nil {
 				return nil, false, err
 			}
-			if slices.Contains(ix.Keys(data), key) {
-				objs = append(objs, c.Object)
-				break
+			for _, k := range ix.Keys(data) {
+				now[k] = true
+			}
+		}
+		for _, key := range keys {
+			if now[key] {
+				out[key] = append(out[key], c.Object)
 			}
 		}
 	}
-	slices.SortFunc(objs, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
-	return objs, true, nil
+	for key := range out {
+		slices.SortFunc(out[key], func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	}
+	return out, true, nil
 }
 
 // indexListedUnder is what the index directory dir lists under key.
@@ -244,6 +333,9 @@ func (r *Repo) indexListedUnder(dir Hash, key string) ([]Hash, error) {
 		entries, err := r.readTree(dir)
 		if err != nil {
 			return nil, err
+		}
+		if !wellFormed(entries) {
+			return nil, errOddIndex
 		}
 		dir = ZeroHash
 		for _, e := range entries {
@@ -259,6 +351,9 @@ func (r *Repo) indexListedUnder(dir Hash, key string) ([]Hash, error) {
 	entries, err := r.readTree(dir)
 	if err != nil {
 		return nil, err
+	}
+	if !wellFormed(entries) {
+		return nil, errOddIndex
 	}
 	var objs []Hash
 	prefix := leaf + "-"
@@ -346,9 +441,9 @@ func (n *Notes) indexChanges(base *Notes, edits []NoteEdit, ix *NotesIndex) (map
 // indexAll are the index entries of every note of the tree once edits are
 // applied, all to add: the index built again.
 func (n *Notes) indexAll(edits []NoteEdit, ix *NotesIndex) (map[string]bool, error) {
-	edited := make(map[Hash]bool, len(edits))
+	edited := make(map[Hash]Hash, len(edits)) // as ApplyNotes takes them: the last edit of an object
 	for _, e := range edits {
-		edited[e.Object] = true
+		edited[e.Object] = e.Blob
 	}
 	changes := map[string]bool{}
 	add := func(obj Hash, data []byte) {
@@ -358,7 +453,7 @@ func (n *Notes) indexAll(edits []NoteEdit, ix *NotesIndex) (map[string]bool, err
 		}
 	}
 	err := n.ForEachNote(func(obj Hash, data []byte) error {
-		if !edited[obj] {
+		if _, ok := edited[obj]; !ok {
 			add(obj, data)
 		}
 		return nil
@@ -366,15 +461,15 @@ func (n *Notes) indexAll(edits []NoteEdit, ix *NotesIndex) (map[string]bool, err
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range edits {
-		if e.Blob.IsZero() {
+	for obj, blob := range edited {
+		if blob.IsZero() {
 			continue
 		}
-		data, err := n.r.ReadBlob(e.Blob)
+		data, err := n.r.ReadBlob(blob)
 		if err != nil {
 			return nil, err
 		}
-		add(e.Object, data)
+		add(obj, data)
 	}
 	return changes, nil
 }
@@ -384,6 +479,9 @@ func (n *Notes) indexAll(edits []NoteEdit, ix *NotesIndex) (map[string]bool, err
 // removes the entry), each subdirectory on a changed path written again
 // and one left empty dropped; it returns the directory's name.
 func (r *Repo) editIndexDir(entries []treeEntry, changes map[string]bool, empty Hash) (Hash, error) {
+	if !wellFormed(entries) {
+		return ZeroHash, errOddIndex
+	}
 	byName := make(map[string]int, len(entries))
 	out := append([]treeEntry(nil), entries...)
 	for i, e := range out {
@@ -448,6 +546,11 @@ func (r *Repo) editIndexDir(entries []treeEntry, changes map[string]bool, empty 
 	}
 	return r.writeTree(kept)
 }
+
+// IndexOddDirectory ends the Key IndexProblems gives, with no Object, a
+// directory of the index (its path before it, "." for the index's own)
+// that holds a name twice or out of order.
+const IndexOddDirectory = " (a directory with a name twice or out of order)"
 
 // IndexEntry is an entry of a notes tree's index: Object listed under Key.
 type IndexEntry struct {
@@ -516,6 +619,11 @@ func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]boo
 			} else {
 				listed = append(listed, p)
 			}
+		}, func(p string) {
+			if p == "" {
+				p = "."
+			}
+			extra = append(extra, IndexEntry{Key: p + IndexOddDirectory})
 		}); err != nil {
 			return nil, nil, of, err
 		}
@@ -665,14 +773,25 @@ func (r *Repo) indexListed(dir Hash, p string) (bool, error) {
 
 // eachIndexEntry calls fn with the path of each file below the index
 // directory dir but its stamps.
-func (r *Repo) eachIndexEntry(dir Hash, prefix string, fn func(string)) error {
+func (r *Repo) eachIndexEntry(dir Hash, prefix string, fn func(string), odd func(string)) error {
 	entries, err := r.readTree(dir)
 	if err != nil {
 		return err
 	}
+	var once map[string]bool // in a directory that holds a name twice, each name once
+	if !wellFormed(entries) {
+		odd(strings.TrimSuffix(prefix, "/"))
+		once = map[string]bool{}
+	}
 	var subs []Hash
 	var names []string
 	for _, e := range entries {
+		if once != nil {
+			if once[e.name] {
+				continue
+			}
+			once[e.name] = true
+		}
 		switch {
 		case e.dir:
 			subs, names = append(subs, e.hash), append(names, e.name)
@@ -685,9 +804,124 @@ func (r *Repo) eachIndexEntry(dir Hash, prefix string, fn func(string)) error {
 		return err
 	}
 	for i, h := range subs {
-		if err := r.eachIndexEntry(h, prefix+names[i]+"/", fn); err != nil {
+		if err := r.eachIndexEntry(h, prefix+names[i]+"/", fn, odd); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// plainLevel says whether a directory of a notes tree, whose notes share
+// prefix, is one every reader and every diff reads the same way: in git's
+// order, each name once, note and fanout names in lower case, and notes
+// beside no fanout subtree (a copy of a note can hide only in a directory
+// that holds both, or under a name in another case). git notes writes no
+// other; git fast-import, hand-made trees and hostile ones may.
+func plainLevel(entries []treeEntry, prefix string) bool {
+	if !wellFormed(entries) {
+		return false
+	}
+	notes, fans := 0, 0
+	for _, e := range entries {
+		kind, _ := classify(prefix, e)
+		switch kind {
+		case entryNote, entryBadNote:
+			notes++
+		case entryFanout:
+			fans++
+		default:
+			continue
+		}
+		if strings.ToLower(e.name) != e.name {
+			return false
+		}
+	}
+	return notes == 0 || fans == 0
+}
+
+// plainSince says whether every directory that differs between base's
+// notes tree and n's is plain (plainLevel) on both sides: then each note
+// that changed has one path on each side, and DiffNotes names every one.
+// An index is brought forward from base only then.
+func (n *Notes) plainSince(base *Notes) (bool, error) {
+	a, err := base.root()
+	if err != nil {
+		return false, err
+	}
+	b, err := n.root()
+	if err != nil {
+		return false, err
+	}
+	return n.r.plainDiff(a, b, "")
+}
+
+func (r *Repo) plainDiff(a, b Hash, prefix string) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	ea, err := r.readTree(a)
+	if err != nil {
+		return false, err
+	}
+	eb, err := r.readTree(b)
+	if err != nil {
+		return false, err
+	}
+	if !plainLevel(ea, prefix) || !plainLevel(eb, prefix) {
+		return false, nil
+	}
+	subs := map[string][2]Hash{}
+	for side, es := range [][]treeEntry{ea, eb} {
+		for _, e := range es {
+			if kind, name := classify(prefix, e); kind == entryFanout {
+				s := subs[name]
+				s[side] = e.hash
+				subs[name] = s
+			}
+		}
+	}
+	for name, s := range subs {
+		if s[0] == s[1] {
+			continue
+		}
+		if ok, err := r.plainDiff(s[0], s[1], prefix+name); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// plainOnPaths says whether the levels a write of objs rewrites (the
+// root, and the fanout directories on each object's path) are plain: a
+// write merges names that differ only in case at a level it rewrites, so
+// the notes it leaves are not then the notes it was given.
+func (n *Notes) plainOnPaths(objs []Hash) (bool, error) {
+	root, err := n.root()
+	if err != nil {
+		return false, err
+	}
+	for _, obj := range objs {
+		hex := obj.String()
+		dir, prefix := root, ""
+		for !dir.IsZero() {
+			entries, err := n.r.readTree(dir)
+			if err != nil {
+				return false, err
+			}
+			if !plainLevel(entries, prefix) {
+				return false, nil
+			}
+			next := ZeroHash
+			if len(prefix)+2 < len(hex) {
+				for _, e := range entries {
+					if kind, name := classify(prefix, e); kind == entryFanout && name == hex[len(prefix):len(prefix)+2] {
+						next = e.hash
+						break
+					}
+				}
+			}
+			dir, prefix = next, prefix+hex[len(prefix):min(len(prefix)+2, len(hex))]
+		}
+	}
+	return true, nil
 }

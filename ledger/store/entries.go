@@ -409,14 +409,11 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 // describes its notes, or when a note it lists under n holds no record of
 // n (an index another writer made wrong: the notes are read instead).
 func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
-	cycle, ok, err := snap.IndexLookup(CycleIndex, ledger.CycleKey(n))
+	listed, ok, err := snap.IndexLookupMany(CycleIndex, ledger.CycleKey(n), ledger.BadKey)
 	if err != nil || !ok {
 		return nil
 	}
-	bad, ok, err := snap.IndexLookup(CycleIndex, ledger.BadKey)
-	if err != nil || !ok {
-		return nil
-	}
+	cycle, bad := listed[ledger.CycleKey(n)], listed[ledger.BadKey]
 	objs := append(slices.Clone(cycle), bad...)
 	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
 	objs = slices.Compact(objs)

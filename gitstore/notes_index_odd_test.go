@@ -1,0 +1,339 @@
+package gitstore
+
+import (
+	"slices"
+	"testing"
+)
+
+// twoInBucket returns two fake objects whose names share their first two
+// hex digits and differ in the next two.
+func twoInBucket(t *testing.T) (Hash, Hash) {
+	t.Helper()
+	seen := map[string]Hash{}
+	for i := 0; i < 100000; i++ {
+		h := fakeObj(i)
+		s := h.String()
+		if s[0] < 'a' {
+			continue
+		}
+		if o, ok := seen[s[:2]]; ok && o.String()[2:4] != s[2:4] {
+			return o, h
+		}
+		seen[s[:2]] = h
+	}
+	t.Fatal("no pair")
+	return ZeroHash, ZeroHash
+}
+
+func blobOf(t *testing.T, repo *Repo, s string) Hash {
+	t.Helper()
+	h, err := repo.WriteBlob([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// A notes tree another tool wrote holds X at two paths: its 2/2/36 path
+// (unchanged since the indexed commit) and a flat copy at the root; another
+// note in X's bucket changed too. DiffNotes misses the deep copy (the
+// bucket differs, its sub-bucket does not), so an index brought forward
+// over that change would drop X from the key the deep copy names, while
+// every reader of the notes finds it. It is not brought forward over a
+// directory that holds notes beside fanout subtrees: readers read the
+// notes, and the next indexed write builds the index from them.
+func TestNotesIndexNotBroughtForwardOverACopy(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	x, y := twoInBucket(t)
+	xs, ys := x.String(), y.String()
+	b5, b6 := blobOf(t, repo, "k a/5\n"), blobOf(t, repo, "k a/6\n")
+	y7, y8 := blobOf(t, repo, "k a/7\n"), blobOf(t, repo, "k a/8\n")
+	sub := mustTreeOf(t, repo, treeEntry{name: xs[4:], hash: b5})
+	bucket := mustTreeOf(t, repo, treeEntry{name: xs[2:4], dir: true, hash: sub}, treeEntry{name: ys[2:], hash: y7})
+	root := mustTreeOf(t, repo, treeEntry{name: xs[:2], dir: true, hash: bucket})
+	a, c := testIdentity(t, repo)
+	s0, err := repo.EmptyNotes().CommitNotes(testNotesRef, root, "crafted\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s0.ApplyNotesReindexed(nil, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := s0.CommitNotes(testNotesRef, tree, "indexed\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, ok := lookup(t, base, "a/5"); !ok || !slices.Equal(objs, []Hash{x}) {
+		t.Fatalf("premise: a/5 at base: %v %v", objs, ok)
+	}
+	// another tool: X also flat at the root, Y changed; the index kept as it is
+	entries, _ := repo.readTree(tree)
+	var out []treeEntry
+	for _, e := range entries {
+		if e.name == xs[:2] {
+			e.hash = mustTreeOf(t, repo, treeEntry{name: xs[2:4], dir: true, hash: sub}, treeEntry{name: ys[2:], hash: y8})
+		}
+		out = append(out, e)
+	}
+	out = append(out, treeEntry{name: xs, hash: b6})
+	tip, err := base.CommitNotes(testNotesRef, mustTreeOf(t, repo, out...), "other tool\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// every reader of the notes: X holds a/5 (deep copy) and a/6 (flat)
+	var keys []string
+	if err := tip.ForEachNote(func(obj Hash, data []byte) error {
+		if obj == x {
+			keys = append(keys, testIndex.Keys(data)...)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(keys, "a/5") || !slices.Contains(keys, "a/6") {
+		t.Fatalf("premise: X's keys %v", keys)
+	}
+	if objs, ok := lookup(t, tip, "a/5"); ok && !slices.Equal(objs, []Hash{x}) {
+		t.Errorf("a/5 brought forward: %v, want [%s] as the notes say (or no answer)", objs, x)
+	}
+	// the next indexed write builds it from the notes
+	next := writeIndexed(t, repo, tip, map[Hash]string{fakeObj(1 << 20): "k z/1\n"})
+	for _, since := range []*Notes{nil, tip, base} {
+		if got := problems(t, next, since); got != "described true" {
+			t.Errorf("after the write (since %v): %s", since != nil, got)
+		}
+	}
+	checkRebuilt(t, repo, next)
+}
+
+// X noted at the root twice, under its name in upper and in lower case
+// (both are X's note to git and to every reader here). An unrelated
+// indexed write keeps one of the two (apply's flat map) and leaves the
+// index listing X under the lost copy's key.
+func TestNotesIndexAfterCaseCopiesMerge(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	x := fakeObj(7)
+	up := []byte(x.String())
+	for i, ch := range up {
+		if ch >= 'a' && ch <= 'f' {
+			up[i] = ch - 'a' + 'A'
+		}
+	}
+	root := mustTreeOf(t, repo, treeEntry{name: string(up), hash: blobOf(t, repo, "k a/1\n")}, treeEntry{name: x.String(), hash: blobOf(t, repo, "k a/2\n")})
+	a, c := testIdentity(t, repo)
+	s0, err := repo.EmptyNotes().CommitNotes(testNotesRef, root, "crafted\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := writeIndexed(t, repo, s0, map[Hash]string{fakeObj(8): "k b/1\n"})
+	before := 0
+	s0.ForEachNote(func(obj Hash, _ []byte) error {
+		if obj == x {
+			before++
+		}
+		return nil
+	})
+	after := 0
+	s1.ForEachNote(func(obj Hash, _ []byte) error {
+		if obj == x {
+			after++
+		}
+		return nil
+	})
+	t.Logf("X's notes: %d before the write, %d after", before, after)
+	if got := problems(t, s1, nil); got != "described true" {
+		t.Errorf("the index our own write made: %s", got)
+	}
+}
+
+// An index dir holding two entries named "a" (both trees; git fsck calls
+// it duplicateEntries, but fetch and push do not fsck by default): readers
+// descend into the first, the whole-index check walks both. With X's entry
+// only in the second, IndexProblems finds nothing and readers miss X.
+func TestNotesIndexDirectoryTwice(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	repo := r.open()
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/5\n"})
+	root := mustTree(t, snap)
+	entries, _ := repo.readTree(root)
+	var out []treeEntry
+	for _, e := range entries {
+		if e.name == testIndex.Name {
+			top, _ := repo.readTree(e.hash)
+			var forged []treeEntry
+			for _, te := range top {
+				if te.name == "a" {
+					empty := mustTreeOf(t, repo)
+					forged = append(forged, treeEntry{name: "a", dir: true, hash: empty})
+				}
+				forged = append(forged, te)
+			}
+			e.hash = mustTreeOf(t, repo, forged...)
+			if got, _ := repo.readTree(e.hash); len(got) != len(top)+1 || got[0].hash == got[1].hash {
+				t.Fatalf("premise: the forged index dir: %v", got)
+			}
+		}
+		out = append(out, e)
+	}
+	a, c := testIdentity(t, repo)
+	tip, err := snap.CommitNotes(testNotesRef, mustTreeOf(t, repo, out...), "forged\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := problems(t, tip, nil)
+	objs, ok := lookup(t, tip, "a/5")
+	if ok && !slices.Equal(objs, []Hash{cs[0]}) {
+		t.Errorf("a/5 from an index with a directory twice: %v", objs)
+	}
+	// not taken (it describes no notes); the one before is brought forward
+	if p != "described true" {
+		t.Errorf("the check of the index readers take: %s", p)
+	}
+	// one deeper: a directory the index's own is well formed around holds
+	// an entry twice; readers refuse the index there, the check names it
+	emptyBlob := blobOf(t, repo, "")
+	entry := treeEntry{name: "5-" + cs[0].String(), hash: emptyBlob}
+	twice := mustTreeOf(t, repo, entry, entry)
+	tip2 := forgeWith(t, repo, tip, snap, func(top []treeEntry) []treeEntry {
+		for i := range top {
+			if top[i].name == "a" {
+				top[i].hash = twice
+			}
+		}
+		return top
+	})
+	if objs, ok := lookup(t, tip2, "a/5"); ok {
+		t.Errorf("a/5 from an index with an entry twice: %v", objs)
+	}
+	if p := problems(t, tip2, nil); p != "described true; extra a (a directory with a name twice or out of order) 0000000" {
+		t.Errorf("the check of an index with an entry twice: %s", p)
+	}
+}
+
+// A bucket twice, as "ab" and "AB" (both fanout levels to every reader):
+// DiffNotes keeps one per byte, so a note added under the upper-case one
+// is no change to it, and the index brought forward does not list it.
+func TestNotesIndexNotBroughtForwardOverCaseBuckets(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	x, y := twoInBucket(t)
+	xs, ys := x.String(), y.String()
+	bucket := mustTreeOf(t, repo, treeEntry{name: ys[2:], hash: blobOf(t, repo, "k a/7\n")})
+	a, c := testIdentity(t, repo)
+	s0, err := repo.EmptyNotes().CommitNotes(testNotesRef, mustTreeOf(t, repo, treeEntry{name: ys[:2], dir: true, hash: bucket}), "crafted\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s0.ApplyNotesReindexed(nil, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := s0.CommitNotes(testNotesRef, tree, "indexed\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := []byte(xs[:2])
+	for i, ch := range up {
+		if ch >= 'a' && ch <= 'f' {
+			up[i] = ch - 'a' + 'A'
+		}
+	}
+	if string(up) == xs[:2] {
+		t.Skip("bucket has no letter")
+	}
+	entries, _ := repo.readTree(tree)
+	entries = append(slices.Clone(entries), treeEntry{name: string(up), dir: true, hash: mustTreeOf(t, repo, treeEntry{name: xs[2:], hash: blobOf(t, repo, "k a/5\n")})})
+	tip, err := base.CommitNotes(testNotesRef, mustTreeOf(t, repo, entries...), "other tool\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	tip.ForEachNote(func(obj Hash, _ []byte) error { found = found || obj == x; return nil })
+	objs, ok := lookup(t, tip, "a/5")
+	t.Logf("readers of the notes find X: %v; a/5 from the index: %v %v; problems: %s", found, objs, ok, problems(t, tip, nil))
+	if found && ok && len(objs) == 0 {
+		t.Errorf("the index brought forward hides %s", x.Short())
+	}
+	next := writeIndexed(t, repo, tip, map[Hash]string{fakeObj(1 << 21): "k z/1\n"})
+	n := 0
+	next.ForEachNote(func(obj Hash, _ []byte) error { n++; return nil })
+	t.Logf("notes before an unrelated write: 2 (+0), after: %d (one added)", n)
+}
+
+// Two edits of one object: ApplyNotes keeps the last; the rebuild lists
+// the object under the keys of both.
+func TestNotesIndexRebuildTakesTheLastEdit(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	x := fakeObj(3)
+	es := []NoteEdit{{Object: x, Blob: blobOf(t, repo, "k a/1\n")}, {Object: x, Blob: blobOf(t, repo, "k a/2\n")}}
+	tree, err := repo.EmptyNotes().ApplyNotesReindexed(es, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := testIdentity(t, repo)
+	snap, err := repo.EmptyNotes().CommitNotes(testNotesRef, tree, "w\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := problems(t, snap, nil); got != "described true" {
+		t.Errorf("rebuilt with two edits of one object: %s", got)
+	}
+}
+
+// A notes commit that changes the index alone (repair's rebuild, an
+// evolve merge whose tree is ours) is TREESAME under the export's
+// exclude pathspec: git fast-export prunes it and gives nothing, and the
+// whole-ledger read falls back to cat-file.
+func TestNotesIndexOnlyCommitExported(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(3)
+	setEnv(t)
+	repo := r.open()
+	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/1\n", cs[1]: "k a/2\n"})
+	snap = forgeIndex(t, repo, snap, map[string]bool{"a/9-" + cs[2].String(): true})
+	fresh, err := r.open().NotesAt(snap.Commit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := fresh.exportNotes(func(Hash, []byte) error { return nil })
+	if err != nil || !used {
+		t.Errorf("the export of a commit that changed only the index: used %v, %v", used, err)
+	}
+}
+
+// forgeWith commits on the snapshot on the tree of from with its index
+// directory's entries as change makes them, the stamp kept.
+func forgeWith(t *testing.T, repo *Repo, on, from *Notes, change func([]treeEntry) []treeEntry) *Notes {
+	t.Helper()
+	entries, err := repo.readTree(mustTree(t, from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []treeEntry
+	for _, e := range entries {
+		if e.name == testIndex.Name {
+			top, err := repo.readTree(e.hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.hash = mustTreeOf(t, repo, change(slices.Clone(top))...)
+		}
+		out = append(out, e)
+	}
+	a, c := testIdentity(t, repo)
+	next, err := on.CommitNotes(testNotesRef, mustTreeOf(t, repo, out...), "forged\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
