@@ -40,8 +40,11 @@ const indexStampPrefix = "of-"
 // builds the index again, and the check names it.
 var errOddIndex = errors.New("the index holds a directory with a name twice or out of order")
 
-// wellFormed says whether entries are in git's order with no name twice,
-// as every tree git itself writes is.
+// wellFormed says whether entries are in git's order with no name twice
+// in a row, as every tree git itself writes is. (A file and a directory of
+// one name with another name sorting between them pass: readers take only
+// directories on a key's path and files at its end, and the check lists
+// such a file as an entry of no known form.)
 func wellFormed(entries []treeEntry) bool {
 	for i := 1; i < len(entries); i++ {
 		if sortKey(entries[i-1]) >= sortKey(entries[i]) || entries[i-1].name == entries[i].name {
@@ -596,10 +599,14 @@ func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]boo
 	if given != nil {
 		want = given
 	} else if since != nil {
+		// only what changed since, where DiffNotes names every note that
+		// did (plainSince); else the whole index
 		if sb, was, err := since.indexBase(ix.Name); err == nil && sb != nil {
-			want, have, err = base.indexSince(ix, sb, was, dir)
-			if err != nil {
-				return nil, nil, of, err
+			if plain, err := base.plainSince(sb); err == nil && plain {
+				want, have, err = base.indexSince(ix, sb, was, dir)
+				if err != nil {
+					return nil, nil, of, err
+				}
 			}
 		}
 	}

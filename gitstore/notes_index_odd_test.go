@@ -337,3 +337,72 @@ func forgeWith(t *testing.T, repo *Repo, on, from *Notes, change func([]treeEntr
 	}
 	return next
 }
+
+// An index that describes its own notes, at a tip whose tree differs from
+// the verified one where DiffNotes does not name every change (a note at
+// two depths), is compared whole, not by what changed since: the check
+// since the verified tip finds what the whole one does.
+func TestNotesIndexCheckedWholeOverACopy(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	x, y := twoInBucket(t)
+	xs, ys := x.String(), y.String()
+	b5, b6 := blobOf(t, repo, "k a/5\n"), blobOf(t, repo, "k a/6\n")
+	y7, y8 := blobOf(t, repo, "k a/7\n"), blobOf(t, repo, "k a/8\n")
+	sub := mustTreeOf(t, repo, treeEntry{name: xs[4:], hash: b5})
+	bucket := mustTreeOf(t, repo, treeEntry{name: xs[2:4], dir: true, hash: sub}, treeEntry{name: ys[2:], hash: y7})
+	a, c := testIdentity(t, repo)
+	s0, err := repo.EmptyNotes().CommitNotes(testNotesRef, mustTreeOf(t, repo, treeEntry{name: xs[:2], dir: true, hash: bucket}), "crafted\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s0.ApplyNotesReindexed(nil, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verified, err := s0.CommitNotes(testNotesRef, tree, "indexed\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := problems(t, verified, nil); p != "described true" {
+		t.Fatalf("premise: %s", p)
+	}
+	// the remote's tip: X also flat at the root, Y changed, an index of
+	// its own with a valid stamp that omits a/5-X
+	bucket2 := mustTreeOf(t, repo, treeEntry{name: xs[2:4], dir: true, hash: sub}, treeEntry{name: ys[2:], hash: y8})
+	t0, err := verified.CommitNotes(testNotesRef, mustTreeOf(t, repo,
+		treeEntry{name: xs[:2], dir: true, hash: bucket2}, treeEntry{name: xs, hash: b6}), "other tool\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err = t0.ApplyNotesReindexed(nil, nil, testIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1, err := t0.CommitNotes(testNotesRef, tree, "indexed\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := forgeIndex(t, repo, t1, map[string]bool{"a/5-" + xs: false})
+
+	// every reader of the notes: X holds a/5
+	has5 := false
+	tip.ForEachNote(func(obj Hash, data []byte) error {
+		has5 = has5 || (obj == x && slices.Contains(testIndex.Keys(data), "a/5"))
+		return nil
+	})
+	objs, ok := lookup(t, tip, "a/5")
+	if !has5 || !ok || slices.Contains(objs, x) {
+		t.Fatalf("premise: notes hold a/5 on X %v; index answers %v %v", has5, objs, ok)
+	}
+	full := problems(t, tip, nil)
+	incr := problems(t, tip, verified)
+	t.Logf("full: %s; since the verified tip: %s", full, incr)
+	if full == "described true" {
+		t.Fatalf("premise: the full check finds nothing")
+	}
+	if incr != full {
+		t.Errorf("since the verified tip the check says %q; readers at the tip miss X under a/5 (the full check: %q)", incr, full)
+	}
+}
