@@ -793,8 +793,11 @@ func sortKey(e treeEntry) string {
 	return e.name
 }
 
+// sortEntries sorts entries in git's order, keeping the order of those
+// with one name (a tree another tool wrote may hold a name twice): a tree
+// named twice from the same entries has one name.
 func sortEntries(entries []treeEntry) {
-	sort.Slice(entries, func(i, j int) bool { return sortKey(entries[i]) < sortKey(entries[j]) })
+	sort.SliceStable(entries, func(i, j int) bool { return sortKey(entries[i]) < sortKey(entries[j]) })
 }
 
 // EmptyTree writes the tree with no entries and returns its name.
