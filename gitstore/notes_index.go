@@ -47,11 +47,31 @@ var errOddIndex = errors.New("the index holds a directory with a name twice or o
 // such a file as an entry of no known form.)
 func wellFormed(entries []treeEntry) bool {
 	for i := 1; i < len(entries); i++ {
-		if sortKey(entries[i-1]) >= sortKey(entries[i]) || entries[i-1].name == entries[i].name {
+		if compareKeys(entries[i-1], entries[i]) >= 0 || entries[i-1].name == entries[i].name {
 			return false
 		}
 	}
 	return true
+}
+
+// compareKeys compares two entries in git's order (sortKey's), without
+// making the keys.
+func compareKeys(a, b treeEntry) int {
+	n := min(len(a.name), len(b.name))
+	if c := strings.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
+	}
+	// one name is the other's start: the next byte of each key
+	next := func(e treeEntry) int {
+		switch {
+		case len(e.name) > n:
+			return int(e.name[n])
+		case e.dir:
+			return '/'
+		}
+		return -1 // the key ends
+	}
+	return next(a) - next(b)
 }
 
 // ApplyNotesIndexed is ApplyNotes that also keeps ix in the tree written.

@@ -1,7 +1,9 @@
 package gitstore
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -404,5 +406,30 @@ func TestNotesIndexCheckedWholeOverACopy(t *testing.T) {
 	}
 	if incr != full {
 		t.Errorf("since the verified tip the check says %q; readers at the tip miss X under a/5 (the full check: %q)", incr, full)
+	}
+}
+
+// compareKeys orders entries as their sort keys do.
+func TestCompareKeysAsSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("ab/-.0")
+	name := func() string {
+		b := make([]byte, 1+rng.IntN(4))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return strings.ReplaceAll(string(b), "/", "")
+	}
+	for i := 0; i < 20000; i++ {
+		a := treeEntry{name: name(), dir: rng.IntN(2) == 0}
+		b := treeEntry{name: name(), dir: rng.IntN(2) == 0}
+		if a.name == "" || b.name == "" {
+			continue
+		}
+		want := strings.Compare(sortKey(a), sortKey(b))
+		got := compareKeys(a, b)
+		if (got < 0) != (want < 0) || (got == 0) != (want == 0) {
+			t.Fatalf("compareKeys(%q dir %v, %q dir %v) = %d, sort keys say %d", a.name, a.dir, b.name, b.dir, got, want)
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -797,7 +797,7 @@ func sortKey(e treeEntry) string {
 // with one name (a tree another tool wrote may hold a name twice): a tree
 // named twice from the same entries has one name.
 func sortEntries(entries []treeEntry) {
-	sort.SliceStable(entries, func(i, j int) bool { return sortKey(entries[i]) < sortKey(entries[j]) })
+	slices.SortStableFunc(entries, compareKeys)
 }
 
 // EmptyTree writes the tree with no entries and returns its name.
