@@ -2,6 +2,9 @@ package loop
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +22,11 @@ var flagRefused = regexp.MustCompile(`(?i)unexpected argument|unknown option|unr
 // The presets' lines, run through the real agent CLIs where they are
 // installed (CI installs Claude Code and Codex from npm), with a key that
 // is no key: each must get past its arguments, to fail on the network or
-// the key, never on a flag. A CLI that says it started (Codex prints its
-// banner) is stopped there; one that says nothing is stopped after a few
-// seconds, long after a refused flag would have been said.
+// the key, never on a flag. A CLI is stopped once it shows it took its
+// arguments: Codex prints its banner; Claude Code, which says nothing,
+// asks the API, here a server of the test's own (ANTHROPIC_BASE_URL) that
+// answers that the key is no key. No clock is read: a CLI that refuses a
+// flag exits.
 func TestPresetsRunInTheRealCLIs(t *testing.T) {
 	clis := map[string]struct {
 		bin     string
@@ -47,8 +52,18 @@ func TestPresetsRunInTheRealCLIs(t *testing.T) {
 			}
 			cmd := exec.Command("sh", "-c", AgentPresets[name])
 			cmd.Dir = dir
+			// the API the CLI asks: its first request says it started
+			asked := make(chan struct{})
+			var once sync.Once
+			api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				once.Do(func() { close(asked) })
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
+			}))
+			defer api.Close()
 			cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "EVOLVE_BRIEF="+brief,
-				"OPENAI_API_KEY=sk-no-key", "ANTHROPIC_API_KEY=sk-ant-no-key", "NO_COLOR=1")
+				"OPENAI_API_KEY=sk-no-key", "ANTHROPIC_API_KEY=sk-ant-no-key", "ANTHROPIC_BASE_URL="+api.URL, "NO_COLOR=1")
 			ownGroup(cmd)
 			out := &lockedBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
@@ -57,13 +72,8 @@ func TestPresetsRunInTheRealCLIs(t *testing.T) {
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			// A CLI that says it started is waited for until it does,
-			// however loaded the machine; only one that says nothing is
-			// given a time.
-			var deadline <-chan time.Time
-			if cli.started == "" {
-				deadline = time.After(8 * time.Second)
-			}
+			// waited for until it shows it started, however loaded the
+			// machine (its output is looked at every 100 ms)
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 		wait:
@@ -78,7 +88,7 @@ func TestPresetsRunInTheRealCLIs(t *testing.T) {
 					if cli.started != "" && strings.Contains(out.String(), cli.started) {
 						break wait
 					}
-				case <-deadline:
+				case <-asked:
 					break wait
 				}
 			}
