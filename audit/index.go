@@ -3,7 +3,6 @@ package audit
 import (
 	"path"
 	"strconv"
-	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -51,8 +50,8 @@ func checkIndex(repo *gitstore.Repo, rep *Report, tip, since gitstore.Hash, want
 		f.Commit, f.NotesCommit = e.Object.String(), of.String()
 	}
 	for _, e := range extra {
-		if dir, ok := strings.CutSuffix(e.Key, gitstore.IndexOddDirectory); ok && e.Object.IsZero() {
-			f := rep.add(Breach, "index", "the ledger's index of cycles holds a directory (%s) with a name twice or out of order: readers take no answer from it; git evolve repair builds the index again", dir)
+		if e.OddDirectory {
+			f := rep.add(Breach, "index", "the ledger's index of cycles holds a directory (%s) with a name twice or out of order: readers take no answer from it; git evolve repair builds the index again", e.Key)
 			f.NotesCommit = of.String()
 			continue
 		}

@@ -570,15 +570,13 @@ func (r *Repo) editIndexDir(entries []treeEntry, changes map[string]bool, empty 
 	return r.writeTree(kept)
 }
 
-// IndexOddDirectory ends the Key IndexProblems gives, with no Object, a
-// directory of the index (its path before it, "." for the index's own)
-// that holds a name twice or out of order.
-const IndexOddDirectory = " (a directory with a name twice or out of order)"
-
 // IndexEntry is an entry of a notes tree's index: Object listed under Key.
+// With OddDirectory, Key is a directory of the index ("." for its own)
+// that holds a name twice or out of order, and Object is zero.
 type IndexEntry struct {
-	Key    string
-	Object Hash
+	Key          string
+	Object       Hash
+	OddDirectory bool
 }
 
 // IndexProblems compares the index (ix) readers of the snapshot take
@@ -650,7 +648,7 @@ func (n *Notes) indexProblems(ix *NotesIndex, since *Notes, given map[string]boo
 			if p == "" {
 				p = "."
 			}
-			extra = append(extra, IndexEntry{Key: p + IndexOddDirectory})
+			extra = append(extra, IndexEntry{Key: p, OddDirectory: true})
 		}); err != nil {
 			return nil, nil, of, err
 		}

@@ -378,6 +378,10 @@ func problems(t *testing.T, snap, since *Notes) string {
 		fmt.Fprintf(&b, "; missing %s %s", e.Key, e.Object.Short())
 	}
 	for _, e := range extra {
+		if e.OddDirectory {
+			fmt.Fprintf(&b, "; extra %s (a directory with a name twice or out of order) %s", e.Key, e.Object.Short())
+			continue
+		}
 		fmt.Fprintf(&b, "; extra %s %s", e.Key, e.Object.Short())
 	}
 	return b.String()
