@@ -460,18 +460,7 @@ func mustWriteNotes(t *testing.T, repo *Repo, ref string, snap *Notes, edits map
 // applyEdits writes the blobs of edits and returns ApplyNotes' tree.
 func mustApply(t *testing.T, repo *Repo, snap *Notes, edits map[Hash]string, extras map[string]Hash) Hash {
 	t.Helper()
-	var es []NoteEdit
-	for obj, content := range edits {
-		var blob Hash
-		if content != "" {
-			var err error
-			if blob, err = repo.WriteBlob([]byte(content)); err != nil {
-				t.Fatalf("WriteBlob: %v", err)
-			}
-		}
-		es = append(es, NoteEdit{Object: obj, Blob: blob})
-	}
-	tree, err := snap.ApplyNotes(es, extras)
+	tree, err := snap.ApplyNotes(noteEdits(t, repo, edits), extras)
 	if err != nil {
 		t.Fatalf("ApplyNotes: %v", err)
 	}
@@ -685,4 +674,22 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// noteEdits are edits (content "" removes the note) with their blobs
+// written.
+func noteEdits(t *testing.T, repo *Repo, edits map[Hash]string) []NoteEdit {
+	t.Helper()
+	var es []NoteEdit
+	for obj, content := range edits {
+		var blob Hash
+		if content != "" {
+			var err error
+			if blob, err = repo.WriteBlob([]byte(content)); err != nil {
+				t.Fatalf("WriteBlob: %v", err)
+			}
+		}
+		es = append(es, NoteEdit{Object: obj, Blob: blob})
+	}
+	return es
 }

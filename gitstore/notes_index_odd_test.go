@@ -163,32 +163,20 @@ func TestNotesIndexDirectoryTwice(t *testing.T) {
 	setEnv(t)
 	repo := r.open()
 	snap := writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), map[Hash]string{cs[0]: "k a/5\n"})
-	root := mustTree(t, snap)
-	entries, _ := repo.readTree(root)
-	var out []treeEntry
-	for _, e := range entries {
-		if e.name == testIndex.Name {
-			top, _ := repo.readTree(e.hash)
-			var forged []treeEntry
-			for _, te := range top {
-				if te.name == "a" {
-					empty := mustTreeOf(t, repo)
-					forged = append(forged, treeEntry{name: "a", dir: true, hash: empty})
-				}
-				forged = append(forged, te)
+	tip := withIndexDir(t, repo, snap, snap, func(top []treeEntry) Hash {
+		var forged []treeEntry
+		for _, te := range top {
+			if te.name == "a" {
+				forged = append(forged, treeEntry{name: "a", dir: true, hash: mustTreeOf(t, repo)})
 			}
-			e.hash = mustTreeOf(t, repo, forged...)
-			if got, _ := repo.readTree(e.hash); len(got) != len(top)+1 || got[0].hash == got[1].hash {
-				t.Fatalf("premise: the forged index dir: %v", got)
-			}
+			forged = append(forged, te)
 		}
-		out = append(out, e)
-	}
-	a, c := testIdentity(t, repo)
-	tip, err := snap.CommitNotes(testNotesRef, mustTreeOf(t, repo, out...), "forged\n", a, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+		h := mustTreeOf(t, repo, forged...)
+		if got, _ := repo.readTree(h); len(got) != len(top)+1 || got[0].hash == got[1].hash {
+			t.Fatalf("premise: the forged index dir: %v", got)
+		}
+		return h
+	})
 	p := problems(t, tip, nil)
 	objs, ok := lookup(t, tip, "a/5")
 	if ok && !slices.Equal(objs, []Hash{cs[0]}) {
@@ -203,13 +191,13 @@ func TestNotesIndexDirectoryTwice(t *testing.T) {
 	emptyBlob := blobOf(t, repo, "")
 	entry := treeEntry{name: "5-" + cs[0].String(), hash: emptyBlob}
 	twice := mustTreeOf(t, repo, entry, entry)
-	tip2 := forgeWith(t, repo, tip, snap, func(top []treeEntry) []treeEntry {
+	tip2 := withIndexDir(t, repo, tip, snap, func(top []treeEntry) Hash {
 		for i := range top {
 			if top[i].name == "a" {
 				top[i].hash = twice
 			}
 		}
-		return top
+		return mustTreeOf(t, repo, top...)
 	})
 	if objs, ok := lookup(t, tip2, "a/5"); ok {
 		t.Errorf("a/5 from an index with an entry twice: %v", objs)
@@ -311,33 +299,6 @@ func TestNotesIndexOnlyCommitExported(t *testing.T) {
 	if err != nil || !used {
 		t.Errorf("the export of a commit that changed only the index: used %v, %v", used, err)
 	}
-}
-
-// forgeWith commits on the snapshot on the tree of from with its index
-// directory's entries as change makes them, the stamp kept.
-func forgeWith(t *testing.T, repo *Repo, on, from *Notes, change func([]treeEntry) []treeEntry) *Notes {
-	t.Helper()
-	entries, err := repo.readTree(mustTree(t, from))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []treeEntry
-	for _, e := range entries {
-		if e.name == testIndex.Name {
-			top, err := repo.readTree(e.hash)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.hash = mustTreeOf(t, repo, change(slices.Clone(top))...)
-		}
-		out = append(out, e)
-	}
-	a, c := testIdentity(t, repo)
-	next, err := on.CommitNotes(testNotesRef, mustTreeOf(t, repo, out...), "forged\n", a, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return next
 }
 
 // An index that describes its own notes, at a tip whose tree differs from

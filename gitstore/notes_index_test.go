@@ -25,18 +25,7 @@ var testIndex = &NotesIndex{Name: "test-index", Keys: func(note []byte) []string
 // commits the result.
 func writeIndexed(t *testing.T, repo *Repo, snap *Notes, edits map[Hash]string) *Notes {
 	t.Helper()
-	var es []NoteEdit
-	for obj, content := range edits {
-		var blob Hash
-		if content != "" {
-			var err error
-			if blob, err = repo.WriteBlob([]byte(content)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		es = append(es, NoteEdit{Object: obj, Blob: blob})
-	}
-	tree, err := snap.ApplyNotesIndexed(es, nil, testIndex)
+	tree, err := snap.ApplyNotesIndexed(noteEdits(t, repo, edits), nil, testIndex)
 	if err != nil {
 		t.Fatalf("ApplyNotesIndexed: %v", err)
 	}
@@ -214,28 +203,7 @@ func TestNotesIndexStampRefusesAnother(t *testing.T) {
 	empty, _ := repo.WriteBlob(nil)
 	entries = append(slices.Clone(entries), treeEntry{name: indexStampPrefix + strings.Repeat("0", 40), hash: empty},
 		treeEntry{name: "a", dir: true, hash: mustTreeOf(t, repo, treeEntry{name: "9-" + cs[1].String(), hash: empty})})
-	forged, err := repo.writeTree(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := snap.Tree()
-	rootEntries, _ := repo.readTree(root)
-	var out []treeEntry
-	for _, e := range rootEntries {
-		if e.name == testIndex.Name {
-			e.hash = forged
-		}
-		out = append(out, e)
-	}
-	tree, err := repo.writeTree(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, c := testIdentity(t, repo)
-	snap, err = snap.CommitNotes(testNotesRef, tree, "forged\n", a, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap = withIndexDir(t, repo, snap, snap, func([]treeEntry) Hash { return mustTreeOf(t, repo, entries...) })
 	if objs, ok := lookup(t, snap, "a/9"); !ok || len(objs) != 0 {
 		t.Fatalf("an index with two stamps answered: %v %v", objs, ok)
 	}
@@ -290,25 +258,7 @@ func TestNotesIndexBroughtForward(t *testing.T) {
 			}
 		}
 		// the same index built from nothing
-		tree, _ := snap.Tree()
-		rootEntries, _ := repo.readTree(tree)
-		var others []treeEntry
-		for _, e := range rootEntries {
-			if e.name != testIndex.Name {
-				others = append(others, e)
-			}
-		}
-		bare, err := repo.writeTree(others)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rebuilt, err := (&Notes{r: repo, tree: bare}).ApplyNotesIndexed(nil, nil, testIndex)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rebuilt != tree {
-			t.Fatalf("round %d: the index brought forward (tree %s) is not the one built again (%s)", round, tree, rebuilt)
-		}
+		checkRebuilt(t, repo, snap)
 		for _, k := range keys {
 			var want []Hash
 			for obj, c := range notes {
@@ -334,12 +284,24 @@ func TestNotesIndexBroughtForward(t *testing.T) {
 // kept: what another writer could push.
 func forgeIndex(t *testing.T, repo *Repo, snap *Notes, changes map[string]bool) *Notes {
 	t.Helper()
-	root := mustTree(t, snap)
-	entries, err := repo.readTree(root)
+	empty := blobOf(t, repo, "")
+	return withIndexDir(t, repo, snap, snap, func(top []treeEntry) Hash {
+		h, err := repo.editIndexDir(top, changes, empty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	})
+}
+
+// withIndexDir commits, on the snapshot on, the tree of from with its index
+// directory the one dir makes of its entries, the stamp as dir leaves it.
+func withIndexDir(t *testing.T, repo *Repo, on, from *Notes, dir func(top []treeEntry) Hash) *Notes {
+	t.Helper()
+	entries, err := repo.readTree(mustTree(t, from))
 	if err != nil {
 		t.Fatal(err)
 	}
-	empty, _ := repo.WriteBlob(nil)
 	var out []treeEntry
 	for _, e := range entries {
 		if e.name == testIndex.Name {
@@ -347,18 +309,12 @@ func forgeIndex(t *testing.T, repo *Repo, snap *Notes, changes map[string]bool) 
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.hash, err = repo.editIndexDir(top, changes, empty); err != nil {
-				t.Fatal(err)
-			}
+			e.hash = dir(slices.Clone(top))
 		}
 		out = append(out, e)
 	}
-	tree, err := repo.writeTree(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, c := testIdentity(t, repo)
-	next, err := snap.CommitNotes(testNotesRef, tree, "forged index\n", a, c)
+	next, err := on.CommitNotes(testNotesRef, mustTreeOf(t, repo, out...), "another writer\n", a, c)
 	if err != nil {
 		t.Fatal(err)
 	}
