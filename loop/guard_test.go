@@ -710,8 +710,11 @@ func TestGuardTopReplaced(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("a moved directory is found through /proc/self/fd")
 	}
-	t.Run("the main worktree", func(t *testing.T) {
-		dir, repo := gxRepo(t)
+	// the main worktree's top (dir) replaced by a link to another
+	// repository's: the repository is lost, and the other one's git
+	// directory stays where it is
+	mainReplaced := func(t *testing.T, dir string, repo *gitstore.Repo) {
+		t.Helper()
 		other := fxRepoDir(t, "other")
 		otherGit, err := os.Lstat(filepath.Join(other, ".git"))
 		if err != nil {
@@ -727,6 +730,10 @@ func TestGuardTopReplaced(t *testing.T) {
 		if fi, err := os.Lstat(filepath.Join(other, ".git")); err != nil || !os.SameFile(fi, otherGit) {
 			t.Errorf("the other repository's git directory was moved (%v)", err)
 		}
+	}
+	t.Run("the main worktree", func(t *testing.T) {
+		dir, repo := gxRepo(t)
+		mainReplaced(t, dir, repo)
 		if !fxExists(filepath.Join(dir+".moved", ".git", "HEAD")) {
 			t.Errorf("the repository's git directory is not where the turn moved it")
 		}
@@ -753,22 +760,7 @@ func TestGuardTopReplaced(t *testing.T) {
 	t.Run("the main worktree of a linked one", func(t *testing.T) {
 		dir, _ := gxRepo(t)
 		side := filepath.Join(t.TempDir(), "side")
-		repo := gxLinked(t, dir, side)
-		other := fxRepoDir(t, "other")
-		otherGit, err := os.Lstat(filepath.Join(other, ".git"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := gxGuard(t, repo, "cccccccccccccccccccc")
-		gxReplaceByLink(t, dir, dir+".moved", other)
-		_, err = g.restore()
-		var re *RunError
-		if !errors.As(err, &re) || !re.Lost {
-			t.Errorf("restore: %v, want a RunError of a repository lost", err)
-		}
-		if fi, err := os.Lstat(filepath.Join(other, ".git")); err != nil || !os.SameFile(fi, otherGit) {
-			t.Errorf("the other repository's git directory was moved (%v)", err)
-		}
+		mainReplaced(t, dir, gxLinked(t, dir, side))
 	})
 }
 
