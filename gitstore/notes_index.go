@@ -296,63 +296,137 @@ func (n *Notes) IndexLookup(ix *NotesIndex, key string) (objs []Hash, ok bool, e
 // IndexLookupMany is IndexLookup of several keys, the index's base found
 // and the notes changed since read once for all.
 func (n *Notes) IndexLookupMany(ix *NotesIndex, keys ...string) (map[string][]Hash, bool, error) {
-	base, dir, err := n.indexBase(ix.Name)
-	if err != nil || base == nil {
+	x, ok, err := n.OpenIndex(ix)
+	if err != nil || !ok {
 		return nil, false, err
 	}
 	out := make(map[string][]Hash, len(keys))
 	for _, key := range keys {
-		listed, err := n.r.indexListedUnder(dir, key)
-		if errors.Is(err, errOddIndex) {
-			return nil, false, nil
+		dir, leaf := "", key
+		if i := strings.LastIndexByte(key, '/'); i >= 0 {
+			dir, leaf = key[:i], key[i+1:]
 		}
-		if err != nil {
+		_, leaves, ok, err := x.Dir(dir)
+		if err != nil || !ok {
 			return nil, false, err
 		}
-		out[key] = listed
+		out[key] = leaves[leaf]
 	}
+	return out, true, nil
+}
+
+// IndexReader reads a snapshot's index as IndexLookup does: the index of
+// its base (indexBase), less the objects whose notes changed since, with
+// the keys those notes give now.
+type IndexReader struct {
+	r       *Repo
+	dir     Hash              // the base's index directory
+	changed map[Hash]bool     // the objects whose notes changed since the base
+	now     map[string][]Hash // the keys their notes give now, with them
+}
+
+// OpenIndex finds the index ix that describes n's notes, or that the
+// nearest notes commit before it whose index describes its own brings
+// forward (IndexLookup). ok is false when there is none: the caller reads
+// the notes themselves.
+func (n *Notes) OpenIndex(ix *NotesIndex) (*IndexReader, bool, error) {
+	base, dir, err := n.indexBase(ix.Name)
+	if err != nil || base == nil {
+		return nil, false, err
+	}
+	x := &IndexReader{r: n.r, dir: dir}
 	if base == n {
-		return out, true, nil
+		return x, true, nil
 	}
 	diff, err := n.DiffNotes(base)
 	if err != nil {
 		return nil, false, err
 	}
-	changed := make(map[Hash]bool, len(diff))
+	x.changed = make(map[Hash]bool, len(diff))
+	x.now = map[string][]Hash{}
 	for _, c := range diff {
-		changed[c.Object] = true
-	}
-	for key, listed := range out {
-		out[key] = slices.DeleteFunc(listed, func(h Hash) bool { return changed[h] })
-	}
-	for _, c := range diff {
-		now := map[string]bool{}
+		x.changed[c.Object] = true
+		keys := map[string]bool{}
 		for _, b := range c.New {
 			data, err := n.r.ReadBlob(b)
 			if err != nil {
 				return nil, false, err
 			}
 			for _, k := range ix.Keys(data) {
-				now[k] = true
+				keys[k] = true
 			}
 		}
-		for _, key := range keys {
-			if now[key] {
-				out[key] = append(out[key], c.Object)
-			}
+		for k := range keys {
+			x.now[k] = append(x.now[k], c.Object)
 		}
 	}
-	for key := range out {
-		slices.SortFunc(out[key], func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
-	}
-	return out, true, nil
+	return x, true, nil
 }
 
-// indexListedUnder is what the index directory dir lists under key.
-func (r *Repo) indexListedUnder(dir Hash, key string) ([]Hash, error) {
-	parts := strings.Split(key, "/")
-	leaf := parts[len(parts)-1]
-	for _, p := range parts[:len(parts)-1] {
+// Dir lists the directory path of the index ("" for its top; "a/b" for
+// the keys "a/b/<leaf>"): the names of its subdirectories, and each leaf
+// with the objects listed under it, in the order of their names. A
+// directory that is not there is empty. ok is false when a tree on the
+// way is one no writer of the index makes (errOddIndex): the caller reads
+// the notes themselves.
+func (x *IndexReader) Dir(path string) (dirs []string, leaves map[string][]Hash, ok bool, err error) {
+	leaves = map[string][]Hash{}
+	entries, err := x.r.indexDir(x.dir, path)
+	if errors.Is(err, errOddIndex) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, e := range entries {
+		if e.dir {
+			dirs = append(dirs, e.name)
+			continue
+		}
+		i := strings.LastIndexByte(e.name, '-')
+		if i < 0 {
+			continue
+		}
+		if h, perr := ParseHash(e.name[i+1:]); perr == nil && !x.changed[h] {
+			leaves[e.name[:i]] = append(leaves[e.name[:i]], h)
+		}
+	}
+	prefix := path + "/"
+	if path == "" {
+		prefix = ""
+	}
+	for k, objs := range x.now {
+		rest, found := strings.CutPrefix(k, prefix)
+		if !found {
+			continue
+		}
+		if sub, _, deeper := strings.Cut(rest, "/"); deeper {
+			if !slices.Contains(dirs, sub) {
+				dirs = append(dirs, sub)
+			}
+			continue
+		}
+		leaves[rest] = append(leaves[rest], objs...)
+	}
+	for leaf, objs := range leaves {
+		if len(objs) == 0 {
+			delete(leaves, leaf)
+			continue
+		}
+		slices.SortFunc(objs, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+		leaves[leaf] = slices.Compact(objs)
+	}
+	return dirs, leaves, true, nil
+}
+
+// indexDir is the entries of the directory path ("" for dir itself)
+// under the index directory dir; none when it is not there.
+func (r *Repo) indexDir(dir Hash, path string) ([]treeEntry, error) {
+	var parts []string
+	if path != "" {
+		parts = strings.Split(path, "/")
+	}
+	for _, p := range parts {
 		entries, err := r.readTree(dir)
 		if err != nil {
 			return nil, err
@@ -378,17 +452,7 @@ func (r *Repo) indexListedUnder(dir Hash, key string) ([]Hash, error) {
 	if !wellFormed(entries) {
 		return nil, errOddIndex
 	}
-	var objs []Hash
-	prefix := leaf + "-"
-	for _, e := range entries {
-		if e.dir || !strings.HasPrefix(e.name, prefix) {
-			continue
-		}
-		if h, perr := ParseHash(e.name[len(prefix):]); perr == nil {
-			objs = append(objs, h)
-		}
-	}
-	return objs, nil
+	return entries, nil
 }
 
 // indexChanges are the index entries ("key-<object>" paths) to add (true)

@@ -438,3 +438,96 @@ func TestNotesIndexNotRead(t *testing.T) {
 	}
 
 }
+
+// Dir lists each directory of the index as the notes give it, under
+// indexed writes and under the commits of git notes that a reader brings
+// the index forward over: each leaf with exactly the objects whose notes
+// name its key, and each directory that holds such a leaf.
+func TestNotesIndexDirBroughtForward(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(24)
+	setEnv(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	keys := []string{"0/0/1", "0/0/2", "0/1/10", "1/10/100", "1/11/110", "x/bad"}
+	dirs := []string{"", "0", "0/0", "0/1", "1", "1/10", "1/11", "x", "2"}
+	notes := map[Hash]string{}
+	plain := 0 // git notes commits since the last indexed write
+	for round := 0; round < 24; round++ {
+		edits := map[Hash]string{}
+		for i := rng.IntN(3); i >= 0; i-- {
+			var b strings.Builder
+			for j := rng.IntN(3); j > 0; j-- {
+				fmt.Fprintf(&b, "k %s\n", keys[rng.IntN(len(keys))])
+			}
+			edits[cs[rng.IntN(len(cs))]] = b.String()
+		}
+		if plain < indexLookBack-2 && rng.IntN(2) == 0 {
+			for obj, c := range edits {
+				if c == "" {
+					if _, ok := notes[obj]; ok {
+						r.git("notes", "--ref=evolve", "remove", obj.String())
+						plain++
+					}
+					continue
+				}
+				r.git("notes", "--ref=evolve", "add", "-f", "-m", strings.TrimSuffix(c, "\n"), obj.String())
+				plain++
+			}
+		} else {
+			repo := r.open()
+			writeIndexed(t, repo, mustReadNotes(t, repo, testNotesRef), edits)
+			plain = 0
+		}
+		for obj, c := range edits {
+			if c == "" {
+				delete(notes, obj)
+			} else {
+				notes[obj] = c
+			}
+		}
+		repo := r.open()
+		x, ok, err := mustReadNotes(t, repo, testNotesRef).OpenIndex(testIndex)
+		if err != nil || !ok {
+			t.Fatalf("round %d: no index to read (%v)", round, err)
+		}
+		for _, d := range dirs {
+			gotDirs, leaves, ok, err := x.Dir(d)
+			if err != nil || !ok {
+				t.Fatalf("round %d: Dir(%q): %v %v", round, d, ok, err)
+			}
+			delete(leaves, "of") // the stamp
+			want := map[string][]Hash{}
+			wantDirs := map[string]bool{}
+			for obj, c := range notes {
+				for _, k := range keys {
+					if !strings.Contains(c, "k "+k+"\n") {
+						continue
+					}
+					rest, found := strings.CutPrefix(k, d+"/")
+					if d == "" {
+						rest, found = k, true
+					}
+					if !found {
+						continue
+					}
+					if sub, _, deeper := strings.Cut(rest, "/"); deeper {
+						wantDirs[sub] = true
+					} else if !slices.Contains(want[rest], obj) {
+						want[rest] = append(want[rest], obj)
+					}
+				}
+			}
+			for leaf := range want {
+				slices.SortFunc(want[leaf], func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+			}
+			if fmt.Sprint(leaves) != fmt.Sprint(want) {
+				t.Fatalf("round %d (%d commits of git notes on top): Dir(%q) leaves %v, want %v", round, plain, d, leaves, want)
+			}
+			for sub := range wantDirs {
+				if !slices.Contains(gotDirs, sub) {
+					t.Fatalf("round %d: Dir(%q) lists %v, without %q", round, d, gotDirs, sub)
+				}
+			}
+		}
+	}
+}
