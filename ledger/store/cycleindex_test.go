@@ -160,3 +160,112 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	}
 	return string(out)
 }
+
+// lastAnswer is what Entries gives for the last limit records, as text.
+func lastAnswer(t *testing.T, l *Ledger, limit int) string {
+	t.Helper()
+	list, err := l.Entries(ListOptions{Journal: true, Presence: true}, nil, limit)
+	var b strings.Builder
+	fmt.Fprintf(&b, "last %d: %v\n", limit, err)
+	if list != nil {
+		for _, e := range list.Entries {
+			fmt.Fprintf(&b, "  %s %s %v %v\n", e.Record.Marshal(), e.Commit, e.Absent, e.Journal)
+		}
+		for _, e := range list.Errors {
+			fmt.Fprintf(&b, "  error %s\n", e.Error())
+		}
+	}
+	return b.String()
+}
+
+// withoutHistoryWalk makes a read of the last records that the index of
+// cycles does not answer read the whole ledger (and save a view), not the
+// notes history.
+func withoutHistoryWalk(t *testing.T) {
+	t.Helper()
+	defer func(n int) { t.Cleanup(func() { historyTailCommits = n }) }(historyTailCommits)
+	historyTailCommits = 0
+}
+
+// A first read of the last records (log -n: no saved view, as in a fresh
+// clone) reads the notes the tree's index lists under the largest cycles,
+// and answers what a read of every note answers: a note that also holds a
+// smaller cycle, a record on two commits, a line that is no record, a
+// record plain git added, the journal's records.
+func TestLastFromTheCycleIndex(t *testing.T) {
+	withoutHistoryWalk(t)
+	dir, commits := testRepo(t, 12)
+	l := openLedger(t, dir)
+	for i := 0; i < 8; i++ {
+		record(t, l, commits[i], 0)
+	}
+	record(t, l, commits[0], 0) // cycle 9, beside cycle 1
+	record(t, l, commits[1], 0) // cycle 10, beside cycle 2
+	list, err := l.Show("7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c9, _ := gitstore.ParseHash(commits[9])
+	if n, err := l.Attach(map[gitstore.Hash][]ledger.Record{c9: {list.Entries[0].Record}}); err != nil || n != 1 {
+		t.Fatalf("Attach: %d, %v", n, err)
+	}
+	git(t, dir, "notes", "--ref=evolve", "append", "-m", "not a record", commits[4])
+	record(t, openLedger(t, dir), commits[10], 0)
+	// a record plain git adds, of a cycle above the rest, after the index
+	// was last kept: brought forward
+	git(t, dir, "notes", "--ref=evolve", "add", "-m",
+		`{"v":1,"cycle":40,"target":"t","result":"harvested","goals_passing":1,"goals_total":1,"sha":"`+commits[11]+`","canonical_sha":"`+commits[11]+`","timestamp":"2026-01-02T03:04:05Z"}`, commits[11])
+	if _, err := recordWith(openLedger(t, dir), ledger.Record{Cycle: 0, Target: "t", Result: ledger.Unchanged}); err != nil {
+		t.Fatal(err)
+	}
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	for limit := 1; limit <= 14; limit++ {
+		os.Remove(view)
+		got := lastAnswer(t, openLedger(t, dir), limit)
+		if _, err := os.Stat(view); err == nil && limit <= 6 {
+			t.Fatalf("the last %d read every note (a view was saved)", limit)
+		}
+		// the same from the saved view of every note
+		if _, err := openLedger(t, dir).currentView(); err != nil {
+			t.Fatal(err)
+		}
+		if want := lastAnswer(t, openLedger(t, dir), limit); got != want {
+			t.Errorf("the last %d from the index:\n%s\nfrom the view of every note:\n%s", limit, got, want)
+		}
+	}
+	os.Remove(view)
+	if got := lastAnswer(t, openLedger(t, dir), 9); !strings.Contains(got, `"cycle":5,`) || !strings.Contains(got, "error the note on "+commits[4][:7]) {
+		t.Errorf("the last 9 list cycle 5 and the line beside it that is no record:\n%s", got)
+	}
+	// narrowed to cycles 2 and 3: the last is 3, though the notes of the
+	// largest cycles hold 1 and 2 beside them
+	os.Remove(view)
+	last, err := openLedger(t, dir).Entries(ListOptions{}, func(s *ledger.Summary) bool { return s.Cycle == 2 || s.Cycle == 3 }, 1)
+	if err != nil || len(last.Entries) != 1 || last.Entries[0].Record.Cycle != 3 {
+		t.Errorf("the last of cycles 2 and 3: %+v, %v", last, err)
+	}
+}
+
+// An index that lists a note under one of the largest cycles that its note
+// has no record of is passed by: the last records are those of every note.
+func TestLastPassesAWrongIndexBy(t *testing.T) {
+	withoutHistoryWalk(t)
+	dir, commits := testRepo(t, 6)
+	l := openLedger(t, dir)
+	for i := 0; i < 5; i++ {
+		record(t, l, commits[i], 0)
+	}
+	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
+	root = treeWithEntry(t, dir, root, strings.Split(ledger.IndexName+"/"+path.Dir(ledger.CycleKey(5)), "/"), "5-"+commits[1])
+	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "wrong index", root))
+	git(t, dir, "update-ref", "refs/notes/evolve", c)
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	os.Remove(view)
+	got := lastAnswer(t, openLedger(t, dir), 2)
+	if _, err := os.Stat(view); err != nil {
+		t.Fatalf("the last 2 took the wrong index's word (no view saved: %v)", err)
+	}
+	if strings.Count(got, `"cycle"`) != 2 || !strings.Contains(got, `"cycle":5`) || !strings.Contains(got, `"cycle":4`) {
+		t.Errorf("the last 2:\n%s", got)
+	}
+}

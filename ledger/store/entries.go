@@ -41,11 +41,16 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 				v, partial, err = fwd.tail(m)
 				if err == nil && v == nil {
 					// no view to bring forward (a fresh clone): the
-					// newest notes, bounded by the history
-					if walk == nil {
-						walk = l.historyOf(snap)
+					// notes the tree's index of cycles lists under the
+					// largest cycles, or the newest notes, bounded by
+					// the history
+					v, partial = l.indexTail(snap, mw)
+					if v == nil {
+						if walk == nil {
+							walk = l.historyOf(snap)
+						}
+						v, partial = walk.tail(mw)
 					}
-					v, partial = walk.tail(mw)
 				}
 			}
 			if err != nil || v == nil {
@@ -413,43 +418,8 @@ func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
 	if err != nil || !ok {
 		return nil
 	}
-	cycle, bad := listed[ledger.CycleKey(n)], listed[ledger.BadKey]
-	objs := append(slices.Clone(cycle), bad...)
-	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
-	objs = slices.Compact(objs)
-	found, err := snap.FindMany(objs)
-	if err != nil {
-		return nil
-	}
-	var commits, blobs []gitstore.Hash
-	for _, c := range objs {
-		for _, b := range found[c] {
-			commits, blobs = append(commits, c), append(blobs, b)
-		}
-	}
-	data, err := l.repo.ReadBlobsKept(blobs)
-	if err != nil {
-		return nil
-	}
-	all := &view{notes: snap.Commit()}
-	for i, c := range commits {
-		all.add(c, data[i])
-	}
-	v := &view{notes: snap.Commit(), errors: all.errors}
-	has := map[gitstore.Hash]bool{}
-	for _, ln := range all.lines {
-		if ln.Summary.Cycle == n {
-			v.lines = append(v.lines, ln)
-			has[ln.commit] = true
-		}
-	}
-	for _, c := range cycle {
-		if !has[c] {
-			return nil
-		}
-	}
-	v.sort()
-	return v
+	return l.indexedLines(snap, map[int][]gitstore.Hash{n: listed[ledger.CycleKey(n)]}, listed[ledger.BadKey],
+		func(c int) bool { return c == n })
 }
 
 // cycle is readViewCycle for the ledger as it is now: the view's lines of
