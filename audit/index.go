@@ -63,8 +63,11 @@ func checkIndex(repo *gitstore.Repo, rep *Report, tip, since gitstore.Hash, want
 
 // indexWhat says what an index key stands for.
 func indexWhat(key string) string {
-	if key == ledger.BadKey {
+	switch key {
+	case ledger.BadKey:
 		return "a line that is no record"
+	case ledger.QuarantineKey:
+		return "a quarantine record"
 	}
 	if n, err := strconv.Atoi(path.Base(key)); err == nil && ledger.CycleKey(n) == key {
 		return "cycle " + path.Base(key)

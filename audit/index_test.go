@@ -15,8 +15,14 @@ import (
 // stamp kept, as another writer could push it. It returns the commit.
 func (c *clone) forgeIndex(n int, obj string, add bool) string {
 	c.t.Helper()
-	dirs := strings.Split(ledger.IndexName+"/"+path.Dir(ledger.CycleKey(n)), "/")
-	name := path.Base(ledger.CycleKey(n)) + "-" + obj
+	return c.forgeIndexKey(ledger.CycleKey(n), obj, add)
+}
+
+// forgeIndexKey is forgeIndex of any key.
+func (c *clone) forgeIndexKey(key, obj string, add bool) string {
+	c.t.Helper()
+	dirs := strings.Split(ledger.IndexName+"/"+path.Dir(key), "/")
+	name := path.Base(key) + "-" + obj
 	root := c.editTree(c.git("rev-parse", "refs/notes/evolve^{tree}"), dirs, name, add)
 	commit := c.git("commit-tree", "-p", "refs/notes/evolve", "-m", "another writer", root)
 	c.git("update-ref", "refs/notes/evolve", commit)
@@ -24,22 +30,30 @@ func (c *clone) forgeIndex(n int, obj string, add bool) string {
 }
 
 // editTree is tree with name added (the empty blob) or removed in the
-// directory at dirs, written by git mktree.
+// directory at dirs (made when missing), written by git mktree; tree ""
+// is the empty tree.
 func (c *clone) editTree(tree string, dirs []string, name string, add bool) string {
 	c.t.Helper()
 	var lines []string
-	for _, l := range strings.Split(c.git("ls-tree", tree), "\n") {
-		if l == "" {
-			continue
+	found := false
+	if tree != "" {
+		for _, l := range strings.Split(c.git("ls-tree", tree), "\n") {
+			if l == "" {
+				continue
+			}
+			entry := l[strings.IndexByte(l, '\t')+1:]
+			switch {
+			case len(dirs) > 0 && entry == dirs[0]:
+				l = "040000 tree " + c.editTree(strings.Fields(l)[2], dirs[1:], name, add) + "\t" + entry
+				found = true
+			case len(dirs) == 0 && entry == name:
+				continue
+			}
+			lines = append(lines, l)
 		}
-		entry := l[strings.IndexByte(l, '\t')+1:]
-		switch {
-		case len(dirs) > 0 && entry == dirs[0]:
-			l = "040000 tree " + c.editTree(strings.Fields(l)[2], dirs[1:], name, add) + "\t" + entry
-		case len(dirs) == 0 && entry == name:
-			continue
-		}
-		lines = append(lines, l)
+	}
+	if len(dirs) > 0 && !found && add {
+		lines = append(lines, "040000 tree "+c.editTree("", dirs[1:], name, add)+"\t"+dirs[0])
 	}
 	if len(dirs) == 0 && add {
 		lines = append(lines, "100644 blob "+c.gitIn("", "hash-object", "-w", "--stdin")+"\t"+name)
@@ -144,5 +158,31 @@ func TestVerifyIndexOfCycles(t *testing.T) {
 	}
 	if objs, ok, err := snap.IndexLookup(store.CycleIndex, ledger.CycleKey(4)); err != nil || !ok || len(objs) != 1 || objs[0].String() != on4 {
 		t.Errorf("cycle 4 after the repair: %v %v %v", objs, ok, err)
+	}
+}
+
+// An index that lists a note as holding a quarantine record (which status
+// and the loop's rules then read) that it does not hold is a breach, named
+// by a verify after a clean one and by a full one.
+func TestVerifyIndexQuarantineForged(t *testing.T) {
+	c, _ := recordedClone(t, 12, 5)
+	if _, err := VerifyWith(c.l, VerifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.l.Show("2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on2 := list.Entries[0].Commit.String()
+	c.forgeIndexKey(ledger.QuarantineKey, on2, true)
+	want := "breach: the ledger's index of cycles lists a quarantine record on " + on2[:7] + ", which its note does not hold; git evolve repair builds the index again"
+	for _, opts := range []VerifyOptions{{}, {FullHistory: true, FromGit: true}} {
+		rep, err := VerifyWith(openClone(t, c.dir).l, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := indexFindings(rep); strings.Join(got, "\n") != want {
+			t.Errorf("verify %+v:\n got %q\nwant %q", opts, got, want)
+		}
 	}
 }
