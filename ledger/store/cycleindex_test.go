@@ -269,3 +269,95 @@ func TestLastPassesAWrongIndexBy(t *testing.T) {
 		t.Errorf("the last 2:\n%s", got)
 	}
 }
+
+// quarantinesAnswer is what Quarantines gives, as text.
+func quarantinesAnswer(t *testing.T, l *Ledger) string {
+	t.Helper()
+	list, err := l.Quarantines(ListOptions{Journal: true, Presence: true})
+	var b strings.Builder
+	fmt.Fprintf(&b, "quarantines: %v\n", err)
+	if list != nil {
+		for _, e := range list.Entries {
+			fmt.Fprintf(&b, "  %s %s %v %v\n", e.Record.Marshal(), e.Commit, e.Absent, e.Journal)
+		}
+		for _, e := range list.Errors {
+			fmt.Fprintf(&b, "  error %s\n", e.Error())
+		}
+	}
+	return b.String()
+}
+
+// quarantineOn is a quarantine record on commit (cycle 0: the next number).
+func quarantineOn(commit string) ledger.Record {
+	return ledger.Record{Target: "g", Result: ledger.Quarantined, CanonicalSHA: commit}
+}
+
+// A first read of the quarantine records (status, the loop's rules: no
+// saved view, as in a fresh clone) reads the notes the tree's index lists
+// as holding them, and answers what a read of every note answers: a
+// quarantine beside another record, one on two commits, one plain git
+// added, a line that is no record.
+func TestQuarantinesFromTheCycleIndex(t *testing.T) {
+	dir, commits := testRepo(t, 8)
+	l := openLedger(t, dir)
+	for i := 0; i < 4; i++ {
+		record(t, l, commits[i], 0)
+	}
+	for _, c := range []string{commits[1], commits[4]} {
+		if _, err := recordWith(l, quarantineOn(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := l.Show("6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c5, _ := gitstore.ParseHash(commits[5])
+	if n, err := l.Attach(map[gitstore.Hash][]ledger.Record{c5: {list.Entries[0].Record}}); err != nil || n != 1 {
+		t.Fatalf("Attach: %d, %v", n, err)
+	}
+	git(t, dir, "notes", "--ref=evolve", "append", "-m", "not a record", commits[2])
+	record(t, openLedger(t, dir), commits[6], 0)
+	git(t, dir, "notes", "--ref=evolve", "add", "-m",
+		`{"v":1,"cycle":30,"target":"h","result":"quarantined","sha":"`+commits[7]+`","canonical_sha":"`+commits[7]+`","timestamp":"2026-01-02T03:04:05Z"}`, commits[7])
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	os.Remove(view)
+	got := quarantinesAnswer(t, openLedger(t, dir))
+	if _, err := os.Stat(view); err == nil {
+		t.Fatal("the quarantines read every note (a view was saved)")
+	}
+	if _, err := openLedger(t, dir).currentView(); err != nil {
+		t.Fatal(err)
+	}
+	want := quarantinesAnswer(t, openLedger(t, dir))
+	if got != want {
+		t.Errorf("the quarantines from the index:\n%s\nfrom the view of every note:\n%s", got, want)
+	}
+	if strings.Count(got, `"result":"quarantined"`) != 3 || !strings.Contains(got, "error the note on "+commits[2][:7]) {
+		t.Errorf("the quarantines: cycles 5, 6 (listed once) and 30, and the line that is no record:\n%s", got)
+	}
+}
+
+// An index that lists a note as holding a quarantine record it does not
+// hold is passed by: the quarantines are those of every note.
+func TestQuarantinesPassAWrongIndexBy(t *testing.T) {
+	dir, commits := testRepo(t, 3)
+	l := openLedger(t, dir)
+	record(t, l, commits[0], 0)
+	if _, err := recordWith(l, quarantineOn(commits[1])); err != nil {
+		t.Fatal(err)
+	}
+	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
+	root = treeWithEntry(t, dir, root, strings.Split(ledger.IndexName+"/"+path.Dir(ledger.QuarantineKey), "/"), path.Base(ledger.QuarantineKey)+"-"+commits[0])
+	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "wrong index", root))
+	git(t, dir, "update-ref", "refs/notes/evolve", c)
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	os.Remove(view)
+	got := quarantinesAnswer(t, openLedger(t, dir))
+	if _, err := os.Stat(view); err != nil {
+		t.Fatalf("the quarantines took the wrong index's word (no view saved: %v)", err)
+	}
+	if strings.Count(got, `"result":"quarantined"`) != 1 || strings.Count(got, `"cycle"`) != 1 {
+		t.Errorf("the quarantines:\n%s", got)
+	}
+}

@@ -84,7 +84,11 @@ func (l *Ledger) Quarantines(opts ListOptions) (*Listing, error) {
 		if err == nil && v == nil && !snap.Commit().IsZero() {
 			// a view of an older notes commit, with only notes added
 			// since (a record, a sync): its quarantines and theirs
-			v = l.forwardOf(snap).quarantined()
+			if v = l.forwardOf(snap).quarantined(); v == nil {
+				// no view to bring forward (a fresh clone): the notes
+				// the tree's index lists as holding them
+				v = l.indexedQuarantines(snap)
+			}
 		}
 		if err == nil && v != nil {
 			out, _, err := l.entriesFrom(v, false, opts, keep, 0)
@@ -418,8 +422,8 @@ func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
 	if err != nil || !ok {
 		return nil
 	}
-	return l.indexedLines(snap, map[int][]gitstore.Hash{n: listed[ledger.CycleKey(n)]}, listed[ledger.BadKey],
-		func(c int) bool { return c == n })
+	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.CycleKey(n): listed[ledger.CycleKey(n)]}, listed[ledger.BadKey],
+		func(s *ledger.Summary) bool { return s.Cycle == n })
 }
 
 // cycle is readViewCycle for the ledger as it is now: the view's lines of

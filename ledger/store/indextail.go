@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // indexTailNotes is the most notes a read of the last lines takes from the
@@ -34,7 +35,8 @@ func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) 
 	if err != nil || !ok {
 		return nil, false
 	}
-	listed := map[int][]gitstore.Hash{} // the cycles taken, with their notes
+	listed := map[string][]gitstore.Hash{} // the keys of the cycles taken, with their notes
+	taken := map[int]bool{}
 	notes := 0
 	// The cycles from the largest down: each level's names are numbers
 	// (ledger.CycleKey), in git's order in the tree, not in theirs.
@@ -64,7 +66,8 @@ func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) 
 		}
 		for _, c := range numbersDown(names) {
 			objs := leaves[strconv.Itoa(c)]
-			listed[c] = objs
+			listed[ledger.CycleKey(c)] = objs
+			taken[c] = true
 			notes += len(objs)
 			if len(listed) >= m || notes > indexTailNotes {
 				return false
@@ -76,7 +79,7 @@ func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) 
 	if failed || len(listed) < m || notes > indexTailNotes {
 		return nil, false // not enough listed (a small ledger: it is read whole), or too many
 	}
-	return l.indexedLines(snap, listed, nil, func(c int) bool { return len(listed[c]) > 0 }), true
+	return l.indexedLines(snap, listed, nil, func(s *ledger.Summary) bool { return taken[s.Cycle] }), true
 }
 
 // numbersDown is the names that are numbers as ledger.CycleKey writes
@@ -93,14 +96,15 @@ func numbersDown(names []string) []int {
 	return out
 }
 
-// indexedLines is the view of the notes the index lists: the lines of the
-// cycles kept, of the notes listed under them (listed) and under
-// ledger.BadKey (bad), and the errors of all those notes. Nil when they
-// cannot be read, or when a note listed under a cycle holds no record of
-// it: an index another writer made wrong, which the caller passes by.
-func (l *Ledger) indexedLines(snap *gitstore.Notes, listed map[int][]gitstore.Hash, bad []gitstore.Hash, keep func(cycle int) bool) *view {
-	objs := slices.Clone(bad)
-	for _, os := range listed {
+// indexedLines is the view of the notes the index lists: the lines keep
+// takes, of the notes listed under the keys of check and of the notes of
+// extra, and the errors of all those notes. Nil when they cannot be read,
+// or when a note listed under a key holds no record that gives it
+// (ledger.SummaryKeys): an index another writer made wrong, which the
+// caller passes by.
+func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.Hash, extra []gitstore.Hash, keep func(*ledger.Summary) bool) *view {
+	objs := slices.Clone(extra)
+	for _, os := range check {
 		objs = append(objs, os...)
 	}
 	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
@@ -124,23 +128,40 @@ func (l *Ledger) indexedLines(snap *gitstore.Notes, listed map[int][]gitstore.Ha
 		all.add(c, data[i])
 	}
 	v := &view{notes: snap.Commit(), errors: all.errors}
-	has := map[int]map[gitstore.Hash]bool{}
+	gives := map[string]map[gitstore.Hash]bool{} // key -> the notes whose records give it
 	for _, ln := range all.lines {
-		if c := ln.Summary.Cycle; keep(c) {
-			v.lines = append(v.lines, ln)
-			if has[c] == nil {
-				has[c] = map[gitstore.Hash]bool{}
+		for _, k := range ledger.SummaryKeys(&ln.Summary) {
+			if gives[k] == nil {
+				gives[k] = map[gitstore.Hash]bool{}
 			}
-			has[c][ln.commit] = true
+			gives[k][ln.commit] = true
+		}
+		if keep(&ln.Summary) {
+			v.lines = append(v.lines, ln)
 		}
 	}
-	for c, os := range listed {
+	for k, os := range check {
 		for _, o := range os {
-			if !has[c][o] {
+			if !gives[k][o] {
 				return nil
 			}
 		}
 	}
 	v.sort()
 	return v
+}
+
+// indexedQuarantines is readViewQuarantined from the index of cycles in
+// the notes tree: the quarantine records of the notes it lists under
+// ledger.QuarantineKey, and the errors of those and of the notes it lists
+// under ledger.BadKey, which are what the whole ledger has of both. Nil
+// when there is no index that describes the tree's notes, or when a note
+// it lists holds no quarantine record.
+func (l *Ledger) indexedQuarantines(snap *gitstore.Notes) *view {
+	listed, ok, err := snap.IndexLookupMany(CycleIndex, ledger.QuarantineKey, ledger.BadKey)
+	if err != nil || !ok {
+		return nil
+	}
+	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.QuarantineKey: listed[ledger.QuarantineKey]}, listed[ledger.BadKey],
+		func(s *ledger.Summary) bool { return string(s.Result) == ledger.Quarantined })
 }
