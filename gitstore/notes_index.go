@@ -980,6 +980,57 @@ func (r *Repo) plainDiff(a, b Hash, prefix string) (bool, error) {
 	return true, nil
 }
 
+// NotesBesideFanout are the objects whose note sits beside a fanout
+// subtree on the levels a write of objs rewrites (the root, and the
+// directories on the paths of their notes): a level git notes never leaves
+// so (a write of git notes moves such a note into the subtree of its
+// prefix, joined with any copy there), which is not plain (plainLevel), so
+// that every write on it would build its index again from every note. A
+// writer that writes their notes too (ApplyNotes places an edited note in
+// the subtree of its prefix and removes its every copy) leaves the level
+// plain.
+func (n *Notes) NotesBesideFanout(objs []Hash) ([]Hash, error) {
+	root, err := n.root()
+	if err != nil {
+		return nil, err
+	}
+	var out []Hash
+	seen := map[Hash]bool{} // levels whose notes are taken
+	for _, obj := range objs {
+		hex := obj.String()
+		dir, prefix := root, ""
+		for !dir.IsZero() {
+			entries, err := n.r.readTree(dir)
+			if err != nil {
+				return nil, err
+			}
+			var notes []Hash
+			fans := false
+			next := ZeroHash
+			for _, e := range entries {
+				switch kind, name := classify(prefix, e); kind {
+				case entryNote:
+					if h, err := ParseHash(name); err == nil {
+						notes = append(notes, h)
+					}
+				case entryFanout:
+					fans = true
+					if len(prefix)+2 < len(hex) && name == hex[len(prefix):len(prefix)+2] {
+						next = e.hash
+					}
+				}
+			}
+			if fans && !seen[dir] {
+				out = append(out, notes...)
+			}
+			seen[dir] = true
+			dir, prefix = next, prefix+hex[len(prefix):min(len(prefix)+2, len(hex))]
+		}
+	}
+	slices.SortFunc(out, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	return slices.Compact(out), nil
+}
+
 // plainOnPaths says whether the levels a write of objs rewrites (the
 // root, and the fanout directories on each object's path) are plain: a
 // write merges names that differ only in case at a level it rewrites, so

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -393,4 +394,89 @@ func TestCompareKeysAsSortKeys(t *testing.T) {
 			t.Fatalf("compareKeys(%q dir %v, %q dir %v) = %d, sort keys say %d", a.name, a.dir, b.name, b.dir, got, want)
 		}
 	}
+}
+
+// A note beside a fanout subtree, on a level a write rewrites, is named by
+// NotesBesideFanout; written again, it goes into the subtree of its prefix
+// (made when there is none) and the level is plain again, as git notes
+// leaves it. A note beside subtrees on a level the write does not rewrite
+// is not named.
+func TestNotesBesideFanoutMoved(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(6)
+	setEnv(t)
+	repo := r.open()
+	x, y := twoInBucket(t)
+	xs, ys := x.String(), y.String()
+	bx, by := blobOf(t, repo, "x\n"), blobOf(t, repo, "y\n")
+	var root []treeEntry
+	for i, c := range cs[:3] {
+		root = append(root, treeEntry{name: c.String(), hash: blobOf(t, repo, fmt.Sprintf("n%d\n", i))})
+	}
+	// x's bucket: y beside a subtree that holds x (a level of its own)
+	bucket := mustTreeOf(t, repo, treeEntry{name: xs[2:4], dir: true, hash: mustTreeOf(t, repo, treeEntry{name: xs[4:], hash: bx})},
+		treeEntry{name: ys[2:], hash: by})
+	root = append(root, treeEntry{name: xs[:2], dir: true, hash: bucket})
+	a, c := testIdentity(t, repo)
+	snap, err := repo.EmptyNotes().CommitNotes(testNotesRef, mustTreeOf(t, repo, root...), "crafted\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beside := func(objs ...Hash) []Hash {
+		t.Helper()
+		got, err := snap.NotesBesideFanout(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := slices.Clone(cs[:3])
+	slices.SortFunc(want, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	if got := beside(cs[4]); !slices.Equal(got, want) {
+		t.Fatalf("a write of another note: %v, want the three at the root %v", got, want)
+	}
+	withY := append(slices.Clone(want), y)
+	slices.SortFunc(withY, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	if got := beside(x); !slices.Equal(got, withY) {
+		t.Fatalf("a write of x: %v, want those and y, beside x's subtree", got)
+	}
+	// written again as they are, with a new note: every level plain
+	var edits []NoteEdit
+	for _, h := range append(beside(x), cs[5]) {
+		blobs, err := snap.Find(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := blobOf(t, repo, "new\n")
+		if len(blobs) == 1 {
+			b = blobs[0]
+		}
+		edits = append(edits, NoteEdit{Object: h, Blob: b})
+	}
+	tree, err := snap.ApplyNotes(edits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := snap.CommitNotes(testNotesRef, tree, "moved\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := next.plainOnPaths(append(slices.Clone(cs), x, y)); err != nil || !plain {
+		t.Fatalf("the levels written are not plain (%v)", err)
+	}
+	if got, err := next.NotesBesideFanout(append(slices.Clone(cs), x, y)); err != nil || len(got) != 0 {
+		t.Fatalf("notes still beside a subtree: %v (%v)", got, err)
+	}
+	// every note reads as it did
+	for i, h := range cs[:3] {
+		if got := r.git("notes", "--ref=evolve", "show", h.String()); got != fmt.Sprintf("n%d\n", i) {
+			t.Errorf("note on %s: %q", h, got)
+		}
+	}
+	for h, want := range map[Hash]string{x: "x\n", y: "y\n"} {
+		if blobs, err := next.Find(h); err != nil || len(blobs) != 1 || blobs[0] != blobOf(t, repo, want) {
+			t.Errorf("note on %s: %v %v", h, blobs, err)
+		}
+	}
+	r.fsckClean()
 }

@@ -79,7 +79,6 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		sub[g][obj] = blob
 	}
 	for obj, blob := range edits {
-		_, hadFlat := flat[obj]
 		delete(flat, obj)
 		g := obj[len(prefix) : len(prefix)+2]
 		if _, ok := fan[g]; ok {
@@ -89,7 +88,10 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		if blob.IsZero() {
 			continue
 		}
-		if len(fan) > 0 && !hadFlat {
+		if len(fan) > 0 {
+			// a level with subtrees keeps no note beside them (as git
+			// notes leaves it): an edited note goes into the subtree of
+			// its prefix, made when there is none
 			route(obj, blob)
 			continue
 		}
