@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/git-evolve/git-evolve/filelock"
@@ -118,54 +119,55 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	for commit := range add {
 		commits = append(commits, commit)
 	}
-	notes, err := notesOf(snap, commits)
+	// A note another tool left beside a fanout subtree on the levels this
+	// write rewrites (git notes never leaves one) is written again with
+	// it: into the subtree of its prefix, joined with any copy there, as a
+	// write of git notes moves it. Left there, it would make every later
+	// write build the index of cycles again from every note.
+	beside, err := snap.NotesBesideFanout(commits)
+	if err != nil {
+		return nil, err
+	}
+	var moves []gitstore.Hash
+	for _, h := range beside {
+		if _, ok := add[h]; !ok {
+			moves = append(moves, h)
+		}
+	}
+	notes, err := notesOf(snap, append(slices.Clone(commits), moves...))
 	if err != nil {
 		return nil, err
 	}
 	for commit, recs := range add {
-		blobs := notes[commit]
-		var have []ledger.Record
-		var original []byte // the note as it is, when it holds text that is not a record
-		foreign := false
-		for _, b := range blobs {
-			data, err := l.repo.ReadBlob(b)
-			if err != nil {
-				return nil, err
-			}
-			rs, bad := ledger.ParseLines(data)
-			have = append(have, rs...)
-			foreign = foreign || len(bad) > 0
-			original = append(original, data...)
-			if len(original) > 0 && original[len(original)-1] != '\n' {
-				original = append(original, '\n')
-			}
+		content, added, same, err := l.mergedNote(notes[commit], recs)
+		if err != nil {
+			return nil, err
 		}
-		ids := map[string]bool{}
-		for _, r := range have {
-			ids[r.ID] = true
-		}
-		n := len(have)
-		for _, r := range recs {
-			if !ids[r.ID] {
-				ids[r.ID] = true
-				have = append(have, r)
-			}
-		}
-		if len(have) == n && len(blobs) == 1 {
+		if same {
 			continue // nothing new on this commit
 		}
-		out.added += len(have) - n
-		content := ledger.FormatNote(have, nil)
-		if foreign {
-			// Text that is not a record (a person's note, a broken line)
-			// is kept byte for byte; the new records follow it.
-			content = append(original, ledger.FormatNote(have[n:], nil)...)
-		}
+		out.added += added
 		blob, err := l.repo.WriteBlob(content)
 		if err != nil {
 			return nil, err
 		}
 		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
+	}
+	if len(edits) > 0 {
+		for _, commit := range moves {
+			blobs := notes[commit]
+			content, _, same, err := l.mergedNote(blobs, nil)
+			if err != nil {
+				return nil, err
+			}
+			blob := gitstore.ZeroHash
+			if same {
+				blob = blobs[0] // one note: moved as it is
+			} else if blob, err = l.repo.WriteBlob(content); err != nil {
+				return nil, err
+			}
+			edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
+		}
 	}
 	if len(edits) == 0 {
 		out.snap = snap
@@ -183,6 +185,52 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 		return nil, err
 	}
 	return out, nil
+}
+
+// mergedNote is the note of a commit whose notes are blobs (one, or
+// copies at several paths) with recs added: its records, and recs whose id
+// it does not hold, in canonical form, or, when it holds text that is not
+// a record (a person's note, a broken line), that text byte for byte with
+// the new records after it. added is how many of recs were new; same says
+// the note is one blob already holding them all.
+func (l *Ledger) mergedNote(blobs []gitstore.Hash, recs []ledger.Record) (content []byte, added int, same bool, err error) {
+	var have []ledger.Record
+	var original []byte // the note as it is, when it holds text that is not a record
+	foreign := false
+	for _, b := range blobs {
+		data, err := l.repo.ReadBlob(b)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		rs, bad := ledger.ParseLines(data)
+		have = append(have, rs...)
+		foreign = foreign || len(bad) > 0
+		original = append(original, data...)
+		if len(original) > 0 && original[len(original)-1] != '\n' {
+			original = append(original, '\n')
+		}
+	}
+	ids := map[string]bool{}
+	for _, r := range have {
+		ids[r.ID] = true
+	}
+	n := len(have)
+	for _, r := range recs {
+		if !ids[r.ID] {
+			ids[r.ID] = true
+			have = append(have, r)
+		}
+	}
+	if len(have) == n && len(blobs) == 1 {
+		return nil, 0, true, nil
+	}
+	content = ledger.FormatNote(have, nil)
+	if foreign {
+		// Text that is not a record is kept byte for byte; the new
+		// records follow it.
+		content = append(original, ledger.FormatNote(have[n:], nil)...)
+	}
+	return content, len(have) - n, false, nil
 }
 
 // CycleIndex is the ledger's index of cycles in its notes tree
