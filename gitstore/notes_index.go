@@ -364,8 +364,8 @@ func (n *Notes) OpenIndex(ix *NotesIndex) (*IndexReader, bool, error) {
 }
 
 // Dir lists the directory path of the index ("" for its top; "a/b" for
-// the keys "a/b/<leaf>"): the names of its subdirectories, and each leaf
-// with the objects listed under it, in the order of their names. A
+// the keys "a/b/<leaf>"): the names of its subdirectories, sorted, and
+// each leaf with the objects listed under it, in the order of their names. A
 // directory that is not there is empty. ok is false when a tree on the
 // way is one no writer of the index makes (errOddIndex): the caller reads
 // the notes themselves.
@@ -408,6 +408,7 @@ func (x *IndexReader) Dir(path string) (dirs []string, leaves map[string][]Hash,
 		}
 		leaves[rest] = append(leaves[rest], objs...)
 	}
+	slices.Sort(dirs)
 	for leaf, objs := range leaves {
 		if len(objs) == 0 {
 			delete(leaves, leaf)
