@@ -144,7 +144,7 @@ func (h *historyCheck) commits(commits []gitstore.Hash) error {
 	if treeWalk {
 		return h.walkTrees(commits)
 	}
-	differ := h.repo.NewNotesDiffer(ledger.IndexName)
+	differ := h.repo.NewNotesDiffer(append([]string{ledger.IndexName}, ledger.OldIndexNames...)...)
 	defer differ.Close()
 	h.diff = differ.Diff
 	if h.unchained != nil {

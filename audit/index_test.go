@@ -2,6 +2,7 @@ package audit
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,5 +185,60 @@ func TestVerifyIndexQuarantineForged(t *testing.T) {
 		if got := indexFindings(rep); strings.Join(got, "\n") != want {
 			t.Errorf("verify %+v:\n got %q\nwant %q", opts, got, want)
 		}
+	}
+}
+
+// A ledger a git-evolve of the layout before wrote (its index in
+// evolve-cycles.v1, which lists no quarantine record) is no breach: not
+// to the check of a fetched ledger (a teammate who has not upgraded), not
+// to verify; readers pass that index by, and the next record writes the
+// current one, which lists the quarantine.
+func TestIndexOfAnOlderLayoutIsNoBreach(t *testing.T) {
+	c, _ := recordedClone(t, 12, 3)
+	from := c.git("rev-parse", "refs/notes/evolve")
+	name, keys := store.CycleIndex.Name, store.CycleIndex.Keys
+	store.CycleIndex.Name = ledger.OldIndexNames[0]
+	store.CycleIndex.Keys = func(note []byte) []string {
+		return slices.DeleteFunc(ledger.IndexKeys(note), func(k string) bool { return k == ledger.QuarantineKey })
+	}
+	err := c.put(ledger.Record{Target: "flaky", Result: ledger.Quarantined, CanonicalSHA: "HEAD~1"})
+	store.CycleIndex.Name, store.CycleIndex.Keys = name, keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := c.git("rev-parse", "refs/notes/evolve")
+	fromH, _ := gitstore.ParseHash(from)
+	toH, _ := gitstore.ParseHash(to)
+	for _, f := range []gitstore.Hash{fromH, gitstore.ZeroHash} {
+		fs, err := CheckIncoming(c.repo, f, toH)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fs) != 0 {
+			t.Errorf("the ledger fetched, from %s: %+v", f.Short(), fs)
+		}
+	}
+	for _, opts := range []VerifyOptions{{}, {FullHistory: true, FromGit: true}} {
+		rep, err := VerifyWith(openClone(t, c.dir).l, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := indexFindings(rep); len(got) != 0 || rep.Breaches() != 0 {
+			t.Errorf("verify %+v: %q (%d breaches)", opts, got, rep.Breaches())
+		}
+	}
+	if err := c.put(ledger.Record{Target: "lint", Result: ledger.Harvested, CanonicalSHA: "HEAD"}); err != nil {
+		t.Fatal(err)
+	}
+	tree := c.git("ls-tree", "-r", "--name-only", "refs/notes/evolve")
+	if strings.Contains(tree, ledger.OldIndexNames[0]+"/") || !strings.Contains(tree, ledger.IndexName+"/"+ledger.QuarantineKey+"-") {
+		t.Errorf("after a record, the tree lists:\n%s", tree)
+	}
+	rep, err := VerifyWith(openClone(t, c.dir).l, VerifyOptions{FullHistory: true, FromGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indexFindings(rep); len(got) != 0 || rep.Breaches() != 0 {
+		t.Errorf("verify after the record: %q (%d breaches)", got, rep.Breaches())
 	}
 }

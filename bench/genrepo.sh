@@ -14,7 +14,7 @@
 # fresh clone's first record reads instead of every note; a merge's is
 # sync's).
 # Each notes commit also lists its records in the ledger's index of cycles
-# (the notes tree's evolve-cycles.v1 directory, as git-evolve writes it),
+# (the notes tree's evolve-cycles.v2 directory, as git-evolve writes it),
 # and the last one says which notes it describes (its stamp, computed
 # here with git mktree once fast-import has written the notes), so that a
 # first read finds what a ledger git-evolve wrote gives it.
@@ -61,7 +61,7 @@ awk -v n="$n" -v flat="$flat" -v empty="$empty" '
     r = rec(i, sha[i])
     printf "N inline %s\ndata %d\n%s\n\n", sha[i], length(r) + 1, r
     # the index lists the commit under the cycle of its record (ledger.CycleKey)
-    printf "M 100644 %s evolve-cycles.v1/%d/%d/%d-%s\n", empty, int(i / 10000), int(i / 100), i, sha[i]
+    printf "M 100644 %s evolve-cycles.v2/%d/%d/%d-%s\n", empty, int(i / 10000), int(i / 100), i, sha[i]
   }
   # the message git evolve record writes: the largest cycle the ledger
   # holds once the record is written, in a trailer
@@ -113,9 +113,9 @@ git update-ref -d refs/notes/side 2>/dev/null || true # the other clone's line, 
 # The stamp: the tip's tree without the index, named in the index, the tip
 # written again with it (its parents, message and dates kept).
 tip=$(git rev-parse refs/notes/evolve)
-stamp=$(git ls-tree "$tip^{tree}" | grep -v "	evolve-cycles\.v1\$" | git mktree)
-index=$( (git ls-tree "$tip:evolve-cycles.v1" && printf '100644 blob %s\tof-%s\n' "$empty" "$stamp") | git mktree)
-root=$( (git ls-tree "$tip^{tree}" | grep -v "	evolve-cycles\.v1\$" && printf '040000 tree %s\tevolve-cycles.v1\n' "$index") | git mktree)
+stamp=$(git ls-tree "$tip^{tree}" | grep -v "	evolve-cycles\.v2\$" | git mktree)
+index=$( (git ls-tree "$tip:evolve-cycles.v2" && printf '100644 blob %s\tof-%s\n' "$empty" "$stamp") | git mktree)
+root=$( (git ls-tree "$tip^{tree}" | grep -v "	evolve-cycles\.v2\$" && printf '040000 tree %s\tevolve-cycles.v2\n' "$index") | git mktree)
 parents=()
 for p in $(git log -1 --format=%P "$tip"); do parents+=(-p "$p"); done
 new=$(GIT_COMMITTER_NAME="$(git log -1 --format=%cn "$tip")" GIT_COMMITTER_EMAIL="$(git log -1 --format=%ce "$tip")" \

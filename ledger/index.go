@@ -7,11 +7,17 @@ import "strconv"
 // cycle number (CycleKey), each commit whose note holds a quarantine
 // record under QuarantineKey, and each commit whose note holds a line that
 // is no record under BadKey: a first `show N`, `log -n N` or `status`
-// reads a few trees and the notes it shows, not every note. Its name is not hex, so git keeps it and never mistakes it for a
-// note; its version is in its name, so that another layout is another
-// directory. What it lists is derived from the notes alone (IndexKeys),
-// and a reader takes it only for the notes it says it describes.
-const IndexName = "evolve-cycles.v1"
+// reads a few trees and the notes it shows, not every note. Its name is
+// not hex, so git keeps it and never mistakes it for a note; its version
+// is in its name, so that another layout is another directory. What it
+// lists is derived from the notes alone (IndexKeys), and a reader takes it
+// only for the notes it says it describes.
+const IndexName = "evolve-cycles.v2"
+
+// OldIndexNames are the directories of the layouts before IndexName's
+// (evolve-cycles.v1 listed no quarantine records): nothing reads them,
+// and each write of records takes them out of the tree.
+var OldIndexNames = []string{"evolve-cycles.v1"}
 
 // CycleKey is where the index lists the commits whose note holds a record
 // of cycle n: "<n/10000>/<n/100>/<n>", so that no directory of it holds

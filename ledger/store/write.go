@@ -113,6 +113,12 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	if err != nil {
 		return nil, err
 	}
+	if extras == nil {
+		extras = map[string]gitstore.Hash{}
+	}
+	for _, name := range ledger.OldIndexNames {
+		extras[name] = gitstore.ZeroHash // an older layout's index, if there is one
+	}
 	out := &written{}
 	var edits []gitstore.NoteEdit
 	commits := make([]gitstore.Hash, 0, len(add))
