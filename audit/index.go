@@ -14,8 +14,10 @@ import (
 // added, the nearest one's it is brought forward from) with what the notes
 // say. A reader with no saved view of its own (a fresh clone, a CI job)
 // takes the index's word for which notes hold a cycle: an entry missing
-// hides a record from it, one too many is passed by (the record is not
-// there) but was written by no writer that kept the index. Both are
+// hides a record from it where the notes it reads do not show the gap; one
+// too many makes it read the notes instead (a note listed under a cycle it
+// holds no record of, a cycle in a directory that cannot hold it) but was
+// written by no writer that kept the index. Both are
 // breaches of the notes commit that holds that index, which git evolve
 // repair mends by building the index again. A ledger with no such index is
 // no finding: readers read its notes. since, the tip this clone verified

@@ -24,11 +24,13 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 			return nil, err
 		}
 		var fwd *forward
+		var indexed *indexTailer
 		var walk *notesWalk
 		// the history is read from limit+1 lines on (one more than the
 		// listing: the first line read must not be part of a record
-		// listed), the view from 4×limit: a line of the view costs less
-		// than a note read from git
+		// listed), the index of cycles from limit+1 cycles (each is one
+		// record or more), the view from 4×limit: a line of the view
+		// costs less than a note read from git
 		mw := limit + 1
 		for m := 4*limit + tailSlack; len(extra) == 0 && m <= 4*maxTail; m, mw = 4*m, 4*mw {
 			v, partial, err := readViewTail(l.viewPath(), snap.Commit(), m)
@@ -44,7 +46,10 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 					// notes the tree's index of cycles lists under the
 					// largest cycles, or the newest notes, bounded by
 					// the history
-					v, partial = l.indexTail(snap, mw)
+					if indexed == nil {
+						indexed = l.indexTailerOf(snap)
+					}
+					v, partial = indexed.tail(mw)
 					if v == nil {
 						if walk == nil {
 							walk = l.historyOf(snap)
@@ -423,7 +428,7 @@ func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
 		return nil
 	}
 	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.CycleKey(n): listed[ledger.CycleKey(n)]}, listed[ledger.BadKey],
-		func(s *ledger.Summary) bool { return s.Cycle == n })
+		func(s *ledger.Summary) (string, bool) { return ledger.CycleKey(n), s.Cycle == n })
 }
 
 // cycle is readViewCycle for the ledger as it is now: the view's lines of

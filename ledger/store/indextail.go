@@ -9,52 +9,81 @@ import (
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
-// indexTailNotes is the most notes a read of the last lines takes from the
-// index of cycles before it leaves them to the history's walk or to a read
-// of the whole ledger.
+// indexTailNotes is the most notes a read of the last lines, or of the
+// quarantine records, takes from the index of cycles before it leaves
+// them to the history's walk or to a read of the whole ledger.
 var indexTailNotes = 4096
 
-// indexTail is notesWalk's tail from the index of cycles in the notes tree
-// (ledger.IndexName), for a clone with no saved view: the lines of the
-// largest m cycles, read from the notes the index lists under those cycles
-// alone (each cycle's lines are one record or more: a record and its
-// copies on other commits are one). Every note that holds a record of a cycle is
-// listed under it, so the lines of the cycles taken are all there are of
-// them; the lines of smaller cycles that those notes hold are left out
-// (the notes not read may hold more of them). The errors are those of the
-// notes read, which hold the records listed: a listing of the last few
-// names those alone (entriesFrom). partial is always true: smaller cycles, or records
-// with no cycle the index lists, may come before the lines given. Nil when
-// the tree has no index that describes its notes, when it lists fewer than
-// m cycles or the m cycles' notes are more than indexTailNotes, or when a note it lists
-// under a cycle holds no record of that cycle (an index another writer
-// made wrong): the caller reads the history or the notes themselves.
-func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) {
-	l.repo.ReadsMany()
-	x, ok, err := snap.OpenIndex(CycleIndex)
-	if err != nil || !ok {
+// indexTailer reads the last lines of the ledger from the index of cycles
+// in its notes tree (ledger.IndexName), for a clone with no saved view: a
+// tail of the notes history's (notesWalk) at the cost of the notes it
+// shows. The index is opened (found, and brought forward by the notes
+// changed since the commit whose index describes its own) once, at the
+// first tail.
+type indexTailer struct {
+	l      *Ledger
+	snap   *gitstore.Notes
+	x      *gitstore.IndexReader
+	opened bool
+}
+
+func (l *Ledger) indexTailerOf(snap *gitstore.Notes) *indexTailer {
+	return &indexTailer{l: l, snap: snap}
+}
+
+// tail is the lines of the m largest cycles the index lists, read from
+// the notes it lists under those cycles alone (each cycle's lines are one
+// record or more: a record and its copies on other commits are one), and
+// the errors of those notes, which hold the records listed: a listing of
+// the last few names those alone (entriesFrom). Every note that holds a
+// record of a cycle is listed under it, so the lines of the cycles taken
+// are all there are of them; the lines of smaller cycles that those notes
+// hold are left out (the notes not read may hold more of them). partial
+// is always true: smaller cycles, or records of no cycle the index lists,
+// may come before the lines given. Nil when there is no index to take
+// (none that describes the tree's notes or that one before it brings
+// forward), when it lists fewer than m cycles or more than indexTailNotes
+// notes under them, or when it shows itself wrong: a cycle in a directory
+// that cannot hold it, a note listed under a cycle that holds no record of
+// it, a note read that holds a record of a cycle taken, or larger, that it
+// is not listed under. The caller then reads the history, or every note.
+func (t *indexTailer) tail(m int) (v *view, partial bool) {
+	if !t.opened {
+		t.opened = true
+		t.l.repo.ReadsMany()
+		x, ok, err := t.snap.OpenIndex(CycleIndex)
+		if err == nil && ok {
+			t.x = x
+		}
+	}
+	if t.x == nil {
 		return nil, false
 	}
 	listed := map[string][]gitstore.Hash{} // the keys of the cycles taken, with their notes
-	taken := map[int]bool{}
+	cutoff := -1                           // the smallest cycle taken
 	notes := 0
+	wrong := false
 	// The cycles from the largest down: each level's names are numbers
-	// (ledger.CycleKey), in git's order in the tree, not in theirs.
-	var descend func(path string, depth int) bool // false: stop
-	failed := false
-	descend = func(path string, depth int) bool {
-		dirs, leaves, ok, err := x.Dir(path)
+	// (ledger.CycleKey: n/10000, n/100, n), in git's order in the tree,
+	// not in theirs.
+	var descend func(path string, depth, parent int) bool // false: stop
+	descend = func(path string, depth, parent int) bool {
+		dirs, leaves, ok, err := t.x.Dir(path)
 		if err != nil || !ok {
-			failed = true
+			wrong = true
 			return false
 		}
 		if depth < 2 {
 			for _, d := range numbersDown(dirs) {
+				if depth == 1 && d/100 != parent {
+					wrong = true // n/100 under another n/10000
+					return false
+				}
 				sub := strconv.Itoa(d)
 				if path != "" {
 					sub = path + "/" + sub
 				}
-				if !descend(sub, depth+1) {
+				if !descend(sub, depth+1, d) {
 					return false
 				}
 			}
@@ -65,9 +94,13 @@ func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) 
 			names = append(names, name)
 		}
 		for _, c := range numbersDown(names) {
+			if c/100 != parent {
+				wrong = true // a cycle under another n/100
+				return false
+			}
 			objs := leaves[strconv.Itoa(c)]
 			listed[ledger.CycleKey(c)] = objs
-			taken[c] = true
+			cutoff = c
 			notes += len(objs)
 			if len(listed) >= m || notes > indexTailNotes {
 				return false
@@ -75,11 +108,14 @@ func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) 
 		}
 		return true
 	}
-	descend("", 0)
-	if failed || len(listed) < m || notes > indexTailNotes {
+	descend("", 0, 0)
+	if wrong || len(listed) < m || notes > indexTailNotes {
 		return nil, false // not enough listed (a small ledger: it is read whole), or too many
 	}
-	return l.indexedLines(snap, listed, nil, func(s *ledger.Summary) bool { return taken[s.Cycle] }), true
+	v = t.l.indexedLines(t.snap, listed, nil, func(s *ledger.Summary) (string, bool) {
+		return ledger.CycleKey(s.Cycle), s.Cycle >= cutoff
+	})
+	return v, v != nil
 }
 
 // numbersDown is the names that are numbers as ledger.CycleKey writes
@@ -96,16 +132,23 @@ func numbersDown(names []string) []int {
 	return out
 }
 
-// indexedLines is the view of the notes the index lists: the lines keep
-// takes, of the notes listed under the keys of check and of the notes of
-// extra, and the errors of all those notes. Nil when they cannot be read,
-// or when a note listed under a key holds no record that gives it
-// (ledger.SummaryKeys): an index another writer made wrong, which the
-// caller passes by.
-func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.Hash, extra []gitstore.Hash, keep func(*ledger.Summary) bool) *view {
+// indexedLines is the view of the notes the index lists: the lines need
+// asks for, of the notes listed under the keys of check and of the notes
+// of extra, and the errors of all those notes. need says whether a line
+// is one asked for, and the key whose notes hold every such line. Nil when
+// the notes cannot be read, or when the index shows itself wrong: a note
+// listed under a key of check that holds no record giving it
+// (ledger.SummaryKeys), or a line asked for on a note not listed under
+// its key. The caller then passes the index by.
+func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.Hash, extra []gitstore.Hash, need func(*ledger.Summary) (string, bool)) *view {
 	objs := slices.Clone(extra)
-	for _, os := range check {
+	listedUnder := map[string]map[gitstore.Hash]bool{}
+	for k, os := range check {
 		objs = append(objs, os...)
+		listedUnder[k] = map[gitstore.Hash]bool{}
+		for _, o := range os {
+			listedUnder[k][o] = true
+		}
 	}
 	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
 	objs = slices.Compact(objs)
@@ -136,7 +179,10 @@ func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.
 			}
 			gives[k][ln.commit] = true
 		}
-		if keep(&ln.Summary) {
+		if key, ok := need(&ln.Summary); ok {
+			if !listedUnder[key][ln.commit] {
+				return nil // a line asked for, on a note not listed where it belongs
+			}
 			v.lines = append(v.lines, ln)
 		}
 	}
@@ -155,13 +201,15 @@ func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.
 // the notes tree: the quarantine records of the notes it lists under
 // ledger.QuarantineKey, and the errors of those and of the notes it lists
 // under ledger.BadKey, which are what the whole ledger has of both. Nil
-// when there is no index that describes the tree's notes, or when a note
-// it lists holds no quarantine record.
+// when there is no index to take, when it lists more than indexTailNotes
+// notes, or when it shows itself wrong (indexedLines).
 func (l *Ledger) indexedQuarantines(snap *gitstore.Notes) *view {
 	listed, ok, err := snap.IndexLookupMany(CycleIndex, ledger.QuarantineKey, ledger.BadKey)
-	if err != nil || !ok {
+	if err != nil || !ok || len(listed[ledger.QuarantineKey])+len(listed[ledger.BadKey]) > indexTailNotes {
 		return nil
 	}
 	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.QuarantineKey: listed[ledger.QuarantineKey]}, listed[ledger.BadKey],
-		func(s *ledger.Summary) bool { return string(s.Result) == ledger.Quarantined })
+		func(s *ledger.Summary) (string, bool) {
+			return ledger.QuarantineKey, string(s.Result) == ledger.Quarantined
+		})
 }
