@@ -919,11 +919,13 @@ func plainLevel(entries []treeEntry, prefix string) bool {
 	for _, e := range entries {
 		kind, _ := classify(prefix, e)
 		switch kind {
-		case entryNote, entryBadNote:
+		case entryNote:
 			notes++
 		case entryFanout:
 			fans++
 		default:
+			// a submodule entry at a note's path is no note to any
+			// reader, to a diff or to git: it hides no copy
 			continue
 		}
 		if strings.ToLower(e.name) != e.name {
@@ -985,55 +987,107 @@ func (r *Repo) plainDiff(a, b Hash, prefix string) (bool, error) {
 	return true, nil
 }
 
-// NotesBesideFanout are the objects whose note sits beside a fanout
-// subtree on the levels a write of objs rewrites (the root, and the
-// directories on the paths of their notes): a level git notes never leaves
-// so (a write of git notes moves such a note into the subtree of its
-// prefix, joined with any copy there), which is not plain (plainLevel), so
-// that every write on it would build its index again from every note. A
-// writer that writes their notes too (ApplyNotes places an edited note in
-// the subtree of its prefix and removes its every copy) leaves the level
-// plain.
-func (n *Notes) NotesBesideFanout(objs []Hash) ([]Hash, error) {
+// NotesToRewrite are the objects whose notes a write of objs is to write
+// again with its own, on the levels it rewrites (the root, and the
+// directories on the paths of their notes), for those levels to be plain
+// (plainLevel) and nothing of them lost:
+//   - a note beside a fanout subtree: a level git notes never leaves so
+//     (a write of git notes moves such a note into the subtree of its
+//     prefix, joined with any copy there), on which every later write
+//     would build its index again from every note;
+//   - a note whose name another note's on its level is but for case, and
+//     every note under fanout subtrees whose names are so: git reads both
+//     copies, and a write that keeps one name of each (apply) would drop
+//     the other's.
+//
+// A writer that writes their notes too, each joined from all its copies
+// (ApplyNotes places an edited note in the subtree of its prefix and
+// removes its every copy), leaves those levels plain. Each level is read
+// once, whatever the number of objs.
+func (n *Notes) NotesToRewrite(objs []Hash) ([]Hash, error) {
 	root, err := n.root()
 	if err != nil {
 		return nil, err
 	}
 	var out []Hash
-	seen := map[Hash]bool{} // levels whose notes are taken
+	next := map[string]map[string]Hash{} // each level read, by its prefix: its fanout subtrees with no twin
+	level := func(dir Hash, prefix string) (map[string]Hash, error) {
+		if fans, ok := next[prefix]; ok {
+			return fans, nil
+		}
+		entries, err := n.r.readTree(dir)
+		if err != nil {
+			return nil, err
+		}
+		names := map[string]int{}
+		hasFans := false
+		for _, e := range entries {
+			switch kind, name := classify(prefix, e); kind {
+			case entryNote:
+				names[name]++
+			case entryFanout:
+				names[name]++
+				hasFans = true
+			}
+		}
+		fans := map[string]Hash{}
+		for _, e := range entries {
+			switch kind, name := classify(prefix, e); kind {
+			case entryNote:
+				if hasFans || names[name] > 1 {
+					if h, err := ParseHash(name); err == nil {
+						out = append(out, h)
+					}
+				}
+			case entryFanout:
+				if names[name] > 1 {
+					if err := n.r.notesUnder(e.hash, prefix+name, &out); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				fans[name] = e.hash
+			}
+		}
+		next[prefix] = fans
+		return fans, nil
+	}
 	for _, obj := range objs {
 		hex := obj.String()
 		dir, prefix := root, ""
-		for !dir.IsZero() {
-			entries, err := n.r.readTree(dir)
+		for !dir.IsZero() && len(prefix)+2 < len(hex) {
+			fans, err := level(dir, prefix)
 			if err != nil {
 				return nil, err
 			}
-			var notes []Hash
-			fans := false
-			next := ZeroHash
-			for _, e := range entries {
-				switch kind, name := classify(prefix, e); kind {
-				case entryNote:
-					if h, err := ParseHash(name); err == nil {
-						notes = append(notes, h)
-					}
-				case entryFanout:
-					fans = true
-					if len(prefix)+2 < len(hex) && name == hex[len(prefix):len(prefix)+2] {
-						next = e.hash
-					}
-				}
-			}
-			if fans && !seen[dir] {
-				out = append(out, notes...)
-			}
-			seen[dir] = true
-			dir, prefix = next, prefix+hex[len(prefix):min(len(prefix)+2, len(hex))]
+			g := hex[len(prefix) : len(prefix)+2]
+			dir, prefix = fans[g], prefix+g
 		}
 	}
 	slices.SortFunc(out, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
 	return slices.Compact(out), nil
+}
+
+// notesUnder appends the objects noted anywhere under the tree dir, whose
+// notes share prefix.
+func (r *Repo) notesUnder(dir Hash, prefix string, out *[]Hash) error {
+	entries, err := r.readTree(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch kind, name := classify(prefix, e); kind {
+		case entryNote:
+			if h, err := ParseHash(name); err == nil {
+				*out = append(*out, h)
+			}
+		case entryFanout:
+			if err := r.notesUnder(e.hash, prefix+name, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // plainOnPaths says whether the levels a write of objs rewrites (the

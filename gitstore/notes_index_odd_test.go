@@ -397,11 +397,11 @@ func TestCompareKeysAsSortKeys(t *testing.T) {
 }
 
 // A note beside a fanout subtree, on a level a write rewrites, is named by
-// NotesBesideFanout; written again, it goes into the subtree of its prefix
+// NotesToRewrite; written again, it goes into the subtree of its prefix
 // (made when there is none) and the level is plain again, as git notes
 // leaves it. A note beside subtrees on a level the write does not rewrite
 // is not named.
-func TestNotesBesideFanoutMoved(t *testing.T) {
+func TestNotesToRewriteMoved(t *testing.T) {
 	r := newRepo(t)
 	cs := r.makeCommits(6)
 	setEnv(t)
@@ -424,7 +424,7 @@ func TestNotesBesideFanoutMoved(t *testing.T) {
 	}
 	beside := func(objs ...Hash) []Hash {
 		t.Helper()
-		got, err := snap.NotesBesideFanout(objs)
+		got, err := snap.NotesToRewrite(objs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +464,7 @@ func TestNotesBesideFanoutMoved(t *testing.T) {
 	if plain, err := next.plainOnPaths(append(slices.Clone(cs), x, y)); err != nil || !plain {
 		t.Fatalf("the levels written are not plain (%v)", err)
 	}
-	if got, err := next.NotesBesideFanout(append(slices.Clone(cs), x, y)); err != nil || len(got) != 0 {
+	if got, err := next.NotesToRewrite(append(slices.Clone(cs), x, y)); err != nil || len(got) != 0 {
 		t.Fatalf("notes still beside a subtree: %v (%v)", got, err)
 	}
 	// every note reads as it did

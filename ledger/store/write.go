@@ -125,25 +125,22 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	for commit := range add {
 		commits = append(commits, commit)
 	}
-	// A note another tool left beside a fanout subtree on the levels this
-	// write rewrites (git notes never leaves one) is written again with
-	// it: into the subtree of its prefix, joined with any copy there, as a
-	// write of git notes moves it. Left there, it would make every later
-	// write build the index of cycles again from every note.
-	beside, err := snap.NotesBesideFanout(commits)
+	// Notes another tool left on the levels this write rewrites where git
+	// notes leaves none (beside a fanout subtree, or under a name another
+	// note's is but for case) are written again with it: into the subtree
+	// of their prefix, each joined from all its copies, as a write of git
+	// notes joins and moves them. Left there, one would make every later
+	// write build the index of cycles again from every note; the other
+	// would lose a copy to a write that keeps one name of each.
+	rewrite, err := snap.NotesToRewrite(commits)
 	if err != nil {
 		return nil, err
 	}
-	var moves []gitstore.Hash
-	for _, h := range beside {
-		if _, ok := add[h]; !ok {
-			moves = append(moves, h)
-		}
-	}
-	notes, err := notesOf(snap, append(slices.Clone(commits), moves...))
+	notes, err := notesOf(snap, append(slices.Clone(commits), rewrite...))
 	if err != nil {
 		return nil, err
 	}
+	edited := map[gitstore.Hash]bool{}
 	for commit, recs := range add {
 		content, added, same, err := l.mergedNote(notes[commit], recs)
 		if err != nil {
@@ -158,19 +155,27 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 			return nil, err
 		}
 		edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
+		edited[commit] = true
 	}
 	if len(edits) > 0 {
-		for _, commit := range moves {
-			blobs := notes[commit]
-			content, _, same, err := l.mergedNote(blobs, nil)
-			if err != nil {
-				return nil, err
+		for _, commit := range rewrite {
+			if edited[commit] {
+				continue
 			}
 			blob := gitstore.ZeroHash
-			if same {
+			switch blobs := notes[commit]; len(blobs) {
+			case 0:
+				continue // (every copy is found: none to move)
+			case 1:
 				blob = blobs[0] // one note: moved as it is
-			} else if blob, err = l.repo.WriteBlob(content); err != nil {
-				return nil, err
+			default:
+				content, _, _, err := l.mergedNote(blobs, nil)
+				if err != nil {
+					return nil, err
+				}
+				if blob, err = l.repo.WriteBlob(content); err != nil {
+					return nil, err
+				}
 			}
 			edits = append(edits, gitstore.NoteEdit{Object: commit, Blob: blob})
 		}
