@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger"
 )
 
 // forge writes a notes commit on the ledger's tip with its tree and a
@@ -159,7 +160,7 @@ func TestVerifiedLargestRoundTrip(t *testing.T) {
 		{},
 		{tip: other, checked: true, known: true, bound: 7}, // of another tip: not written
 	} {
-		writeVerified(c.repo, tip, pos, m, chainMemory{})
+		writeVerified(c.repo, tip, pos, m, chainMemory{}, ledger.IndexName)
 		v := readVerified(c.repo)
 		want := m
 		if m.tip != tip {
@@ -224,7 +225,7 @@ func TestVerifiedChainRoundTrip(t *testing.T) {
 		{tip: tip},
 		{tip: other, known: true, began: true}, // of another tip: not written
 	} {
-		writeVerified(c.repo, tip, reflogPos{}, largestMemory{}, m)
+		writeVerified(c.repo, tip, reflogPos{}, largestMemory{}, m, ledger.IndexName)
 		v := readVerified(c.repo)
 		want := m
 		if m.tip != tip || !m.known {
@@ -271,7 +272,7 @@ func FuzzVerifiedFile(f *testing.F) {
 func TestVerifiedFileBounded(t *testing.T) {
 	c, _ := recordedClone(t, 2, 0)
 	tip := commit(1)
-	writeVerified(c.repo, tip, reflogPos{}, largestMemory{}, chainMemory{})
+	writeVerified(c.repo, tip, reflogPos{}, largestMemory{}, chainMemory{}, ledger.IndexName)
 	if v := readVerified(c.repo); v.tip != tip {
 		t.Fatalf("read %+v", v)
 	}

@@ -52,6 +52,11 @@ type verified struct {
 	pos     reflogPos
 	largest largestMemory
 	chain   chainMemory
+	// index is the layout of the index of cycles (its directory's name)
+	// the verify that found tip clean compared with the notes: one of
+	// another layout (an older git-evolve's) was never compared, and the
+	// next verify compares it whole.
+	index string
 }
 
 // chainMemory is whether the ledger at tip holds a chained record (the
@@ -82,7 +87,8 @@ func readVerified(repo *gitstore.Repo) verified {
 // the tip; then, each optional, "reflog <offset> <commit>" and "largest
 // <n>" (or "largest -", when the verify that wrote it checked the
 // history's Evolve-Largest-Cycle trailers but knew no bound at the tip),
-// and "chained yes" or "chained no" (chainMemory). A line that does not
+// "chained yes" or "chained no" (chainMemory), and "index <name>" (the
+// layout of the index of cycles compared). A line that does not
 // read is read past; a file whose first line names no commit (or the
 // zero name) holds nothing.
 func parseVerified(data []byte) verified {
@@ -101,6 +107,8 @@ func parseVerified(data []byte) verified {
 			if err1 == nil && err2 == nil && end > 0 {
 				v.pos = reflogPos{end, after}
 			}
+		case len(f) == 2 && f[0] == "index":
+			v.index = f[1]
 		case len(f) == 2 && f[0] == "chained" && (f[1] == "yes" || f[1] == "no"):
 			v.chain = chainMemory{tip: v.tip, known: true, began: f[1] == "yes"}
 		case len(f) == 2 && f[0] == "largest" && f[1] == "-":
@@ -116,11 +124,12 @@ func parseVerified(data []byte) verified {
 
 // writeVerified remembers tip as verified clean, with the reflog read up
 // to pos and what the verify knew of the largest cycle at tip (nothing,
-// when largest is of another tip or was not checked), and whether the
-// chain had begun at tip (when chain is of tip and known).
-func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory) {
+// when largest is of another tip or was not checked), whether the chain
+// had begun at tip (when chain is of tip and known), and the layout of the
+// index of cycles compared at tip ("" when none was).
+func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory, index string) {
 	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
-		w.Write(formatVerified(verified{tip: tip, pos: pos, largest: largest, chain: chain}))
+		w.Write(formatVerified(verified{tip: tip, pos: pos, largest: largest, chain: chain, index: index}))
 	})
 }
 
@@ -145,6 +154,9 @@ func formatVerified(v verified) []byte {
 		b.WriteString("chained yes\n")
 	default:
 		b.WriteString("chained no\n")
+	}
+	if v.index != "" {
+		fmt.Fprintf(&b, "index %s\n", v.index)
 	}
 	return b.Bytes()
 }

@@ -87,7 +87,7 @@ func Repair(l *store.Ledger, dryRun bool) (out *RepairReport, err error) {
 		if verifiedTip(repo) == plan.tip {
 			// What this clone verified is no longer here; what it held is
 			// again, on the commit it was built on.
-			writeVerified(repo, plan.base, reflogPos{}, largestMemory{}, chainMemory{})
+			writeVerified(repo, plan.base, reflogPos{}, largestMemory{}, chainMemory{}, "")
 		}
 		defer func(rebuilt gitstore.Hash, restored []Restored) {
 			if out != nil {

@@ -331,7 +331,14 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		}()
 	}
 	if since {
-		checkIndexNow(nh.done, nil)
+		from := nh.done
+		if readVerified(repo).index != store.CycleIndex.Name {
+			// the verify that found that tip clean compared an index of
+			// another layout (an older git-evolve's), or none: this
+			// layout's is compared whole, once
+			from = gitstore.ZeroHash
+		}
+		checkIndexNow(from, nil)
 	}
 	if since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
@@ -418,11 +425,11 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
-		writeVerified(repo, tip, hc.pos, hc.rep.largest, hc.rep.chain)
+		writeVerified(repo, tip, hc.pos, hc.rep.largest, hc.rep.chain, store.CycleIndex.Name)
 	} else if was := readVerified(repo); hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
-		writeVerified(repo, nh.done, hc.pos, was.largest, was.chain)
+		writeVerified(repo, nh.done, hc.pos, was.largest, was.chain, was.index)
 	}
 	save := func() {}
 	switch {
