@@ -17,17 +17,7 @@ import (
 func showAnswer(t *testing.T, l *Ledger, q string) string {
 	t.Helper()
 	list, err := l.Show(q)
-	var b strings.Builder
-	fmt.Fprintf(&b, "show %s: %v\n", q, err)
-	if list != nil {
-		for _, e := range list.Entries {
-			fmt.Fprintf(&b, "  %s %s %v %v\n", e.Record.Marshal(), e.Commit, e.Absent, e.Journal)
-		}
-		for _, e := range list.Errors {
-			fmt.Fprintf(&b, "  error %s\n", e.Error())
-		}
-	}
-	return b.String()
+	return fmt.Sprintf("show %s: %v\n", q, err) + describe(list)
 }
 
 // fullAnswer is what the whole ledger read note by note gives for cycle n.
@@ -39,12 +29,7 @@ func fullAnswer(t *testing.T, l *Ledger, n int) string {
 		err = fmt.Errorf("%w: no cycle %d in the ledger or the journal", ErrNotFound, n)
 	}
 	fmt.Fprintf(&b, "show %d: %v\n", n, err)
-	for _, e := range list.Entries {
-		fmt.Fprintf(&b, "  %s %s %v %v\n", e.Record.Marshal(), e.Commit, e.Absent, e.Journal)
-	}
-	for _, e := range list.Errors {
-		fmt.Fprintf(&b, "  error %s\n", e.Error())
-	}
+	b.WriteString(describe(list))
 	return b.String()
 }
 
@@ -105,8 +90,7 @@ func TestShowPassesAWrongIndexBy(t *testing.T) {
 	entry := "1-" + commits[2]
 	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
 	root = treeWithEntry(t, dir, root, strings.Split(ledger.IndexName+"/"+path.Dir(ledger.CycleKey(1)), "/"), entry)
-	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "wrong index", root))
-	git(t, dir, "update-ref", "refs/notes/evolve", c)
+	commitNotesTree(t, dir, root, "wrong index")
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	os.Remove(view)
 	got := showAnswer(t, openLedger(t, dir), "1")
@@ -181,21 +165,26 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	return string(out)
 }
 
+// withAndWithoutView is what read answers with no saved view (saved says
+// that it saved one: it read every note), then what it answers from the
+// saved view of every note.
+func withAndWithoutView(t *testing.T, dir string, read func(*Ledger) string) (got, want string, saved bool) {
+	t.Helper()
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	os.Remove(view)
+	got = read(openLedger(t, dir))
+	_, err := os.Stat(view)
+	if _, err := openLedger(t, dir).currentView(); err != nil {
+		t.Fatal(err)
+	}
+	return got, read(openLedger(t, dir)), err == nil
+}
+
 // lastAnswer is what Entries gives for the last limit records, as text.
 func lastAnswer(t *testing.T, l *Ledger, limit int) string {
 	t.Helper()
 	list, err := l.Entries(ListOptions{Journal: true, Presence: true}, nil, limit)
-	var b strings.Builder
-	fmt.Fprintf(&b, "last %d: %v\n", limit, err)
-	if list != nil {
-		for _, e := range list.Entries {
-			fmt.Fprintf(&b, "  %s %s %v %v\n", e.Record.Marshal(), e.Commit, e.Absent, e.Journal)
-		}
-		for _, e := range list.Errors {
-			fmt.Fprintf(&b, "  error %s\n", e.Error())
-		}
-	}
-	return b.String()
+	return fmt.Sprintf("last %d: %v\n", limit, err) + describe(list)
 }
 
 // withoutHistoryWalk makes a read of the last records that the index of
@@ -240,16 +229,11 @@ func TestLastFromTheCycleIndex(t *testing.T) {
 	}
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	for limit := 1; limit <= 14; limit++ {
-		os.Remove(view)
-		got := lastAnswer(t, openLedger(t, dir), limit)
-		if _, err := os.Stat(view); err == nil && limit <= 6 {
+		got, want, saved := withAndWithoutView(t, dir, func(l *Ledger) string { return lastAnswer(t, l, limit) })
+		if saved && limit <= 6 {
 			t.Fatalf("the last %d read every note (a view was saved)", limit)
 		}
-		// the same from the saved view of every note
-		if _, err := openLedger(t, dir).currentView(); err != nil {
-			t.Fatal(err)
-		}
-		if want := lastAnswer(t, openLedger(t, dir), limit); got != want {
+		if got != want {
 			t.Errorf("the last %d from the index:\n%s\nfrom the view of every note:\n%s", limit, got, want)
 		}
 	}
@@ -277,8 +261,7 @@ func TestLastPassesAWrongIndexBy(t *testing.T) {
 	}
 	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
 	root = treeWithEntry(t, dir, root, strings.Split(ledger.IndexName+"/"+path.Dir(ledger.CycleKey(5)), "/"), "5-"+commits[1])
-	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "wrong index", root))
-	git(t, dir, "update-ref", "refs/notes/evolve", c)
+	commitNotesTree(t, dir, root, "wrong index")
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	os.Remove(view)
 	got := lastAnswer(t, openLedger(t, dir), 2)
@@ -294,17 +277,7 @@ func TestLastPassesAWrongIndexBy(t *testing.T) {
 func quarantinesAnswer(t *testing.T, l *Ledger) string {
 	t.Helper()
 	list, err := l.Quarantines(ListOptions{Journal: true, Presence: true})
-	var b strings.Builder
-	fmt.Fprintf(&b, "quarantines: %v\n", err)
-	if list != nil {
-		for _, e := range list.Entries {
-			fmt.Fprintf(&b, "  %s %s %v %v\n", e.Record.Marshal(), e.Commit, e.Absent, e.Journal)
-		}
-		for _, e := range list.Errors {
-			fmt.Fprintf(&b, "  error %s\n", e.Error())
-		}
-	}
-	return b.String()
+	return fmt.Sprintf("quarantines: %v\n", err) + describe(list)
 }
 
 // quarantineOn is a quarantine record on commit (cycle 0: the next number).
@@ -340,16 +313,10 @@ func TestQuarantinesFromTheCycleIndex(t *testing.T) {
 	record(t, openLedger(t, dir), commits[6], 0)
 	git(t, dir, "notes", "--ref=evolve", "add", "-m",
 		`{"v":1,"cycle":30,"target":"h","result":"quarantined","sha":"`+commits[7]+`","canonical_sha":"`+commits[7]+`","timestamp":"2026-01-02T03:04:05Z"}`, commits[7])
-	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
-	os.Remove(view)
-	got := quarantinesAnswer(t, openLedger(t, dir))
-	if _, err := os.Stat(view); err == nil {
+	got, want, saved := withAndWithoutView(t, dir, func(l *Ledger) string { return quarantinesAnswer(t, l) })
+	if saved {
 		t.Fatal("the quarantines read every note (a view was saved)")
 	}
-	if _, err := openLedger(t, dir).currentView(); err != nil {
-		t.Fatal(err)
-	}
-	want := quarantinesAnswer(t, openLedger(t, dir))
 	if got != want {
 		t.Errorf("the quarantines from the index:\n%s\nfrom the view of every note:\n%s", got, want)
 	}
@@ -369,8 +336,7 @@ func TestQuarantinesPassAWrongIndexBy(t *testing.T) {
 	}
 	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
 	root = treeWithEntry(t, dir, root, strings.Split(ledger.IndexName+"/"+path.Dir(ledger.QuarantineKey), "/"), path.Base(ledger.QuarantineKey)+"-"+commits[0])
-	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "wrong index", root))
-	git(t, dir, "update-ref", "refs/notes/evolve", c)
+	commitNotesTree(t, dir, root, "wrong index")
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	os.Remove(view)
 	got := quarantinesAnswer(t, openLedger(t, dir))

@@ -43,12 +43,8 @@ func TestQuarantinesPassAnOlderIndexBy(t *testing.T) {
 	}
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	answer := func() (got, want string) {
-		os.Remove(view)
-		got = quarantinesAnswer(t, openLedger(t, dir))
-		if _, err := openLedger(t, dir).currentView(); err != nil {
-			t.Fatal(err)
-		}
-		return got, quarantinesAnswer(t, openLedger(t, dir))
+		got, want, _ = withAndWithoutView(t, dir, func(l *Ledger) string { return quarantinesAnswer(t, l) })
+		return got, want
 	}
 	if got, want := answer(); got != want || !strings.Contains(got, `"result":"quarantined"`) {
 		t.Errorf("the quarantines beside an older index:\n%s\nfrom every note:\n%s", got, want)
@@ -88,15 +84,9 @@ func TestLastMisplacedCycleEntry(t *testing.T) {
 	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
 	root = treeWithEntry(t, dir, root, []string{ledger.IndexName, "0", "0"}, "150-"+commits[6])
 	root = treeWithoutEntry(t, dir, root, []string{ledger.IndexName, "0", "1"}, "150-"+commits[6])
-	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "another writer", root))
-	git(t, dir, "update-ref", "refs/notes/evolve", c)
-	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
-	os.Remove(view)
-	got := lastAnswer(t, openLedger(t, dir), 3)
-	if _, err := openLedger(t, dir).currentView(); err != nil {
-		t.Fatal(err)
-	}
-	if want := lastAnswer(t, openLedger(t, dir), 3); got != want || strings.Count(got, `"cycle":150`) != 2 {
+	commitNotesTree(t, dir, root, "another writer")
+	got, want, _ := withAndWithoutView(t, dir, func(l *Ledger) string { return lastAnswer(t, l, 3) })
+	if got != want || strings.Count(got, `"cycle":150`) != 2 {
 		t.Errorf("the last 3 from an index with a misplaced entry:\n%s\nfrom every note:\n%s", got, want)
 	}
 }
@@ -138,15 +128,8 @@ func TestLastIndexWrongByWhatItRead(t *testing.T) {
 	idx = append(idx, "100644 blob "+empty+"\tof-"+stamp)
 	newIndex := strings.TrimSpace(gitIn(t, dir, strings.Join(idx, "\n")+"\n", "mktree"))
 	root := strings.TrimSpace(gitIn(t, dir, strings.Join(append(others, "040000 tree "+newIndex+"\t"+ledger.IndexName), "\n")+"\n", "mktree"))
-	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "another writer", root))
-	git(t, dir, "update-ref", "refs/notes/evolve", c)
-	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
-	os.Remove(view)
-	got := lastAnswer(t, openLedger(t, dir), 2)
-	if _, err := openLedger(t, dir).currentView(); err != nil {
-		t.Fatal(err)
-	}
-	if want := lastAnswer(t, openLedger(t, dir), 2); got != want {
+	commitNotesTree(t, dir, root, "another writer")
+	if got, want, _ := withAndWithoutView(t, dir, func(l *Ledger) string { return lastAnswer(t, l, 2) }); got != want {
 		t.Errorf("the last 2, cycle 7 read and dropped:\n%s\nfrom every note:\n%s", got, want)
 	}
 }
@@ -162,7 +145,6 @@ func TestLastAndQuarantinesAgainstEveryNote(t *testing.T) {
 	withoutHistoryWalk(t)
 	dir, commits := testRepo(t, 16)
 	rng := rand.New(rand.NewPCG(42, 7))
-	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	line := func(cycle int, result, commit string) string {
 		extra := `,"goals_passing":1,"goals_total":1`
 		if result == "quarantined" {
@@ -228,39 +210,30 @@ func TestLastAndQuarantinesAgainstEveryNote(t *testing.T) {
 			for _, k := range keeps {
 				for _, copies := range []bool{false, true} {
 					opts := ListOptions{Journal: true, Presence: true, Copies: copies}
-					os.Remove(view)
-					gotL, err := openLedger(t, dir).Entries(opts, k.keep, limit)
-					got := fmt.Sprint(describe(gotL), err)
-					if _, err := os.Stat(view); err != nil {
-						fromIndex++ // no view saved: not every note was read
+					got, want, saved := withAndWithoutView(t, dir, func(l *Ledger) string {
+						list, err := l.Entries(opts, k.keep, limit)
+						return fmt.Sprint(describe(list), err)
+					})
+					if !saved {
+						fromIndex++ // not every note was read
 					}
-					if _, err := openLedger(t, dir).currentView(); err != nil {
-						t.Fatal(err)
-					}
-					wantL, err := openLedger(t, dir).Entries(opts, k.keep, limit)
-					want := fmt.Sprint(describe(wantL), err)
 					if got != want {
 						t.Fatalf("round %d (%d plain commits on top), last %d of %s, copies %v:\n%s\nfrom every note:\n%s", round, plain, limit, k.name, copies, got, want)
 					}
 				}
 			}
 		}
-		os.Remove(view)
-		got := quarantinesAnswer(t, openLedger(t, dir))
-		if _, err := openLedger(t, dir).currentView(); err != nil {
-			t.Fatal(err)
-		}
-		if want := quarantinesAnswer(t, openLedger(t, dir)); got != want {
+		if got, want, _ := withAndWithoutView(t, dir, func(l *Ledger) string { return quarantinesAnswer(t, l) }); got != want {
 			t.Fatalf("round %d: quarantines:\n%s\nfrom every note:\n%s", round, got, want)
 		}
 	}
 	t.Logf("%d reads answered without reading every note", fromIndex)
 }
 
-// describe is a listing as text.
+// describe is a listing as text: each entry, then each error.
 func describe(l *Listing) string {
 	if l == nil {
-		return "<nil>"
+		return ""
 	}
 	var b strings.Builder
 	for _, e := range l.Entries {
@@ -298,23 +271,16 @@ func TestLastNonCanonicalNames(t *testing.T) {
 	} {
 		root = treeWithEntry(t, dir, root, append([]string{ledger.IndexName}, e.dirs...), e.name)
 	}
-	c := strings.TrimSpace(git(t, dir, "commit-tree", "-p", "refs/notes/evolve", "-m", "another writer", root))
-	git(t, dir, "update-ref", "refs/notes/evolve", c)
-	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	commitNotesTree(t, dir, root, "another writer")
 	for _, bound := range []int{4096, 2} {
 		defer func(n int) { indexTailNotes = n }(indexTailNotes)
 		indexTailNotes = bound
 		for limit := 1; limit <= 4; limit++ {
-			os.Remove(view)
-			got := lastAnswer(t, openLedger(t, dir), limit)
-			_, err := os.Stat(view)
-			if fromIndex := err != nil; fromIndex != (limit+1 <= bound) {
+			got, want, saved := withAndWithoutView(t, dir, func(l *Ledger) string { return lastAnswer(t, l, limit) })
+			if fromIndex := !saved; fromIndex != (limit+1 <= bound) {
 				t.Errorf("bound %d, last %d: read from the index %v", bound, limit, fromIndex)
 			}
-			if _, err := openLedger(t, dir).currentView(); err != nil {
-				t.Fatal(err)
-			}
-			if want := lastAnswer(t, openLedger(t, dir), limit); got != want {
+			if got != want {
 				t.Errorf("bound %d, the last %d:\n%s\nfrom every note:\n%s", bound, limit, got, want)
 			}
 		}
