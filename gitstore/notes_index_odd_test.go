@@ -480,3 +480,95 @@ func TestNotesToRewriteMoved(t *testing.T) {
 	}
 	r.fsckClean()
 }
+
+// A level with names that differ only in case (a bucket "AB" beside "ab",
+// a note under both cases: another tool's tree, which git reads whole) loses
+// no copy to a write that rewrites it: an unrelated edit keeps every note
+// as git read it; an edit of a note in such a bucket, or of a note under
+// both cases, leaves that edit as the object's one note, the other notes
+// kept; a bucket whose notes are all edited goes.
+func TestApplyNotesKeepsNamesThatDifferInCase(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	repo := r.open()
+	x, y := twoInBucket(t) // x and y share their first two digits, a letter first
+	xs, ys := x.String(), y.String()
+	up := strings.ToUpper
+	bx, by := blobOf(t, repo, "x\n"), blobOf(t, repo, "y\n")
+	z := cs[0]
+	zs := z.String()
+	bz, bZ := blobOf(t, repo, "z lower\n"), blobOf(t, repo, "z upper\n")
+	root := []treeEntry{
+		{name: up(xs[:2]), dir: true, hash: mustTreeOf(t, repo, treeEntry{name: xs[2:], hash: bx})},
+		{name: ys[:2], dir: true, hash: mustTreeOf(t, repo, treeEntry{name: ys[2:], hash: by})},
+	}
+	if up(zs) != zs {
+		root = append(root, treeEntry{name: zs, hash: bz}, treeEntry{name: up(zs), hash: bZ})
+	}
+	a, c := testIdentity(t, repo)
+	snap, err := repo.EmptyNotes().CommitNotes(testNotesRef, mustTreeOf(t, repo, root...), "another tool\n", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notesOf := func(s *Notes) string {
+		t.Helper()
+		var b strings.Builder
+		for _, h := range []Hash{x, y, z} {
+			blobs, err := s.Find(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, bl := range blobs {
+				data, err := repo.ReadBlob(bl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts = append(texts, string(data))
+			}
+			slices.Sort(texts)
+			fmt.Fprintf(&b, "%s %q\n", h.Short(), texts)
+		}
+		return b.String()
+	}
+	write := func(edits ...NoteEdit) *Notes {
+		t.Helper()
+		tree, err := snap.ApplyNotes(edits, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Notes{r: repo, tree: tree}
+	}
+	before := notesOf(snap)
+	if got := notesOf(write(NoteEdit{Object: cs[1], Blob: blobOf(t, repo, "other\n")})); got != before {
+		t.Errorf("an unrelated edit:\n%s\nbefore it:\n%s", got, before)
+	}
+	// x edited: its one note is the edit; y's and z's as they were
+	bx2 := blobOf(t, repo, "x again\n")
+	next := write(NoteEdit{Object: x, Blob: bx2})
+	if blobs, err := next.Find(x); err != nil || !slices.Equal(blobs, []Hash{bx2}) {
+		t.Errorf("x after its edit: %v %v", blobs, err)
+	}
+	want := strings.SplitN(before, "\n", 2)[1] // y's and z's lines
+	if got := notesOf(next); !strings.HasSuffix(got, want) {
+		t.Errorf("after x's edit:\n%s\nwant y and z as:\n%s", got, want)
+	}
+	// the upper-case bucket held x alone: it goes
+	entries, err := repo.readTree(mustTree(t, next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.name == up(xs[:2]) && up(xs[:2]) != xs[:2] {
+			t.Errorf("the bucket %s stays with no note of its own", e.name)
+		}
+	}
+	if up(zs) != zs {
+		bz2 := blobOf(t, repo, "z again\n")
+		if blobs, err := write(NoteEdit{Object: z, Blob: bz2}).Find(z); err != nil || !slices.Equal(blobs, []Hash{bz2}) {
+			t.Errorf("z after its edit: %v %v", blobs, err)
+		}
+	}
+	r.fsckClean()
+}

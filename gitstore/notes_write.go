@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -54,13 +56,37 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 	fan := map[string]Hash{}  // existing fanout subtrees by 2-digit name
 	kept := entries[:0:0]     // entries that stay as they are
 	flat := map[string]Hash{} // notes at this level: full object name -> blob
-	for _, e := range entries {
+	// Names that differ only in case (another tool's tree: git writes
+	// lower case) are one name to the maps: the entry in lower case, or
+	// the first, takes it, and each other stays as it is (twins), so that
+	// no copy is dropped; below, a twin whose notes are all edited goes,
+	// those notes written where the edits place them.
+	primary := map[string]int{} // kind and name in lower case -> the entry that takes it
+	for i, e := range entries {
+		kind, name := classify(prefix, e)
+		if kind != entryFanout && kind != entryNote {
+			continue
+		}
+		key := strconv.Itoa(kind) + name
+		if p, ok := primary[key]; !ok || (e.name == strings.ToLower(e.name) && entries[p].name != strings.ToLower(entries[p].name)) {
+			primary[key] = i
+		}
+	}
+	var twins []treeEntry
+	take := func(m map[string]Hash, kind int, name string, i int) {
+		if primary[strconv.Itoa(kind)+name] != i {
+			twins = append(twins, entries[i])
+			return
+		}
+		m[name] = entries[i].hash
+	}
+	for i, e := range entries {
 		kind, name := classify(prefix, e)
 		switch {
 		case kind == entryFanout:
-			fan[name] = e.hash
+			take(fan, kind, name, i)
 		case kind == entryNote:
-			flat[name] = e.hash
+			take(flat, kind, name, i)
 		case kind == entryBadNote && isSet(edits, name):
 			// the note written for that object takes the place of what no
 			// reader could read there
@@ -69,6 +95,41 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		default:
 			kept = append(kept, e)
 		}
+	}
+	for _, e := range twins {
+		kind, name := classify(prefix, e)
+		switch {
+		case e.name == strings.ToLower(e.name):
+			// the same name twice (a tree no tool but mktree writes): one
+			// of them only can be written, as before
+			continue
+		case kind == entryNote && isSet(edits, name):
+			continue // the edit is the note of that object: every copy goes
+		case kind == entryFanout:
+			// the copies under it of the notes edited go: each edit is
+			// the note of its object
+			var under []Hash
+			if err := n.r.notesUnder(e.hash, prefix+name, &under); err != nil {
+				return ZeroHash, false, err
+			}
+			gone := map[string]Hash{}
+			for _, h := range under {
+				if isSet(edits, h.String()) {
+					gone[h.String()] = ZeroHash
+				}
+			}
+			if len(gone) > 0 {
+				h, empty, err := n.apply(e.hash, prefix+name, gone, nil, nil)
+				if err != nil {
+					return ZeroHash, false, err
+				}
+				if empty {
+					continue // each of its notes is written where its edit places it
+				}
+				e.hash = h
+			}
+		}
+		kept = append(kept, e)
 	}
 	sub := map[string]map[string]Hash{} // edits routed to subtrees
 	route := func(obj string, blob Hash) {
