@@ -466,11 +466,16 @@ func writeRestored(l *store.Ledger, restored []Restored, removed []string, paren
 		if err != nil {
 			return gitstore.ZeroHash, err
 		}
+		// an older layout's index of cycles, if there is one, goes
+		old, err := snap.TakingOut(nil, ledger.OldIndexNames...)
+		if err != nil {
+			return gitstore.ZeroHash, err
+		}
 		switch {
 		case reindex:
-			tree, err = snap.ApplyNotesReindexed(edits, nil, store.CycleIndex)
-		case len(edits) > 0:
-			tree, err = snap.ApplyNotesIndexed(edits, nil, store.CycleIndex)
+			tree, err = snap.ApplyNotesReindexed(edits, old, store.CycleIndex)
+		case len(edits) > 0 || len(old) > 0:
+			tree, err = snap.ApplyNotesIndexed(edits, old, store.CycleIndex)
 		}
 		if err != nil {
 			return gitstore.ZeroHash, err

@@ -2,6 +2,8 @@ package gitstore
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -423,6 +425,34 @@ func (n *Notes) NonNote(name string) (Hash, bool, error) {
 		}
 	}
 	return ZeroHash, false, nil
+}
+
+// TakingOut is extras (the root's non-note entries a write sets, as
+// ApplyNotes takes them) with each of the non-note directories names that
+// the root holds set to be taken out (a zero hash); extras itself when it
+// holds none of them.
+func (n *Notes) TakingOut(extras map[string]Hash, names ...string) (map[string]Hash, error) {
+	tree, err := n.root()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := n.r.readTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	out, cloned := extras, false
+	for _, e := range entries {
+		if e.dir && slices.Contains(names, e.name) {
+			if !cloned {
+				out, cloned = maps.Clone(extras), true
+				if out == nil {
+					out = map[string]Hash{}
+				}
+			}
+			out[e.name] = ZeroHash
+		}
+	}
+	return out, nil
 }
 
 // NoteChange is a note that differs between two snapshots. Old or New is

@@ -572,3 +572,33 @@ func TestApplyNotesKeepsNamesThatDifferInCase(t *testing.T) {
 	}
 	r.fsckClean()
 }
+
+// TakingOut sets each directory named that the root holds to be taken out,
+// leaving the map given as it was, and gives that map back when the root
+// holds none of them.
+func TestNotesTakingOut(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	sub := mustTreeOf(t, repo, treeEntry{name: "x", hash: blobOf(t, repo, "")})
+	snap := &Notes{r: repo, tree: mustTreeOf(t, repo, treeEntry{name: "old.v1", dir: true, hash: sub}, treeEntry{name: "marker", hash: blobOf(t, repo, "m\n")})}
+	given := map[string]Hash{"marker": blobOf(t, repo, "n\n")}
+	got, err := snap.TakingOut(given, "old.v1", "old.v0", "marker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != 1 || len(got) != 2 || !got["old.v1"].IsZero() || got["marker"] != given["marker"] {
+		t.Errorf("TakingOut: %v (given %v)", got, given)
+	}
+	if got, err := snap.TakingOut(nil, "old.v0"); err != nil || got != nil {
+		t.Errorf("none held: %v %v", got, err)
+	}
+	tree, err := snap.ApplyNotes(nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := repo.readTree(tree)
+	if len(entries) != 1 || entries[0].name != "marker" {
+		t.Errorf("written: %v", entries)
+	}
+}

@@ -16,7 +16,7 @@ const IndexName = "evolve-cycles.v2"
 
 // OldIndexNames are the directories of the layouts before IndexName's
 // (evolve-cycles.v1 listed no quarantine records): nothing reads them,
-// and each write of records takes them out of the tree.
+// and each write of the ledger takes them out of the tree.
 var OldIndexNames = []string{"evolve-cycles.v1"}
 
 // CycleKey is where the index lists the commits whose note holds a record

@@ -547,6 +547,12 @@ func mergeOnce(repo *gitstore.Repo, ref string, theirs gitstore.Hash) (gitstore.
 	if err != nil {
 		return gitstore.ZeroHash, 0, err
 	}
+	if ref == LedgerRef {
+		// an older layout's index of cycles, if there is one, goes
+		if extras, err = ours.TakingOut(extras, ledger.OldIndexNames...); err != nil {
+			return gitstore.ZeroHash, 0, err
+		}
+	}
 	tree, err := ours.Tree()
 	if err != nil {
 		return gitstore.ZeroHash, 0, err

@@ -113,11 +113,9 @@ func (l *Ledger) writeNotes(snap *gitstore.Notes, add map[gitstore.Hash][]ledger
 	if err != nil {
 		return nil, err
 	}
-	if extras == nil {
-		extras = map[string]gitstore.Hash{}
-	}
-	for _, name := range ledger.OldIndexNames {
-		extras[name] = gitstore.ZeroHash // an older layout's index, if there is one
+	// an older layout's index of cycles, if there is one, goes
+	if extras, err = snap.TakingOut(extras, ledger.OldIndexNames...); err != nil {
+		return nil, err
 	}
 	out := &written{}
 	var edits []gitstore.NoteEdit
