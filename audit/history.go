@@ -750,7 +750,7 @@ func whoMade(ci gitstore.CommitInfo) string {
 	return fmt.Sprintf("notes commit %s (%s, %s)", ci.Hash.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
 }
 
-// incomingBadNotes reports each submodule entry at a note path of the
+// incomingBadNotes reports each submodule entry or symbolic link at a note path of the
 // ledger to that neither from nor the history both share (base) has as it
 // is, naming the oldest of commits (to's own, newest first) that has it:
 // the notes commit that brought it. One base has and from took out (a
@@ -806,7 +806,7 @@ func incomingBadNotes(repo *gitstore.Repo, rep *Report, from, base, to gitstore.
 		if ci, err := repo.Commit(by); err == nil {
 			who = whoMade(ci)
 		}
-		f := rep.add(Breach, "not-a-note", "%s put a submodule (a commit), not a note's text, at the ledger's entry for %s", who, obj.Short())
+		f := rep.add(Breach, "not-a-note", "%s put a submodule or a symbolic link, not a note's text, at the ledger's entry for %s", who, obj.Short())
 		f.Commit, f.NotesCommit = obj.String(), by.String()
 	}
 	return nil

@@ -43,7 +43,7 @@ type RepairReport struct {
 	// Refs are the saved work whose deleted refs repair puts back.
 	Refs []RestoredRef `json:"refs"`
 	// Removed are the objects whose note path held no note (a submodule
-	// entry) that repair takes out of the ledger.
+	// entry, a symbolic link) that repair takes out of the ledger.
 	Removed []string `json:"removed"`
 	// Reindexed says the ledger's index of cycles was found wrong and is
 	// built again from the notes (with dryRun: would be).
@@ -341,7 +341,7 @@ func writeRestored(l *store.Ledger, restored []Restored, removed []string, paren
 		msg.WriteString(", put back as it was\n")
 	}
 	for _, obj := range removed {
-		fmt.Fprintf(&msg, "- the submodule entry at the note path of %s removed: it was no note\n", obj[:7])
+		fmt.Fprintf(&msg, "- the entry at the note path of %s removed (a submodule or a symbolic link): it was no note\n", obj[:7])
 	}
 	for _, p := range parents {
 		fmt.Fprintf(&msg, "- the ledger descends again from %s, which this clone had verified\n", p.Short())
@@ -435,13 +435,13 @@ func writeRestored(l *store.Ledger, restored []Restored, removed []string, paren
 		}
 		for _, obj := range removed {
 			if _, restoring := byObj[obj]; restoring {
-				continue // the note put back takes the submodule entry's place
+				continue // the note put back takes the entry's place
 			}
 			h, err := gitstore.ParseHash(obj)
 			if err != nil {
 				return gitstore.ZeroHash, err
 			}
-			// The submodule entry goes; a note the object also has (at
+			// The entry that is no note goes; a note the object also has (at
 			// another fanout) stays, written again where the writer puts it.
 			found, err := snap.Find(h)
 			if err != nil {

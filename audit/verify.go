@@ -533,7 +533,7 @@ func breachesOnly(rep *Report) *Report {
 }
 
 // checkBadNotes reports what sits at a note's path of the local ledger and
-// is no note git evolve can read (a submodule entry): every reader passes
+// is no note (a submodule entry, a symbolic link): every reader passes
 // it by, so only verify says it is there. The next record on that commit
 // replaces it.
 func checkBadNotes(l *store.Ledger, rep *Report, nh *notesHistory, full bool) error {
@@ -555,7 +555,7 @@ func checkBadNotes(l *store.Ledger, rep *Report, nh *notesHistory, full bool) er
 		return err
 	}
 	for _, obj := range bad {
-		f := rep.add(Breach, "not-a-note", "the ledger's entry for %s is a submodule (a commit), not a note's text: readers skip it; git evolve repair removes it", obj.Short())
+		f := rep.add(Breach, "not-a-note", "the ledger's entry for %s is a submodule or a symbolic link, not a note's text: readers skip it, as git does; git evolve repair removes it", obj.Short())
 		f.Commit = obj.String()
 	}
 	return nil

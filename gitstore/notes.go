@@ -84,10 +84,11 @@ func classify(prefix string, e treeEntry) (kind int, name string) {
 		}
 	}
 	switch {
-	case !e.dir && len(prefix)+len(n) == 40 && isGitlink(e.mode):
-		// A submodule entry at a note's path: git reads a commit there,
-		// not a note's text. Readers pass it by; writers drop it when they
-		// write that object's note; verify reports it (BadNotes).
+	case !e.dir && len(prefix)+len(n) == 40 && !isNoteMode(e.mode):
+		// A submodule entry or a symbolic link at a note's path: git
+		// reads no note there (a note is a file's text). Readers pass it
+		// by; writers drop it when they write that object's note; verify
+		// reports it (BadNotes).
 		return entryBadNote, prefix + n
 	case !e.dir && len(prefix)+len(n) == 40:
 		return entryNote, prefix + n
@@ -104,16 +105,12 @@ const (
 	entryBadNote
 )
 
-// isGitlink reports whether git takes a tree entry of mode for a
-// submodule: git reads an entry whose mode is no file, link or directory
-// as one (canon_mode), whatever its bits. 0 is the mode of the entries
-// this package writes, files.
-func isGitlink(mode uint32) bool {
-	switch mode & 0o170000 {
-	case 0o100000, 0o120000, 0o040000:
-		return false
-	}
-	return mode != 0
+// isNoteMode reports whether git reads a tree entry of mode at a note's
+// path as a note: a file (git's canon_mode takes the type bits; a symbolic
+// link, 120000, or a submodule, what is no file, link or directory, is no
+// note). 0 is the mode of the entries this package writes, files.
+func isNoteMode(mode uint32) bool {
+	return mode == 0 || mode&0o170000 == 0o100000
 }
 
 // BadNotes returns the objects whose note path holds something no reader

@@ -91,3 +91,42 @@ func TestBadNotes(t *testing.T) {
 		t.Errorf("the other submodule entry is gone:\n%s", out)
 	}
 }
+
+// A blob stored as a symbolic link at a note's path is no note to git
+// (notes are files): no reader here takes it for one either, BadNotes
+// finds it, and a write of that object's note replaces it.
+func TestSymbolicLinkAtANotePath(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	link := strings.TrimSpace(r.gitIn("a link's target\n", "hash-object", "-w", "--stdin"))
+	note := strings.TrimSpace(r.gitIn("a note\n", "hash-object", "-w", "--stdin"))
+	tree := strings.TrimSpace(r.gitIn(fmt.Sprintf("100644 blob %s\t%s\n120000 blob %s\t%s\n", note, cs[0], link, cs[1]), "mktree"))
+	r.git("update-ref", testNotesRef, strings.TrimSpace(r.git("commit-tree", "-m", "another tool", tree)))
+	if got := strings.Fields(r.git("notes", "--ref=evolve", "list")); len(got) != 2 || got[1] != cs[0].String() {
+		t.Fatalf("premise: git lists the file's note alone: %v", got)
+	}
+	repo := r.open()
+	snap := mustReadNotes(t, repo, testNotesRef)
+	if blobs, err := snap.Find(cs[1]); err != nil || len(blobs) != 0 {
+		t.Errorf("Find took the link for a note: %v %v", blobs, err)
+	}
+	seen := 0
+	if err := snap.ForEachNote(func(Hash, []byte) error { seen++; return nil }); err != nil || seen != 1 {
+		t.Errorf("ForEachNote saw %d notes (%v), want 1", seen, err)
+	}
+	if bad, err := snap.BadNotes(); err != nil || len(bad) != 1 || bad[0] != cs[1] {
+		t.Errorf("BadNotes = %v, %v", bad, err)
+	}
+	tree2, err := snap.ApplyNotes([]NoteEdit{{Object: cs[1], Blob: blobOf(t, repo, "written\n")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := testIdentity(t, repo)
+	if _, err := snap.CommitNotes(testNotesRef, tree2, "written\n", a, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("notes", "--ref=evolve", "show", cs[1].String()); got != "written\n" {
+		t.Errorf("git reads the note written: %q", got)
+	}
+}

@@ -91,7 +91,7 @@ func (c *repairCmd) Run(e *env) error {
 			removed = "would remove"
 		}
 		for _, obj := range rep.Removed {
-			fmt.Fprintf(w, "%s the submodule entry at the note path of %s (it is no note)\n", removed, obj[:7])
+			fmt.Fprintf(w, "%s the entry at the note path of %s (a submodule or a symbolic link: it is no note)\n", removed, obj[:7])
 		}
 		if rep.Reindexed {
 			verb := "built again"
