@@ -305,6 +305,11 @@ func parseTree(data []byte) ([]treeEntry, error) {
 		if nul < 0 || len(data) < nul+21 {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
+		if mode == 0 {
+			// git reads a mode of 0 as a submodule's (canon_mode); here 0
+			// is the mode of the files this package writes
+			mode = 0o160000
+		}
 		e := treeEntry{mode: mode, dir: mode&0o170000 == 0o040000} // as git reads it (S_ISDIR)
 		if i, ok := fanoutIndex(data[:nul]); ok {
 			e.name = fanoutNames[i]

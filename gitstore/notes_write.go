@@ -73,12 +73,14 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		}
 	}
 	var twins []treeEntry
+	orig := map[string]string{} // the name each note and subtree taken was found under
 	take := func(m map[string]Hash, kind int, name string, i int) {
 		if primary[strconv.Itoa(kind)+name] != i {
 			twins = append(twins, entries[i])
 			return
 		}
 		m[name] = entries[i].hash
+		orig[name] = entries[i].name
 	}
 	for i, e := range entries {
 		kind, name := classify(prefix, e)
@@ -106,16 +108,13 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		case kind == entryNote && isSet(edits, name):
 			continue // the edit is the note of that object: every copy goes
 		case kind == entryFanout:
-			// the copies under it of the notes edited go: each edit is
-			// the note of its object
-			var under []Hash
-			if err := n.r.notesUnder(e.hash, prefix+name, &under); err != nil {
-				return ZeroHash, false, err
-			}
+			// the copies under it of the notes edited go (and what sits
+			// at their paths that is no note): each edit is the note of
+			// its object
 			gone := map[string]Hash{}
-			for _, h := range under {
-				if isSet(edits, h.String()) {
-					gone[h.String()] = ZeroHash
+			for obj := range edits {
+				if strings.HasPrefix(obj, prefix+name) {
+					gone[obj] = ZeroHash
 				}
 			}
 			if len(gone) > 0 {
@@ -139,6 +138,20 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		}
 		sub[g][obj] = blob
 	}
+	// A note or subtree is written under its name in lower case, as git
+	// writes it, but where an entry kept as it is holds that name (one
+	// that is no note, a twin): there, under the name it was found under,
+	// or, for a subtree not made yet, not at all (the note stays beside).
+	taken := map[string]bool{}
+	for _, e := range kept {
+		taken[e.name] = true
+	}
+	nameOf := func(key, lower string) string {
+		if taken[lower] && orig[key] != "" {
+			return orig[key]
+		}
+		return lower
+	}
 	for obj, blob := range edits {
 		delete(flat, obj)
 		g := obj[len(prefix) : len(prefix)+2]
@@ -149,7 +162,7 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		if blob.IsZero() {
 			continue
 		}
-		if len(fan) > 0 {
+		if len(fan) > 0 && !taken[g] {
 			// a level with subtrees keeps no note beside them (as git
 			// notes leaves it): an edited note goes into the subtree of
 			// its prefix, made when there is none
@@ -168,7 +181,7 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 	}
 	out := kept
 	for obj, blob := range flat {
-		out = append(out, treeEntry{name: obj[len(prefix):], hash: blob})
+		out = append(out, treeEntry{name: nameOf(obj, obj[len(prefix):]), hash: blob})
 	}
 	names := make([]string, 0, len(fan)+len(sub))
 	for g := range fan {
@@ -192,7 +205,7 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 			}
 			h = nh
 		}
-		out = append(out, treeEntry{name: g, dir: true, hash: h})
+		out = append(out, treeEntry{name: nameOf(g, g), dir: true, hash: h})
 	}
 	if prefix == "" {
 		for name, h := range extras {
