@@ -135,3 +135,56 @@ func TestModeZeroAtANotePath(t *testing.T) {
 		t.Errorf("git notes list %q, Find %v (BadNotes %v)", gitList, blobs, bad)
 	}
 }
+
+// A name a level holds twice in the same case (only git mktree writes such
+// a tree; git reads the notes under both): a write that rewrites the level
+// writes the name once, with the notes of both, a note found under both
+// joined, first the first's text, as git joins them.
+func TestNameTwiceKeepsTheNotesOfBoth(t *testing.T) {
+	r := newRepo(t)
+	cs := r.makeCommits(2)
+	setEnv(t)
+	repo := r.open()
+	x, y := twoInBucket(t)
+	xs, ys := x.String(), y.String()
+	bx, by, by2 := blobOf(t, repo, "x\n"), blobOf(t, repo, "y\n"), blobOf(t, repo, "y again")
+	z := cs[0]
+	bz, bz2 := blobOf(t, repo, "z\n"), blobOf(t, repo, "z again\n")
+	root := mustTreeOf(t, repo,
+		treeEntry{name: xs[:2], dir: true, hash: mustTreeOf(t, repo, treeEntry{name: xs[2:], hash: bx}, treeEntry{name: ys[2:], hash: by})},
+		treeEntry{name: ys[:2], dir: true, hash: mustTreeOf(t, repo, treeEntry{name: ys[2:], hash: by2})})
+	snap := &Notes{r: repo, tree: root}
+	if dups := dupNames(t, repo, root); len(dups) != 1 {
+		t.Fatalf("premise: the root holds %v twice", dups)
+	}
+	tree, err := snap.ApplyNotes([]NoteEdit{{Object: cs[1], Blob: blobOf(t, repo, "other\n")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups := dupNames(t, repo, tree); len(dups) != 0 {
+		t.Errorf("the tree written holds %v twice", dups)
+	}
+	next := &Notes{r: repo, tree: tree}
+	for h, want := range map[Hash]string{x: "x\n", y: "y\ny again"} {
+		blobs, err := next.Find(h)
+		if err != nil || len(blobs) != 1 {
+			t.Fatalf("%s: %v %v", h.Short(), blobs, err)
+		}
+		if data, _ := repo.ReadBlob(blobs[0]); string(data) != want {
+			t.Errorf("%s: %q, want %q", h.Short(), data, want)
+		}
+	}
+	// a note of one object twice at one level
+	root2 := mustTreeOf(t, repo, treeEntry{name: z.String(), hash: bz}, treeEntry{name: z.String(), hash: bz2})
+	tree2, err := (&Notes{r: repo, tree: root2}).ApplyNotes([]NoteEdit{{Object: cs[1], Blob: blobOf(t, repo, "other\n")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := (&Notes{r: repo, tree: tree2}).Find(z)
+	if err != nil || len(blobs) != 1 {
+		t.Fatalf("z: %v %v", blobs, err)
+	}
+	if data, _ := repo.ReadBlob(blobs[0]); string(data) != "z\nz again\n" {
+		t.Errorf("z: %q", data)
+	}
+}

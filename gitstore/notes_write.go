@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -98,12 +99,21 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 			kept = append(kept, e)
 		}
 	}
+	var joined map[string]Hash // notes of a name found twice, each joined with the first's
 	for _, e := range twins {
 		kind, name := classify(prefix, e)
 		switch {
 		case e.name == strings.ToLower(e.name):
-			// the same name twice (a tree no tool but mktree writes): one
-			// of them only can be written, as before
+			// the same name twice (a tree no tool but mktree writes; git
+			// reads both): one entry can be written under it, which takes
+			// the other's notes, each joined with its copy there as git
+			// joins them
+			if joined == nil {
+				joined = map[string]Hash{}
+			}
+			if err := n.joinTwice(e, kind, prefix, name, fan, flat, edits, joined); err != nil {
+				return ZeroHash, false, err
+			}
 			continue
 		case kind == entryNote && isSet(edits, name):
 			continue // the edit is the note of that object: every copy goes
@@ -129,6 +139,11 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 			}
 		}
 		kept = append(kept, e)
+	}
+	if len(joined) > 0 {
+		all := maps.Clone(edits)
+		maps.Copy(all, joined)
+		edits = all
 	}
 	sub := map[string]map[string]Hash{} // edits routed to subtrees
 	route := func(obj string, blob Hash) {
@@ -228,6 +243,59 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 	}
 	h, err := n.r.writeTree(out)
 	return h, false, err
+}
+
+// joinTwice adds to joined, for the entry e found under a name the level
+// holds twice (the entry of that name that apply writes is in fan or
+// flat), the notes e holds that no edit replaces: each joined with its copy
+// under the other entry, as git joins two notes of one object (the first's
+// text, then the second's).
+func (n *Notes) joinTwice(e treeEntry, kind int, prefix, name string, fan, flat, edits, joined map[string]Hash) error {
+	var objs []Hash
+	if kind == entryNote {
+		if h, err := ParseHash(name); err == nil {
+			objs = append(objs, h)
+		}
+	} else if err := n.r.notesUnder(e.hash, prefix+name, &objs); err != nil {
+		return err
+	}
+	for _, h := range objs {
+		obj := h.String()
+		if isSet(edits, obj) {
+			continue // the edit replaces every copy
+		}
+		var copies []Hash // the first entry's copy, then this one's
+		if kind == entryNote {
+			copies = []Hash{flat[obj], e.hash}
+		} else {
+			if err := n.find(fan[name], prefix+name, obj, entryNote, &copies); err != nil {
+				return err
+			}
+			if err := n.find(e.hash, prefix+name, obj, entryNote, &copies); err != nil {
+				return err
+			}
+		}
+		if j, ok := joined[obj]; ok {
+			copies = append([]Hash{j}, copies[len(copies)-1:]...)
+		}
+		var text []byte
+		for _, c := range copies {
+			data, err := n.r.ReadBlob(c)
+			if err != nil {
+				return err
+			}
+			if len(text) > 0 && text[len(text)-1] != '\n' {
+				text = append(text, '\n')
+			}
+			text = append(text, data...)
+		}
+		blob, err := n.r.WriteBlob(text)
+		if err != nil {
+			return err
+		}
+		joined[obj] = blob
+	}
+	return nil
 }
 
 func isSet(m map[string]Hash, k string) bool { _, ok := m[k]; return ok }
