@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -62,21 +61,22 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 	// the first, takes it, and each other stays as it is (twins), so that
 	// no copy is dropped; below, a twin whose notes are all edited goes,
 	// those notes written where the edits place them.
-	primary := map[string]int{} // kind and name in lower case -> the entry that takes it
+	// (A note's name and a subtree's differ in length: the name in lower
+	// case says which.)
+	primary := map[string]int{} // name in lower case -> the entry that takes it
 	for i, e := range entries {
 		kind, name := classify(prefix, e)
 		if kind != entryFanout && kind != entryNote {
 			continue
 		}
-		key := strconv.Itoa(kind) + name
-		if p, ok := primary[key]; !ok || (e.name == strings.ToLower(e.name) && entries[p].name != strings.ToLower(entries[p].name)) {
-			primary[key] = i
+		if p, ok := primary[name]; !ok || (e.name == strings.ToLower(e.name) && entries[p].name != strings.ToLower(entries[p].name)) {
+			primary[name] = i
 		}
 	}
 	var twins []treeEntry
 	orig := map[string]string{} // the name each note and subtree taken was found under
-	take := func(m map[string]Hash, kind int, name string, i int) {
-		if primary[strconv.Itoa(kind)+name] != i {
+	take := func(m map[string]Hash, name string, i int) {
+		if primary[name] != i {
 			twins = append(twins, entries[i])
 			return
 		}
@@ -87,9 +87,9 @@ func (n *Notes) apply(tree Hash, prefix string, edits map[string]Hash, extras ma
 		kind, name := classify(prefix, e)
 		switch {
 		case kind == entryFanout:
-			take(fan, kind, name, i)
+			take(fan, name, i)
 		case kind == entryNote:
-			take(flat, kind, name, i)
+			take(flat, name, i)
 		case kind == entryBadNote && isSet(edits, name):
 			// the note written for that object takes the place of what no
 			// reader could read there
