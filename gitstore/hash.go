@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 )
@@ -28,6 +29,10 @@ func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
 // Short returns the first 7 digits of the name.
 func (h Hash) Short() string { return hex.EncodeToString(h[:4])[:7] }
+
+// Compare orders object names as their hex does (slices.SortFunc with
+// Hash.Compare sorts them as git lists them).
+func (h Hash) Compare(o Hash) int { return bytes.Compare(h[:], o[:]) }
 
 // IsZero reports whether h is ZeroHash.
 func (h Hash) IsZero() bool { return h == ZeroHash }

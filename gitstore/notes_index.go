@@ -348,17 +348,22 @@ func (n *Notes) OpenIndex(ix *NotesIndex) (*IndexReader, bool, error) {
 	}
 	x.changed = make(map[Hash]bool, len(diff))
 	x.now = map[string][]Hash{}
+	var blobs []Hash // the notes changed as they are now, read in one exchange
 	for _, c := range diff {
 		x.changed[c.Object] = true
+		blobs = append(blobs, c.New...)
+	}
+	data, err := n.r.ReadBlobs(blobs)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, c := range diff {
 		keys := map[string]bool{}
-		for _, b := range c.New {
-			data, err := n.r.ReadBlob(b)
-			if err != nil {
-				return nil, false, err
-			}
-			for _, k := range ix.Keys(data) {
+		for range c.New {
+			for _, k := range ix.Keys(data[0]) {
 				keys[k] = true
 			}
+			data = data[1:]
 		}
 		for k := range keys {
 			x.now[k] = append(x.now[k], c.Object)
@@ -418,7 +423,7 @@ func (x *IndexReader) Dir(path string) (dirs []string, leaves map[string][]Hash,
 			delete(leaves, leaf)
 			continue
 		}
-		slices.SortFunc(objs, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+		slices.SortFunc(objs, Hash.Compare)
 		leaves[leaf] = slices.Compact(objs)
 	}
 	return dirs, leaves, true, nil
@@ -1064,7 +1069,7 @@ func (n *Notes) NotesToRewrite(objs []Hash) ([]Hash, error) {
 			dir, prefix = fans[g], prefix+g
 		}
 	}
-	slices.SortFunc(out, func(a, b Hash) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(out, Hash.Compare)
 	return slices.Compact(out), nil
 }
 

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 
@@ -150,7 +149,7 @@ func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.
 			listedUnder[k][o] = true
 		}
 	}
-	slices.SortFunc(objs, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(objs, gitstore.Hash.Compare)
 	objs = slices.Compact(objs)
 	found, err := snap.FindMany(objs)
 	if err != nil {
