@@ -293,30 +293,11 @@ func (n *Notes) indexBase(name string) (*Notes, Hash, error) {
 // notes changed since, with those whose notes now give key. ok is false
 // when there is no such index: the caller must read the notes themselves.
 func (n *Notes) IndexLookup(ix *NotesIndex, key string) (objs []Hash, ok bool, err error) {
-	all, ok, err := n.IndexLookupMany(ix, key)
-	return all[key], ok, err
-}
-
-// IndexLookupMany is IndexLookup of several keys, the index's base found
-// and the notes changed since read once for all.
-func (n *Notes) IndexLookupMany(ix *NotesIndex, keys ...string) (map[string][]Hash, bool, error) {
 	x, ok, err := n.OpenIndex(ix)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	out := make(map[string][]Hash, len(keys))
-	for _, key := range keys {
-		dir, leaf := "", key
-		if i := strings.LastIndexByte(key, '/'); i >= 0 {
-			dir, leaf = key[:i], key[i+1:]
-		}
-		_, leaves, ok, err := x.Dir(dir)
-		if err != nil || !ok {
-			return nil, false, err
-		}
-		out[key] = leaves[leaf]
-	}
-	return out, true, nil
+	return x.Lookup(key)
 }
 
 // IndexReader reads a snapshot's index as IndexLookup does: the index of
@@ -427,6 +408,20 @@ func (x *IndexReader) Dir(path string) (dirs []string, leaves map[string][]Hash,
 		leaves[leaf] = slices.Compact(objs)
 	}
 	return dirs, leaves, true, nil
+}
+
+// Lookup is what the index lists under key (IndexLookup); ok is false
+// when a tree on the way is one no writer of the index makes.
+func (x *IndexReader) Lookup(key string) (objs []Hash, ok bool, err error) {
+	dir, leaf := "", key
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		dir, leaf = key[:i], key[i+1:]
+	}
+	_, leaves, ok, err := x.Dir(dir)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return leaves[leaf], true, nil
 }
 
 // indexDir is the entries of the directory path ("" for dir itself)

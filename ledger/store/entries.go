@@ -423,11 +423,11 @@ func (l *Ledger) cycleEntries(n int) (*Listing, error) {
 // describes its notes, or when a note it lists under n holds no record of
 // n (an index another writer made wrong: the notes are read instead).
 func (l *Ledger) indexedCycle(snap *gitstore.Notes, n int) *view {
-	listed, ok, err := snap.IndexLookupMany(CycleIndex, ledger.CycleKey(n), ledger.BadKey)
-	if err != nil || !ok {
+	listed, bad, ok := l.indexLookup(snap, ledger.CycleKey(n))
+	if !ok {
 		return nil
 	}
-	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.CycleKey(n): listed[ledger.CycleKey(n)]}, listed[ledger.BadKey],
+	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.CycleKey(n): listed}, bad,
 		func(s *ledger.Summary) (string, bool) { return ledger.CycleKey(n), s.Cycle == n })
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/ledger"
@@ -13,20 +14,60 @@ import (
 // them to the history's walk or to a read of the whole ledger.
 var indexTailNotes = 4096
 
+// openedIndex is the index of cycles of one notes commit, opened once for
+// the reads of a process: a status takes the last records, and the
+// quarantine records, from it.
+type openedIndex struct {
+	mu    sync.Mutex
+	notes gitstore.Hash
+	x     *gitstore.IndexReader // nil: none to take
+	done  bool
+}
+
+// cycleIndexOf is the index of cycles of snap's tree (gitstore.OpenIndex:
+// its own, or one before it brought forward), opened at the first read of
+// that notes commit; nil when there is none to take.
+func (l *Ledger) cycleIndexOf(snap *gitstore.Notes) *gitstore.IndexReader {
+	o := l.index
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done || o.notes != snap.Commit() {
+		o.notes, o.x, o.done = snap.Commit(), nil, true
+		if x, ok, err := snap.OpenIndex(CycleIndex); err == nil && ok {
+			o.x = x
+		}
+	}
+	return o.x
+}
+
+// indexLookup is what the index of cycles of snap's tree lists under key,
+// and under ledger.BadKey (the notes whose lines that are no record a
+// listing of what key stands for reports); ok is false when there is no
+// index to take.
+func (l *Ledger) indexLookup(snap *gitstore.Notes, key string) (listed, bad []gitstore.Hash, ok bool) {
+	x := l.cycleIndexOf(snap)
+	if x == nil {
+		return nil, nil, false
+	}
+	if listed, ok, err := x.Lookup(key); err == nil && ok {
+		if bad, ok, err := x.Lookup(ledger.BadKey); err == nil && ok {
+			return listed, bad, true
+		}
+	}
+	return nil, nil, false
+}
+
 // indexTailer reads the last lines of the ledger from the index of cycles
 // in its notes tree (ledger.IndexName), for a clone with no saved view: a
 // tail of the notes history's (notesWalk) at the cost of the notes it
-// shows. The index is opened (found, and brought forward by the notes
-// changed since the commit whose index describes its own) once, at the
-// first tail.
+// shows.
 type indexTailer struct {
-	l      *Ledger
-	snap   *gitstore.Notes
-	x      *gitstore.IndexReader
-	opened bool
+	l    *Ledger
+	snap *gitstore.Notes
 }
 
 func (l *Ledger) indexTailerOf(snap *gitstore.Notes) *indexTailer {
+	l.repo.ReadsMany() // the trees of the index and the notes: git's to read
 	return &indexTailer{l: l, snap: snap}
 }
 
@@ -47,15 +88,8 @@ func (l *Ledger) indexTailerOf(snap *gitstore.Notes) *indexTailer {
 // it, a note read that holds a record of a cycle taken, or larger, that it
 // is not listed under. The caller then reads the history, or every note.
 func (t *indexTailer) tail(m int) (v *view, partial bool) {
-	if !t.opened {
-		t.opened = true
-		t.l.repo.ReadsMany()
-		x, ok, err := t.snap.OpenIndex(CycleIndex)
-		if err == nil && ok {
-			t.x = x
-		}
-	}
-	if t.x == nil {
+	x := t.l.cycleIndexOf(t.snap)
+	if x == nil {
 		return nil, false
 	}
 	listed := map[string][]gitstore.Hash{} // the keys of the cycles taken, with their notes
@@ -67,7 +101,7 @@ func (t *indexTailer) tail(m int) (v *view, partial bool) {
 	// not in theirs.
 	var descend func(path string, depth, parent int) bool // false: stop
 	descend = func(path string, depth, parent int) bool {
-		dirs, leaves, ok, err := t.x.Dir(path)
+		dirs, leaves, ok, err := x.Dir(path)
 		if err != nil || !ok {
 			wrong = true
 			return false
@@ -203,11 +237,11 @@ func (l *Ledger) indexedLines(snap *gitstore.Notes, check map[string][]gitstore.
 // when there is no index to take, when it lists more than indexTailNotes
 // notes, or when it shows itself wrong (indexedLines).
 func (l *Ledger) indexedQuarantines(snap *gitstore.Notes) *view {
-	listed, ok, err := snap.IndexLookupMany(CycleIndex, ledger.QuarantineKey, ledger.BadKey)
-	if err != nil || !ok || len(listed[ledger.QuarantineKey])+len(listed[ledger.BadKey]) > indexTailNotes {
+	quarantines, bad, ok := l.indexLookup(snap, ledger.QuarantineKey)
+	if !ok || len(quarantines)+len(bad) > indexTailNotes {
 		return nil
 	}
-	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.QuarantineKey: listed[ledger.QuarantineKey]}, listed[ledger.BadKey],
+	return l.indexedLines(snap, map[string][]gitstore.Hash{ledger.QuarantineKey: quarantines}, bad,
 		func(s *ledger.Summary) (string, bool) {
 			return ledger.QuarantineKey, string(s.Result) == ledger.Quarantined
 		})

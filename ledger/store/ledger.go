@@ -42,13 +42,15 @@ type Ledger struct {
 	local    bool       // Local: the local notes ref alone
 	check    CopyCheck  // CheckCopies: what a remote-tracking copy must pass to be read
 	copies   *copyReads // what the reads found of the copies (shared by Local)
+	index    *openedIndex
 }
 
 // Open returns the ledger of repo.
 func Open(repo *gitstore.Repo) *Ledger {
 	dir := filepath.Join(repo.CommonDir(), "evolve")
 	return &Ledger{repo: repo, journal: journal.At(dir), stateDir: dir,
-		copies: &copyReads{answers: map[[2]gitstore.Hash]*CopyRefusal{}, refused: map[string]CopyRefusal{}}}
+		copies: &copyReads{answers: map[[2]gitstore.Hash]*CopyRefusal{}, refused: map[string]CopyRefusal{}},
+		index:  &openedIndex{}}
 }
 
 // Repo is the repository the ledger lives in.
