@@ -98,9 +98,10 @@ func (t *indexTailer) tail(m int) (v *view, partial bool) {
 	wrong := false
 	// The cycles from the largest down: each level's names are numbers
 	// (ledger.CycleKey: n/10000, n/100, n), in git's order in the tree,
-	// not in theirs.
-	var descend func(path string, depth, parent int) bool // false: stop
-	descend = func(path string, depth, parent int) bool {
+	// not in theirs. A cycle listed where ledger.CycleKey does not put it
+	// (in a directory that cannot hold it) shows the index wrong.
+	var descend func(path string, depth int) bool // false: stop
+	descend = func(path string, depth int) bool {
 		dirs, leaves, ok, err := x.Dir(path)
 		if err != nil || !ok {
 			wrong = true
@@ -108,15 +109,11 @@ func (t *indexTailer) tail(m int) (v *view, partial bool) {
 		}
 		if depth < 2 {
 			for _, d := range numbersDown(dirs) {
-				if depth == 1 && d/100 != parent {
-					wrong = true // n/100 under another n/10000
-					return false
-				}
 				sub := strconv.Itoa(d)
 				if path != "" {
 					sub = path + "/" + sub
 				}
-				if !descend(sub, depth+1, d) {
+				if !descend(sub, depth+1) {
 					return false
 				}
 			}
@@ -127,12 +124,13 @@ func (t *indexTailer) tail(m int) (v *view, partial bool) {
 			names = append(names, name)
 		}
 		for _, c := range numbersDown(names) {
-			if c/100 != parent {
-				wrong = true // a cycle under another n/100
+			key := ledger.CycleKey(c)
+			if key != path+"/"+strconv.Itoa(c) {
+				wrong = true
 				return false
 			}
 			objs := leaves[strconv.Itoa(c)]
-			listed[ledger.CycleKey(c)] = objs
+			listed[key] = objs
 			cutoff = c
 			notes += len(objs)
 			if len(listed) >= m || notes > indexTailNotes {
@@ -141,7 +139,7 @@ func (t *indexTailer) tail(m int) (v *view, partial bool) {
 		}
 		return true
 	}
-	descend("", 0, 0)
+	descend("", 0)
 	if wrong || len(listed) < m || notes > indexTailNotes {
 		return nil, false // not enough listed (a small ledger: it is read whole), or too many
 	}
