@@ -36,14 +36,6 @@ type reflogPos struct {
 	after gitstore.Hash
 }
 
-// verifiedMemory is what this clone remembers of its last clean verify:
-// the ledger's tip then (zero when it never verified), and how far it
-// read the ledger's reflog.
-func verifiedMemory(repo *gitstore.Repo) (gitstore.Hash, reflogPos) {
-	m := readVerified(repo)
-	return m.tip, m.pos
-}
-
 // verified is what the verified file holds: the ledger's tip when this
 // clone last verified it clean, how far it read the ledger's reflog, and
 // what it knew of the largest cycle of the ledger at that tip.
@@ -190,7 +182,7 @@ func checkLost(l *store.Ledger, rep *Report, nh *notesHistory, look func() (reco
 
 func readLost(l *store.Ledger, rep *Report, nh *notesHistory, look func() (records, error), accepted map[gitstore.Hash]Acceptance) (reflogPos, error) {
 	repo := l.Repo()
-	_, pos := verifiedMemory(repo)
+	pos := nh.was.pos
 	entries, end, err := repo.ReflogSince(store.NotesRef, pos.end, pos.after)
 	if err != nil {
 		return pos, err

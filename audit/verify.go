@@ -332,7 +332,7 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	}
 	if since {
 		from := nh.done
-		if readVerified(repo).index != store.CycleIndex.Name {
+		if nh.was.index != store.CycleIndex.Name {
 			// the verify that found that tip clean compared an index of
 			// another layout (an older git-evolve's), or none: this
 			// layout's is compared whole, once
@@ -426,7 +426,7 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
 		writeVerified(repo, tip, hc.pos, hc.rep.largest, hc.rep.chain, store.CycleIndex.Name)
-	} else if was := readVerified(repo); hc.read && hc.pos != was.pos {
+	} else if was := nh.was; hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
 		writeVerified(repo, nh.done, hc.pos, was.largest, was.chain, was.index)
@@ -913,8 +913,7 @@ func verifiedPath(repo *gitstore.Repo) string {
 // verifiedTip is the ledger's tip when this clone last verified it clean
 // (zero when it never did).
 func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
-	tip, _ := verifiedMemory(repo)
-	return tip
+	return readVerified(repo).tip
 }
 
 // errKeysDamaged is what a verify built on the delta returns when a block
@@ -932,6 +931,7 @@ var errVerifyEnded = errors.New("the verify ended")
 type notesHistory struct {
 	tip      gitstore.Hash // the ledger's notes commit (zero: no ledger)
 	done     gitstore.Hash // where this clone verified it (zero: never)
+	was      verified      // what the verified file held as the verify began
 	present  bool          // done is in the object store
 	descends bool          // tip is done or descends from it
 	commits  []gitstore.Hash
@@ -952,9 +952,11 @@ func (nh *notesHistory) incremental(full bool) bool {
 func readHistory(repo *gitstore.Repo, full bool) (*notesHistory, error) {
 	tip, ok, err := repo.RefHash(store.NotesRef)
 	if err != nil || !ok {
-		return &notesHistory{done: verifiedTip(repo)}, err
+		was := readVerified(repo)
+		return &notesHistory{done: was.tip, was: was}, err
 	}
-	nh := &notesHistory{tip: tip, done: verifiedTip(repo)}
+	was := readVerified(repo)
+	nh := &notesHistory{tip: tip, done: was.tip, was: was}
 	done := nh.done
 	switch {
 	case done.IsZero():
@@ -1024,7 +1026,7 @@ func checkHistory(l *store.Ledger, rep *Report, holds func(object gitstore.Hash,
 	}
 	commits := nh.commits
 	rep.History = len(commits)
-	was := readVerified(repo)
+	was := nh.was
 	remembered := was.largest
 	unchained := newUnchainedCheck(look)
 	unchained.remembered = was.chain
