@@ -24,7 +24,6 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 			return nil, err
 		}
 		var fwd *forward
-		var indexed *indexTailer
 		var walk *notesWalk
 		// the history is read from limit+1 lines on (one more than the
 		// listing: the first line read must not be part of a record
@@ -46,10 +45,7 @@ func (l *Ledger) Entries(opts ListOptions, keep func(*ledger.Summary) bool, limi
 					// notes the tree's index of cycles lists under the
 					// largest cycles, or the newest notes, bounded by
 					// the history
-					if indexed == nil {
-						indexed = l.indexTailerOf(snap)
-					}
-					v, partial = indexed.tail(mw)
+					v, partial = l.indexTail(snap, mw)
 					if v == nil {
 						if walk == nil {
 							walk = l.historyOf(snap)

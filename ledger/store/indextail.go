@@ -57,21 +57,10 @@ func (l *Ledger) indexLookup(snap *gitstore.Notes, key string) (listed, bad []gi
 	return nil, nil, false
 }
 
-// indexTailer reads the last lines of the ledger from the index of cycles
+// indexTail is the last lines of the ledger read from the index of cycles
 // in its notes tree (ledger.IndexName), for a clone with no saved view: a
 // tail of the notes history's (notesWalk) at the cost of the notes it
-// shows.
-type indexTailer struct {
-	l    *Ledger
-	snap *gitstore.Notes
-}
-
-func (l *Ledger) indexTailerOf(snap *gitstore.Notes) *indexTailer {
-	l.repo.ReadsMany() // the trees of the index and the notes: git's to read
-	return &indexTailer{l: l, snap: snap}
-}
-
-// tail is the lines of the m largest cycles the index lists, read from
+// shows. They are the lines of the m largest cycles the index lists, read from
 // the notes it lists under those cycles alone (each cycle's lines are one
 // record or more: a record and its copies on other commits are one), and
 // the errors of those notes, which hold the records listed: a listing of
@@ -87,8 +76,9 @@ func (l *Ledger) indexTailerOf(snap *gitstore.Notes) *indexTailer {
 // that cannot hold it, a note listed under a cycle that holds no record of
 // it, a note read that holds a record of a cycle taken, or larger, that it
 // is not listed under. The caller then reads the history, or every note.
-func (t *indexTailer) tail(m int) (v *view, partial bool) {
-	x := t.l.cycleIndexOf(t.snap)
+func (l *Ledger) indexTail(snap *gitstore.Notes, m int) (v *view, partial bool) {
+	l.repo.ReadsMany() // the trees of the index and the notes: git's to read
+	x := l.cycleIndexOf(snap)
 	if x == nil {
 		return nil, false
 	}
@@ -143,7 +133,7 @@ func (t *indexTailer) tail(m int) (v *view, partial bool) {
 	if wrong || len(listed) < m || notes > indexTailNotes {
 		return nil, false // not enough listed (a small ledger: it is read whole), or too many
 	}
-	v = t.l.indexedLines(t.snap, listed, nil, func(s *ledger.Summary) (string, bool) {
+	v = l.indexedLines(snap, listed, nil, func(s *ledger.Summary) (string, bool) {
 		return ledger.CycleKey(s.Cycle), s.Cycle >= cutoff
 	})
 	return v, v != nil
