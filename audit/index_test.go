@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/ledger/store"
 )
@@ -30,36 +31,10 @@ func (c *clone) forgeIndexKey(key, obj string, add bool) string {
 	return commit
 }
 
-// editTree is tree with name added (the empty blob) or removed in the
-// directory at dirs (made when missing), written by git mktree; tree ""
-// is the empty tree.
+// editTree is testenv.TreeEdited in the clone.
 func (c *clone) editTree(tree string, dirs []string, name string, add bool) string {
 	c.t.Helper()
-	var lines []string
-	found := false
-	if tree != "" {
-		for _, l := range strings.Split(c.git("ls-tree", tree), "\n") {
-			if l == "" {
-				continue
-			}
-			entry := l[strings.IndexByte(l, '\t')+1:]
-			switch {
-			case len(dirs) > 0 && entry == dirs[0]:
-				l = "040000 tree " + c.editTree(strings.Fields(l)[2], dirs[1:], name, add) + "\t" + entry
-				found = true
-			case len(dirs) == 0 && entry == name:
-				continue
-			}
-			lines = append(lines, l)
-		}
-	}
-	if len(dirs) > 0 && !found && add {
-		lines = append(lines, "040000 tree "+c.editTree("", dirs[1:], name, add)+"\t"+dirs[0])
-	}
-	if len(dirs) == 0 && add {
-		lines = append(lines, "100644 blob "+c.gitIn("", "hash-object", "-w", "--stdin")+"\t"+name)
-	}
-	return c.gitIn(strings.Join(lines, "\n")+"\n", "mktree")
+	return testenv.TreeEdited(c.t, c.dir, tree, dirs, name, add)
 }
 
 // indexFindings are the messages of a report's index findings.

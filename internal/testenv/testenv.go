@@ -110,3 +110,50 @@ func Git(t testing.TB, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TreeEdited is the tree tree (a name git reads; "" for the empty tree)
+// of the repository in dir with name added as the empty blob, or taken
+// out (add false), in its directory at path, each directory on the way
+// made when missing (only to add), written by git mktree, which writes
+// whatever it is given: a tree another writer could push.
+func TreeEdited(t testing.TB, dir, tree string, path []string, name string, add bool) string {
+	t.Helper()
+	var lines []string
+	found := false
+	if tree != "" {
+		for _, l := range strings.Split(strings.TrimRight(Git(t, dir, "ls-tree", tree), "\n"), "\n") {
+			if l == "" {
+				continue
+			}
+			entry := l[strings.IndexByte(l, '\t')+1:]
+			switch {
+			case len(path) > 0 && entry == path[0]:
+				l = "040000 tree " + TreeEdited(t, dir, strings.Fields(l)[2], path[1:], name, add) + "\t" + entry
+				found = true
+			case len(path) == 0 && entry == name:
+				continue
+			}
+			lines = append(lines, l)
+		}
+	}
+	if len(path) > 0 && !found && add {
+		lines = append(lines, "040000 tree "+TreeEdited(t, dir, "", path[1:], name, add)+"\t"+path[0])
+	}
+	if len(path) == 0 && add {
+		lines = append(lines, "100644 blob "+gitIn(t, dir, "", "hash-object", "-w", "--stdin")+"\t"+name)
+	}
+	return gitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")
+}
+
+// gitIn runs git in dir with stdin, returning what it printed, trimmed.
+func gitIn(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -107,50 +108,13 @@ func TestShowPassesAWrongIndexBy(t *testing.T) {
 // tree's name.
 func treeWithEntry(t *testing.T, dir, tree string, path []string, name string) string {
 	t.Helper()
-	return treeEdited(t, dir, tree, path, name, true)
+	return testenv.TreeEdited(t, dir, tree, path, name, true)
 }
 
 // treeWithoutEntry is tree with name taken out of the directory at path.
 func treeWithoutEntry(t *testing.T, dir, tree string, path []string, name string) string {
 	t.Helper()
-	return treeEdited(t, dir, tree, path, name, false)
-}
-
-func treeEdited(t *testing.T, dir, tree string, path []string, name string, add bool) string {
-	t.Helper()
-	var lines []string
-	if tree != "" {
-		for _, l := range strings.Split(strings.TrimRight(git(t, dir, "ls-tree", tree), "\n"), "\n") {
-			if l != "" {
-				lines = append(lines, l)
-			}
-		}
-	}
-	if len(path) == 0 {
-		kept := lines[:0]
-		for _, l := range lines {
-			if !strings.HasSuffix(l, "\t"+name) {
-				kept = append(kept, l)
-			}
-		}
-		lines = kept
-		if add {
-			empty := strings.TrimSpace(gitIn(t, dir, "", "hash-object", "-w", "--stdin"))
-			lines = append(lines, "100644 blob "+empty+"\t"+name)
-		}
-	} else {
-		sub := ""
-		kept := lines[:0]
-		for _, l := range lines {
-			if strings.HasSuffix(l, "\t"+path[0]) {
-				sub = strings.Fields(l)[2]
-				continue
-			}
-			kept = append(kept, l)
-		}
-		lines = append(kept, "040000 tree "+treeEdited(t, dir, sub, path[1:], name, add)+"\t"+path[0])
-	}
-	return strings.TrimSpace(gitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree"))
+	return testenv.TreeEdited(t, dir, tree, path, name, false)
 }
 
 func gitIn(t *testing.T, dir, stdin string, args ...string) string {
