@@ -157,24 +157,86 @@ var cannotRun = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // missingCommand names the command a check that could not run lacks, from
-// its output in the words of an English shell: the command, or, for a
-// script in dir whose #! interpreter is not there, the interpreter. "" when
-// the output does not say.
-func missingCommand(out, dir string) string {
-	ms := cannotRun().FindAllStringSubmatch(CleanText(out), -1)
+// its output: the command, or, for a script in dir whose #! interpreter
+// is not there, the interpreter. path is the PATH the check ran with. ""
+// when the output does not say.
+//
+// An English shell's words name it (cannotRun). A shell that speaks the
+// user's language says it in other words ("bash: Zeile 1: ruff: Befehl
+// nicht gefunden") but in the same shape, the name as the last field
+// before the message, so that field is taken too, when what it names is
+// what such a message says: absent (no file at a path, none of the name on
+// path), not executable, or a script whose interpreter is absent.
+func missingCommand(out, dir, path string) string {
+	text := CleanText(out)
+	ms := cannotRun().FindAllStringSubmatch(text, -1)
 	if len(ms) == 0 {
-		return ""
+		return unrunnableField(text, dir, path)
 	}
 	m := ms[len(ms)-1]
 	name := m[1]
 	if name == "" {
 		name = m[2]
 	}
-	name = strings.Trim(strings.TrimSpace(name), `'"‘’`)
+	name = strings.Trim(strings.TrimSpace(name), `'"‘’„“«»`)
 	if interp := missingInterpreter(name, dir); interp != "" {
 		return interp
 	}
 	return name
+}
+
+// unrunnableField is what missingCommand takes from a shell's message in
+// words it does not know: on the last line of out that has one, the field
+// before the message (the fields are what ": " parts), or, when that field
+// is words (a bad interpreter's "Defekter Interpreter"), the nearest
+// before it that is one word, when it names what cannot run (runnable).
+func unrunnableField(out, dir, path string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-ExcerptLines; i-- {
+		fields := strings.Split(lines[i], ": ")
+		for j := len(fields) - 2; j >= 1; j-- {
+			name := strings.Trim(strings.TrimSpace(fields[j]), `'"‘’„“«»`)
+			if name == "" || strings.ContainsAny(name, " \t") {
+				continue
+			}
+			if interp := missingInterpreter(name, dir); interp != "" {
+				return interp
+			}
+			if !runnable(name, dir, path) {
+				return name
+			}
+			break // one word that runs: not this line's
+		}
+	}
+	return ""
+}
+
+// runnable says whether the shell could run name in dir with path: a
+// name with a slash is a file there, else a file of that name in a
+// directory of path, executable either way.
+func runnable(name, dir, path string) bool {
+	executable := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+	}
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return executable(name)
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		if executable(filepath.Join(d, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // missingInterpreter is the interpreter the #! line of the script at name

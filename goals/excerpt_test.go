@@ -1,6 +1,8 @@
 package goals
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,6 +74,20 @@ func TestExcerpt(t *testing.T) {
 }
 
 func TestMissingCommand(t *testing.T) {
+	// bin holds the commands that are there: present runs, plain does
+	// not (not executable); dir holds a script whose interpreter is gone
+	bin, dir := t.TempDir(), t.TempDir()
+	for name, mode := range map[string]os.FileMode{"present": 0o755, "plain": 0o644} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "check.sh"), []byte("#!/opt/nope/bin/zsh\necho\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\nfoo\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct{ out, want string }{
 		{"bash: line 1: golangci-lint: command not found", "golangci-lint"},
 		{"bash: golangci-lint: command not found\n", "golangci-lint"},
@@ -79,11 +95,24 @@ func TestMissingCommand(t *testing.T) {
 		{"/usr/bin/env: 'python4': No such file or directory", "python4"},
 		{"/usr/bin/env: ‘python4’: No such file or directory", "python4"},
 		{"bash: line 1: ./check.sh: /opt/nope/bin/zsh: bad interpreter: No such file or directory", "/opt/nope/bin/zsh"},
-		{"bash: line 1: ./check.sh: Permission denied", "./check.sh"},
-		{"bash: Zeile 1: foo: Befehl nicht gefunden", ""},
+		{"bash: line 1: ./locked.sh: Permission denied", "./locked.sh"},
+		// a shell in the user's language: the same shape, other words
+		{"bash: Zeile 1: golangci-lint: Befehl nicht gefunden", "golangci-lint"},
+		{"bash: Zeile 1: golangci-lint: Kommando nicht gefunden.\n", "golangci-lint"},
+		{"bash: ligne 1 : ruff : commande introuvable", "ruff"}, // French spaces before its colons
+		{"bash: Zeile 1: ./gone.sh: Datei oder Verzeichnis nicht gefunden", "./gone.sh"},
+		{"bash: Zeile 1: ./check.sh: /opt/nope/bin/zsh: Defekter Interpreter: Datei oder Verzeichnis nicht gefunden", "/opt/nope/bin/zsh"},
+		{"bash: Zeile 1: " + filepath.Join(bin, "plain") + ": Keine Berechtigung", filepath.Join(bin, "plain")},
+		{"/usr/bin/env: „python4“: Datei oder Verzeichnis nicht gefunden", "python4"},
+		{"./run.sh: Zeile 2: foo: Kommando nicht gefunden.", "foo"},
+		// what runs is not what a message of that shape names
+		{"bash: Zeile 1: present: irgendein Fehler", ""},
+		{"./run.sh: Zeile 2: present: Fehler", ""},
+		{"FEHLER: ein Satz mit Wörtern: nichts", ""},
 		{"all good", ""},
+		{"", ""},
 	} {
-		if got := missingCommand(tt.out, t.TempDir()); got != tt.want {
+		if got := missingCommand(tt.out, dir, bin); got != tt.want {
 			t.Errorf("missingCommand(%q) = %q, want %q", tt.out, got, tt.want)
 		}
 	}
@@ -102,6 +131,19 @@ func FuzzExcerpt(f *testing.F) {
 			if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f) {
 				t.Fatalf("Excerpt(%q) keeps control character %U", s, r)
 			}
+		}
+	})
+}
+
+func FuzzMissingCommand(f *testing.F) {
+	for _, s := range []string{"bash: Zeile 1: foo: Befehl nicht gefunden", "sh: 1: ruff: not found", "a: b: c: d", ": : :", "x: \n: y: z"} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, out string) {
+		got := missingCommand(out, dir, dir)
+		if strings.ContainsAny(got, "\n\r") || (got != "" && !strings.Contains(CleanText(out), strings.Trim(got, " "))) {
+			t.Fatalf("missingCommand(%q) = %q: not a name the output gives", out, got)
 		}
 	})
 }

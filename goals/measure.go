@@ -282,7 +282,13 @@ type shellRun struct {
 	err      error // the command could not run
 	duration float64
 	output   string // combined stdout and stderr, as captured (bounded)
+	dir      string // where it ran
+	path     string // the PATH it ran with
 }
+
+// missing names what the command lacked when it could not run
+// (missingCommand); "" when its output does not say.
+func (sr shellRun) missing() string { return missingCommand(sr.output, sr.dir, sr.path) }
 
 // runShell runs command with the shell in dir, within timeout, with the
 // environment base (nil: this process's) and extra variables. A timeout (or
@@ -337,7 +343,7 @@ func runTapped(ctx context.Context, command, dir string, timeout time.Duration, 
 		pw.Close()
 		<-filtered
 	}
-	r := shellRun{output: out.String()}
+	r := shellRun{output: out.String(), dir: dir, path: pathOf(cmd.Env)}
 	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == -1 && ctx.Err() != nil {
 		r.timedOut = true // killed by us, not exited
 	} else if errors.Is(err, exec.ErrWaitDelay) {
@@ -380,13 +386,13 @@ func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 			r.Excerpt = Excerpt(sr.output)
 		}
 	}()
-	if status, reason := sr.status(g.Timeout, dir); status != "" {
+	if status, reason := sr.status(g.Timeout); status != "" {
 		r.Result, r.Reason = status, reason
 		switch status {
 		case Timeout:
 			r.Limit = g.Timeout.Seconds()
 		case Error:
-			r.Missing = missingCommand(sr.output, dir)
+			r.Missing = sr.missing()
 		}
 		return r
 	}
@@ -429,11 +435,21 @@ func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 	return r
 }
 
+// pathOf is the PATH env gives (its last), as the shell reads it.
+func pathOf(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // status is how a command that did not simply exit ended: timeout (past
 // limit), error (it could not run: exit 126 or 127, or the shell did not
 // start) or fail (killed by a signal), with the reason in words; "" when it
 // exited with a code of its own.
-func (sr shellRun) status(limit time.Duration, dir string) (string, string) {
+func (sr shellRun) status(limit time.Duration) (string, string) {
 	switch {
 	case sr.timedOut:
 		return Timeout, "timed out after " + limit.String()
@@ -443,7 +459,7 @@ func (sr shellRun) status(limit time.Duration, dir string) (string, string) {
 		return Error, "cannot run: " + sr.err.Error()
 	case sr.exitCode == 126 || sr.exitCode == 127:
 		what := "cannot run: exit status " + strconv.Itoa(sr.exitCode)
-		if m := missingCommand(sr.output, dir); m != "" {
+		if m := sr.missing(); m != "" {
 			if sr.exitCode == 127 {
 				what = "cannot run: " + m + " is missing"
 			} else {
@@ -505,7 +521,7 @@ func RunGate(ctx context.Context, g Gate, dir string, env []string, tap Tap) []C
 			sr = runShell(ctx, c, dir, g.Timeout, env)
 		}
 		cr := CommandResult{Command: c, Status: Pass, ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
-		if status, reason := sr.status(g.Timeout, dir); status != "" {
+		if status, reason := sr.status(g.Timeout); status != "" {
 			cr.Status, cr.Reason = status, reason
 		} else if sr.exitCode != 0 {
 			cr.Status, cr.Reason = Fail, "exit status "+strconv.Itoa(sr.exitCode)
@@ -519,7 +535,7 @@ func RunGate(ctx context.Context, g Gate, dir string, env []string, tap Tap) []C
 		default:
 			cr.Excerpt = Excerpt(sr.output)
 			if cr.Status == Error {
-				cr.Missing = missingCommand(sr.output, dir)
+				cr.Missing = sr.missing()
 			}
 		}
 		out = append(out, cr)
