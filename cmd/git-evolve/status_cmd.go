@@ -11,6 +11,7 @@ import (
 	"github.com/git-evolve/git-evolve/fitness"
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
+	"github.com/git-evolve/git-evolve/ledger"
 	"github.com/git-evolve/git-evolve/ledger/store"
 	"github.com/git-evolve/git-evolve/loop"
 )
@@ -48,6 +49,10 @@ type statusReport struct {
 	Ledger     statusLedger    `json:"ledger"`
 	Warnings   []string        `json:"warnings,omitempty"`
 	breakers   []loop.ControlEvent
+	// elsewhere says that HEAD reaches no cycle of a ledger that has
+	// some: on other branches, or on commits a squash or a rebase left
+	// behind.
+	elsewhere bool
 }
 
 type statusOpen struct {
@@ -181,6 +186,14 @@ func (c *statusCmd) Run(e *env) error {
 		}
 		r.Last = append(r.Last, sc)
 	}
+	if len(r.Last) == 0 {
+		for _, ev := range s.All {
+			if ev.Result != ledger.Quarantined {
+				r.elsewhere = true
+				break
+			}
+		}
+	}
 	if failing, ok := s.LastFailing(); ok {
 		r.Failing = nonNil(failing)
 		for i := len(events) - 1; i >= 0; i-- {
@@ -278,9 +291,12 @@ func (r *statusReport) print(e *env) error {
 	if len(r.Halt.Quarantined) > 0 {
 		fmt.Fprintf(w, "quarantined: %s\n", termSafe(strings.Join(r.Halt.Quarantined, ", ")))
 	}
-	if len(r.Last) == 0 {
+	switch {
+	case len(r.Last) == 0 && r.elsewhere:
+		fmt.Fprintf(w, "no cycles yet on the history HEAD reaches; the ledger has others (git evolve log lists them; git evolve relink attaches those a squash or a rebase carried here)\n")
+	case len(r.Last) == 0:
 		fmt.Fprintf(w, "no cycles yet\n")
-	} else {
+	default:
 		fmt.Fprintf(w, "last cycles:\n")
 		for _, c := range r.Last {
 			result := c.Result
