@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/git-evolve/git-evolve/redact"
@@ -158,79 +159,128 @@ var cannotRun = sync.OnceValue(func() *regexp.Regexp {
 
 // missingCommand names the command a check that could not run lacks, from
 // its output: the command, or, for a script in dir whose #! interpreter
-// is not there, the interpreter. path is the PATH the check ran with. ""
-// when the output does not say.
+// is not there, the interpreter. path and home are the PATH and HOME the
+// check ran with. "" when the output does not say.
 //
 // An English shell's words name it (cannotRun). A shell that speaks the
 // user's language says it in other words ("bash: Zeile 1: ruff: Befehl
 // nicht gefunden") but in the same shape, the name as the last field
-// before the message, so that field is taken too, when what it names is
-// what such a message says: absent (no file at a path, none of the name on
-// path), not executable, or a script whose interpreter is absent.
-func missingCommand(out, dir, path string) string {
+// before the message, so on the output's last line that field is taken
+// too, when what it names is what such a message says: absent (no file at
+// a path, none of the name on path), not executable, or a script whose
+// interpreter is absent.
+func missingCommand(out, dir, path, home string) string {
 	text := CleanText(out)
 	ms := cannotRun().FindAllStringSubmatch(text, -1)
 	if len(ms) == 0 {
-		return unrunnableField(text, dir, path)
+		return unrunnableField(text, dir, path, home)
 	}
 	m := ms[len(ms)-1]
 	name := m[1]
 	if name == "" {
 		name = m[2]
 	}
-	name = strings.Trim(strings.TrimSpace(name), `'"‘’„“«»`)
+	if n := nameIn(name); n != "" {
+		name = n // "failed to run command 'x'": x
+	} else {
+		name = unquoted(name)
+	}
 	if interp := missingInterpreter(name, dir); interp != "" {
 		return interp
 	}
 	return name
 }
 
+// unquoted is name without the spaces and the quotation marks a message
+// in any language puts around it ('x', `x', „x“, « x », 「x」).
+func unquoted(name string) string {
+	return strings.TrimFunc(name, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '`' || unicode.In(r, unicode.Quotation_Mark, unicode.Pi, unicode.Pf, unicode.Ps, unicode.Pe)
+	})
+}
+
 // unrunnableField is what missingCommand takes from a shell's message in
-// words it does not know: on the last line of out that has one, the field
-// before the message (the fields are what ": " parts), or, when that field
-// is words (a bad interpreter's "Defekter Interpreter"), the nearest
-// before it that is one word, when it names what cannot run (runnable).
-func unrunnableField(out, dir, path string) string {
+// words it does not know: on the last line of out, the field before the
+// message (the fields are what ": " parts), or, when that field is words
+// (a bad interpreter's "Defekter Interpreter"), the nearest before it that
+// can be a command's name, when it names what cannot run (runnable). The
+// lines before are the check's own output, never taken.
+func unrunnableField(out, dir, path, home string) string {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	for i := len(lines) - 1; i >= 0 && i >= len(lines)-ExcerptLines; i-- {
-		fields := strings.Split(lines[i], ": ")
-		for j := len(fields) - 2; j >= 1; j-- {
-			name := strings.Trim(strings.TrimSpace(fields[j]), `'"‘’„“«»`)
-			if name == "" || strings.ContainsAny(name, " \t") {
-				continue
-			}
-			if interp := missingInterpreter(name, dir); interp != "" {
-				return interp
-			}
-			if !runnable(name, dir, path) {
-				return name
-			}
-			break // one word that runs: not this line's
+	fields := strings.Split(lines[len(lines)-1], ": ")
+	for j := len(fields) - 2; j >= 1; j-- {
+		name := nameIn(fields[j])
+		if name == "" {
+			continue
+		}
+		if interp := missingInterpreter(name, dir); interp != "" {
+			return interp
+		}
+		if !runnable(name, dir, path, home) {
+			return name
+		}
+		break // the one that runs is no missing command
+	}
+	return ""
+}
+
+// nameIn is the name field gives: the field itself, quoted or not, when
+// it can be a command's name, else the last part of it in quotation marks
+// that can ("der Befehl „x“ konnte nicht ausgeführt werden": x); "" when
+// none can.
+func nameIn(field string) string {
+	if name := unquoted(field); commandLike(name) {
+		return name
+	}
+	parts := strings.FieldsFunc(field, func(r rune) bool {
+		return r == '`' || unicode.In(r, unicode.Quotation_Mark, unicode.Pi, unicode.Pf)
+	})
+	for i := len(parts) - 1; i >= 0; i-- {
+		if name := unquoted(parts[i]); commandLike(name) && parts[i] == strings.TrimSpace(parts[i]) {
+			return name
 		}
 	}
 	return ""
 }
 
-// runnable says whether the shell could run name in dir with path: a
-// name with a slash is a file there, else a file of that name in a
-// directory of path, executable either way.
-func runnable(name, dir, path string) bool {
+// commandLike says whether s can be the name of a command as a shell's
+// message gives it: one word of printable ASCII (a message's words in a
+// language written without spaces are not one).
+func commandLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// runnable says whether the shell could run name in dir with path and
+// home, as bash looks it up: a name with a slash is that file, else the
+// first of that name in the directories of path (an empty entry, or an
+// empty path, is dir; a leading ~ is home), executable either way.
+func runnable(name, dir, path, home string) bool {
 	executable := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		// LookPath of a path checks that file as exec does: a regular
+		// file this process may execute
+		_, err := exec.LookPath(p)
+		return err == nil
 	}
 	if strings.Contains(name, "/") {
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(dir, name)
-		}
 		return executable(name)
 	}
-	for _, d := range filepath.SplitList(path) {
-		if d == "" {
+	for _, d := range strings.Split(path, ":") {
+		switch {
+		case d == "":
 			d = "."
-		}
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(dir, d)
+		case d == "~" || strings.HasPrefix(d, "~/"):
+			d = home + d[1:]
 		}
 		if executable(filepath.Join(d, name)) {
 			return true

@@ -112,8 +112,87 @@ func TestMissingCommand(t *testing.T) {
 		{"all good", ""},
 		{"", ""},
 	} {
-		if got := missingCommand(tt.out, dir, bin); got != tt.want {
+		if got := missingCommand(tt.out, dir, bin, ""); got != tt.want {
 			t.Errorf("missingCommand(%q) = %q, want %q", tt.out, got, tt.want)
+		}
+	}
+}
+
+// The quotation marks coreutils' catalogues put around a name (env, nice,
+// timeout), in English and in other languages.
+func TestMissingCommandQuoted(t *testing.T) {
+	dir := t.TempDir()
+	for _, out := range []string{
+		"env: `python4': そのようなファイルやディレクトリはありません\n",                          // ja, tr, ko, sk, id, be
+		"env: `python4': No such file or directory\n",                       // af, et, eu, ga
+		"env: ”python4”: Filen eller katalogen finns inte\n",                // sv, fi, hu
+		"env: „python4”: Nie ma takiego pliku ani katalogu\n",               // pl, ro
+		"env: “python4”: Arquivo ou diretório inexistente\n",                // pt_BR, vi
+		"env: «\u00a0python4\u00a0»: Aucun fichier ou dossier de ce type\n", // fr
+		"env: 「python4」: 沒有此一檔案或目錄\n",                                       // zh_TW
+	} {
+		if got := missingCommand(out, dir, "/usr/bin:/bin", ""); got != "python4" {
+			t.Errorf("missingCommand(%q) = %q, want python4", out, got)
+		}
+	}
+}
+
+// bash in Japanese, a script whose #! interpreter is gone: the message's
+// words, written without spaces, are no command's name.
+func TestMissingCommandWordsWithoutSpaces(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "badi.sh"), []byte("#!/opt/nope/zsh\necho\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := "bash: 行 1: ./badi.sh: 実行できません: 必要なファイルがありません\n"
+	if got := missingCommand(out, dir, "/usr/bin:/bin", ""); got != "/opt/nope/zsh" {
+		t.Errorf("missingCommand(%q) = %q, want /opt/nope/zsh", out, got)
+	}
+}
+
+// The check's own earlier output is never read for a name: timeout's
+// message names what it could not run, in quotation marks, in any
+// language; env's "python3 -u" and its -S hint name nothing.
+func TestMissingCommandNotFromEarlierLines(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ out, want string }{
+		{"x_test.go:10: got: 3, want: 4\ntimeout: der Befehl „golangci-lint-nope“ konnte nicht ausgeführt werden: Datei oder Verzeichnis nicht gefunden\n", "golangci-lint-nope"},
+		{"x_test.go:10: got: 3, want: 4\ntimeout: failed to run command 'golangci-lint-nope': No such file or directory\n", "golangci-lint-nope"},
+		{"Error: ENOENT: no such file or directory, open 'cfg.json'\n/usr/bin/env: „python3 -u“: Datei oder Verzeichnis nicht gefunden\n/usr/bin/env: Verwenden Sie -[v]S, um Optionen in #!-Zeichen zu übergeben\n", ""},
+		{"x_test.go:10: got: 3, want: 4\nein Satz: noch einer\n", ""},
+	} {
+		if got := missingCommand(tt.out, dir, "/usr/bin:/bin", ""); got != tt.want {
+			t.Errorf("missingCommand(%q) = %q, want %q", tt.out, got, tt.want)
+		}
+	}
+}
+
+// runnable looks a name up as bash does: ~ in a PATH entry is home, an
+// empty PATH (or entry) is the directory the check runs in.
+func TestRunnableAsBash(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(home, "bin", "mytool"), filepath.Join(dir, "dottool")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name, path string
+		want       bool
+	}{
+		{"mytool", "~/bin:/usr/bin", true},
+		{"mytool", "/usr/bin", false},
+		{"dottool", "", true},
+		{"dottool", "/usr/bin::/bin", true},
+		{"dottool", "/usr/bin", false},
+		{"./dottool", "/usr/bin", true},
+		{"./gone", "", false},
+	} {
+		if got := runnable(tt.name, dir, tt.path, home); got != tt.want {
+			t.Errorf("runnable(%q, PATH=%q) = %v, want %v", tt.name, tt.path, got, tt.want)
 		}
 	}
 }
@@ -141,7 +220,7 @@ func FuzzMissingCommand(f *testing.F) {
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, out string) {
-		got := missingCommand(out, dir, dir)
+		got := missingCommand(out, dir, dir, dir)
 		if strings.ContainsAny(got, "\n\r") || (got != "" && !strings.Contains(CleanText(out), strings.Trim(got, " "))) {
 			t.Fatalf("missingCommand(%q) = %q: not a name the output gives", out, got)
 		}

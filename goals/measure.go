@@ -284,11 +284,12 @@ type shellRun struct {
 	output   string // combined stdout and stderr, as captured (bounded)
 	dir      string // where it ran
 	path     string // the PATH it ran with
+	home     string // the HOME it ran with
 }
 
 // missing names what the command lacked when it could not run
 // (missingCommand); "" when its output does not say.
-func (sr shellRun) missing() string { return missingCommand(sr.output, sr.dir, sr.path) }
+func (sr shellRun) missing() string { return missingCommand(sr.output, sr.dir, sr.path, sr.home) }
 
 // runShell runs command with the shell in dir, within timeout, with the
 // environment base (nil: this process's) and extra variables. A timeout (or
@@ -343,7 +344,7 @@ func runTapped(ctx context.Context, command, dir string, timeout time.Duration, 
 		pw.Close()
 		<-filtered
 	}
-	r := shellRun{output: out.String(), dir: dir, path: pathOf(cmd.Env)}
+	r := shellRun{output: out.String(), dir: dir, path: envOf(cmd.Env, "PATH"), home: envOf(cmd.Env, "HOME")}
 	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == -1 && ctx.Err() != nil {
 		r.timedOut = true // killed by us, not exited
 	} else if errors.Is(err, exec.ErrWaitDelay) {
@@ -435,10 +436,10 @@ func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 	return r
 }
 
-// pathOf is the PATH env gives (its last), as the shell reads it.
-func pathOf(env []string) string {
+// envOf is the value env gives name (its last), as the shell reads it.
+func envOf(env []string, name string) string {
 	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
 			return v
 		}
 	}
