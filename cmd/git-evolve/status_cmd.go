@@ -49,10 +49,10 @@ type statusReport struct {
 	Ledger     statusLedger    `json:"ledger"`
 	Warnings   []string        `json:"warnings,omitempty"`
 	breakers   []loop.ControlEvent
-	// elsewhere says that HEAD reaches no cycle of a ledger that has
-	// some: on other branches, or on commits a squash or a rebase left
-	// behind.
-	elsewhere bool
+	// elsewhere says where the cycles are when HEAD reaches none: "notes"
+	// (the ledger's, on other branches or on commits a squash or a rebase
+	// left behind), "journal" (this clone's journal alone), or "".
+	elsewhere string
 }
 
 type statusOpen struct {
@@ -188,9 +188,12 @@ func (c *statusCmd) Run(e *env) error {
 	}
 	if len(r.Last) == 0 {
 		for _, ev := range s.All {
-			if ev.Result != ledger.Quarantined {
-				r.elsewhere = true
-				break
+			switch {
+			case ev.Result == ledger.Quarantined:
+			case !ev.Journal:
+				r.elsewhere = "notes"
+			case r.elsewhere == "":
+				r.elsewhere = "journal"
 			}
 		}
 	}
@@ -292,8 +295,10 @@ func (r *statusReport) print(e *env) error {
 		fmt.Fprintf(w, "quarantined: %s\n", termSafe(strings.Join(r.Halt.Quarantined, ", ")))
 	}
 	switch {
-	case len(r.Last) == 0 && r.elsewhere:
+	case len(r.Last) == 0 && r.elsewhere == "notes":
 		fmt.Fprintf(w, "no cycles yet on the history HEAD reaches; the ledger has others (git evolve log lists them; git evolve relink attaches those a squash or a rebase carried here)\n")
+	case len(r.Last) == 0 && r.elsewhere == "journal":
+		fmt.Fprintf(w, "no cycles yet on the history HEAD reaches; this clone's journal has others (git evolve log --all lists them)\n")
 	case len(r.Last) == 0:
 		fmt.Fprintf(w, "no cycles yet\n")
 	default:
