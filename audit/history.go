@@ -525,6 +525,10 @@ func (h *historyCheck) compare(ci gitstore.CommitInfo, parent *gitstore.Notes, c
 			case ok:
 				f = h.rep.add(Notice, "accepted", "%s %s the record of cycle %d (%s) on %s; accepted by %s on %s: %s", who, verb, r.Cycle, shown, ch.Object.Short(),
 					acceptedBy(a), shortDate(a.At), oneLine(a.Reason))
+			case !kept && ci.Subject() == PrunedSubject:
+				f = h.rep.add(Breach, kind, "notes commit %s (git notes prune, %s, %s) %s the record of cycle %d (%s) on %s", ci.Hash.Short(),
+					ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"), verb, r.Cycle, shown, ch.Object.Short())
+				f.Original, f.Pruned = line, true
 			default:
 				f = h.rep.add(Breach, kind, "%s %s the record of cycle %d (%s) on %s", who, verb, r.Cycle, shown, ch.Object.Short())
 				f.Original = line
@@ -746,6 +750,12 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 }
 
 // whoMade names a notes commit as findings do: its name, who made it, when.
+// PrunedSubject is the subject git notes prune gives the notes commit it
+// makes (git does not translate it): it removes the notes of the objects
+// the clone it ran in does not have, records of a branch squash-merged or
+// deleted among them.
+const PrunedSubject = "Notes removed by 'git notes prune'"
+
 func whoMade(ci gitstore.CommitInfo) string {
 	return fmt.Sprintf("notes commit %s (%s, %s)", ci.Hash.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
 }

@@ -59,6 +59,8 @@ type Finding struct {
 	Original string `json:"original,omitempty"`
 	// Ref is the saved work a save-deleted finding is about.
 	Ref string `json:"ref,omitempty"`
+	// Pruned says that git notes prune made the change (PrunedSubject).
+	Pruned bool `json:"pruned,omitempty"`
 	// source is, for a record lost from the ledger, the notes commit the
 	// version Original is read from (what a repair names).
 	source string

@@ -81,7 +81,15 @@ func (c *verifyCmd) Run(e *env) error {
 		}
 	}
 	if n := rep.Breaches(); n > 0 {
-		return &integrityError{msg: fmt.Sprintf("the ledger fails verify: %d breach(es)", n)}
+		err := error(&integrityError{msg: fmt.Sprintf("the ledger fails verify: %d breach(es)", n)})
+		for _, f := range rep.Findings {
+			if f.Pruned && f.Severity == audit.Breach {
+				// a clean-up of git's, not an attack: what to do about it
+				err = withHint(err, "git notes prune removes the notes of commits the clone it runs in does not have, such as a branch's after a squash merge: git evolve repair puts the records back; git evolve relink then attaches them to the commits that carry their work, whose notes a prune keeps")
+				break
+			}
+		}
+		return err
 	}
 	return nil
 }
