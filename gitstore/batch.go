@@ -243,9 +243,26 @@ func (r *Repo) batchObjectsOf(names []string, fn func(i int, typ objectType, dat
 const nativeBatch = 64
 
 func (b *batch) fail(err error) error {
-	b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, bytes.TrimSpace(b.stderr.Bytes()))
 	if b.cmd.Process != nil {
 		b.cmd.Process.Kill()
+		// What git said is all written once it is reaped (exec copies its
+		// standard error until then): a git that gave up on an object
+		// says why last.
+		b.closed.Do(func() {
+			if b.stdin != nil {
+				b.stdin.Close()
+			}
+			_ = b.cmd.Wait()
+		})
+	}
+	said := bytes.TrimSpace(b.stderr.Bytes())
+	if i := bytes.Index(said, []byte("fatal: could not fetch ")); i >= 0 && bytes.Contains(said[i:], []byte(" from promisor remote")) {
+		// an object a partial clone's filter left out, which git may not
+		// fetch for a read: it ends the whole exchange
+		obj, _, _ := bytes.Cut(said[i+len("fatal: could not fetch "):], []byte(" "))
+		b.err = fmt.Errorf("reading object %s: %w: the notes were fetched through the clone's filter; git evolve sync fetches them whole", obj, ErrPromised)
+	} else {
+		b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, said)
 	}
 	return b.err
 }

@@ -12,20 +12,94 @@ import (
 // credential helpers work exactly as they do for the user's own git fetch
 // and git push.
 
+// FetchOptions are how Fetch fetches.
+type FetchOptions struct {
+	// Again says a fetch of the same refs ran before in this process:
+	// git's automatic maintenance, which that one ran, is not run again.
+	Again bool
+	// Refetch fetches every object of the refs as a fresh clone would
+	// (git fetch --refetch, git 2.36 or newer), for objects an earlier
+	// fetch through a partial clone's filter left out.
+	Refetch bool
+}
+
 // Fetch runs git fetch from remote with refspecs, without tags, without
 // touching FETCH_HEAD, and pruning the destinations of the refspecs that
-// the remote no longer has. With again, git's automatic maintenance is not
-// run after it (a fetch repeated within one sync: the first one ran it).
-func (r *Repo) Fetch(remote string, again bool, refspecs ...string) error {
+// the remote no longer has. In a partial clone the objects come whole
+// (--no-filter): what git-evolve fetches it reads, and a read never
+// fetches (GIT_NO_LAZY_FETCH).
+func (r *Repo) Fetch(remote string, o FetchOptions, refspecs ...string) error {
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune"}
-	if again {
+	if o.Again {
 		args = append(args, "--no-auto-maintenance")
+	}
+	if r.PartialClone() {
+		args = append(args, "--no-filter")
+	}
+	if o.Refetch {
+		args = append(args, "--refetch")
 	}
 	args = append(append(args, "--end-of-options", remote), refspecs...)
 	if _, err := r.gitUser(nil, args...); err != nil {
 		return fmt.Errorf("fetching from %s: %w", remote, err)
 	}
 	return nil
+}
+
+// PartialClone says whether the repository is a partial clone: a remote
+// promises objects its filter left out (remote.<name>.promisor, or
+// extensions.partialClone), which git would fetch when one is read.
+func (r *Repo) PartialClone() bool {
+	r.readConfig()
+	r.config.mu.Lock()
+	defer r.config.mu.Unlock()
+	if vs := r.config.all["extensions.partialclone"]; len(vs) > 0 && vs[len(vs)-1] != "" {
+		return true
+	}
+	for k, vs := range r.config.all {
+		if strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".promisor") && len(vs) > 0 {
+			if b, ok := configBool(vs[len(vs)-1]); ok && b {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ErrPromised is wrapped by the error of a read of an object a partial
+// clone's filter left out: git, which may not fetch it for a read
+// (GIT_NO_LAZY_FETCH), gives up the whole read.
+var ErrPromised = errors.New("an object a partial clone's filter left out")
+
+// Missing lists the objects of the history of tips, less that of not,
+// that are not here (git rev-list --objects --missing=print): in a
+// partial clone, those its filter left out.
+func (r *Repo) Missing(tips, not []Hash) ([]Hash, error) {
+	if len(tips) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, h := range tips {
+		in.WriteString(h.String() + "\n")
+	}
+	for _, h := range not {
+		in.WriteString("^" + h.String() + "\n")
+	}
+	out, err := r.git(context.Background(), in.Bytes(), "rev-list", "--objects", "--missing=print", "--stdin")
+	if err != nil {
+		return nil, err
+	}
+	var missing []Hash
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("?")); ok {
+			h, err := ParseHash(string(rest))
+			if err != nil {
+				return nil, fmt.Errorf("git rev-list printed %q", line)
+			}
+			missing = append(missing, h)
+		}
+	}
+	return missing, nil
 }
 
 // PushUpdate is one ref a push sets on the remote, with a lease: the push

@@ -219,7 +219,7 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 		refspecs = append(refspecs, "+"+TranscriptsPrefix+"*:"+TranscriptsTracking(remote)+"*")
 	}
 	if !lastSeen {
-		if err := repo.Fetch(remote, again, refspecs...); err != nil {
+		if err := fetchWhole(repo, remote, again, refspecs, o.Transcripts); err != nil {
 			return nil, 0, false, err
 		}
 		didFetch = true
@@ -238,7 +238,7 @@ func syncOnce(repo *gitstore.Repo, remote string, again, lastSeen bool, o Option
 			return nil, 0, false, err
 		}
 		if !ahead {
-			if err := repo.Fetch(remote, again, refspecs...); err != nil {
+			if err := fetchWhole(repo, remote, again, refspecs, o.Transcripts); err != nil {
 				return nil, 0, false, err
 			}
 			didFetch = true
@@ -406,6 +406,54 @@ type Listed struct {
 
 // notesRefs lists the local evolve notes refs and their remote-tracking
 // copies of remote, in one git for-each-ref.
+// fetchWhole is the fetch of the refs of refspecs from remote. In a
+// partial clone their objects come whole (gitstore.Fetch), and the notes
+// an earlier fetch brought through the clone's filter (a plain git fetch
+// with the refspec init sets) are fetched again whole, once: a read of
+// them never fetches, and would give up.
+func fetchWhole(repo *gitstore.Repo, remote string, again bool, refspecs []string, transcripts bool) error {
+	if err := repo.Fetch(remote, gitstore.FetchOptions{Again: again}, refspecs...); err != nil {
+		return err
+	}
+	if !repo.PartialClone() {
+		return nil
+	}
+	// What the local refs hold is here: git-evolve wrote it, or read it
+	// whole before it took it (a merge, sync's check of what a copy
+	// brings). So what is looked for is what the copies add to them.
+	missing := func() (int, error) {
+		prefixes := []string{TrackingRef(remote, NotesPrefix), NotesPrefix}
+		if transcripts {
+			prefixes = append(prefixes, TranscriptsTracking(remote))
+		}
+		refs, err := repo.ListRefsUnder(prefixes...)
+		if err != nil {
+			return 0, err
+		}
+		var tips, not []gitstore.Hash
+		for ref, h := range refs {
+			if strings.HasPrefix(ref, NotesPrefix) {
+				not = append(not, h)
+			} else {
+				tips = append(tips, h)
+			}
+		}
+		m, err := repo.Missing(tips, not)
+		return len(m), err
+	}
+	n, err := missing()
+	if err != nil || n == 0 {
+		return err
+	}
+	if err := repo.Fetch(remote, gitstore.FetchOptions{Again: true, Refetch: true}, refspecs...); err != nil {
+		return fmt.Errorf("%d object(s) of the notes from %s were fetched through this partial clone's filter, and fetching them whole failed (git fetch --refetch needs git 2.36 or newer): %w", n, remote, err)
+	}
+	if n, err = missing(); err == nil && n > 0 {
+		err = fmt.Errorf("%d object(s) of the notes from %s are still not here after fetching them whole", n, remote)
+	}
+	return err
+}
+
 func notesRefs(repo *gitstore.Repo, remote string) (local, tracking map[string]gitstore.Hash, err error) {
 	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
 	if err != nil {

@@ -23,6 +23,9 @@ func (e *env) copyNotices() {
 
 func copyNotice(r *store.CopyRefusal) string {
 	remote := r.Remote()
+	if r.Unread {
+		return fmt.Sprintf("%s's ledger (%s) is not read, only this clone's: %s; git evolve sync %s fetches them whole", remote, r.Ref, r.Reason, remote)
+	}
 	what := "a breach"
 	if r.Breaches > 1 {
 		what = fmt.Sprintf("%d breaches, the first", r.Breaches)

@@ -119,6 +119,9 @@ type statusLedger struct {
 	// Refused: the remote's copy is not read, as it would bring a breach
 	// (its notes commits are among NotMerged, and sync keeps them out).
 	Refused bool `json:"refused,omitempty"`
+	// Unread: the remote's copy is not read, as a partial clone's filter
+	// left out some of its notes (refused too).
+	Unread bool `json:"unread,omitempty"`
 }
 
 func (c *statusCmd) Run(e *env) error {
@@ -251,7 +254,9 @@ func (c *statusCmd) Run(e *env) error {
 				return err
 			}
 			for _, refused := range l.Refused() {
-				r.Ledger.Refused = r.Ledger.Refused || refused.Ref == tracking
+				if refused.Ref == tracking {
+					r.Ledger.Refused, r.Ledger.Unread = true, r.Ledger.Unread || refused.Unread
+				}
 			}
 		} else if _, ok, err := s.Repo.RefHash(store.NotesRef); err == nil && ok {
 			r.Ledger.NotPushed = -1 // never fetched: unknown
@@ -333,6 +338,8 @@ func (r *statusReport) print(e *env) error {
 		fmt.Fprintf(w, "ledger: no remote\n")
 	case !l.Fetched:
 		fmt.Fprintf(w, "ledger: %s's copy never fetched (git evolve sync fetches, merges and pushes it)\n", l.Remote)
+	case l.Unread:
+		fmt.Fprintf(w, "ledger: %d commit(s) not pushed to %s; %s's is not read: it was fetched without its notes' contents (git evolve sync %s fetches them whole)\n", l.NotPushed, l.Remote, l.Remote, l.Remote)
 	case l.Refused:
 		fmt.Fprintf(w, "ledger: %d commit(s) not pushed to %s; %s's is not read: it brings a breach (the notice says which)\n", l.NotPushed, l.Remote, l.Remote)
 	case l.NotPushed == 0 && l.NotMerged == 0:

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,10 @@ type CopyRefusal struct {
 	// first, in verify's words (untrusted text: escape it to print it).
 	Breaches int
 	Reason   string
+	// Unread says the copy could not be read whole: objects of it are
+	// ones a partial clone's filter left out (gitstore.ErrPromised), when
+	// a plain git fetch brought it. Breaches is then 0.
+	Unread bool
 }
 
 // Remote is the remote the refused copy was fetched from.
@@ -91,7 +96,10 @@ func (l *Ledger) admits(ref string, local, tip gitstore.Hash) bool {
 	if !asked {
 		var err error
 		r, err = l.check(local, tip)
-		if err != nil {
+		switch {
+		case errors.Is(err, gitstore.ErrPromised):
+			r = &CopyRefusal{Unread: true, Reason: "its notes were fetched through this partial clone's filter, without their contents"}
+		case err != nil:
 			r = &CopyRefusal{Breaches: 1, Reason: "it could not be checked: " + err.Error()}
 		}
 		c.mu.Lock()

@@ -1,0 +1,74 @@
+package gitstore
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A partial clone whose plain git fetch brought the notes through its
+// filter: the notes' blobs are promised, not here. A read of one gives up
+// with ErrPromised (git may not fetch it for a read); Missing names them;
+// a fetch with Refetch brings them whole.
+func TestPartialCloneNotes(t *testing.T) {
+	if out, _ := exec.Command("git", "fetch", "-h").CombinedOutput(); !strings.Contains(string(out), "--refetch") {
+		t.Skip("git fetch has no --refetch (git 2.36)")
+	}
+	src := newRepo(t)
+	commits := src.makeCommits(3)
+	for i, c := range commits {
+		src.git("notes", "--ref=evolve", "add", "-m", "note "+string(rune('a'+i)), c.String())
+	}
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if _, err := runGitCmd(t.TempDir(), "", nil, "clone", "-q", "--mirror", src.dir, remote); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runGitCmd(remote, "", nil, "config", "uploadpack.allowFilter", "true"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "partial")
+	if _, err := runGitCmd(t.TempDir(), "", nil, "clone", "-q", "--filter=blob:none", "file://"+remote, dir); err != nil {
+		t.Fatal(err)
+	}
+	pc := &testRepo{t: t, dir: dir}
+	pc.git("fetch", "-q", "origin", "refs/notes/evolve:refs/notes/remotes/origin/evolve")
+	tip := pc.hash("rev-parse", "refs/notes/remotes/origin/evolve")
+
+	repo := pc.open()
+	if !repo.PartialClone() {
+		t.Fatal("PartialClone() = false in a clone made with --filter")
+	}
+	if plain := src.open(); plain.PartialClone() {
+		t.Error("PartialClone() = true in a repository no remote promises objects to")
+	}
+	missing, err := repo.Missing([]Hash{tip}, nil)
+	if err != nil || len(missing) != 3 {
+		t.Fatalf("Missing = %v, %v; want the 3 notes' blobs", missing, err)
+	}
+	if _, err := repo.ReadBlob(missing[0]); !errors.Is(err, ErrPromised) {
+		t.Fatalf("ReadBlob of a promised blob: %v, want ErrPromised", err)
+	}
+
+	again := openDir(t, dir) // the failed read ended the first one's exchange
+	if err := again.Fetch("origin", FetchOptions{Again: true, Refetch: true}, "+refs/notes/evolve:refs/notes/remotes/origin/evolve"); err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := again.Missing([]Hash{tip}, nil); err != nil || len(missing) != 0 {
+		t.Fatalf("after a refetch, Missing = %v, %v; want none", missing, err)
+	}
+	n, err := again.NotesAt(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := walkNotes(t, n)
+	if len(got) != 3 {
+		t.Fatalf("notes read after the refetch: %v", got)
+	}
+	for _, blobs := range got {
+		if _, err := again.ReadBlob(blobs[0]); err != nil {
+			t.Fatalf("ReadBlob after the refetch: %v", err)
+		}
+	}
+}
