@@ -260,7 +260,7 @@ func (b *batch) fail(err error) error {
 		// an object a partial clone's filter left out, which git may not
 		// fetch for a read: it ends the whole exchange
 		obj, _, _ := bytes.Cut(said[i+len("fatal: could not fetch "):], []byte(" "))
-		b.err = fmt.Errorf("reading object %s: %w: the notes were fetched through the clone's filter; git evolve sync fetches them whole", obj, ErrPromised)
+		b.err = fmt.Errorf("reading object %s: %w, and reads never fetch (git evolve sync fetches a remote's copy of the ledger whole; git fetch --refetch --no-filter <remote> 'refs/notes/*:refs/notes/*' fetches notes a plain fetch brought through the filter)", obj, ErrPromised)
 	} else {
 		b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, said)
 	}
