@@ -749,13 +749,13 @@ func CheckIncoming(repo *gitstore.Repo, from, to gitstore.Hash) ([]Finding, erro
 	return out, nil
 }
 
-// whoMade names a notes commit as findings do: its name, who made it, when.
 // PrunedSubject is the subject git notes prune gives the notes commit it
 // makes (git does not translate it): it removes the notes of the objects
 // the clone it ran in does not have, records of a branch squash-merged or
 // deleted among them.
 const PrunedSubject = "Notes removed by 'git notes prune'"
 
+// whoMade names a notes commit as findings do: its name, who made it, when.
 func whoMade(ci gitstore.CommitInfo) string {
 	return fmt.Sprintf("notes commit %s (%s, %s)", ci.Hash.Short(), ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"))
 }

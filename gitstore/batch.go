@@ -58,11 +58,33 @@ func startBatch(dir string, env []string) *batch {
 
 // batch is the repository's git cat-file, started by the first call.
 func (r *Repo) batch() (*batch, error) {
-	r.objectsOnce.Do(func() { r.objects = startBatch(r.dir, r.env) })
+	r.objectsOnce.Do(func() {
+		r.objectsMu.Lock()
+		defer r.objectsMu.Unlock()
+		r.objects = startBatch(r.dir, r.env)
+	})
+	r.objectsMu.Lock()
+	defer r.objectsMu.Unlock()
 	if r.objects == nil {
 		return nil, errors.New("the repository is closed")
 	}
+	if r.objects.gaveUp() && !r.closed {
+		// git gave up the exchange on an object a partial clone's filter
+		// left out (ErrPromised): the reads of other objects, which are
+		// here, go on with a git of their own; the read of that object
+		// fails as it did
+		r.objects.close()
+		r.objects = startBatch(r.dir, r.env)
+	}
 	return r.objects, r.objects.err
+}
+
+// gaveUp says whether git ended the exchange on an object a partial
+// clone's filter left out.
+func (b *batch) gaveUp() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return errors.Is(b.err, ErrPromised)
 }
 
 // close ends git cat-file; closing it again does nothing (one Wait).
@@ -260,7 +282,7 @@ func (b *batch) fail(err error) error {
 		// an object a partial clone's filter left out, which git may not
 		// fetch for a read: it ends the whole exchange
 		obj, _, _ := bytes.Cut(said[i+len("fatal: could not fetch "):], []byte(" "))
-		b.err = fmt.Errorf("reading object %s: %w, and reads never fetch (git evolve sync fetches a remote's copy of the ledger whole; git fetch --refetch --no-filter <remote> 'refs/notes/*:refs/notes/*' fetches notes a plain fetch brought through the filter)", obj, ErrPromised)
+		b.err = fmt.Errorf("reading object %s: %w, and reads never fetch: git evolve sync fetches the notes whole", obj, ErrPromised)
 	} else {
 		b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, said)
 	}

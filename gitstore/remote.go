@@ -17,10 +17,6 @@ type FetchOptions struct {
 	// Again says a fetch of the same refs ran before in this process:
 	// git's automatic maintenance, which that one ran, is not run again.
 	Again bool
-	// Refetch fetches every object of the refs as a fresh clone would
-	// (git fetch --refetch, git 2.36 or newer), for objects an earlier
-	// fetch through a partial clone's filter left out.
-	Refetch bool
 }
 
 // Fetch runs git fetch from remote with refspecs, without tags, without
@@ -36,12 +32,27 @@ func (r *Repo) Fetch(remote string, o FetchOptions, refspecs ...string) error {
 	if r.PartialClone() {
 		args = append(args, "--no-filter")
 	}
-	if o.Refetch {
-		args = append(args, "--refetch")
-	}
 	args = append(append(args, "--end-of-options", remote), refspecs...)
 	if _, err := r.gitUser(nil, args...); err != nil {
 		return fmt.Errorf("fetching from %s: %w", remote, err)
+	}
+	return nil
+}
+
+// FetchObjects fetches the objects objs from remote, each with all it
+// refers to (the notes a partial clone's filter left out), as git fetches
+// what a partial clone lacks: by name, with no negotiation, into no ref.
+func (r *Repo) FetchObjects(remote string, objs []Hash) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	for _, h := range objs {
+		in.WriteString(h.String() + "\n")
+	}
+	if _, err := r.gitUser(in.Bytes(), "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+		"--recurse-submodules=no", "--no-auto-maintenance", "--no-filter", "--stdin", "--end-of-options", remote); err != nil {
+		return fmt.Errorf("fetching %d object(s) from %s: %w", len(objs), remote, err)
 	}
 	return nil
 }
@@ -75,6 +86,16 @@ var ErrPromised = errors.New("an object a partial clone's filter left out")
 // that are not here (git rev-list --objects --missing=print): in a
 // partial clone, those its filter left out.
 func (r *Repo) Missing(tips, not []Hash) ([]Hash, error) {
+	return r.missing(tips, not)
+}
+
+// MissingAt is Missing of the trees of the commits tips alone, not of
+// their history: what a read of their notes as they are needs.
+func (r *Repo) MissingAt(tips []Hash) ([]Hash, error) {
+	return r.missing(tips, nil, "--no-walk")
+}
+
+func (r *Repo) missing(tips, not []Hash, flags ...string) ([]Hash, error) {
 	if len(tips) == 0 {
 		return nil, nil
 	}
@@ -85,7 +106,8 @@ func (r *Repo) Missing(tips, not []Hash) ([]Hash, error) {
 	for _, h := range not {
 		in.WriteString("^" + h.String() + "\n")
 	}
-	out, err := r.git(context.Background(), in.Bytes(), "rev-list", "--objects", "--missing=print", "--stdin")
+	args := append([]string{"rev-list", "--objects", "--missing=print"}, flags...)
+	out, err := r.git(context.Background(), in.Bytes(), append(args, "--stdin")...)
 	if err != nil {
 		return nil, err
 	}

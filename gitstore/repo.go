@@ -34,6 +34,8 @@ type Repo struct {
 	bare        bool
 	objects     *batch      // reads objects (batch.go), from the first read on
 	objectsOnce sync.Once   // starts objects
+	objectsMu   sync.Mutex  // guards objects and closed, for a batch started again
+	closed      bool        // Close ran: no batch starts
 	native      odb         // reads a few objects without git (odb.go)
 	ident       identCache  // author and committer, fetched once (ident.go)
 	config      configCache // git's config, read once (config.go)
@@ -127,9 +129,12 @@ func Open(dir string, opts ...Option) (_ *Repo, err error) {
 func (r *Repo) Close() error {
 	r.objectsOnce.Do(func() {}) // none starts after this
 	r.closeNative()
+	r.objectsMu.Lock()
+	r.closed = true
 	if r.objects != nil {
 		r.objects.close()
 	}
+	r.objectsMu.Unlock()
 	for _, p := range r.ident.procs {
 		p.abandon()
 	}

@@ -173,12 +173,20 @@ func Sync(repo *gitstore.Repo, remote string, o Options) (*Report, error) {
 	since := func(t time.Time) time.Duration { return now().Sub(t) }
 	start := now()
 	defer func() { rep.Elapsed = since(start) }()
-	lastSeen, fetchedBefore := o.AsLastSeen, false
+	lastSeen, fetchedBefore, mended := o.AsLastSeen, false, false
 	pushed := map[string]bool{} // the refs a round's push moved
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
 		began := now()
 		refs, transcripts, fetched, err := syncOnce(repo, remote, fetchedBefore, lastSeen, o)
+		if errors.Is(err, gitstore.ErrPromised) && !mended {
+			// a local ref a plain fetch moved through a partial clone's
+			// filter: its objects are fetched, and the round is made again
+			mended = true
+			if err = fetchLocalWhole(repo, remote); err == nil {
+				refs, transcripts, fetched, err = syncOnce(repo, remote, true, false, o)
+			}
+		}
 		fetchedBefore = fetchedBefore || fetched
 		for i := range refs {
 			if refs[i].Pushed {
@@ -404,13 +412,11 @@ type Listed struct {
 	local, tracking map[string]gitstore.Hash
 }
 
-// notesRefs lists the local evolve notes refs and their remote-tracking
-// copies of remote, in one git for-each-ref.
 // fetchWhole is the fetch of the refs of refspecs from remote. In a
-// partial clone their objects come whole (gitstore.Fetch), and the notes
-// an earlier fetch brought through the clone's filter (a plain git fetch
-// with the refspec init sets) are fetched again whole, once: a read of
-// them never fetches, and would give up.
+// partial clone their objects come whole (gitstore.Fetch), and the
+// objects an earlier fetch brought through the clone's filter (a plain git
+// fetch with the refspec init sets, or into the local refs) are fetched
+// by name: a read of them never fetches, and would give up.
 func fetchWhole(repo *gitstore.Repo, remote string, again bool, refspecs []string, transcripts bool) error {
 	if err := repo.Fetch(remote, gitstore.FetchOptions{Again: again}, refspecs...); err != nil {
 		return err
@@ -418,42 +424,70 @@ func fetchWhole(repo *gitstore.Repo, remote string, again bool, refspecs []strin
 	if !repo.PartialClone() {
 		return nil
 	}
-	// What the local refs hold is here: git-evolve wrote it, or read it
-	// whole before it took it (a merge, sync's check of what a copy
-	// brings). So what is looked for is what the copies add to them.
-	missing := func() (int, error) {
-		prefixes := []string{TrackingRef(remote, NotesPrefix), NotesPrefix}
-		if transcripts {
-			prefixes = append(prefixes, TranscriptsTracking(remote))
-		}
-		refs, err := repo.ListRefsUnder(prefixes...)
-		if err != nil {
-			return 0, err
-		}
-		var tips, not []gitstore.Hash
-		for ref, h := range refs {
-			if strings.HasPrefix(ref, NotesPrefix) {
-				not = append(not, h)
-			} else {
-				tips = append(tips, h)
-			}
-		}
-		m, err := repo.Missing(tips, not)
-		return len(m), err
+	prefixes := []string{TrackingRef(remote, NotesPrefix), NotesPrefix}
+	if transcripts {
+		prefixes = append(prefixes, TranscriptsTracking(remote))
 	}
-	n, err := missing()
-	if err != nil || n == 0 {
+	refs, err := repo.ListRefsUnder(prefixes...)
+	if err != nil {
 		return err
 	}
-	if err := repo.Fetch(remote, gitstore.FetchOptions{Again: true, Refetch: true}, refspecs...); err != nil {
-		return fmt.Errorf("%d object(s) of the notes from %s were fetched through this partial clone's filter, and fetching them whole failed (git fetch --refetch needs git 2.36 or newer): %w", n, remote, err)
+	var tips, not []gitstore.Hash
+	for ref, h := range refs {
+		if strings.HasPrefix(ref, NotesPrefix) {
+			not = append(not, h)
+		} else {
+			tips = append(tips, h)
+		}
 	}
-	if n, err = missing(); err == nil && n > 0 {
-		err = fmt.Errorf("%d object(s) of the notes from %s are still not here after fetching them whole", n, remote)
+	if err := fetchMissing(repo, remote, tips, not); err != nil {
+		return err
+	}
+	// A local ref a plain fetch moved through the filter lacks objects of
+	// its notes as they are: those are looked for (the trees of the
+	// tips, not their history: 0.05 s at 10,000 records, 0.5 s at
+	// 100,000), and when one is missing, every object of the local refs'
+	// history is.
+	if missing, err := repo.MissingAt(not); err != nil || len(missing) == 0 {
+		return err
+	}
+	return fetchLocalWhole(repo, remote)
+}
+
+// fetchMissing fetches by name the objects of the history of tips, less
+// that of not, that are not here, and checks that they then are.
+func fetchMissing(repo *gitstore.Repo, remote string, tips, not []gitstore.Hash) error {
+	missing, err := repo.Missing(tips, not)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	if err := repo.FetchObjects(remote, missing); err != nil {
+		return fmt.Errorf("%d object(s) of the notes were fetched through this partial clone's filter: %w", len(missing), err)
+	}
+	if missing, err = repo.Missing(tips, not); err == nil && len(missing) > 0 {
+		err = fmt.Errorf("%d object(s) of the notes from %s are still not here after fetching them", len(missing), remote)
 	}
 	return err
 }
 
+// fetchLocalWhole fetches from remote, by name, the objects of the local
+// notes refs that are not here: after a plain fetch moved one of them
+// through a partial clone's filter. It lists every object of their
+// history once.
+func fetchLocalWhole(repo *gitstore.Repo, remote string) error {
+	refs, err := repo.ListRefsUnder(NotesPrefix)
+	if err != nil {
+		return err
+	}
+	tips := make([]gitstore.Hash, 0, len(refs))
+	for _, h := range refs {
+		tips = append(tips, h)
+	}
+	return fetchMissing(repo, remote, tips, nil)
+}
+
+// notesRefs lists the local evolve notes refs and their remote-tracking
+// copies of remote, in one git for-each-ref.
 func notesRefs(repo *gitstore.Repo, remote string) (local, tracking map[string]gitstore.Hash, err error) {
 	both, err := repo.ListRefsUnder(TrackingRef(remote, NotesPrefix), NotesPrefix)
 	if err != nil {

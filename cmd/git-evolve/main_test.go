@@ -93,8 +93,7 @@ func scriptParams(dir string) testscript.Params {
 // scriptCondition answers the conditions the suites use beyond the built-in
 // ones: [pty] is true when a pseudo-terminal can be opened (ttyin needs one);
 // [german] when git speaks German with LANGUAGE=de (its translations are
-// installed); [gitcompletion] when git's bash completion is installed;
-// [refetch] when git fetch has --refetch.
+// installed); [gitcompletion] when git's bash completion is installed.
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "daemon":
@@ -111,10 +110,6 @@ func scriptCondition(cond string) (bool, error) {
 		cmd.Env = append(os.Environ(), "LANGUAGE=de", "LANG=C.UTF-8", "LC_ALL=", "GIT_CEILING_DIRECTORIES="+os.TempDir())
 		out, _ := cmd.CombinedOutput()
 		return strings.Contains(string(out), "Kein Git-Repository"), nil
-	case "refetch":
-		// git fetch --refetch (git 2.36 or newer)
-		out, _ := exec.Command("git", "fetch", "-h").CombinedOutput()
-		return strings.Contains(string(out), "--refetch"), nil
 	case "gitcompletion":
 		// git's bash completion where distributions install it
 		_, err := os.Stat("/usr/share/bash-completion/completions/git")

@@ -70,7 +70,7 @@ func (c *verifyCmd) Run(e *env) error {
 			fmt.Fprintf(w, "ledger: %d record(s) in %d note(s); %d commit(s) of its history read\n", rep.Records, rep.Notes, rep.History)
 		}
 		for _, f := range rep.Findings {
-			fmt.Fprintf(w, "%-7s %-16s %s\n", f.Severity, f.Kind, f.Message)
+			fmt.Fprintf(w, "%-7s %-16s %s\n", f.Severity, f.Kind, termLine(f.Message))
 		}
 		n := rep.Breaches()
 		if !e.quiet {
@@ -85,7 +85,7 @@ func (c *verifyCmd) Run(e *env) error {
 		for _, f := range rep.Findings {
 			if f.Pruned && f.Severity == audit.Breach {
 				// a clean-up of git's, not an attack: what to do about it
-				err = withHint(err, "git notes prune removes the notes of commits the clone it runs in does not have, such as a branch's after a squash merge: git evolve repair puts the records back; git evolve relink then attaches them to the commits that carry their work, whose notes a prune keeps")
+				err = withHint(err, "git notes prune removes the notes of commits the clone it runs in does not have, such as a branch's after a squash merge: git evolve repair puts the records back, and where a squash or a rebase carried their work to other commits, git evolve relink attaches them there, whose notes a prune keeps")
 				break
 			}
 		}
