@@ -42,7 +42,7 @@ func TestActionYAML(t *testing.T) {
 		}
 		all.WriteString(s.Run + "\n")
 	}
-	for _, want := range []string{"install-release.sh", "go install \"github.com/git-evolve/git-evolve/cmd/git-evolve@", "git fetch --no-tags --no-filter origin 'refs/notes/*:refs/notes/*'", "git evolve report --github"} {
+	for _, want := range []string{"install-release.sh", "go install \"github.com/git-evolve/git-evolve/cmd/git-evolve@", "fetch-ledger.sh", "git evolve report --github"} {
 		if !strings.Contains(all.String(), want) {
 			t.Errorf("action.yml does not run %q", want)
 		}

@@ -156,6 +156,12 @@ func setupScript(e *testscript.Env) error {
 		return err
 	}
 	e.Setenv("CONTRIB", contrib)
+	// The Action's scripts, for the scripts that run its steps.
+	action, err := filepath.Abs("../../.github")
+	if err != nil {
+		return err
+	}
+	e.Setenv("ACTION", action)
 	gitconfig := "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n" + testenv.GlobalConfig
 	return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644)
 }
