@@ -175,8 +175,15 @@ func (p *rebuildPlan) write(l *store.Ledger) (gitstore.Hash, error) {
 	if err != nil {
 		return gitstore.ZeroHash, err
 	}
-	if len(edits) > 0 || tree.IsZero() {
-		if tree, err = snap.ApplyNotesIndexed(edits, nil, store.CycleIndex); err != nil {
+	// an older layout's index of cycles, if the base has one, goes
+	var old map[string]gitstore.Hash
+	if !tree.IsZero() {
+		if old, err = snap.TakingOut(nil, ledger.OldIndexNames...); err != nil {
+			return gitstore.ZeroHash, err
+		}
+	}
+	if len(edits) > 0 || len(old) > 0 || tree.IsZero() {
+		if tree, err = snap.ApplyNotesIndexed(edits, old, store.CycleIndex); err != nil {
 			return gitstore.ZeroHash, err
 		}
 	}
