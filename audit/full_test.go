@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -302,6 +303,29 @@ func compareVerifies(t *testing.T, c *clone, seed int64, did []string) {
 	if k != f || k != g {
 		t.Fatalf("seed %d after %s: the answers differ\nkept:       %s\nfrom git:   %s\nkept again: %s", seed, strings.Join(did, ", "), k, f, g)
 	}
+	// The verify after, which reads the history on from where the last
+	// one remembered it clean (when the ledger is not: the notes commit
+	// before the oldest breach), finds the same breaches.
+	next, err := VerifyWith(c.l, VerifyOptions{})
+	if err != nil {
+		t.Fatalf("seed %d after %s: the verify after: %v", seed, strings.Join(did, ", "), err)
+	}
+	if b, n := breachText(again), breachText(next); b != n {
+		t.Fatalf("seed %d after %s: the verify after finds other breaches\nbefore: %s\nafter:  %s", seed, strings.Join(did, ", "), b, n)
+	}
+}
+
+// breachText is the breaches a report names, in order.
+func breachText(rep *Report) string {
+	var out []string
+	for _, f := range rep.Findings {
+		if f.Severity == Breach {
+			data, _ := json.Marshal(f)
+			out = append(out, string(data))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }
 
 // reportText is what a report says, without how much of the history was

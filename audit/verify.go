@@ -90,6 +90,9 @@ type Report struct {
 	// largest is what the history check knew of the largest cycle of the
 	// ledger at its tip (see largestCheck), for the verified file.
 	largest largestMemory
+	// memoryAt is, for a commit the history check read, what it knew
+	// there (largest and chain), for the verified file.
+	memoryAt func(gitstore.Hash) (largestMemory, chainMemory)
 	// chain is whether the chain had begun at that tip, when the history
 	// check knew it without reading the ledger (unchainedCheck.memory).
 	chain chainMemory
@@ -241,7 +244,10 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		pos reflogPos
 		// read: the reflog's entries up to pos named no record lost
 		read bool
-		err  error
+		// lostBreaches are the breaches of the reflog's read, beside the
+		// history's
+		lostBreaches int
+		err          error
 	}
 	historyRead := make(chan *notesHistory, 1) // nil when it could not be read
 	historyChecked := make(chan checked, 1)
@@ -262,14 +268,15 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		hrep := &Report{}
 		tip, err := checkHistory(l, hrep, holds, look, accepted, nh)
 		var pos reflogPos
-		read := false
+		read, lostBreaches := false, 0
 		if err == nil {
 			// What vanished with no notes commit removing it.
 			lost := &Report{}
 			pos, read, err = checkLost(l, lost, nh, look, accepted)
 			hrep.Findings = append(hrep.Findings, lost.Findings...)
+			lostBreaches = lost.Breaches()
 		}
-		historyChecked <- checked{hrep, tip, pos, read, err}
+		historyChecked <- checked{hrep, tip, pos, read, lostBreaches, err}
 	}()
 	var d *deltaRun
 	defer func() {
@@ -428,6 +435,14 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
 		writeVerified(repo, tip, hc.pos, hc.rep.largest, hc.rep.chain, store.CycleIndex.Name)
+	} else if x, ok := historyCleanTo(repo, nh, hc.rep, bad.Breaches() == 0 && hc.lostBreaches == 0 && hc.read); ok {
+		// Not clean, but the history is, up to x, the parent of the
+		// notes commit that brought the oldest breach: the next verify
+		// reads it on from there, and finds that breach again (a ledger
+		// never found clean is not read whole at each verify).
+		largest, chain := hc.rep.memoryAt(x)
+		gitstore.Tracef("verify: the ledger's history is clean up to %s; the next verify reads it on from there", x.Short())
+		writeVerified(repo, x, hc.pos, largest, chain, store.CycleIndex.Name)
 	} else if was := nh.was; hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
@@ -1043,7 +1058,81 @@ func checkHistory(l *store.Ledger, rep *Report, holds func(object gitstore.Hash,
 		rep.largest = h.largest.memory(tip)
 		rep.chain = h.unchained.memory(tip)
 	}
+	rep.memoryAt = func(c gitstore.Hash) (largestMemory, chainMemory) {
+		return h.largest.memory(c), h.unchained.memory(c)
+	}
 	return tip, nil
+}
+
+// historyCleanTo is, for a verify that found breaches, the notes commit
+// the history was read clean up to: the first parent of the oldest notes
+// commit a breach of the history check names, on the first-parent line
+// of the commits read, when no commit that brought a breach is it or one
+// of its ancestors, and it is not the tip verified before. ok is false
+// when there is none, or when a breach may depend on where the next
+// verify starts reading: others is false (a breach of the index, of what
+// sits at a note's path, or of the reflog), or a breach of the history
+// names a commit it did not read.
+func historyCleanTo(repo *gitstore.Repo, nh *notesHistory, hrep *Report, others bool) (gitstore.Hash, bool) {
+	if !others || hrep.memoryAt == nil || len(nh.commits) == 0 {
+		return gitstore.ZeroHash, false
+	}
+	read := make(map[gitstore.Hash]bool, len(nh.commits))
+	for _, c := range nh.commits {
+		read[c] = true
+	}
+	brought := map[gitstore.Hash]bool{}
+	for _, f := range hrep.Findings {
+		if f.Severity != Breach {
+			continue
+		}
+		c, err := gitstore.ParseHash(f.NotesCommit)
+		if err != nil || !read[c] {
+			return gitstore.ZeroHash, false
+		}
+		brought[c] = true
+	}
+	if len(brought) == 0 {
+		return gitstore.ZeroHash, false
+	}
+	// the oldest of them on the first-parent line from the tip
+	var oldest, x gitstore.Hash
+	for c := nh.tip; read[c]; {
+		ci, err := repo.Commit(c)
+		if err != nil {
+			return gitstore.ZeroHash, false
+		}
+		if len(ci.Parents) == 0 {
+			if brought[c] {
+				oldest, x = c, gitstore.ZeroHash // a root: nothing before it
+			}
+			break
+		}
+		if brought[c] {
+			oldest, x = c, ci.Parents[0]
+		}
+		c = ci.Parents[0]
+	}
+	if oldest.IsZero() || x.IsZero() || x == nh.done || !read[x] {
+		return gitstore.ZeroHash, false
+	}
+	// no commit that brought a breach is x or behind it
+	var since []gitstore.Hash
+	var err error
+	if nh.done.IsZero() {
+		since, err = repo.RevList(x.String())
+	} else {
+		since, err = repo.RevList(x.String(), "^"+nh.done.String())
+	}
+	if err != nil {
+		return gitstore.ZeroHash, false
+	}
+	for _, c := range since {
+		if brought[c] {
+			return gitstore.ZeroHash, false
+		}
+	}
+	return x, true
 }
 
 // noteText is the text of the notes on obj in snap (an object noted at
