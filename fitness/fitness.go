@@ -9,7 +9,10 @@ package fitness
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
@@ -116,15 +119,13 @@ func All(repo *gitstore.Repo) ([]Found, error) {
 }
 
 // snapshotRefs are the refs snapshots are read from: the local one, and
-// each remote's fetched copy.
+// each remote's fetched copy (refs/notes/remotes/<remote>/evolve-fitness,
+// as the ledger's copies are found: from the refs, with no git process).
 func snapshotRefs(repo *gitstore.Repo) ([]string, error) {
-	refs := []string{Ref}
-	remotes, err := repo.Remotes()
+	copies, err := repo.TrackingNotes(strings.TrimPrefix(Ref, "refs/notes/"))
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range remotes {
-		refs = append(refs, "refs/notes/remotes/"+r+"/evolve-fitness")
-	}
-	return refs, nil
+	names := slices.Sorted(maps.Keys(copies))
+	return append([]string{Ref}, names...), nil
 }
