@@ -442,7 +442,10 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		// never found clean is not read whole at each verify).
 		largest, chain := hc.rep.memoryAt(x)
 		gitstore.Tracef("verify: the ledger's history is clean up to %s; the next verify reads it on from there", x.Short())
-		writeVerified(repo, x, hc.pos, largest, chain, store.CycleIndex.Name)
+		// The index and what sits at a note's path were checked at the
+		// tip, not at x: the next verify checks them whole (no layout
+		// remembered as compared).
+		writeVerified(repo, x, hc.pos, largest, chain, "")
 	} else if was := nh.was; hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
@@ -560,9 +563,11 @@ func checkBadNotes(l *store.Ledger, rep *Report, nh *notesHistory, full bool) er
 		return err
 	}
 	// A tip this clone verified clean held none: only what changed since
-	// is read.
+	// is read. A tip remembered with no index compared (an older
+	// git-evolve's, or one whose history alone was read clean up to
+	// there: historyCleanTo) was not looked at whole: all of it is.
 	var since *gitstore.Notes
-	if nh.incremental(full) {
+	if nh.incremental(full) && nh.was.index == store.CycleIndex.Name {
 		if since, err = repo.NotesAt(nh.done); err != nil {
 			since = nil
 		}
