@@ -248,11 +248,14 @@ func FuzzVerifiedFile(f *testing.F) {
 		{tip: tip, pos: reflogPos{end: 42, after: after}, largest: largestMemory{tip: tip, checked: true, known: true, bound: 7},
 			chain: chainMemory{tip: tip, known: true, began: true}},
 		{tip: tip, largest: largestMemory{tip: tip, checked: true}, chain: chainMemory{tip: tip, known: true}},
+		{tip: tip, index: ledger.IndexName},
+		{tip: tip, checked: after, checkedIndex: ledger.IndexName},
 	} {
 		f.Add(formatVerified(v))
 	}
 	f.Add([]byte(tip.String() + "\nlargest x\nlargest 12345678901\nreflog -1 " + after.String() + "\nchained maybe\n"))
 	f.Add([]byte("not a commit\nlargest 3\n"))
+	f.Add([]byte(tip.String() + "\nchecked " + after.String() + "\nchecked nothing v2\nchecked " + after.String() + " a b\n"))
 	f.Add([]byte(tip.String() + "\r\nreflog 0 " + after.String() + "\n\x00chained yes"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v := parseVerified(data)

@@ -49,6 +49,13 @@ type verified struct {
 	// another layout (an older git-evolve's) was never compared, and the
 	// next verify compares it whole.
 	index string
+	// checked is, when tip is where the history was read clean up to but
+	// the ledger was not (historyCleanTo), the later tip at which the
+	// index of cycles (of layout checkedIndex) and what sits at the notes'
+	// paths were found sound: the next verify checks them from there when
+	// the ledger descends from it, else whole.
+	checked      gitstore.Hash
+	checkedIndex string
 }
 
 // chainMemory is whether the ledger at tip holds a chained record (the
@@ -101,6 +108,10 @@ func parseVerified(data []byte) verified {
 			}
 		case len(f) == 2 && f[0] == "index":
 			v.index = f[1]
+		case len(f) == 3 && f[0] == "checked":
+			if c, err := gitstore.ParseHash(f[1]); err == nil && !c.IsZero() {
+				v.checked, v.checkedIndex = c, f[2]
+			}
 		case len(f) == 2 && f[0] == "chained" && (f[1] == "yes" || f[1] == "no"):
 			v.chain = chainMemory{tip: v.tip, known: true, began: f[1] == "yes"}
 		case len(f) == 2 && f[0] == "largest" && f[1] == "-":
@@ -150,7 +161,27 @@ func formatVerified(v verified) []byte {
 	if v.index != "" {
 		fmt.Fprintf(&b, "index %s\n", v.index)
 	}
+	if !v.checked.IsZero() {
+		fmt.Fprintf(&b, "checked %s %s\n", v.checked, v.checkedIndex)
+	}
 	return b.Bytes()
+}
+
+// rewriteVerified writes the verified file that holds v.
+func rewriteVerified(repo *gitstore.Repo, v verified) {
+	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) { w.Write(formatVerified(v)) })
+}
+
+// writeHistoryClean remembers x as the commit the ledger's history was
+// read clean up to, though the ledger was not (historyCleanTo), with the
+// reflog read up to pos and what the verify knew at x; no index is
+// remembered compared at x (an older git-evolve, which reads no checked
+// line, compares it whole), and checked is the tip at which the index and
+// what sits at the notes' paths were found sound.
+func writeHistoryClean(repo *gitstore.Repo, x gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory, checked gitstore.Hash) {
+	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
+		w.Write(formatVerified(verified{tip: x, pos: pos, largest: largest, chain: chain, checked: checked, checkedIndex: store.CycleIndex.Name}))
+	})
 }
 
 // guardPutBack starts the reflog message of a ledger ref the run driver

@@ -340,14 +340,11 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		}()
 	}
 	if since {
-		from := nh.done
-		if nh.was.index != store.CycleIndex.Name {
-			// the verify that found that tip clean compared an index of
-			// another layout (an older git-evolve's), or none: this
-			// layout's is compared whole, once
-			from = gitstore.ZeroHash
-		}
-		checkIndexNow(from, nil)
+		// the verify that found that tip clean compared an index of
+		// another layout (an older git-evolve's), or none: this layout's
+		// is compared whole, once; or it read the history clean up to
+		// there and compared the index at a later tip (checkedFrom)
+		checkIndexNow(nh.checkedFrom(repo), nil)
 	}
 	if since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
@@ -443,13 +440,14 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		largest, chain := hc.rep.memoryAt(x)
 		gitstore.Tracef("verify: the ledger's history is clean up to %s; the next verify reads it on from there", x.Short())
 		// The index and what sits at a note's path were checked at the
-		// tip, not at x: the next verify checks them whole (no layout
-		// remembered as compared).
-		writeVerified(repo, x, hc.pos, largest, chain, "")
+		// tip, not at x: the next verify checks them from the tip, when
+		// the ledger still descends from it, else whole.
+		writeHistoryClean(repo, x, hc.pos, largest, chain, tip)
 	} else if was := nh.was; hc.read && hc.pos != was.pos {
 		// Not clean, but the reflog read so far lost nothing: the next
 		// verify reads on from here.
-		writeVerified(repo, nh.done, hc.pos, was.largest, was.chain, was.index)
+		was.tip, was.pos = nh.done, hc.pos
+		rewriteVerified(repo, was)
 	}
 	save := func() {}
 	switch {
@@ -567,8 +565,8 @@ func checkBadNotes(l *store.Ledger, rep *Report, nh *notesHistory, full bool) er
 	// git-evolve's, or one whose history alone was read clean up to
 	// there: historyCleanTo) was not looked at whole: all of it is.
 	var since *gitstore.Notes
-	if nh.incremental(full) && nh.was.index == store.CycleIndex.Name {
-		if since, err = repo.NotesAt(nh.done); err != nil {
+	if from := nh.checkedFrom(repo); nh.incremental(full) && !from.IsZero() {
+		if since, err = repo.NotesAt(from); err != nil {
 			since = nil
 		}
 	}
@@ -965,6 +963,28 @@ type notesHistory struct {
 // asked for.
 func (nh *notesHistory) incremental(full bool) bool {
 	return !full && !nh.done.IsZero() && nh.descends
+}
+
+// checkedFrom is the notes commit at which the index of cycles and what
+// sits at the notes' paths were last found sound, for a verify that reads
+// the history since the tip verified: that tip, when its verify compared
+// an index of this layout; the later tip its verify checked them at, when
+// it read only the history clean up to there (verified.checked) and the
+// ledger descends from that tip; else none (zero: they are checked whole).
+func (nh *notesHistory) checkedFrom(repo *gitstore.Repo) gitstore.Hash {
+	was := nh.was
+	switch {
+	case was.index == store.CycleIndex.Name:
+		return nh.done
+	case was.checked.IsZero() || was.checkedIndex != store.CycleIndex.Name || nh.tip.IsZero():
+		return gitstore.ZeroHash
+	case was.checked == nh.tip:
+		return was.checked
+	}
+	if in, err := repo.IsAncestor(was.checked, nh.tip); err == nil && in {
+		return was.checked
+	}
+	return gitstore.ZeroHash
 }
 
 // readHistory reads the ledger's notes history: the commits since the tip
