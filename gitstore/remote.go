@@ -141,6 +141,14 @@ type PushResult struct {
 	Rejected bool
 }
 
+// PushError is a push the remote did not take for a reason of its own (no
+// right to push there, a hook that declined, the network): not a race
+// another clone won.
+type PushError struct{ Err error }
+
+func (e *PushError) Error() string { return e.Err.Error() }
+func (e *PushError) Unwrap() error { return e.Err }
+
 // ErrPushRejected is wrapped by the error Push returns when the remote
 // refused an update because its ref is not what the lease expected (another
 // clone pushed first) or the update is not a fast-forward: fetch, merge and
@@ -177,7 +185,7 @@ func (r *Repo) Push(remote string, updates []PushUpdate) ([]PushResult, error) {
 		return results, fmt.Errorf("pushing to %s: %w", remote, ErrPushRejected)
 	}
 	if err != nil {
-		return results, fmt.Errorf("pushing to %s: %w", remote, err)
+		return results, fmt.Errorf("pushing to %s: %w", remote, &PushError{err})
 	}
 	return results, nil
 }

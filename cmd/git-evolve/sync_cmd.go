@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -72,6 +73,15 @@ func (c *syncCmd) Run(e *env) error {
 	rep, err := share.Sync(repo, remote, opts)
 	if err != nil {
 		printSync(e, rep, remote)
+		var pe *gitstore.PushError
+		if errors.As(err, &pe) && rep != nil {
+			for _, r := range rep.Refs {
+				if r.Merged > 0 {
+					// what was merged stays: say so, and how it travels on
+					return withHint(err, fmt.Sprintf("what this sync merged from %s stays in this clone's ledger (git evolve log lists it); a sync with a remote this clone may push to delivers it there", remote))
+				}
+			}
+		}
 		return err
 	}
 	if c.JSON {
