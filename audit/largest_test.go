@@ -250,6 +250,7 @@ func FuzzVerifiedFile(f *testing.F) {
 		{tip: tip, largest: largestMemory{tip: tip, checked: true}, chain: chainMemory{tip: tip, known: true}},
 		{tip: tip, index: ledger.IndexName},
 		{tip: tip, checked: after, checkedIndex: ledger.IndexName},
+		{tip: tip, checked: after, checkedIndex: ledger.IndexName, historyOnly: true},
 	} {
 		f.Add(formatVerified(v))
 	}
@@ -269,6 +270,28 @@ func FuzzVerifiedFile(f *testing.F) {
 			t.Fatalf("read %+v, written and read again %+v", v, again)
 		}
 	})
+}
+
+// The verified file a verify writes when it read the history clean up to
+// a commit but found the ledger not clean names that commit after
+// "history ": an older git-evolve, which reads the first line as a tip
+// verified clean and looks only at what changed since, reads none there.
+func TestHistoryCleanIsNoTipToOlderReaders(t *testing.T) {
+	c, _ := recordedClone(t, 2, 0)
+	x, checked := commit(1), commit(2)
+	writeHistoryClean(c.repo, x, reflogPos{}, largestMemory{}, chainMemory{}, checked)
+	data, err := os.ReadFile(verifiedPath(c.repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	if h, err := gitstore.ParseHash(strings.TrimSpace(first)); err == nil {
+		t.Fatalf("the first line %q names %s, which an older reader takes for a tip verified clean", first, h)
+	}
+	v := readVerified(c.repo)
+	if v.tip != x || !v.historyOnly || v.checked != checked || v.index != "" {
+		t.Fatalf("read back %+v", v)
+	}
 }
 
 // A verified file larger than what verify writes there holds nothing.

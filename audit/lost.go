@@ -56,6 +56,11 @@ type verified struct {
 	// the ledger descends from it, else whole.
 	checked      gitstore.Hash
 	checkedIndex string
+	// historyOnly says tip is where the history was read clean up to, not
+	// a tip verified clean: the file's first line is "history <tip>",
+	// which an older git-evolve reads as no file (it would take the tip
+	// for one verified clean, and look only at what changed since).
+	historyOnly bool
 }
 
 // chainMemory is whether the ledger at tip holds a chained record (the
@@ -83,7 +88,7 @@ func readVerified(repo *gitstore.Repo) verified {
 }
 
 // parseVerified reads what the verified file holds: its first line names
-// the tip; then, each optional, "reflog <offset> <commit>" and "largest
+// the tip (after "history ", one the history was read clean up to); then, each optional, "reflog <offset> <commit>" and "largest
 // <n>" (or "largest -", when the verify that wrote it checked the
 // history's Evolve-Largest-Cycle trailers but knew no bound at the tip),
 // "chained yes" or "chained no" (chainMemory), and "index <name>" (the
@@ -93,9 +98,10 @@ func readVerified(repo *gitstore.Repo) verified {
 func parseVerified(data []byte) verified {
 	var v verified
 	first, rest, _ := strings.Cut(string(data), "\n")
+	first, v.historyOnly = strings.CutPrefix(strings.TrimSpace(first), "history ")
 	tip, err := gitstore.ParseHash(strings.TrimSpace(first))
 	if err != nil || tip.IsZero() {
-		return v
+		return verified{}
 	}
 	v.tip = tip
 	for _, line := range strings.Split(rest, "\n") {
@@ -140,6 +146,9 @@ func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, larges
 // it.
 func formatVerified(v verified) []byte {
 	var b bytes.Buffer
+	if v.historyOnly {
+		b.WriteString("history ")
+	}
 	b.WriteString(v.tip.String() + "\n")
 	if v.pos.end > 0 {
 		fmt.Fprintf(&b, "reflog %d %s\n", v.pos.end, v.pos.after)
@@ -175,12 +184,13 @@ func rewriteVerified(repo *gitstore.Repo, v verified) {
 // writeHistoryClean remembers x as the commit the ledger's history was
 // read clean up to, though the ledger was not (historyCleanTo), with the
 // reflog read up to pos and what the verify knew at x; no index is
-// remembered compared at x (an older git-evolve, which reads no checked
-// line, compares it whole), and checked is the tip at which the index and
-// what sits at the notes' paths were found sound.
+// remembered compared at x, and checked is the tip at which the index and
+// what sits at the notes' paths were found sound. Its first line,
+// "history <x>", is none to an older git-evolve, which reads it as no
+// file: a verify of the whole ledger.
 func writeHistoryClean(repo *gitstore.Repo, x gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory, checked gitstore.Hash) {
 	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
-		w.Write(formatVerified(verified{tip: x, pos: pos, largest: largest, chain: chain, checked: checked, checkedIndex: store.CycleIndex.Name}))
+		w.Write(formatVerified(verified{tip: x, pos: pos, largest: largest, chain: chain, checked: checked, checkedIndex: store.CycleIndex.Name, historyOnly: true}))
 	})
 }
 
