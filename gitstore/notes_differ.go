@@ -265,7 +265,11 @@ func (d *NotesDiffer) ask(pairs []NotesPair, asked []int, out [][]NoteChange) (o
 		readErr = werr
 	}
 	if readErr != nil {
-		if said := d.git.said(); len(said) > 0 {
+		// git is ended and waited for first: what it said is all copied
+		// then (exec copies its standard error until the wait)
+		g := d.git
+		d.fail()
+		if said := g.said(); len(said) > 0 {
 			readErr = fmt.Errorf("%v: %s", readErr, said)
 		}
 		return nil, readErr
