@@ -95,6 +95,10 @@ type largestMemory struct {
 	tip            gitstore.Hash
 	checked, known bool
 	bound          int
+	// holder is a note that holds bound, when known (zero: none known),
+	// so that a verify that carries the bound on names the note a verify
+	// of the whole history names
+	holder gitstore.Hash
 }
 
 func newLargestCheck(remembered largestMemory) *largestCheck {
@@ -232,7 +236,7 @@ func (lc *largestCheck) outside(h *historyCheck, p gitstore.Hash) largestState {
 		return largestState{} // the verify that walked it did not check trailers
 	}
 	if p == m.tip && m.known {
-		return largestState{known: true, bound: m.bound}
+		return largestState{known: true, bound: m.bound, holder: m.holder, exact: !m.holder.IsZero()}
 	}
 	// p's own trailer; else (none, or accepted as it was) the nearest
 	// first-parent ancestor's that bounds, with the notes changed since.
@@ -335,5 +339,9 @@ func (lc *largestCheck) report(h *historyCheck, ci gitstore.CommitInfo, pos, nam
 // the walk read it (read: it was among the commits walked).
 func (lc *largestCheck) memory(tip gitstore.Hash) largestMemory {
 	st, _ := lc.lookup(tip)
-	return largestMemory{tip: tip, checked: true, known: st.known, bound: st.bound}
+	m := largestMemory{tip: tip, checked: true, known: st.known, bound: st.bound}
+	if st.known && st.exact {
+		m.holder = st.holder
+	}
+	return m
 }

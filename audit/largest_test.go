@@ -251,6 +251,7 @@ func FuzzVerifiedFile(f *testing.F) {
 		{tip: tip, index: ledger.IndexName},
 		{tip: tip, checked: after, checkedIndex: ledger.IndexName},
 		{tip: tip, checked: after, checkedIndex: ledger.IndexName, historyOnly: true},
+		{tip: tip, largest: largestMemory{tip: tip, checked: true, known: true, bound: 9, holder: after}},
 	} {
 		f.Add(formatVerified(v))
 	}

@@ -124,9 +124,16 @@ func parseVerified(data []byte) verified {
 			v.largest = largestMemory{tip: v.tip, checked: true}
 		case len(f) == 2 && f[0] == "largest":
 			if n, err := strconv.Atoi(f[1]); err == nil && n >= 0 && len(f[1]) <= 10 {
-				v.largest = largestMemory{tip: v.tip, checked: true, known: true, bound: n}
+				v.largest = largestMemory{tip: v.tip, checked: true, known: true, bound: n, holder: v.largest.holder}
+			}
+		case len(f) == 2 && f[0] == "holder":
+			if h, err := gitstore.ParseHash(f[1]); err == nil && !h.IsZero() {
+				v.largest.holder = h
 			}
 		}
+	}
+	if !v.largest.known {
+		v.largest.holder = gitstore.ZeroHash // a holder of no bound
 	}
 	return v
 }
@@ -157,6 +164,9 @@ func formatVerified(v verified) []byte {
 	case !largest.checked || largest.tip != v.tip:
 	case largest.known:
 		fmt.Fprintf(&b, "largest %d\n", largest.bound)
+		if !largest.holder.IsZero() {
+			fmt.Fprintf(&b, "holder %s\n", largest.holder)
+		}
 	default:
 		b.WriteString("largest -\n")
 	}
