@@ -526,8 +526,7 @@ func (h *historyCheck) compare(ci gitstore.CommitInfo, parent *gitstore.Notes, c
 				f = h.rep.add(Notice, "accepted", "%s %s the record of cycle %d (%s) on %s; accepted by %s on %s: %s", who, verb, r.Cycle, shown, ch.Object.Short(),
 					acceptedBy(a), shortDate(a.At), oneLine(a.Reason))
 			case !kept && ci.Subject() == PrunedSubject:
-				f = h.rep.add(Breach, kind, "notes commit %s (git notes prune, %s, %s) %s the record of cycle %d (%s) on %s", ci.Hash.Short(),
-					ci.Committer.Name, ci.Committer.When.UTC().Format("2006-01-02 15:04"), verb, r.Cycle, shown, ch.Object.Short())
+				f = h.rep.add(Breach, kind, "%s, by its subject a git notes prune, %s the record of cycle %d (%s) on %s", who, verb, r.Cycle, shown, ch.Object.Short())
 				f.Original, f.Pruned = line, true
 			default:
 				f = h.rep.add(Breach, kind, "%s %s the record of cycle %d (%s) on %s", who, verb, r.Cycle, shown, ch.Object.Short())

@@ -73,7 +73,7 @@ type chainMemory struct {
 }
 
 // maxVerifiedFile bounds the verified file read back: what verify writes
-// there is four short lines. A larger file is none (the next verify reads
+// there is at most seven short lines. A larger file is none (the next verify reads
 // the history whole, as in a new clone).
 const maxVerifiedFile = 4096
 
@@ -88,11 +88,13 @@ func readVerified(repo *gitstore.Repo) verified {
 }
 
 // parseVerified reads what the verified file holds: its first line names
-// the tip (after "history ", one the history was read clean up to); then, each optional, "reflog <offset> <commit>" and "largest
-// <n>" (or "largest -", when the verify that wrote it checked the
-// history's Evolve-Largest-Cycle trailers but knew no bound at the tip),
-// "chained yes" or "chained no" (chainMemory), and "index <name>" (the
-// layout of the index of cycles compared). A line that does not
+// the tip (after "history ", one the history was read clean up to); then,
+// each optional, "reflog <offset> <commit>", "largest <n>" (or "largest
+// -", when the verify that wrote it checked the history's
+// Evolve-Largest-Cycle trailers but knew no bound at the tip) and "holder
+// <object>" (a note that holds it), "chained yes" or "chained no"
+// (chainMemory), "index <name>" (the layout of the index of cycles
+// compared) and "checked <commit> <name>" (verified.checked). A line that does not
 // read is read past; a file whose first line names no commit (or the
 // zero name) holds nothing.
 func parseVerified(data []byte) verified {

@@ -561,9 +561,10 @@ func checkBadNotes(l *store.Ledger, rep *Report, nh *notesHistory, full bool) er
 		return err
 	}
 	// A tip this clone verified clean held none: only what changed since
-	// is read. A tip remembered with no index compared (an older
-	// git-evolve's, or one whose history alone was read clean up to
-	// there: historyCleanTo) was not looked at whole: all of it is.
+	// is read, from where the last verify found them sound (checkedFrom:
+	// the tip it verified, or the later tip a verify that read the history
+	// clean only up to there checked). A tip remembered with no layout of
+	// the index compared (an older git-evolve's) is looked at whole, once.
 	var since *gitstore.Notes
 	if from := nh.checkedFrom(repo); nh.incremental(full) && !from.IsZero() {
 		if since, err = repo.NotesAt(from); err != nil {

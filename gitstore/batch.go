@@ -33,7 +33,9 @@ func startBatch(dir string, env []string) *batch {
 	b := &batch{}
 	b.cmd = exec.CommandContext(context.Background(), "git", "cat-file", "--batch")
 	b.cmd.Dir = dir
-	b.cmd.Env = env
+	// what git says is read (fail): in its own words, whatever the user's
+	// language
+	b.cmd.Env = append(env[:len(env):len(env)], "LC_ALL=C")
 	b.cmd.Stderr = &b.stderr
 	stdin, err := b.cmd.StdinPipe()
 	if err != nil {
@@ -282,7 +284,7 @@ func (b *batch) fail(err error) error {
 		// an object a partial clone's filter left out, which git may not
 		// fetch for a read: it ends the whole exchange
 		obj, _, _ := bytes.Cut(said[i+len("fatal: could not fetch "):], []byte(" "))
-		b.err = fmt.Errorf("reading object %s: %w, and reads never fetch: git evolve sync fetches the notes whole", obj, ErrPromised)
+		b.err = fmt.Errorf("reading object %s: %w, and reads never fetch", obj, ErrPromised)
 	} else {
 		b.err = fmt.Errorf("reading objects from git cat-file: %v %s", err, said)
 	}

@@ -161,6 +161,11 @@ func printError(w io.Writer, err error) {
 	if errors.Is(err, gitstore.ErrNotRepository) {
 		fmt.Fprintf(w, "git-evolve: hint: run it inside a git repository, or name one with -C <path>\n")
 	}
+	if errors.Is(err, gitstore.ErrPromised) && !errors.As(err, &h) {
+		// an object a partial clone's filter left out: the ledger's notes
+		// are what sync fetches whole; other objects git fetches
+		fmt.Fprintf(w, "git-evolve: hint: when it is the ledger's notes (a plain git fetch brings them through the clone's filter), git evolve sync fetches them whole; another object, git fetch or git checkout brings\n")
+	}
 }
 
 // flagFor names the record command's flag for a record field.

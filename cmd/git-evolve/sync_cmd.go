@@ -78,7 +78,7 @@ func (c *syncCmd) Run(e *env) error {
 			for _, r := range rep.Refs {
 				if r.Merged > 0 {
 					// what was merged stays: say so, and how it travels on
-					return withHint(err, fmt.Sprintf("what this sync merged from %s stays in this clone's ledger (git evolve log lists it); a sync with a remote this clone may push to delivers it there", remote))
+					return withHint(err, fmt.Sprintf("what this sync merged from %s stays in this clone's ledger (git evolve log lists it): git evolve sync %s again delivers it once %s takes the push, and a sync with a remote this clone may push to delivers it there", remote, remote, remote))
 				}
 			}
 		}
