@@ -140,13 +140,13 @@ func TreeEdited(t testing.TB, dir, tree string, path []string, name string, add 
 		lines = append(lines, "040000 tree "+TreeEdited(t, dir, "", path[1:], name, add)+"\t"+path[0])
 	}
 	if len(path) == 0 && add {
-		lines = append(lines, "100644 blob "+gitIn(t, dir, "", "hash-object", "-w", "--stdin")+"\t"+name)
+		lines = append(lines, "100644 blob "+GitIn(t, dir, "", "hash-object", "-w", "--stdin")+"\t"+name)
 	}
-	return gitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")
+	return GitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")
 }
 
-// gitIn runs git in dir with stdin, returning what it printed, trimmed.
-func gitIn(t testing.TB, dir, stdin string, args ...string) string {
+// GitIn runs git in dir with stdin, returning what it printed, trimmed.
+func GitIn(t testing.TB, dir, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

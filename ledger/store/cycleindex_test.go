@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -115,18 +114,6 @@ func treeWithEntry(t *testing.T, dir, tree string, path []string, name string) s
 func treeWithoutEntry(t *testing.T, dir, tree string, path []string, name string) string {
 	t.Helper()
 	return testenv.TreeEdited(t, dir, tree, path, name, false)
-}
-
-func gitIn(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return string(out)
 }
 
 // withAndWithoutView is what read answers with no saved view (saved says

@@ -117,17 +117,17 @@ func TestLastIndexWrongByWhatItRead(t *testing.T) {
 			others = append(others, ln)
 		}
 	}
-	stamp := strings.TrimSpace(gitIn(t, dir, strings.Join(others, "\n")+"\n", "mktree", "--missing"))
+	stamp := strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(others, "\n")+"\n", "mktree", "--missing"))
 	var idx []string
 	for _, ln := range strings.Split(strings.TrimRight(git(t, dir, "ls-tree", indexDir), "\n"), "\n") {
 		if !strings.Contains(ln, "\tof-") {
 			idx = append(idx, ln)
 		}
 	}
-	empty := strings.TrimSpace(gitIn(t, dir, "", "hash-object", "-w", "--stdin"))
+	empty := strings.TrimSpace(testenv.GitIn(t, dir, "", "hash-object", "-w", "--stdin"))
 	idx = append(idx, "100644 blob "+empty+"\tof-"+stamp)
-	newIndex := strings.TrimSpace(gitIn(t, dir, strings.Join(idx, "\n")+"\n", "mktree"))
-	root := strings.TrimSpace(gitIn(t, dir, strings.Join(append(others, "040000 tree "+newIndex+"\t"+ledger.IndexName), "\n")+"\n", "mktree"))
+	newIndex := strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(idx, "\n")+"\n", "mktree"))
+	root := strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(append(others, "040000 tree "+newIndex+"\t"+ledger.IndexName), "\n")+"\n", "mktree"))
 	commitNotesTree(t, dir, root, "another writer")
 	if got, want, _ := withAndWithoutView(t, dir, func(l *Ledger) string { return lastAnswer(t, l, 2) }); got != want {
 		t.Errorf("the last 2, cycle 7 read and dropped:\n%s\nfrom every note:\n%s", got, want)

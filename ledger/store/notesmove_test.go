@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/internal/testenv"
 	"github.com/git-evolve/git-evolve/ledger"
 )
 
@@ -48,9 +49,9 @@ func inBucket(t *testing.T, dir, root, commit string) string {
 	if blob == "" {
 		t.Fatalf("premise: no flat note on %s", commit)
 	}
-	sub := strings.TrimSpace(gitIn(t, dir, "100644 blob "+blob+"\t"+commit[2:]+"\n", "mktree"))
+	sub := strings.TrimSpace(testenv.GitIn(t, dir, "100644 blob "+blob+"\t"+commit[2:]+"\n", "mktree"))
 	kept = append(kept, "040000 tree "+sub+"\t"+commit[:2])
-	return strings.TrimSpace(gitIn(t, dir, strings.Join(kept, "\n")+"\n", "mktree"))
+	return strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(kept, "\n")+"\n", "mktree"))
 }
 
 // A record moves the notes another tool left beside a fanout subtree, and
@@ -79,7 +80,7 @@ func TestRecordAfterASubmoduleBesideFanoutBringsTheIndexForward(t *testing.T) {
 			root = inBucket(t, dir, root, commits[0])
 			if gitlink {
 				lines := append(lsTree(t, dir, root), "160000 commit "+commits[7]+"\t"+commits[7])
-				root = strings.TrimSpace(gitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree"))
+				root = strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree"))
 			}
 			commitNotesTree(t, dir, root, "another tool")
 
@@ -129,10 +130,10 @@ func TestRecordKeepsNotesUnderUpperCaseNames(t *testing.T) {
 		if upper(x) == x {
 			t.Skip("no letter")
 		}
-		blob := strings.TrimSpace(gitIn(t, dir, other(x), "hash-object", "-w", "--stdin"))
+		blob := strings.TrimSpace(testenv.GitIn(t, dir, other(x), "hash-object", "-w", "--stdin"))
 		root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
 		lines := append(lsTree(t, dir, root), "100644 blob "+blob+"\t"+upper(x))
-		commitNotesTree(t, dir, strings.TrimSpace(gitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")), "another tool")
+		commitNotesTree(t, dir, strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")), "another tool")
 		before := git(t, dir, "notes", "--ref=evolve", "show", x)
 		if !strings.Contains(before, `"target":"u"`) || !strings.Contains(before, `"cycle":1,`) {
 			t.Fatalf("premise: git reads both copies:\n%s", before)
@@ -179,10 +180,10 @@ func TestRecordKeepsNotesUnderUpperCaseNames(t *testing.T) {
 			}
 			kept = append(kept, l)
 		}
-		bx := strings.TrimSpace(gitIn(t, dir, "100644 blob "+blobs[x]+"\t"+x[2:]+"\n", "mktree"))
-		by := strings.TrimSpace(gitIn(t, dir, "100644 blob "+blobs[y]+"\t"+y[2:]+"\n", "mktree"))
+		bx := strings.TrimSpace(testenv.GitIn(t, dir, "100644 blob "+blobs[x]+"\t"+x[2:]+"\n", "mktree"))
+		by := strings.TrimSpace(testenv.GitIn(t, dir, "100644 blob "+blobs[y]+"\t"+y[2:]+"\n", "mktree"))
 		kept = append(kept, "040000 tree "+bx+"\t"+upper(x[:2]), "040000 tree "+by+"\t"+y[:2])
-		commitNotesTree(t, dir, strings.TrimSpace(gitIn(t, dir, strings.Join(kept, "\n")+"\n", "mktree")), "another tool")
+		commitNotesTree(t, dir, strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(kept, "\n")+"\n", "mktree")), "another tool")
 		count := func() int {
 			return len(strings.Fields(git(t, dir, "notes", "--ref=evolve", "list"))) / 2
 		}
@@ -209,16 +210,16 @@ func TestViewBroughtForwardOverAMove(t *testing.T) {
 	}
 	x := commits[1]
 	copyNote := `{"v":1,"cycle":9,"target":"u","result":"harvested","goals_passing":1,"goals_total":1,"sha":"` + x + `","canonical_sha":"` + x + `","timestamp":"2026-01-02T03:04:06Z"}` + "\nhand-written\n"
-	blob := strings.TrimSpace(gitIn(t, dir, copyNote, "hash-object", "-w", "--stdin"))
+	blob := strings.TrimSpace(testenv.GitIn(t, dir, copyNote, "hash-object", "-w", "--stdin"))
 	root := strings.TrimSpace(git(t, dir, "rev-parse", "refs/notes/evolve^{tree}"))
 	root = inBucket(t, dir, root, commits[2])
-	sub := strings.TrimSpace(gitIn(t, dir, "100644 blob "+blob+"\t"+x[2:]+"\n", "mktree"))
+	sub := strings.TrimSpace(testenv.GitIn(t, dir, "100644 blob "+blob+"\t"+x[2:]+"\n", "mktree"))
 	lines := lsTree(t, dir, root)
 	if x[:2] == commits[2][:2] {
 		t.Skip("one bucket")
 	}
 	lines = append(lines, "040000 tree "+sub+"\t"+x[:2])
-	commitNotesTree(t, dir, strings.TrimSpace(gitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")), "another tool")
+	commitNotesTree(t, dir, strings.TrimSpace(testenv.GitIn(t, dir, strings.Join(lines, "\n")+"\n", "mktree")), "another tool")
 	before := export(t, openLedger(t, dir)) // saves the view
 	if !strings.Contains(before, `"cycle":9,`) {
 		t.Fatalf("premise: both copies read:\n%s", before)
