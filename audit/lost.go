@@ -146,9 +146,7 @@ func parseVerified(data []byte) verified {
 // had begun at tip (when chain is of tip and known), and the layout of the
 // index of cycles compared at tip ("" when none was).
 func writeVerified(repo *gitstore.Repo, tip gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory, index string) {
-	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
-		w.Write(formatVerified(verified{tip: tip, pos: pos, largest: largest, chain: chain, index: index}))
-	})
+	rewriteVerified(repo, verified{tip: tip, pos: pos, largest: largest, chain: chain, index: index})
 }
 
 // formatVerified is the verified file that holds v, as parseVerified reads
@@ -201,9 +199,7 @@ func rewriteVerified(repo *gitstore.Repo, v verified) {
 // "history <x>", is none to an older git-evolve, which reads it as no
 // file: a verify of the whole ledger.
 func writeHistoryClean(repo *gitstore.Repo, x gitstore.Hash, pos reflogPos, largest largestMemory, chain chainMemory, checked gitstore.Hash) {
-	_ = replaceFile(verifiedPath(repo), func(w *bufio.Writer) {
-		w.Write(formatVerified(verified{tip: x, pos: pos, largest: largest, chain: chain, checked: checked, checkedIndex: store.CycleIndex.Name, historyOnly: true}))
-	})
+	rewriteVerified(repo, verified{tip: x, pos: pos, largest: largest, chain: chain, checked: checked, checkedIndex: store.CycleIndex.Name, historyOnly: true})
 }
 
 // guardPutBack starts the reflog message of a ledger ref the run driver
