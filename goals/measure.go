@@ -387,13 +387,10 @@ func run(ctx context.Context, g Goal, dir string, env []string) (r Result) {
 			r.Excerpt = Excerpt(sr.output)
 		}
 	}()
-	if status, reason := sr.status(g.Timeout); status != "" {
-		r.Result, r.Reason = status, reason
-		switch status {
-		case Timeout:
+	if status, reason, missing := sr.status(g.Timeout); status != "" {
+		r.Result, r.Reason, r.Missing = status, reason, missing
+		if status == Timeout {
 			r.Limit = g.Timeout.Seconds()
-		case Error:
-			r.Missing = sr.missing()
 		}
 		return r
 	}
@@ -448,28 +445,29 @@ func envOf(env []string, name string) string {
 
 // status is how a command that did not simply exit ended: timeout (past
 // limit), error (it could not run: exit 126 or 127, or the shell did not
-// start) or fail (killed by a signal), with the reason in words; "" when it
-// exited with a code of its own.
-func (sr shellRun) status(limit time.Duration) (string, string) {
+// start) or fail (killed by a signal), with the reason in words and, for
+// an error, what is missing (missingCommand, read once); "" when it exited
+// with a code of its own.
+func (sr shellRun) status(limit time.Duration) (status, reason, missing string) {
 	switch {
 	case sr.timedOut:
-		return Timeout, "timed out after " + limit.String()
+		return Timeout, "timed out after " + limit.String(), ""
 	case sr.signaled:
-		return Fail, "killed by a signal"
+		return Fail, "killed by a signal", ""
 	case sr.err != nil:
-		return Error, "cannot run: " + sr.err.Error()
+		return Error, "cannot run: " + sr.err.Error(), sr.missing()
 	case sr.exitCode == 126 || sr.exitCode == 127:
-		what := "cannot run: exit status " + strconv.Itoa(sr.exitCode)
-		if m := sr.missing(); m != "" {
-			if sr.exitCode == 127 {
-				what = "cannot run: " + m + " is missing"
-			} else {
-				what = "cannot run: " + m + " cannot be executed"
-			}
+		what, m := "cannot run: exit status "+strconv.Itoa(sr.exitCode), sr.missing()
+		switch {
+		case m == "":
+		case sr.exitCode == 127:
+			what = "cannot run: " + m + " is missing"
+		default:
+			what = "cannot run: " + m + " cannot be executed"
 		}
-		return Error, what
+		return Error, what, m
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // CommandResult is one of the gate's test commands, run.
@@ -522,8 +520,8 @@ func RunGate(ctx context.Context, g Gate, dir string, env []string, tap Tap) []C
 			sr = runShell(ctx, c, dir, g.Timeout, env)
 		}
 		cr := CommandResult{Command: c, Status: Pass, ExitCode: sr.exitCode, TimedOut: sr.timedOut, Duration: sr.duration, Output: shorten(sr.output)}
-		if status, reason := sr.status(g.Timeout); status != "" {
-			cr.Status, cr.Reason = status, reason
+		if status, reason, missing := sr.status(g.Timeout); status != "" {
+			cr.Status, cr.Reason, cr.Missing = status, reason, missing
 		} else if sr.exitCode != 0 {
 			cr.Status, cr.Reason = Fail, "exit status "+strconv.Itoa(sr.exitCode)
 		}
@@ -535,9 +533,6 @@ func RunGate(ctx context.Context, g Gate, dir string, env []string, tap Tap) []C
 			fallthrough
 		default:
 			cr.Excerpt = Excerpt(sr.output)
-			if cr.Status == Error {
-				cr.Missing = sr.missing()
-			}
 		}
 		out = append(out, cr)
 		if !cr.Passed || ctx.Err() != nil {
