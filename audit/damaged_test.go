@@ -2,23 +2,27 @@ package audit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/internal/testenv"
 )
 
-// What verify keeps (its report, the summaries, the keys, the delta, the
-// objects they stand for) changes no verdict however it is damaged: cut
-// short, emptied, overwritten with random bytes, with bits flipped, or a
-// directory in its place, a verify that reads it answers what a verify
-// from git alone answers, with nothing changed since it was kept (the
-// summaries read whole) and with a record added since (the delta).
+// What verify keeps (the file of the tip it verified; verify-kept, and in
+// it the summaries, the keys, the delta, the objects they stand for)
+// changes no verdict however it is damaged: cut short, emptied,
+// overwritten with random bytes, with bits flipped, or a directory in its
+// place, a verify that reads it answers what a verify from git alone
+// answers, with nothing changed since it was kept (the summaries read
+// whole) and with a record added since (the delta). A section is damaged
+// inside a container whose table holds.
 func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 	testenv.Slow(t)
 	a, rng := recordedClone(t, 12, 6)
@@ -31,7 +35,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 	a.record(rng)
 
 	state := filepath.Join(a.repo.CommonDir(), "evolve")
-	kept := []string{"verified", "verify-state", "verify-keys", "verify-delta", "verify-objects"}
+	kept := []string{"verified", "verify-kept"}
 	for i := 0; i < 2; i++ { // the second reads from what the first kept
 		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
@@ -44,6 +48,12 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 			t.Fatalf("%s was not kept: %v", name, err)
 		}
 		saved[name] = data
+	}
+	sections := keptSectionsOf(t, filepath.Join(state, "verify-kept"))
+	for i, sec := range sections {
+		if len(sec) == 0 {
+			t.Fatalf("section %d was not kept", i)
+		}
 	}
 	tip := a.git("rev-parse", "refs/notes/evolve")
 	a.record(rng)
@@ -76,60 +86,80 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 
 	damages := []struct {
 		name string
-		do   func(path string, data []byte) error
+		do   func(data []byte) []byte // nil: a directory in the file's place
 	}{
-		{"cut short", func(path string, data []byte) error { return os.WriteFile(path, data[:len(data)/2], 0o600) }},
-		{"emptied", func(path string, _ []byte) error { return os.WriteFile(path, nil, 0o600) }},
-		{"random bytes", func(path string, data []byte) error {
+		{"cut short", func(data []byte) []byte { return data[:len(data)/2] }},
+		{"emptied", func([]byte) []byte { return []byte{} }},
+		{"random bytes", func(data []byte) []byte {
 			out := make([]byte, len(data))
 			rng.Read(out)
-			return os.WriteFile(path, out, 0o600)
+			return out
 		}},
-		{"bits flipped", func(path string, data []byte) error {
+		{"bits flipped", func(data []byte) []byte {
 			out := bytes.Clone(data)
 			for i := 24 + rng.Intn(64); i < len(out); i += 64 + rng.Intn(64) {
 				out[i] ^= 1 << rng.Intn(8)
 			}
-			return os.WriteFile(path, out, 0o600)
+			return out
 		}},
-		{"one bit flipped", func(path string, data []byte) error {
+		{"one bit flipped", func(data []byte) []byte {
 			out := bytes.Clone(data)
 			out[len(out)/2] ^= 4
-			return os.WriteFile(path, out, 0o600)
+			return out
 		}},
-		{"a directory", func(path string, _ []byte) error {
-			if err := os.Remove(path); err != nil {
-				return err
-			}
-			return os.MkdirAll(filepath.Join(path, "inside"), 0o755)
-		}},
+		{"a directory", nil},
 	}
-	for _, name := range kept[1:] {
+	names := map[int]string{secState: "the state", secKeys: "the keys", secDelta: "the delta", secObjects: "the objects"}
+	for _, target := range []string{"verified", "verify-kept", "the state", "the keys", "the delta", "the objects"} {
 		for _, d := range damages {
 			for _, c := range []struct {
 				what, at, want string
 			}{{"nothing since", tip, wantTip}, {"a record since", grown, wantGrown}} {
 				restore(c.at)
-				if err := d.do(filepath.Join(state, name), saved[name]); err != nil {
-					t.Fatal(err)
+				file := target
+				if !slices.Contains(kept, target) {
+					file = "verify-kept"
+				}
+				path := filepath.Join(state, file)
+				switch {
+				case file != target && d.do == nil:
+					continue // a section is no file
+				case file != target:
+					secs := sections
+					for i, name := range names {
+						if name == target {
+							secs[i] = d.do(bytes.Clone(sections[i]))
+						}
+					}
+					writeKeptSections(t, path, secs)
+				case d.do == nil:
+					if err := os.Remove(path); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.MkdirAll(filepath.Join(path, "inside"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if err := os.WriteFile(path, d.do(saved[file]), 0o600); err != nil {
+						t.Fatal(err)
+					}
 				}
 				rep, err := VerifyWith(a.l, VerifyOptions{})
 				if err != nil {
-					t.Errorf("%s %s, %s: %v", name, d.name, c.what, err)
+					t.Errorf("%s %s, %s: %v", target, d.name, c.what, err)
 					continue
 				}
 				if got := reportText(rep); got != c.want {
-					t.Errorf("%s %s, %s: the answer differs\ngot:      %s\nfrom git: %s", name, d.name, c.what, got, c.want)
+					t.Errorf("%s %s, %s: the answer differs\ngot:      %s\nfrom git: %s", target, d.name, c.what, got, c.want)
 				}
 			}
 		}
 	}
 }
 
-// A digest in the kept summaries changed to another digest (the file
-// still decodes: kept as text or in binary, in verify-state or in the
-// verify-keys it reads its records' first summaries from): the answer is
-// git's.
+// A digest in the kept summaries changed to another digest (the section
+// still decodes: kept as text or in binary, in the state or in the keys it
+// reads its records' first summaries from): the answer is git's.
 func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 	testenv.Slow(t)
 	a, _ := recordedClone(t, 8, 4)
@@ -143,15 +173,8 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reportText(full)
-	state := filepath.Join(a.repo.CommonDir(), "evolve")
-	saved := map[string][]byte{}
-	for _, name := range []string{"verify-state", "verify-keys"} {
-		data, err := os.ReadFile(filepath.Join(state, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		saved[name] = data
-	}
+	path := filepath.Join(a.repo.CommonDir(), "evolve", "verify-kept")
+	saved := keptSectionsOf(t, path)
 	// each record's digest, as the next record's prev link names it
 	var digests []string
 	for _, obj := range a.noted() {
@@ -164,69 +187,63 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 		}
 	}
 	changed := 0
-	for name, data := range saved {
+	for _, sec := range []int{secState, secKeys} {
 		for _, d := range digests {
 			bin, err := hex.DecodeString(d)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, form := range [][]byte{[]byte(d), bin} {
-				i := bytes.Index(data, form)
+				i := bytes.Index(saved[sec], form)
 				if i < 0 {
 					continue
 				}
-				out := bytes.Clone(data)
-				out[i] ^= 1
+				secs := saved
+				secs[sec] = bytes.Clone(saved[sec])
+				secs[sec][i] ^= 1
 				changed++
 				// the verify reads the summaries whole: not the delta
-				os.Remove(filepath.Join(state, "verify-delta"))
-				for other, kept := range saved {
-					if err := os.WriteFile(filepath.Join(state, other), kept, 0o600); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := os.WriteFile(filepath.Join(state, name), out, 0o600); err != nil {
-					t.Fatal(err)
-				}
+				secs[secDelta] = nil
+				writeKeptSections(t, path, secs)
 				rep, err := VerifyWith(a.l, VerifyOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := reportText(rep); got != want {
-					t.Errorf("digest %s changed in %s: the answer differs\ngot:      %s\nfrom git: %s", d, name, got, want)
+					t.Errorf("digest %s changed in section %d: the answer differs\ngot:      %s\nfrom git: %s", d, sec, got, want)
 				}
 			}
 		}
 	}
 	if changed == 0 {
-		t.Fatal("no digest found in verify-state or verify-keys")
+		t.Fatal("no digest found in the state or the keys")
 	}
 }
 
-// Kept files of the formats before these (their checks sound) are read
-// past: the answer is git's, with nothing changed since they were kept and
-// with a record added since; and the verify keeps files of this format.
+// Kept sections of the formats before these (their checks sound), and a
+// container of the format before, are read past: the answer is git's, with
+// nothing changed since they were kept and with a record added since; and
+// the verify keeps them in this format. So are the files an older
+// git-evolve kept them in, which the verify removes.
 func TestOlderFormatsReadPast(t *testing.T) {
 	testenv.Slow(t)
 	a, rng := recordedClone(t, 8, 4)
 	state := filepath.Join(a.repo.CommonDir(), "evolve")
+	path := filepath.Join(state, "verify-kept")
 	for i := 0; i < 2; i++ {
 		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	older := map[string]func([]byte) []byte{
-		"verify-state": func(b []byte) []byte { b[len(verifyStateMagic)] = verifyStateFormat - 1; return resumState(b) },
-		"verify-keys":  func(b []byte) []byte { b[len(keysMagic)] = keysFormat - 1; return resumKeys(b) },
-		"verify-delta": func(b []byte) []byte { b[len(deltaMagic)] = deltaFormat - 1; return b }, // the CRC is of what follows
+	older := map[int]func([]byte) []byte{
+		secState: func(b []byte) []byte { b[len(verifyStateMagic)] = verifyStateFormat - 1; return resumState(b) },
+		secKeys:  func(b []byte) []byte { b[len(keysMagic)] = keysFormat - 1; return resumKeys(b) },
+		secDelta: func(b []byte) []byte { b[len(deltaMagic)] = deltaFormat - 1; return b }, // the CRC is of what follows
 	}
-	saved := map[string][]byte{}
-	for name := range older {
-		data, err := os.ReadFile(filepath.Join(state, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		saved[name] = data
+	saved := keptSectionsOf(t, path)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	tip := a.git("rev-parse", "refs/notes/evolve")
 	a.record(rng)
@@ -237,41 +254,61 @@ func TestOlderFormatsReadPast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, old := range older {
-			for other, data := range saved {
-				if other == name {
-					data = old(bytes.Clone(data))
-				}
-				if err := os.WriteFile(filepath.Join(state, other), data, 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+		check := func(what string) {
+			t.Helper()
 			rep, err := VerifyWith(a.l, VerifyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := reportText(rep), reportText(full); got != want {
-				t.Errorf("%s of the format before, ledger at %s: the answer differs\ngot:      %s\nfrom git: %s", name, at[:7], got, want)
+				t.Errorf("%s, ledger at %s: the answer differs\ngot:      %s\nfrom git: %s", what, at[:7], got, want)
+			}
+		}
+		for sec, old := range older {
+			secs := saved
+			secs[sec] = old(bytes.Clone(saved[sec]))
+			writeKeptSections(t, path, secs)
+			check(fmt.Sprintf("section %d of the format before", sec))
+		}
+		// the container of the format before, its table's sum made to hold
+		b := bytes.Clone(whole)
+		b[len(keptMagic)] = keptFormat - 1
+		binary.LittleEndian.PutUint32(b[len(b)-4:], keptSum(b[:len(keptMagic)+1], b[len(b)-keptTail:len(b)-4]))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		check("verify-kept of the format before")
+		// the files an older git-evolve kept, as it kept them: read past
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range olderKept {
+			if err := os.WriteFile(filepath.Join(state, name), saved[i], 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check("the files an older git-evolve kept")
+		for _, name := range olderKept {
+			if _, err := os.Stat(filepath.Join(state, name)); err == nil {
+				t.Errorf("%s is still there after a verify wrote verify-kept", name)
 			}
 		}
 	}
-	// all three of the format before: the verify reads from git, and
-	// keeps what it read in this format
-	for name, old := range older {
-		if err := os.WriteFile(filepath.Join(state, name), old(bytes.Clone(saved[name])), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	// all three sections of the format before: the verify reads from git,
+	// and keeps what it read in this format
+	secs := saved
+	for sec, old := range older {
+		secs[sec] = old(bytes.Clone(saved[sec]))
 	}
+	writeKeptSections(t, path, secs)
 	if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, format := range map[string]int{"verify-state": verifyStateFormat, "verify-keys": keysFormat} {
-		data, err := os.ReadFile(filepath.Join(state, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if magic := map[string]string{"verify-state": verifyStateMagic, "verify-keys": keysMagic}[name]; len(data) <= len(magic) || int(data[len(magic)]) != format {
-			t.Errorf("%s was not written anew in format %d", name, format)
+	now := keptSectionsOf(t, path)
+	for sec, format := range map[int]int{secState: verifyStateFormat, secKeys: keysFormat, secDelta: deltaFormat} {
+		magic := map[int]string{secState: verifyStateMagic, secKeys: keysMagic, secDelta: deltaMagic}[sec]
+		if data := now[sec]; len(data) <= len(magic) || int(data[len(magic)]) != format {
+			t.Errorf("section %d was not written anew in format %d", sec, format)
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,26 +23,26 @@ import (
 )
 
 // A verify that read every summary (brought forward or not) also keeps,
-// beside verify-state:
+// beside the state, in verify-kept (kept.go):
 //
-//   - verify-keys: each record's summaries filed by key in a hash table
+//   - the keys: each record's summaries filed by key in a hash table
 //     that is looked up where the file is mapped, without reading the rest;
-//   - verify-delta: the findings of the checks run on the summaries, each
+//   - the delta: the findings of the checks run on the summaries, each
 //     check's apart, with the notes commit and HEAD they are of, and the
-//     summaries added since the keys file was written (none yet).
+//     summaries added since the keys were written (none yet).
 //
 // The next verify, when records were only added since (a record, a fetch, a
 // sync: no record changed or removed, none on a commit the ledger had a
 // record of, none of a cycle a kept record takes), reads only the notes
 // that changed and the commits HEAD gained. It runs the checks on the new
-// records, looking the records they name up in the keys file and in what
+// records, looking the records they name up in the keys section and in what
 // was added, and puts their findings among those kept where their cycles
 // place them (Finding.at): it costs what was added, not the ledger.
 // Anything else (a record changed or removed, a cycle a kept record took, a
 // commit found that was missing, HEAD moved other than by a line of
 // commits, a gc, an acknowledgement, a damaged file) means the full read,
 // whose answer is the same; so does a delta grown past maxDelta, and that
-// read writes the keys file anew.
+// read writes the keys section anew.
 
 const (
 	keysMagic   = "git-evolve verify keys\n"
@@ -52,29 +51,21 @@ const (
 	deltaFormat = 3
 	// maxDelta bounds the summaries the delta holds.
 	maxDelta = 4096
-	// maxDeltaFile bounds the delta file read back.
+	// maxDeltaFile bounds the delta section read back.
 	maxDeltaFile = 64 << 20
 )
 
-func keysPath(repo *gitstore.Repo) string {
-	return filepath.Join(repo.CommonDir(), "evolve", "verify-keys")
-}
-
-func deltaPath(repo *gitstore.Repo) string {
-	return filepath.Join(repo.CommonDir(), "evolve", "verify-delta")
-}
-
-// deltaState is what verify-delta holds.
+// deltaState is what the delta section holds.
 type deltaState struct {
 	Binary         string   // the git-evolve that wrote it (binaryID)
-	Token          [16]byte // the keys file it adds to
+	Token          [16]byte // the keys section it adds to
 	Source         gitstore.Hash
 	Head           gitstore.Hash // the commit whose trailers Found holds
 	Packs          string        // packsID
 	History        string        // historyKey
 	Accepted       string        // acceptedKey of the records accepted
 	Records, Notes int
-	// Added are the summaries added since the keys file was written, in
+	// Added are the summaries added since the keys section was written, in
 	// sum order.
 	Added []recSum
 	Found sumFindings
@@ -103,12 +94,12 @@ type deltaRun struct {
 	keys  *keysFile
 }
 
-// close ends what the verify read of the keys file.
+// close ends what the verify read of the keys section.
 func (d *deltaRun) close() { d.keys.close() }
 
 // readDelta is the verify with o built on the delta state, when it can
 // be: nil, with no error, when it cannot (a full read follows).
-func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool) (*deltaRun, error) {
+func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[string]bool, k *keptFile) (*deltaRun, error) {
 	if o.noDelta || o.FullHistory || o.FromGit || len(o.Revs) > 0 || len(rd.sources) != 1 || !rd.historyOK {
 		return nil, nil
 	}
@@ -117,11 +108,12 @@ func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 	if !ok {
 		return nil, nil
 	}
-	data, ok := readBounded(deltaPath(repo), maxDeltaFile)
-	if !ok {
+	data := k.section(secDelta)
+	if len(data) == 0 || len(data) > maxDeltaFile {
 		return nil, nil
 	}
-	st, err := decodeDelta(data)
+	// A copy: what it decodes outlives the mapping.
+	st, err := decodeDelta(bytes.Clone(data))
 	if err != nil || st.Binary != bin || st.Packs != rd.packs || st.History != rd.history ||
 		st.Accepted != acceptedKey(accepted) || st.Head.IsZero() {
 		return nil, nil
@@ -135,7 +127,7 @@ func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 	if !repo.Extends(st.Head, head) {
 		return nil, nil
 	}
-	keys, ok := openKeys(keysPath(repo), st.Token)
+	keys, ok := keysIn(k, st.Token)
 	if !ok {
 		return nil, nil
 	}
@@ -145,7 +137,7 @@ func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 		return nil, err
 	}
 	d.head, d.next.Head = head, head
-	gitstore.Tracef("verify: the checks built on %s of %s: %d record summaries added since", deltaPath(repo), st.Source.Short(), len(d.next.Added)-len(st.Added))
+	gitstore.Tracef("verify: the checks built on the delta %s kept of %s: %d record summaries added since", keptPath(repo), st.Source.Short(), len(d.next.Added)-len(st.Added))
 	return d, nil
 }
 
@@ -403,13 +395,18 @@ func (d *deltaRun) checkChainAndTrailers(gained []trailerSum, ids map[string]boo
 	fs.Trailers = trailers
 }
 
-// save writes the delta state the verify leaves.
-func (d *deltaRun) save(repo *gitstore.Repo) {
-	_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, d.next) })
+// toKeep is what the verify leaves: the state and the keys as they were,
+// and the delta state it made.
+func (d *deltaRun) toKeep() keptParts {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	encodeDelta(w, d.next)
+	w.Flush()
+	return keptParts{secState: {copied: true}, secKeys: {copied: true}, secDelta: {b: b.Bytes()}}
 }
 
 // chainLookup looks a record up in the new records, those added before
-// since the keys file, and the keys file: a record is in one of them.
+// since the keys section, and the keys section: a record is in one of them.
 type chainLookup struct {
 	added, prevAdded *sumIndex
 	keys             *keysFile
@@ -451,27 +448,25 @@ func (c chainLookup) commitsOf(key string) []gitstore.Hash {
 	return append(out, e.commits...)
 }
 
-// writtenKeys is a keys file a verify wrote: its token, and the index of
-// the summaries it files.
+// writtenKeys is a keys section a verify writes: its token, the index of
+// the summaries it files, and the delta state that adds to it.
 type writtenKeys struct {
 	token [16]byte
 	x     *sumIndex
-	delta *deltaState // the delta state to write once verify-state is
+	delta *deltaState
 }
 
-// saveKeys writes a new keys file of the summaries in ls (filed in x), and
-// returns it with the delta state of the findings found, with nothing
-// added yet, to be written (saveDelta) once verify-state is: nil when no
-// keys file was written. Files that cannot be written are let be: the
-// delta state written before names another keys file, and is read past.
-func saveKeys(l *store.Ledger, rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) *writtenKeys {
+// keysToKeep is the keys section of the summaries in ls (filed in x), with
+// the delta state of the findings found, with nothing added yet: nil when
+// no keys can be kept.
+func keysToKeep(rd *ledgerReads, accepted map[string]bool, source gitstore.Hash, ls *ledgerSums, x *sumIndex, head gitstore.Hash, found *sumFindings) *writtenKeys {
 	bin, ok := binaryID()
 	if !ok || !rd.historyOK || head.IsZero() {
 		return nil
 	}
 	for i := range ls.Sums {
-		// A key or digest the keys file could not give back would read
-		// as a record the ledger lacks.
+		// A key or digest the keys could not give back would read as a
+		// record the ledger lacks.
 		if r := &ls.Sums[i]; len(r.key()) > maxStateString || len(r.Digest) > maxStateString ||
 			len(r.Result) > maxStateString || len(r.CommitDigest) > maxStateString {
 			return nil
@@ -482,20 +477,10 @@ func saveKeys(l *store.Ledger, rd *ledgerReads, accepted map[string]bool, source
 	if _, err := rand.Read(st.Token[:]); err != nil {
 		return nil
 	}
-	if replaceFile(keysPath(l.Repo()), func(w *bufio.Writer) { encodeKeys(w, st.Token, x) }) != nil {
-		return nil
-	}
 	return &writtenKeys{token: st.Token, x: x, delta: st}
 }
 
-// saveDelta writes the delta state of a keys file saveKeys wrote.
-func saveDelta(repo *gitstore.Repo, keys *writtenKeys) {
-	if keys != nil {
-		_ = replaceFile(deltaPath(repo), func(w *bufio.Writer) { encodeDelta(w, keys.delta) })
-	}
-}
-
-// The keys file: the magic line, the format (uvarint), the block size
+// The keys section: the magic line, the format (uvarint), the block size
 // (uvarint), the token (16 bytes), the entries, the table (each slot the
 // offset in the file of a key's entry, 4 bytes little endian, 0 when empty:
 // keys are placed by keyHash, modulo the table's size, and probed
@@ -509,7 +494,7 @@ func saveDelta(repo *gitstore.Repo, keys *writtenKeys) {
 // cycle, result and commit digest, the count of its summaries, and each
 // one's commit and digest, in the compact forms of keptfields.go. The
 // entries are written as they are made, in the order of each key's first
-// summary (verify-state reads the fields of those summaries from them, in
+// summary (the state reads the fields of those summaries from them, in
 // that order); the table follows them, so that the file is written in one
 // pass.
 //
@@ -520,11 +505,11 @@ func saveDelta(repo *gitstore.Repo, keys *writtenKeys) {
 // marks the file damaged (keysFile.damaged), and the verify that read it
 // is made again as a full read.
 
-// keysBlock is the size of the blocks the keys file is checked by; the
+// keysBlock is the size of the blocks the keys section is checked by; the
 // file says the size it was written with.
 var keysBlock = 4096
 
-// keyEntry is what the keys file holds of one record.
+// keyEntry is what the keys section holds of one record.
 type keyEntry struct {
 	first   recSum // Commit, Digest, Cycle, Result, CommitDigest, CommitBin
 	commits []gitstore.Hash
@@ -541,7 +526,7 @@ func keyHash(key string) uint64 {
 	return h
 }
 
-// blockSums is the writer of a keys file: what it writes goes on to w,
+// blockSums is the writer of a keys section: what it writes goes on to w,
 // and is summed by block.
 type blockSums struct {
 	w     *bufio.Writer
@@ -579,7 +564,7 @@ func (b *blockSums) end() {
 	b.w.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(tail, castagnoliTable())))
 }
 
-// keySlots is the size of the table of a keys file of n keys: a third of
+// keySlots is the size of the table of a keys section of n keys: a third of
 // its slots empty, so that a lookup of a key the file lacks probes a few.
 func keySlots(n int) uint64 { return uint64(n + n/2 + 16) }
 
@@ -648,7 +633,7 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 	b.end()
 }
 
-// castagnoliTable is the CRC-32C table: the keys and delta files carry the
+// castagnoliTable is the CRC-32C table: the keys and delta sections carry the
 // checksum of what follows their header, so that a file damaged in place
 // is read past, never taken for a ledger without some record.
 // It is made at the first use, not when the process starts: making it
@@ -659,10 +644,11 @@ func appendStr(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// keysFile is a keys file, mapped until close. It is read by several
+// keysFile is a keys section, held until close. It is read by several
 // goroutines of one verify at once.
 type keysFile struct {
-	mapped      []byte // the whole file
+	kept        *keptFile
+	mapped      []byte // the whole section
 	covered     int    // the bytes the block sums cover
 	block       int
 	sums        []byte // each block's CRC-32C
@@ -678,15 +664,12 @@ type keysFile struct {
 	bad     bool   // a block was found damaged
 }
 
-// openKeys maps the keys file at path when it is one of token.
-func openKeys(path string, token [16]byte) (*keysFile, bool) {
-	data, err := store.ReadStateFile(path, maxStateFile)
-	if err != nil {
-		return nil, false
-	}
-	k, ok := parseKeys(data, token)
-	if !ok {
-		store.Unmap(data)
+// keysIn is the keys section of kept, when it is one of token; it holds
+// kept until close.
+func keysIn(kept *keptFile, token [16]byte) (*keysFile, bool) {
+	k, ok := parseKeys(kept.section(secKeys), token)
+	if ok {
+		k.kept = kept.retain()
 	}
 	return k, ok
 }
@@ -819,11 +802,11 @@ func (k *keysFile) hasCycle(n int) bool {
 	return i < k.cycles && at(i) == int64(n)
 }
 
-// close undoes the mapping: nothing read from the file points into it.
+// close lets the file go: nothing read from the section points into it.
 // A long-lived process (git evolve mcp) verifies many times.
 func (k *keysFile) close() {
-	store.Unmap(k.mapped)
-	k.mapped, k.sums, k.checked = nil, nil, nil
+	k.kept.release()
+	k.kept, k.mapped, k.sums, k.checked = nil, nil, nil, nil
 }
 
 func cutPrefix(b []byte, prefix string) ([]byte, bool) {
@@ -911,8 +894,8 @@ func (s *stateReader) keyEntry() (keyEntry, bool) {
 	return e, true
 }
 
-// The delta file: the magic line, the format (uvarint), the CRC-32C of the
-// rest (4 bytes little endian), then in the layout of verify-state the
+// The delta section: the magic line, the format (uvarint), the CRC-32C of the
+// rest (4 bytes little endian), then in the layout of the state section the
 // fields of deltaState.
 
 func encodeDelta(w *bufio.Writer, st *deltaState) {
@@ -962,7 +945,7 @@ func (fs *sumFindings) parts() []*[]Finding {
 	return []*[]Finding{&fs.Lines, &fs.Schema, &fs.IDs, &fs.NotCommit, &fs.Absent, &fs.Numbers, &fs.Chain}
 }
 
-var errBadDelta = errors.New("verify-delta is damaged")
+var errBadDelta = errors.New("the delta verify kept is damaged")
 
 func decodeDelta(data []byte) (*deltaState, error) {
 	rest, ok := cutPrefix(data, deltaMagic)

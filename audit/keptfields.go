@@ -7,7 +7,7 @@ import (
 )
 
 // The compact forms of a summary's fields that verify's kept files
-// (verify-state, verify-keys, verify-delta) share. A record's fields are
+// (the state, the keys and the delta of verify-kept) share. A record's fields are
 // untrusted input: each form is a shape the writers of the ledger give
 // them (an id of 20 hex digits, a digest of 32, "sha256:" and 64), kept in
 // binary, and anything else kept as it is, so that every string reads back
@@ -254,8 +254,8 @@ func (s *stateReader) result() string {
 // stands for are not written.
 const (
 	// sumKeyed: its commit, id, digest, cycle, result and commit digest
-	// are those of the keys file's next entry (verify-state only: the
-	// first summary of each key, when the verify wrote the keys file).
+	// are those of the keys section's next entry (the state only: the
+	// first summary of each key, when the verify wrote the keys section).
 	sumKeyed = 1 << iota
 	sumChained
 	sumAbsent
@@ -282,7 +282,7 @@ func newSumWriter(s stateWriter) *sumWriter {
 	return &sumWriter{stateWriter: s, prev: &recSum{}, names: map[string]uint64{}}
 }
 
-// sum writes r; keyed says the keys file's next entry holds its commit,
+// sum writes r; keyed says the keys section's next entry holds its commit,
 // id, digest, cycle, result and commit digest.
 func (w *sumWriter) sum(r *recSum, keyed bool) {
 	p := w.prev
@@ -414,7 +414,7 @@ func (s *sumReader) name() string {
 	return s.names[n-1]
 }
 
-// keyed fills r from the keys file's next entry: its first summary.
+// keyed fills r from the keys section's next entry: its first summary.
 func (s *sumReader) keyed(r *recSum, empty bool) {
 	if s.err != nil {
 		return
@@ -423,7 +423,7 @@ func (s *sumReader) keyed(r *recSum, empty bool) {
 		s.err = errBadState
 		return
 	}
-	// The strings read point into the keys file, which stays mapped.
+	// The strings read point into the keys section, which stays mapped.
 	e := &stateReader{b: s.keys.mapped[s.at:s.keys.tableStart], arena: s.arena}
 	k, first, n := e.entryHead()
 	if e.err != nil || n == 0 {

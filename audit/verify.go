@@ -18,6 +18,7 @@
 package audit
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -128,7 +129,7 @@ type VerifyOptions struct {
 	// verified before.
 	FullHistory bool
 	// SaveLater writes what the verify read for the next one (the
-	// verify-state file) in the background: the caller goes on with its
+	// verify-kept file) in the background: the caller goes on with its
 	// work and calls WaitSaved before it exits.
 	SaveLater bool
 	// BreachesOnly leaves out of the report the findings of the checks
@@ -144,7 +145,7 @@ type VerifyOptions struct {
 	// The files are written anew.
 	FromGit bool
 
-	// noDelta makes the verify read every summary: the delta's keys file
+	// noDelta makes the verify read every summary: the delta's keys section
 	// was found damaged where it read.
 	noDelta bool
 }
@@ -155,17 +156,28 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// What verify kept stands for objects; it is used only while each of
-	// them is still here (verifyobjects.go).
-	if !o.FromGit && !objectsHold(l.Repo(), rd) {
-		gitstore.Tracef("verify: not every object %s lists is here: the ledger is read from git alone", objectsPath(l.Repo()))
-		o.FromGit = true
+	// What an earlier verify of this process is keeping is read once
+	// written: it is the latest, and this verify's own is not then renamed
+	// over by the older one.
+	saving.Wait()
+	var kept *keptFile
+	if !o.FromGit {
+		kept = openKept(l.Repo())
+		// What verify kept stands for objects; it is used only while
+		// each of them is still here (verifyobjects.go).
+		if !objectsHold(l.Repo(), rd, kept) {
+			if kept != nil {
+				gitstore.Tracef("verify: not every object %s lists is here: the ledger is read from git alone", keptPath(l.Repo()))
+			}
+			kept.release()
+			kept, o.FromGit = nil, true
+		}
 	}
-	rep, err := verify(l, o, rd)
+	rep, parts, err := verify(l, o, rd, kept)
 	if errors.Is(err, errKeysDamaged) {
-		gitstore.Tracef("verify: %s is damaged where it was read; reading every summary", keysPath(l.Repo()))
+		gitstore.Tracef("verify: the keys section of %s is damaged where it was read; reading every summary", keptPath(l.Repo()))
 		o.noDelta = true
-		rep, err = verify(l, o, rd)
+		rep, parts, err = verify(l, o, rd, kept)
 	}
 	if err == nil && o.FromGit {
 		// The history this clone verified before is not read again, but it
@@ -173,6 +185,7 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 		err = historyHere(l.Repo(), rd)
 	}
 	if err != nil {
+		kept.release()
 		// An object the ledger stands for that is missing is a breach,
 		// never an error that a caller might read past.
 		if mr := missingReport(l, rd); mr != nil {
@@ -180,9 +193,29 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 		}
 		return nil, err
 	}
-	keepObjects(l.Repo(), rd)
-	// The report an older git-evolve kept: nothing reads it now.
-	_ = os.Remove(filepath.Join(l.Repo().CommonDir(), "evolve", "verify-report"))
+	// What the verify leaves for the next one is written with the objects
+	// it stands for, in the background when the caller asked for it.
+	save := func() {
+		defer kept.release()
+		if parts != nil {
+			keep(l.Repo(), rd, kept, *parts)
+		} else if kept != nil {
+			if _, ok := keepObjects(l.Repo(), rd, kept); !ok {
+				_ = os.Remove(keptPath(l.Repo()))
+			}
+		}
+		// The report an older git-evolve kept: nothing reads it now.
+		_ = os.Remove(filepath.Join(l.Repo().CommonDir(), "evolve", "verify-report"))
+	}
+	if o.SaveLater {
+		saving.Add(1)
+		go func() {
+			defer saving.Done()
+			save()
+		}()
+	} else {
+		save()
+	}
 	if o.BreachesOnly {
 		return breachesOnly(rep), nil
 	}
@@ -203,18 +236,20 @@ func historyHere(repo *gitstore.Repo, rd *ledgerReads) error {
 	return nil
 }
 
-func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) {
+// verify is what VerifyWith answers, built on what verify kept (k, nil
+// when none), with what it leaves for the next verify (nil: nothing new).
+func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads, k *keptFile) (*Report, *keptParts, error) {
 	repo := l.Repo()
 	rep := &Report{Findings: []Finding{}}
 	accepted, err := Acceptances(repo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The records whose change an acknowledgement accepted (what makes
 	// some findings notices).
 	ids, err := acceptedIDs(repo, accepted)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The ledger's history since this clone verified it (one git rev-list)
 	// is read, each commit diffed and compared, while the summaries are read
@@ -289,13 +324,13 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	// After a few records were added, the checks read what the last verify
 	// kept of its findings, and look the records they name up in the keys
 	// file (delta.go); else they read every summary.
-	d, err = readDelta(l, o, rd, ids)
+	d, err = readDelta(l, o, rd, ids, k)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var kept *verifyState
 	if d == nil {
-		kept = loadState(l, o)
+		kept = loadState(k, o)
 		if kept != nil {
 			defer kept.body() // its decode does not outlive this verify
 		}
@@ -319,7 +354,7 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	nh := <-historyRead
 	if nh == nil {
 		<-logged
-		return nil, (<-historyChecked).err
+		return nil, nil, (<-historyChecked).err
 	}
 	// What sits at a note's path and is no note: what changed since the
 	// verified tip is read while the kept summaries are decoded; a look at
@@ -349,7 +384,7 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	if since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var (
@@ -368,7 +403,7 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		ls, source, err = ledgerSumsOf(l, kept, rd)
 		if err != nil {
 			<-logged
-			return nil, err
+			return nil, nil, err
 		}
 		if !since {
 			// what the index is to list, from the notes just read
@@ -388,12 +423,12 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	if !since {
 		if err := checkBadNotes(l, bad, nh, o.FullHistory); err != nil {
 			<-logged
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := <-indexChecked; err != nil {
 		<-logged
-		return nil, err
+		return nil, nil, err
 	}
 	bad.Findings = append(bad.Findings, indexRep.Findings...)
 	rep.sinceVerified += len(bad.Findings)
@@ -402,26 +437,26 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 	saves := &Report{}
 	if err := checkSaves(l, saves); err != nil {
 		<-logged
-		return nil, err
+		return nil, nil, err
 	}
 	hc := <-historyChecked
 	if hc.err != nil {
 		<-logged
-		return nil, hc.err
+		return nil, nil, hc.err
 	}
 	rep.History = hc.rep.History
 	rep.sinceVerified += len(hc.rep.Findings)
 	tip := hc.tip
 	tl := <-logged
 	if tl.err != nil {
-		return nil, tl.err
+		return nil, nil, tl.err
 	}
 	if d != nil {
 		d.checkChainAndTrailers(tl.commits, ids)
 		if d.keys.damaged() {
 			// Something the checks looked up was read from a damaged
 			// block: nothing of this verify is kept, and it is made again.
-			return nil, errKeysDamaged
+			return nil, nil, errKeysDamaged
 		}
 	} else {
 		found.Chain = collect(func(r *Report) { found.Unchained = checkChain(r, byID, byID, ids) })
@@ -449,33 +484,27 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads) (*Report, error) 
 		was.tip, was.pos = nh.done, hc.pos
 		rewriteVerified(repo, was)
 	}
-	save := func() {}
+	var parts *keptParts
 	switch {
 	case d != nil:
-		save = func() { d.save(repo) }
+		p := d.toKeep()
+		parts = &p
 	case source != nil:
-		save = func() {
-			// The keys file first: verify-state reads from it the fields
-			// of each key's first summary; the delta state, which names
-			// it, last.
-			keys := saveKeys(l, rd, ids, *source, ls, byID, tl.head, found)
-			saveState(l, rd, *source, ls, tl.head, tl.commits, keys)
-			saveDelta(repo, keys)
+		// The state reads the fields of each key's first summary from the
+		// keys written beside it; the delta state names them.
+		keys := keysToKeep(rd, ids, *source, ls, byID, tl.head, found)
+		if state := stateToKeep(rd, *source, ls, tl.head, tl.commits, keys); state != nil {
+			parts = &keptParts{secState: {write: state}}
+			if keys != nil {
+				parts[secKeys].write = func(w *bufio.Writer) { encodeKeys(w, keys.token, keys.x) }
+				parts[secDelta].write = func(w *bufio.Writer) { encodeDelta(w, keys.delta) }
+			}
 		}
-	}
-	if o.SaveLater {
-		saving.Add(1)
-		go func() {
-			defer saving.Done()
-			save()
-		}()
-	} else {
-		save()
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
 	})
-	return rep, nil
+	return rep, parts, nil
 }
 
 // collect is what check adds to a report.
@@ -525,11 +554,11 @@ func (fs *sumFindings) report(bad, marker, saves, history []Finding, unchained i
 	return out
 }
 
-// saving counts the verify-state files being written in the background
+// saving counts the verify-kept files being written in the background
 // (VerifyOptions.SaveLater).
 var saving sync.WaitGroup
 
-// WaitSaved waits for the verify-state files being written in the
+// WaitSaved waits for the verify-kept files being written in the
 // background to be written.
 func WaitSaved() { saving.Wait() }
 
@@ -758,7 +787,7 @@ func acceptedIDs(repo *gitstore.Repo, accepted map[gitstore.Hash]Acceptance) (ma
 // records answers what the chain and trailer checks ask of the whole
 // ledger: a record's first summary (in sum order), whether one of its
 // summaries is on a commit, whether one has a digest. A sumIndex answers
-// from the summaries in memory; a verify that builds on the keys file
+// from the summaries in memory; a verify that builds on the keys section
 // (deltaState) answers from it and from what was added since.
 type records interface {
 	firstOf(key string) (*recSum, bool)
@@ -938,9 +967,9 @@ func verifiedTip(repo *gitstore.Repo) gitstore.Hash {
 }
 
 // errKeysDamaged is what a verify built on the delta returns when a block
-// of the keys file it read was damaged: VerifyWith makes it again as a
+// of the keys section it read was damaged: VerifyWith makes it again as a
 // full read.
-var errKeysDamaged = errors.New("the keys file is damaged")
+var errKeysDamaged = errors.New("the keys verify kept are damaged")
 
 // errVerifyEnded is what a check running beside the others gets when the
 // verify failed before it finished.

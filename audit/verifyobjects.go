@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -21,27 +20,23 @@ import (
 // in a pack stays while the pack does (a pack is never changed in place,
 // and the packs are part of what each kept file was made from), and a
 // loose object can be deleted on its own. So every verify that keeps what
-// it read also lists, in verify-objects, the loose objects there were as
-// it began (with the packs); the next one checks that each is still
-// there before it uses anything kept. One that is gone (removed by hand,
+// it read also lists, in the objects section of verify-kept, the loose
+// objects there are as it ends (with the packs it read); the next one
+// checks that each is still there before it uses anything kept. One that is gone (removed by hand,
 // pruned, lost) sends the verify to git alone, which reads every object it
 // stands for and reports one that is missing as a breach.
 //
 // The list only grows while the packs stay the same: a verify that finds
 // every object listed still there lists, as it ends, the ones there are
-// then, which include them.
+// then, which include them (keepObjects).
 
 const (
 	objectsMagic  = "git-evolve verify objects\n"
 	objectsFormat = 1
-	// maxObjectsFile bounds the file read back (a repository that never
-	// packs its objects lists many).
+	// maxObjectsFile bounds the section read back (a repository that
+	// never packs its objects lists many).
 	maxObjectsFile = 64 << 20
 )
-
-func objectsPath(repo *gitstore.Repo) string {
-	return filepath.Join(repo.CommonDir(), "evolve", "verify-objects")
-}
 
 // looseObjects lists the loose objects of the repository and of its
 // alternates, sorted. ok is false when a directory could not be read.
@@ -111,15 +106,16 @@ func looseHere(dirs []string, h gitstore.Hash) bool {
 	return false
 }
 
-// keptObjects is what verify-objects holds: the packs and the loose
-// objects there were when a verify that kept what it read began.
+// keptObjects is what the objects section holds: the packs and the loose
+// objects there were when a verify that kept what it read ended.
 type keptObjects struct {
 	packs string
 	loose []gitstore.Hash
 }
 
-func encodeObjects(w *bufio.Writer, k *keptObjects) {
-	var b []byte
+// appendObjects appends the objects section of k to b.
+func appendObjects(b []byte, k *keptObjects) []byte {
+	start := len(b)
 	b = append(b, objectsMagic...)
 	b = binary.AppendUvarint(b, objectsFormat)
 	b = binary.AppendUvarint(b, uint64(len(k.packs)))
@@ -128,18 +124,17 @@ func encodeObjects(w *bufio.Writer, k *keptObjects) {
 	for _, h := range k.loose {
 		b = append(b, h[:]...)
 	}
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
-	w.Write(b)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoliTable()))
 }
 
-var errBadObjects = errors.New("verify-objects is damaged")
+var errBadObjects = errors.New("the objects verify kept are damaged")
 
 func decodeObjects(data []byte) (*keptObjects, error) {
 	if len(data) < 4 {
 		return nil, errBadObjects
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != sum {
+	if crc32.Checksum(body, castagnoliTable()) != sum {
 		return nil, errBadObjects
 	}
 	rest, ok := bytes.CutPrefix(body, []byte(objectsMagic))
@@ -162,21 +157,21 @@ func decodeObjects(data []byte) (*keptObjects, error) {
 	return k, nil
 }
 
-// objectsHold says whether what verify kept may be used: verify-objects
-// was written with the packs there are now, and every loose object it
-// lists is still here.
-func objectsHold(repo *gitstore.Repo, rd *ledgerReads) bool {
-	data, ok := readBounded(objectsPath(repo), maxObjectsFile)
-	if !ok {
+// objectsHold says whether what verify kept in k may be used: its objects
+// section was written with the packs there are now, and every loose
+// object it lists is still here.
+func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
+	sec := k.section(secObjects)
+	if len(sec) == 0 || len(sec) > maxObjectsFile {
 		return false
 	}
-	k, err := decodeObjects(data)
-	if err != nil || k.packs != rd.packs {
+	kept, err := decodeObjects(bytes.Clone(sec))
+	if err != nil || kept.packs != rd.packs {
 		return false
 	}
 	dirs := objectDirs(repo)
-	if len(k.loose) <= 256 {
-		for _, h := range k.loose {
+	if len(kept.loose) <= 256 {
+		for _, h := range kept.loose {
 			if !looseHere(dirs, h) {
 				gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", h.Short())
 				return false
@@ -189,43 +184,11 @@ func objectsHold(repo *gitstore.Repo, rd *ledgerReads) bool {
 	if !ok {
 		return false
 	}
-	for _, h := range k.loose {
+	for _, h := range kept.loose {
 		if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
 			gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", h.Short())
 			return false
 		}
 	}
 	return true
-}
-
-// keepObjects writes verify-objects for the files a verify kept: the
-// loose objects there are now, with the packs the verify read. When an
-// object the file listed is gone, or a notes commit the ledger was read
-// from (it went while the verify ran), the file is removed instead: the
-// next verify reads from git alone.
-func keepObjects(repo *gitstore.Repo, rd *ledgerReads) {
-	path := objectsPath(repo)
-	now, ok := looseObjects(repo)
-	if ok && packsID(repo) == rd.packs {
-		types, err := repo.ObjectTypes(rd.sources)
-		ok = err == nil && !slices.Contains(types, "")
-	}
-	if !ok {
-		_ = os.Remove(path)
-		return
-	}
-	if data, ok := readBounded(path, maxObjectsFile); ok {
-		if k, err := decodeObjects(data); err == nil && k.packs == rd.packs {
-			for _, h := range k.loose {
-				if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
-					_ = os.Remove(path)
-					return
-				}
-			}
-			if slices.Equal(k.loose, now) {
-				return // as it is
-			}
-		}
-	}
-	_ = replaceFile(path, func(w *bufio.Writer) { encodeObjects(w, &keptObjects{packs: rd.packs, loose: now}) })
 }

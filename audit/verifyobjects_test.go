@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"reflect"
 	"testing"
@@ -9,13 +8,7 @@ import (
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
-func encodedObjects(k *keptObjects) []byte {
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	encodeObjects(w, k)
-	w.Flush()
-	return buf.Bytes()
-}
+func encodedObjects(k *keptObjects) []byte { return appendObjects(nil, k) }
 
 func TestObjectsRoundTrip(t *testing.T) {
 	for _, k := range []*keptObjects{
@@ -24,7 +17,7 @@ func TestObjectsRoundTrip(t *testing.T) {
 	} {
 		got, err := decodeObjects(encodedObjects(k))
 		if err != nil || !reflect.DeepEqual(got, k) {
-			t.Errorf("decodeObjects(encodeObjects(%+v)) = %+v, %v", k, got, err)
+			t.Errorf("decodeObjects(appendObjects(%+v)) = %+v, %v", k, got, err)
 		}
 	}
 }

@@ -25,7 +25,7 @@ import (
 
 // A verify keeps what its checks read of the ledger (a summary of each
 // record: see recSum) and of HEAD's history (the commits whose trailers
-// name a cycle) in the common git dir's evolve/verify-state, with the
+// name a cycle) in the state section of verify-kept (kept.go), with the
 // notes commit and HEAD they are of. The next verify reads the notes that
 // changed since (the two notes trees' diff) and the commits HEAD gained,
 // and runs every check on the summaries: it costs what changed, not the
@@ -33,17 +33,17 @@ import (
 // another git-evolve binary, one whose ledger is read from more than one
 // notes commit, means a full read, whose answer is the same.
 
-// verifyStateFormat is the layout of verify-state; a file of another
+// verifyStateFormat is the layout of the state section; a section of another
 // layout is read past. Format 3 ended with a CRC-32C of all before it: a
 // summary changed by a damaged byte (a digest that still decodes) was
 // read as the record's, and made a breach of a sound ledger. Format 4
 // keeps digests in binary and each summary as it differs from the one
 // before, and takes the fields of each record's first summary from
-// verify-keys when the verify wrote that file too (verify-keys repeated
+// the keys section when the verify wrote that one too (the keys repeated
 // them: the two files were as large as the ledger's notes).
 const verifyStateFormat = 4
 
-// stateCRC is the CRC-32C table of verify-state's check.
+// stateCRC is the CRC-32C table of the state section's check.
 var stateCRC = crc32.MakeTable(crc32.Castagnoli)
 
 // stateChecked returns data without its CRC, when the CRC holds.
@@ -57,11 +57,7 @@ func stateChecked(data []byte) ([]byte, bool) {
 
 const verifyStateMagic = "git-evolve verify state\n"
 
-func verifyStatePath(repo *gitstore.Repo) string {
-	return filepath.Join(repo.CommonDir(), "evolve", "verify-state")
-}
-
-// verifyState is what verify-state holds.
+// verifyState is what the state section holds.
 type verifyState struct {
 	Binary string        // the git-evolve that wrote it (binaryID)
 	Source gitstore.Hash // the notes commit Sums are of (zero: no ledger)
@@ -77,7 +73,7 @@ type verifyState struct {
 	// Trailers are the commits of Head's history whose trailers name a
 	// cycle, newest first.
 	Trailers []trailerSum
-	// Keyed says the first summary of each key is read from the keys file
+	// Keyed says the first summary of each key is read from the keys section
 	// of Token, in the order of its entries.
 	Keyed bool
 	Token [16]byte
@@ -167,33 +163,28 @@ func packsID(repo *gitstore.Repo) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// loadState reads verify-state when a verify with o can build on it.
-func loadState(l *store.Ledger, o VerifyOptions) *verifyState {
+// loadState reads the state section of k when a verify with o can build
+// on it. The summaries point into k, which it holds while they are read.
+func loadState(k *keptFile, o VerifyOptions) *verifyState {
 	if o.FullHistory || o.FromGit {
 		return nil
 	}
-	// A state an earlier verify of this process is writing is read once
-	// written: it is the latest, and this verify's own save is not then
-	// renamed over by the older one.
-	saving.Wait()
 	bin, ok := binaryID()
 	if !ok {
 		return nil
 	}
-	data, err := store.ReadStateFile(verifyStatePath(l.Repo()), maxStateFile)
-	if err != nil {
-		return nil
-	}
+	data := k.section(secState)
 	st, body, err := decodeHeader(data)
 	if err != nil || st.Binary != bin || len(body) < 4 {
-		store.Unmap(data)
 		return nil
 	}
+	k.retain()
 	st.decoded = make(chan struct{})
 	go func() {
 		defer close(st.decoded)
 		if _, ok := stateChecked(data); !ok {
 			st.bodyErr = errBadState
+			k.release()
 			return
 		}
 		body = body[:len(body)-4]
@@ -203,8 +194,11 @@ func loadState(l *store.Ledger, o VerifyOptions) *verifyState {
 		// (a third of the decode). It waits for the decode instead.
 		defer pauseGC()()
 		st.bodyErr = decodeBody(st, body, func(token [16]byte) (*keysFile, bool) {
-			return openKeys(keysPath(l.Repo()), token)
+			return keysIn(k, token)
 		})
+		if st.bodyErr != nil {
+			k.release()
+		}
 	}()
 	return st
 }
@@ -262,7 +256,7 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 	}
 	if kept != nil {
 		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs); err == nil {
-			gitstore.Tracef("verify: the ledger read from %s, brought forward from %s", verifyStatePath(repo), kept.Source.Short())
+			gitstore.Tracef("verify: the ledger read from the state %s kept, brought forward from %s", keptPath(repo), kept.Source.Short())
 			return ls, &to, nil
 		}
 	}
@@ -347,13 +341,14 @@ func headTrailers(repo *gitstore.Repo, revs []string, kept *verifyState, rd *led
 	return trailerSums(commits), head, err
 }
 
-// saveState keeps what a verify read, for the next. A file that cannot be
-// written is let be. keys is the keys file the verify wrote (nil when
-// none): the fields of each key's first summary are read from it.
-func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum, keys *writtenKeys) {
+// stateToKeep is the state section of what a verify read, for the next
+// (nil when none can be kept). keys is the keys section written beside it
+// (nil when none): the fields of each key's first summary are read from
+// it.
+func stateToKeep(rd *ledgerReads, source gitstore.Hash, ls *ledgerSums, head gitstore.Hash, trailers []trailerSum, keys *writtenKeys) func(*bufio.Writer) {
 	bin, ok := binaryID()
 	if !ok {
-		return
+		return nil
 	}
 	if !rd.historyOK {
 		head = gitstore.ZeroHash
@@ -363,13 +358,13 @@ func saveState(l *store.Ledger, rd *ledgerReads, source gitstore.Hash, ls *ledge
 	if keys != nil {
 		st.Keyed, st.Token, heads = true, keys.token, keys.x.head
 	}
-	_ = replaceFile(verifyStatePath(l.Repo()), func(w *bufio.Writer) { encodeState(w, st, heads) })
+	return func(w *bufio.Writer) { encodeState(w, st, heads) }
 }
 
 // The layout: the magic line, then uvarints, hashes as 20 bytes and
 // strings as a uvarint length and the bytes; the format, the binary, the
 // notes commit and the packs; then whether the summaries are keyed, and
-// if so the keys file's token (16 bytes); the count of notes, the
+// if so the keys section's token (16 bytes); the count of notes, the
 // summaries (sumWriter), the lines that are no records, HEAD, the
 // history's key and the trailers; the CRC-32C of all before it (4 bytes
 // big endian).
@@ -401,7 +396,7 @@ func (s stateWriter) bool(b bool) {
 }
 
 // encodeState writes st; when st.Keyed, heads says which summaries are
-// their key's first (sumIndex.head), whose fields the keys file holds.
+// their key's first (sumIndex.head), whose fields the keys section holds.
 func encodeState(out *bufio.Writer, st *verifyState, heads []bool) {
 	sum := crc32.New(stateCRC)
 	w := bufio.NewWriterSize(io.MultiWriter(out, sum), 64<<10)
@@ -440,7 +435,7 @@ func encodeState(out *bufio.Writer, st *verifyState, heads []bool) {
 	}
 }
 
-// maxStateString bounds a string read back from verify-state, maxStateCount
+// maxStateString bounds a string read back from the state section, maxStateCount
 // a count: a damaged file is refused, not allocated.
 const (
 	maxStateFile   = 1 << 30
@@ -448,7 +443,7 @@ const (
 	maxStateCount  = 1 << 26
 )
 
-var errBadState = errors.New("verify-state is damaged")
+var errBadState = errors.New("the state verify kept is damaged")
 
 type stateReader struct {
 	b   []byte // the whole file: the strings read point into it
@@ -551,13 +546,13 @@ func (s *stateReader) bool() bool {
 	return v
 }
 
-// decodeState reads a whole verify-state file whose summaries are not
+// decodeState reads a whole state section whose summaries are not
 // keyed.
 func decodeState(data []byte) (*verifyState, error) {
 	return decodeStateWith(data, func([16]byte) (*keysFile, bool) { return nil, false })
 }
 
-// decodeStateWith reads a whole verify-state file, opening the keys file
+// decodeStateWith reads a whole state section, opening the keys section
 // its summaries are keyed to with open.
 func decodeStateWith(data []byte, open func(token [16]byte) (*keysFile, bool)) (*verifyState, error) {
 	data, ok := stateChecked(data)
@@ -574,7 +569,7 @@ func decodeStateWith(data []byte, open func(token [16]byte) (*keysFile, bool)) (
 	return st, nil
 }
 
-// decodeHeader reads what a verify-state file says of itself (who wrote
+// decodeHeader reads what a state section says of itself (who wrote
 // it, of what notes commit and packs) and returns the rest of the file.
 func decodeHeader(data []byte) (*verifyState, []byte, error) {
 	rest, ok := bytes.CutPrefix(data, []byte(verifyStateMagic))
@@ -596,10 +591,10 @@ func decodeHeader(data []byte) (*verifyState, []byte, error) {
 }
 
 // decodeBody reads the rest of the file, body, into st: the summaries, the
-// findings and the trailers. Keyed summaries are read with the keys file
+// findings and the trailers. Keyed summaries are read with the keys section
 // open gives for the token the file names, read whole and in order: each
 // of its blocks is checked first; the summaries point into it, as into
-// verify-state, which stay mapped.
+// the state, which stay mapped.
 func decodeBody(st *verifyState, body []byte, open func(token [16]byte) (*keysFile, bool)) (err error) {
 	s := &stateReader{b: body, strs: map[string]string{}}
 	sr := &sumReader{stateReader: s}

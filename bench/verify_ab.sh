@@ -26,7 +26,7 @@ for s in a b; do
   (cd "$work/$s/repo" && PATH="$work/$s/bin:$PATH" &&
     git evolve log -n 1 >/dev/null && git evolve verify >/dev/null &&
     keep=$work/$s/kept && mkdir -p "$keep" &&
-    cp .git/evolve/verified .git/evolve/verify-state .git/evolve/verify-keys .git/evolve/verify-delta "$keep/" &&
+    cp .git/evolve/verified .git/evolve/verify-* "$keep/" &&
     git update-ref refs/bench/base refs/notes/evolve &&
     for ((i = 1; i <= 100; i++)); do
       git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "main~$((n / 3 + i))" >/dev/null
@@ -42,12 +42,12 @@ run() {
   cd "$work/$s/repo"
   export PATH="$work/$s/bin:$base_path"
   state=.git/evolve
-  local restore="git reflog expire --expire=now refs/notes/evolve; cp $work/$s/kept/verified $work/$s/kept/verify-state $work/$s/kept/verify-keys $work/$s/kept/verify-delta $state/"
+  local restore="git reflog expire --expire=now refs/notes/evolve; cp $work/$s/kept/verified $work/$s/kept/verify-* $state/"
   case $row in
   warm) git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; git evolve verify >/dev/null; set -- git evolve verify ;;
   +1) git update-ref refs/notes/evolve refs/bench/one; eval "$restore"; set -- git evolve verify ;;
   +100) git update-ref refs/notes/evolve refs/bench/all; eval "$restore"; set -- git evolve verify ;;
-  first) git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; rm -f $state/verified $state/verify-state $state/verify-keys $state/verify-delta $state/verify-objects; set -- git evolve verify ;;
+  first) git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; rm -f $state/verified $state/verify-*; set -- git evolve verify ;;
   full) git update-ref refs/notes/evolve refs/bench/base; eval "$restore"; git evolve verify >/dev/null
     if [ "$s" = b ]; then set -- git evolve verify --full; else set -- git evolve verify; fi ;;
   esac

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # verify_kept_ab.sh REV [N]: the CPU (user + system, the git processes it
 # starts included) of `git evolve verify` as built from REV (a) beside the
-# working tree's (b), and the sizes of the summaries each keeps
-# (verify-state, verify-keys), on copies of one ledger of N records
-# (default 10000) made by bench/genrepo.sh, one copy each. Runs alternate
-# between the two; each row gives both medians and the ratio b/a.
+# working tree's (b), and the sizes of the files each keeps for the next
+# verify (verify-kept, or the files of an older layout), on copies of one
+# ledger of N records (default 10000) made by bench/genrepo.sh, one copy
+# each. Runs alternate between the two; each row gives both medians and
+# the ratio b/a.
 #
 #   warm      nothing changed since the last verify
 #   +1        a record since the last verify (git notes add of a line)
 #   removed   C git removed a note since (the summaries read whole from
-#             verify-state, brought forward)
+#             the kept state, brought forward)
 #   first     nothing verified or kept before
 #
 # BENCH_REPOS=DIR reuses DIR/rN (a repository genrepo.sh made; copied,
@@ -25,7 +26,6 @@ build_ab "$rev"
 
 src="${BENCH_REPOS:-$work}/r$n"
 [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
-files="verified verify-state verify-keys verify-delta verify-objects"
 for s in a b; do
   cp -a "$src" "$work/$s/repo"
   (
@@ -35,8 +35,8 @@ for s in a b; do
     rm -rf "$state"
     git evolve verify >/dev/null
     mkdir -p "$work/$s/kept"
-    for f in $files; do cp "$state/$f" "$work/$s/kept/"; done
-    printf '%s %s verify-state %d verify-keys %d\n' "$n" "$s" "$(wc -c <"$state/verify-state")" "$(wc -c <"$state/verify-keys")" >>"$work/sizes"
+    cp "$state"/verified "$state"/verify-* "$work/$s/kept/"
+    for f in "$state"/verify-*; do printf '%s %s %s %d\n' "$n" "$s" "${f##*/}" "$(wc -c <"$f")"; done >>"$work/sizes"
     git update-ref refs/bench/base refs/notes/evolve
     git notes --ref=evolve add -m "{\"v\":1,\"id\":\"ffffffffffffffffffff\",\"cycle\":$((n + 1)),\"target\":\"goal-1\",\"result\":\"improved\",\"timestamp\":\"2026-01-01T00:00:00Z\"}" fresh
     git update-ref refs/bench/one refs/notes/evolve
@@ -58,7 +58,7 @@ run() {
   restore() {
     git update-ref refs/notes/evolve "$1"
     git reflog expire --expire=now refs/notes/evolve
-    for f in $files; do cp "$work/$s/kept/$f" "$state/"; done
+    cp "$work/$s/kept/"* "$state/"
   }
   case $row in
   warm) restore refs/bench/base; git evolve verify >/dev/null || true ;;

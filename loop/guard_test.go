@@ -308,9 +308,10 @@ func TestGuardStateFiles(t *testing.T) {
 	gxWrite(t, filepath.Join(gitDir, "evolve", "merged"), "new", 0o644)
 	// an answer that a remote's copy of the ledger may be read
 	gxWrite(t, filepath.Join(gitDir, "evolve", "copies"), "git-evolve copies 1\n"+strings.Repeat("ab", 32)+" ok\n", 0o644)
-	// a list of the loose objects verify's kept answers stand for, made
-	// without one that was removed: the next verify would trust them
-	gxWrite(t, filepath.Join(gitDir, "evolve", "verify-objects"), "git-evolve verify objects\n", 0o644)
+	// what verify kept, with a list of the loose objects its answers
+	// stand for made without one that was removed: the next verify would
+	// trust them
+	gxWrite(t, filepath.Join(gitDir, "evolve", "verify-kept"), "git-evolve verify kept\n", 0o644)
 	// what the seeds' history file was written from, made to match one
 	// the agent wrote
 	gxWrite(t, filepath.Join(gitDir, "evolve", "history-mirror.json"), "{}\n", 0o644)
@@ -323,7 +324,7 @@ func TestGuardStateFiles(t *testing.T) {
 	if got := gxRead(t, brief); got != "the brief" {
 		t.Errorf("brief.md after the turn: %q", got)
 	}
-	for _, name := range []string{"ledger.view", "merged", "copies", "verify-objects", "history-mirror.json"} {
+	for _, name := range []string{"ledger.view", "merged", "copies", "verify-kept", "history-mirror.json"} {
 		if fxExists(filepath.Join(gitDir, "evolve", name)) {
 			t.Errorf("the cache %s changed and is still there", name)
 		}

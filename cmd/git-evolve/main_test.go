@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 		// The MCP server, as its own program, and a client of it.
 		"git-evolve-mcp": func() { os.Exit(mcpserver.Main("", os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"mcp-client":     func() { os.Exit(mcpClientMain()) },
+		// One section of verify-kept, read or replaced (kept_cmd_test.go).
+		"kept": func() { os.Exit(keptMain()) },
 	})
 }
 
