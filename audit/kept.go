@@ -38,8 +38,10 @@ import (
 // hundred of their blocks).
 //
 // The state and the delta name the token of the keys they were written
-// with, which a reader checks: a section put in from another file is
-// refused. A verify after a few records copies the state and the keys as
+// with, which a reader checks; what keeps the objects with the sections
+// they stand for is the one rename (a file forged whole, its table summed
+// again, is no more refused than a forged file of each was: the guard of
+// an agent's turn removes a cache the turn changed). A verify after a few records copies the state and the keys as
 // they are and writes the delta and the objects anew; a verify that
 // changes neither writes nothing. The file is a cache: a missing or damaged one,
 // or a damaged section, means a full read from git, whose answer is the

@@ -32,6 +32,16 @@ var maps struct {
 	pending int             // mappings being made
 }
 
+// MapEvery makes ReadStateFile map every file it reads, however small,
+// until the function it returns is called: for a test of a reader that
+// lets a mapping go, whose files are small enough to be read (reading a
+// mapping let go faults; reading memory read does not).
+func MapEvery() (restore func()) {
+	was := minMapped
+	minMapped = 1
+	return func() { minMapped = was }
+}
+
 // ReadStateFile returns the bytes of the state file at path (a regular file
 // of at most max bytes), mapped read-only rather than read when it is of
 // minMapped bytes or more and the process's mappings stay within mapBudget
