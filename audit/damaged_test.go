@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/rand"
@@ -281,7 +280,8 @@ func TestOlderFormatsReadPast(t *testing.T) {
 		// the container of the format before, its table's sum made to hold
 		b := bytes.Clone(whole)
 		b[len(keptMagic)] = keptFormat - 1
-		binary.LittleEndian.PutUint32(b[len(b)-4:], keptSum(b[:len(keptMagic)+1], b[len(b)-keptTail:len(b)-4]))
+		seal := keptSeal(b[:keptHead], b[len(b)-keptTail:len(b)-16])
+		copy(b[len(b)-16:], seal[:])
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}

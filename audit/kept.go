@@ -3,8 +3,9 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +16,7 @@ import (
 )
 
 // What verify keeps for the next verify is one file, the common git dir's
-// evolve/verify-kept, written whole by one rename: a reader sees what one
-// verify left, never the parts of two. It holds four sections:
+// evolve/verify-kept. It holds four sections:
 //
 //   - the state: a summary of each record and the commits of HEAD's
 //     history whose trailers name a cycle (verifystate.go);
@@ -27,33 +27,54 @@ import (
 //   - the objects: the loose objects there were, with the packs, which the
 //     other sections stand for (verifyobjects.go).
 //
-// The layout: the magic line, the format (one byte), the sections one
-// after the other, each in a layout of its own that begins with a magic
-// line and carries its own checks; then the table: each section's offset
-// in the file and its length (8 bytes little endian each), in the order
-// above, and the CRC-32C of the magic line, the format and the table (4
-// bytes little endian). A section of length 0 is absent. The container
-// checks only its table: the keys are checked a block at a time, as a
-// lookup reads them, never whole (a verify after a few records reads a few
-// hundred of their blocks).
+// The layout: the magic line, the format (one byte) and a secret (16
+// random bytes), then one generation or more. A generation is the sections
+// it writes, each in a layout of its own that begins with a magic line and
+// carries its own checks, then its table: each section's offset in the
+// file and its length (8 bytes little endian each), in the order above,
+// the length of the file up to the table's end (8 bytes), and a seal, the
+// first 16 bytes of the SHA-256 of the magic line, the format, the secret,
+// the table and the length. A reader takes the last generation's table,
+// whose length must be the file's and whose seal must hold; a section of
+// length 0 is absent. The container checks only its table: the keys are
+// checked a block at a time, as a lookup reads them, never whole (a
+// verify after a few records reads a few hundred of their blocks).
+//
+// A verify that read every summary writes the file anew, with a new
+// secret, by one rename. A verify after a few records appends a
+// generation of the delta and the objects, whose table names the state
+// and the keys where an earlier one wrote them: it writes what was added,
+// not the ledger. It appends under a lock on the file, and only to the
+// file it read (its size and its secret as it read them); else, or when
+// what generations before left behind would outgrow what the last one
+// names, it writes the file anew. A reader needs no lock: an append
+// changes no byte before the file's end, and a reader that finds the file
+// part way through an append finds a length that is not the file's, or a
+// seal that does not hold: bytes of the sections that an agent or a note
+// wrote cannot make a seal without the secret. A verify that would write
+// what is there writes nothing.
 //
 // The state and the delta name the token of the keys they were written
 // with, which a reader checks; what keeps the objects with the sections
-// they stand for is the one rename (a file forged whole, its table summed
-// again, is no more refused than a forged file of each was: the guard of
-// an agent's turn removes a cache the turn changed). A verify after a few records copies the state and the keys as
-// they are and writes the delta and the objects anew; a verify that
-// changes neither writes nothing. The file is a cache: a missing or damaged one,
-// or a damaged section, means a full read from git, whose answer is the
-// same.
+// they stand for is the table that names them all (a file forged whole is
+// no more refused than a forged file of each was: the guard of an agent's
+// turn removes a cache the turn changed). The file is a cache: a missing
+// or damaged one, or a damaged section, means a full read from git, whose
+// answer is the same.
 
 const (
 	keptMagic  = "git-evolve verify kept\n"
-	keptFormat = 1
-	// keptTail is the table and its CRC.
-	keptTail = keptSections*16 + 4
+	keptFormat = 2
+	// keptHead is the magic line, the format and the secret.
+	keptHead = len(keptMagic) + 1 + 16
+	// keptTail is a generation's table, the file's length and the seal.
+	keptTail = keptSections*16 + 8 + 16
 	// maxKeptFile bounds the file read back.
 	maxKeptFile = maxStateFile
+	// keptSlack is how many bytes the generations before the last may
+	// leave behind beyond what the last one names, before a verify writes
+	// the file anew rather than append to it.
+	keptSlack = 1 << 20
 )
 
 // The sections, in the table's order.
@@ -79,12 +100,14 @@ func keptPath(repo *gitstore.Repo) string {
 type keptFile struct {
 	data []byte
 	sec  [keptSections][]byte
+	off  [keptSections]uint64 // where each section starts in the file
+	head [keptHead]byte       // the magic line, the format and the secret
 	mu   sync.Mutex
 	refs int
 }
 
-// openKept reads verify-kept: nil when there is none, or its table is
-// damaged.
+// openKept reads verify-kept: nil when there is none, or its last table
+// is damaged.
 func openKept(repo *gitstore.Repo) *keptFile {
 	data, err := store.ReadStateFile(keptPath(repo), maxKeptFile)
 	if err != nil {
@@ -100,31 +123,49 @@ func openKept(repo *gitstore.Repo) *keptFile {
 	return k
 }
 
-// parseKept reads the container's table; each section is checked by its
-// reader.
+// parseKept reads the last generation's table; each section is checked by
+// its reader.
 func parseKept(data []byte) (*keptFile, bool) {
-	head := len(keptMagic) + 1
-	if len(data) < head+keptTail || string(data[:len(keptMagic)]) != keptMagic || data[len(keptMagic)] != keptFormat {
+	if len(data) < keptHead+keptTail || string(data[:len(keptMagic)]) != keptMagic || data[len(keptMagic)] != keptFormat {
 		return nil, false
 	}
 	end := len(data) - keptTail
-	table := data[end : len(data)-4]
-	if keptSum(data[:head], table) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+	table := data[end : end+keptSections*16+8]
+	if binary.LittleEndian.Uint64(table[keptSections*16:]) != uint64(len(data)) ||
+		keptSeal(data[:keptHead], table) != [16]byte(data[len(data)-16:]) {
 		return nil, false
 	}
-	k := &keptFile{data: data}
+	k := &keptFile{data: data, head: [keptHead]byte(data[:keptHead])}
 	for i := range k.sec {
 		off, n := binary.LittleEndian.Uint64(table[16*i:]), binary.LittleEndian.Uint64(table[16*i+8:])
-		if off < uint64(head) || off > uint64(end) || n > uint64(end)-off {
+		if off < uint64(keptHead) || off > uint64(end) || n > uint64(end)-off {
 			return nil, false
 		}
-		k.sec[i] = data[off : off+n : off+n]
+		k.sec[i], k.off[i] = data[off:off+n:off+n], off
 	}
 	return k, true
 }
 
-func keptSum(head, table []byte) uint32 {
-	return crc32.Update(crc32.Checksum(head, castagnoliTable()), castagnoliTable(), table)
+// keptSeal seals a generation's table (with the file's length) to the
+// file's head.
+func keptSeal(head, table []byte) [16]byte {
+	h := sha256.New()
+	h.Write(head)
+	h.Write(table)
+	return [16]byte(h.Sum(nil))
+}
+
+// keptTable is a generation's table of sections at offs of lengths ns,
+// ending the file at end, sealed to head.
+func keptTable(head []byte, offs [keptSections]uint64, ns [keptSections]int, end int) []byte {
+	table := make([]byte, 0, keptTail)
+	for i := range offs {
+		table = binary.LittleEndian.AppendUint64(table, offs[i])
+		table = binary.LittleEndian.AppendUint64(table, uint64(ns[i]))
+	}
+	table = binary.LittleEndian.AppendUint64(table, uint64(end))
+	seal := keptSeal(head, table)
+	return append(table, seal[:]...)
 }
 
 // section is the bytes of section i: empty when it is absent, or k is nil.
@@ -184,17 +225,25 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeKept replaces verify-kept with its sections: each written by
-// write, else the bytes of parts (none: absent). It removes the files an
-// older git-evolve kept them in. A file that cannot be written is let be:
-// the one before stays whole.
+// writeKept replaces verify-kept, by one rename, with a file of a new
+// secret and one generation of its sections: each written by write, else
+// the bytes of parts (none: absent). It removes the files an older
+// git-evolve kept them in. A file that cannot be written is let be: the
+// one before stays whole.
 func writeKept(repo *gitstore.Repo, parts [keptSections][]byte, write [keptSections]func(*bufio.Writer)) error {
+	head := append([]byte(keptMagic), keptFormat)
+	head = append(head, make([]byte, 16)...)
+	if _, err := rand.Read(head[len(head)-16:]); err != nil {
+		return err
+	}
 	err := store.WriteStateFile(keptPath(repo), func(out *bufio.Writer) error {
-		head := append([]byte(keptMagic), keptFormat)
 		out.Write(head)
 		c := &countWriter{w: out, n: len(head)}
 		w := bufio.NewWriterSize(c, 64<<10)
-		table := make([]byte, 0, keptTail)
+		var (
+			offs [keptSections]uint64
+			ns   [keptSections]int
+		)
 		for i := range parts {
 			off := c.n + w.Buffered()
 			if write[i] != nil {
@@ -202,14 +251,12 @@ func writeKept(repo *gitstore.Repo, parts [keptSections][]byte, write [keptSecti
 			} else {
 				w.Write(parts[i])
 			}
-			table = binary.LittleEndian.AppendUint64(table, uint64(off))
-			table = binary.LittleEndian.AppendUint64(table, uint64(c.n+w.Buffered()-off))
+			offs[i], ns[i] = uint64(off), c.n+w.Buffered()-off
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		out.Write(table)
-		_, err := out.Write(binary.LittleEndian.AppendUint32(nil, keptSum(head, table)))
+		_, err := out.Write(keptTable(head, offs, ns, c.n+keptTail))
 		return err
 	})
 	if err != nil {
@@ -220,6 +267,42 @@ func writeKept(repo *gitstore.Repo, parts [keptSections][]byte, write [keptSecti
 		_ = os.Remove(filepath.Join(dir, name))
 	}
 	return nil
+}
+
+// appendKept appends to built, the file as a verify read it, a generation
+// of the sections parts holds (nil: absent), whose table names built's
+// own where copied says so. It reports whether it did: not when the file
+// is no longer the one read (replaced, or appended to, since), another
+// process holds its lock, or what the generations leave behind would
+// outgrow the slack (keptSlack, and as much as the sections named).
+func appendKept(repo *gitstore.Repo, built *keptFile, parts [keptSections][]byte, copied [keptSections]bool) bool {
+	size := len(built.data)
+	var (
+		gen  []byte
+		offs [keptSections]uint64
+		ns   [keptSections]int
+	)
+	live := 0
+	for i := range parts {
+		if copied[i] {
+			offs[i], ns[i] = built.off[i], len(built.sec[i])
+		} else {
+			offs[i], ns[i] = uint64(size+len(gen)), len(parts[i])
+			gen = append(gen, parts[i]...)
+		}
+		live += ns[i]
+	}
+	end := size + len(gen) + keptTail
+	if end-keptHead-keptTail-live > keptSlack+live {
+		return false
+	}
+	gen = append(gen, keptTable(built.head[:], offs, ns, end)...)
+	ok, err := store.AppendStateFile(keptPath(repo), func(f *os.File, now int64) bool {
+		var head [keptHead]byte
+		_, err := f.ReadAt(head[:], 0)
+		return now == int64(size) && err == nil && head == built.head
+	}, gen)
+	return ok && err == nil
 }
 
 // keepObjects is the objects section a verify that read the ledger with
@@ -278,7 +361,18 @@ func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts
 			same = same && bytes.Equal(p.b, built.section(i))
 		}
 	}
-	if !same {
-		_ = writeKept(repo, b, write)
+	if same {
+		return
 	}
+	// After a few records: a generation of what changed, appended.
+	var copied [keptSections]bool
+	fresh := false
+	for i, p := range parts {
+		copied[i] = p.copied
+		fresh = fresh || p.write != nil
+	}
+	if !fresh && built != nil && appendKept(repo, built, b, copied) {
+		return
+	}
+	_ = writeKept(repo, b, write)
 }

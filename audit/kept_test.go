@@ -3,9 +3,14 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -39,27 +44,38 @@ func keptSectionsOf(t *testing.T, path string) [keptSections][]byte {
 	return k.sec
 }
 
+// testHead is the head of the files the test's writer writes: its own
+// secret.
+var testHead = append(append([]byte(keptMagic), keptFormat), bytes.Repeat([]byte{7}, 16)...)
+
+// keptBytes is a verify-kept of one generation of sections, with head, as
+// the layout says: written here apart from writeKept, which it is
+// compared with.
+func keptBytes(head []byte, sections [keptSections][]byte) []byte {
+	b := bytes.Clone(head)
+	var table []byte
+	for _, s := range sections {
+		table = appendLE64(appendLE64(table, uint64(len(b))), uint64(len(s)))
+		b = append(b, s...)
+	}
+	return appendTable(b, head, table)
+}
+
+// appendTable appends to file the table of a generation (the sections'
+// places), the file's length and the seal.
+func appendTable(file, head, table []byte) []byte {
+	table = appendLE64(table, uint64(len(file)+len(table)+8+16))
+	sum := sha256.Sum256(append(bytes.Clone(head), table...))
+	return append(append(file, table...), sum[:16]...)
+}
+
 // writeKeptSections writes a verify-kept of sections at path.
 func writeKeptSections(t *testing.T, path string, sections [keptSections][]byte) {
 	t.Helper()
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	head := append([]byte(keptMagic), keptFormat)
-	w.Write(head)
-	var table []byte
-	at := len(head)
-	for _, s := range sections {
-		w.Write(s)
-		table = appendLE64(appendLE64(table, uint64(at)), uint64(len(s)))
-		at += len(s)
-	}
-	w.Write(table)
-	w.Write(appendLE32(nil, keptSum(head, table)))
-	w.Flush()
 	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, keptBytes(testHead, sections), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,23 +87,12 @@ func appendLE64(b []byte, v uint64) []byte {
 	return b
 }
 
-func appendLE32(b []byte, v uint32) []byte {
-	for i := 0; i < 4; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
-	return b
-}
-
 // The container's table is read as written, and refused when any byte of
-// it, of the magic line or of the format is changed, or the file is cut.
+// it, of the magic line, of the format or of the secret is changed, or the
+// file is cut.
 func TestKeptTable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "verify-kept")
 	want := [keptSections][]byte{[]byte("state"), nil, []byte("the delta"), []byte("objects")}
-	writeKeptSections(t, path, want)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := keptBytes(testHead, want)
 	k, ok := parseKept(data)
 	if !ok {
 		t.Fatal("the table written was refused")
@@ -97,9 +102,8 @@ func TestKeptTable(t *testing.T) {
 			t.Errorf("section %d: %q, want %q", i, k.sec[i], want[i])
 		}
 	}
-	head := len(keptMagic) + 1
 	for i := 0; i < len(data); i++ {
-		if i >= head && i < len(data)-keptTail {
+		if i >= keptHead && i < len(data)-keptTail {
 			continue // a section's bytes: its own reader checks them
 		}
 		bad := bytes.Clone(data)
@@ -112,6 +116,53 @@ func TestKeptTable(t *testing.T) {
 		if _, ok := parseKept(data[:n]); ok {
 			t.Errorf("cut to %d bytes: the table was taken", n)
 		}
+	}
+}
+
+// A file read part way through an append (its length anywhere between
+// the two generations' ends) is refused, though the generation appended
+// holds, in a section's bytes, a table of its own sealed to a guessed
+// secret: a note's text, say, that an attacker wrote to look like one.
+func TestKeptAppendReadPartWay(t *testing.T) {
+	first := keptBytes(testHead, [keptSections][]byte{[]byte("state"), []byte("keys"), []byte("delta"), []byte("objects")})
+	// forged is a delta whose bytes end in a table sealed to head, naming
+	// as the file's length where its own bytes end
+	forged := func(head []byte) []byte {
+		prefix := []byte("delta, then ")
+		var table []byte
+		for range keptSections {
+			table = appendLE64(appendLE64(table, uint64(keptHead)), 1)
+		}
+		table = appendLE64(table, uint64(len(first)+len(prefix)+len(table)+8+16))
+		sum := sha256.Sum256(append(bytes.Clone(head), table...))
+		return append(append(prefix, table...), sum[:16]...)
+	}
+	appended := func(delta []byte) []byte {
+		var table []byte
+		table = appendLE64(appendLE64(table, uint64(keptHead)), 5)
+		table = appendLE64(appendLE64(table, uint64(keptHead)+5), 4)
+		table = appendLE64(appendLE64(table, uint64(len(first))), uint64(len(delta)))
+		table = appendLE64(appendLE64(table, uint64(len(first)+len(delta))), 3)
+		return appendTable(append(append(bytes.Clone(first), delta...), "obj"...), testHead, table)
+	}
+	guess := append(append([]byte(keptMagic), keptFormat), bytes.Repeat([]byte{0}, 16)...)
+	whole := appended(forged(guess))
+	if k, ok := parseKept(whole); !ok || string(k.sec[secObjects]) != "obj" || string(k.sec[secState]) != "state" {
+		t.Fatal("the file with the generation appended was refused")
+	}
+	if k, ok := parseKept(first); !ok || string(k.sec[secDelta]) != "delta" {
+		t.Fatal("the file before the append was refused")
+	}
+	for n := len(first) + 1; n < len(whole); n++ {
+		if _, ok := parseKept(whole[:n]); ok {
+			t.Errorf("read at %d bytes of %d: taken", n, len(whole))
+		}
+	}
+	// what the secret keeps out: the same table sealed to the file's own
+	// secret is taken where the delta's bytes end
+	own := appended(forged(testHead))
+	if _, ok := parseKept(own[:len(first)+len(forged(testHead))]); !ok {
+		t.Error("a table sealed to the file's own secret was refused: the test forges nothing")
 	}
 }
 
@@ -139,18 +190,18 @@ func TestWriteKeptAgrees(t *testing.T) {
 			t.Errorf("section %d: %d bytes, want %d", i, len(got[i]), len(sections[i]))
 		}
 	}
-	other := filepath.Join(t.TempDir(), "verify-kept")
-	writeKeptSections(t, other, sections)
-	a, _ := os.ReadFile(keptPath(repo))
-	b, _ := os.ReadFile(other)
-	if !bytes.Equal(a, b) {
+	written, err := os.ReadFile(keptPath(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(written, keptBytes(written[:keptHead], sections)) {
 		t.Error("writeKept and the test's writer differ")
 	}
 }
 
-// A verify after a record writes the delta anew and copies the state and
-// the keys byte for byte; a verify with nothing changed leaves the file
-// as it is, not written again.
+// A verify after a record appends the delta and the objects, and names the
+// state and the keys as they were; a verify with nothing changed leaves
+// the file as it is, not written again.
 func TestKeptDeltaCopiesTheRest(t *testing.T) {
 	a, rng := recordedClone(t, 8, 4)
 	path := filepath.Join(a.repo.CommonDir(), "evolve", "verify-kept")
@@ -173,6 +224,9 @@ func TestKeptDeltaCopiesTheRest(t *testing.T) {
 	a.record(rng)
 	if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if now, err := os.Stat(path); err != nil || !os.SameFile(was, now) || now.Size() <= was.Size() {
+		t.Errorf("a verify after a record did not append to verify-kept (%v)", err)
 	}
 	after := keptSectionsOf(t, path)
 	for _, sec := range []int{secState, secKeys} {
@@ -339,5 +393,151 @@ func TestKeptStateChangedChangesNoVerdict(t *testing.T) {
 	}
 	if changed == 0 {
 		t.Fatal("no change to the state that still decodes")
+	}
+}
+
+// appendKept appends only to the file it read, as it read it, and only
+// while what the generations leave behind stays within the slack; else the
+// caller writes the file anew.
+func TestKeptAppendsOnlyToWhatItRead(t *testing.T) {
+	dir := t.TempDir()
+	testenv.Git(t, dir, "init", "-q")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	secs := [keptSections][]byte{[]byte("state"), []byte("keys"), []byte("delta"), []byte("objects")}
+	copied := [keptSections]bool{secState: true, secKeys: true}
+	read := func() *keptFile {
+		t.Helper()
+		k := openKept(repo)
+		if k == nil {
+			t.Fatal("verify-kept does not read")
+		}
+		return k
+	}
+	if err := writeKept(repo, secs, [keptSections]func(*bufio.Writer){}); err != nil {
+		t.Fatal(err)
+	}
+	built := read()
+	next := secs
+	next[secDelta] = []byte("delta 2")
+	if !appendKept(repo, built, next, copied) {
+		t.Fatal("no append to the file as it was read")
+	}
+	if k := read(); string(k.sec[secDelta]) != "delta 2" || string(k.sec[secState]) != "state" || k.off[secState] != built.off[secState] {
+		t.Errorf("after the append: %q, %q at %d", k.sec[secDelta], k.sec[secState], k.off[secState])
+	}
+	// appended to since it was read
+	if appendKept(repo, built, next, copied) {
+		t.Error("appended to a file appended to since it was read")
+	}
+	// replaced since it was read, by a file of the same size
+	built = read()
+	if err := writeKept(repo, next, [keptSections]func(*bufio.Writer){}); err != nil {
+		t.Fatal(err)
+	}
+	if appendKept(repo, built, next, copied) {
+		t.Error("appended to a file replaced since it was read")
+	}
+	// what the generations leave behind past the slack
+	built = read()
+	big := next
+	big[secDelta] = bytes.Repeat([]byte("d"), keptSlack/2)
+	appends := 0
+	for appendKept(repo, built, big, copied) {
+		appends++
+		built = read()
+		if appends > 10 {
+			t.Fatal("appended past the slack")
+		}
+	}
+	if fi, err := os.Stat(keptPath(repo)); err != nil || fi.Size() > 2*keptSlack+4*int64(len(big[secDelta])) {
+		t.Errorf("after %d appends the file is %d bytes (%v)", appends, fi.Size(), err)
+	}
+	if appends == 0 {
+		t.Error("no append within the slack")
+	}
+}
+
+// Verifies appending at once, and readers beside them: each read takes
+// one whole generation, the first file's or one appended, never a part
+// of one (it reads under a shared lock: a read part way through would
+// be a verify from git alone) or a mix of two.
+func TestKeptAppendsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	testenv.Git(t, dir, "init", "-q")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	base := [keptSections][]byte{[]byte("state"), []byte("keys"), []byte("delta -1"), []byte("objects -1")}
+	if err := writeKept(repo, base, [keptSections]func(*bufio.Writer){}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	bad := make(chan string, 100)
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				data, err := store.ReadStateFile(keptPath(repo), maxKeptFile)
+				if err != nil {
+					bad <- err.Error()
+					return
+				}
+				k, ok := parseKept(data)
+				if !ok {
+					bad <- fmt.Sprintf("a file of %d bytes read as none", len(data))
+					return
+				}
+				d, o := string(k.sec[secDelta]), string(k.sec[secObjects])
+				if string(k.sec[secState]) != "state" || string(k.sec[secKeys]) != "keys" || strings.TrimPrefix(d, "delta") != strings.TrimPrefix(o, "objects") {
+					bad <- fmt.Sprintf("a generation mixed: %q, %q", d, o)
+					return
+				}
+			}
+		}()
+	}
+	var appended sync.WaitGroup
+	var n atomic.Int32
+	for w := 0; w < 4; w++ {
+		appended.Add(1)
+		go func() {
+			defer appended.Done()
+			for i := 0; i < 10; i++ {
+				built := openKept(repo)
+				if built == nil {
+					bad <- "verify-kept read part way through an append"
+					return
+				}
+				parts := base
+				parts[secDelta] = []byte(fmt.Sprintf("delta %d.%d%s", w, i, strings.Repeat(" ", 5000)))
+				parts[secObjects] = []byte(fmt.Sprintf("objects %d.%d%s", w, i, strings.Repeat(" ", 5000)))
+				if appendKept(repo, built, parts, [keptSections]bool{secState: true, secKeys: true}) {
+					n.Add(1)
+				}
+				built.release()
+			}
+		}()
+	}
+	appended.Wait()
+	close(stop)
+	wg.Wait()
+	close(bad)
+	for msg := range bad {
+		t.Error(msg)
+	}
+	if n.Load() == 0 {
+		t.Error("no verify appended")
 	}
 }

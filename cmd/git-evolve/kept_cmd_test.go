@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 )
 
@@ -13,7 +13,8 @@ import (
 var keptSections = []string{"state", "keys", "delta", "objects"}
 
 // keptMain reads or replaces one section of a verify-kept file, read and
-// written as docs/architecture.md lays it out, its table summed again:
+// written as docs/architecture.md lays it out (the last generation's
+// table read; the file written anew as one generation, sealed again):
 // `kept get FILE SECTION OUT` writes the section's bytes to OUT, `kept put
 // FILE SECTION IN` puts IN's bytes in its place (an empty IN: the section
 // absent). The scripts (and the shell scripts they run) damage or drop one
@@ -43,22 +44,27 @@ func kept(args []string) error {
 	if err != nil {
 		return err
 	}
+	// the magic line, the format and the secret; each generation's table:
+	// the sections' places, the file's length and the seal
 	const magic = "git-evolve verify kept\n"
-	head := len(magic) + 1
-	tail := 16*len(keptSections) + 4
+	head := len(magic) + 1 + 16
+	n := len(keptSections)
+	tail := 16*n + 8 + 16
 	if len(data) < head+tail || string(data[:len(magic)]) != magic {
 		return fmt.Errorf("%s is no verify-kept", args[1])
 	}
-	castagnoli := crc32.MakeTable(crc32.Castagnoli)
-	table := data[len(data)-tail : len(data)-4]
-	sum := crc32.Update(crc32.Checksum(data[:head], castagnoli), castagnoli, table)
-	if sum != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return fmt.Errorf("the table of %s does not hold", args[1])
+	seal := func(table []byte) []byte {
+		sum := sha256.Sum256(append(append([]byte{}, data[:head]...), table...))
+		return sum[:16]
 	}
-	sections := make([][]byte, len(keptSections))
+	table := data[len(data)-tail : len(data)-16]
+	if binary.LittleEndian.Uint64(table[16*n:]) != uint64(len(data)) || !bytes.Equal(seal(table), data[len(data)-16:]) {
+		return fmt.Errorf("the last table of %s does not hold", args[1])
+	}
+	sections := make([][]byte, n)
 	for i := range sections {
-		off, n := binary.LittleEndian.Uint64(table[16*i:]), binary.LittleEndian.Uint64(table[16*i+8:])
-		sections[i] = data[off : off+n]
+		off, size := binary.LittleEndian.Uint64(table[16*i:]), binary.LittleEndian.Uint64(table[16*i+8:])
+		sections[i] = data[off : off+size]
 	}
 	if args[0] == "get" {
 		return os.WriteFile(args[3], sections[which], 0o644)
@@ -68,17 +74,17 @@ func kept(args []string) error {
 		return err
 	}
 	sections[which] = in
+	// the file written anew: one generation, the same head
 	var out bytes.Buffer
 	out.Write(data[:head])
 	var newTable []byte
-	at := head
 	for _, s := range sections {
-		out.Write(s)
-		newTable = binary.LittleEndian.AppendUint64(newTable, uint64(at))
+		newTable = binary.LittleEndian.AppendUint64(newTable, uint64(out.Len()))
 		newTable = binary.LittleEndian.AppendUint64(newTable, uint64(len(s)))
-		at += len(s)
+		out.Write(s)
 	}
+	newTable = binary.LittleEndian.AppendUint64(newTable, uint64(out.Len()+len(newTable)+8+16))
 	out.Write(newTable)
-	out.Write(binary.LittleEndian.AppendUint32(nil, crc32.Update(crc32.Checksum(data[:head], castagnoli), castagnoli, newTable)))
+	out.Write(seal(newTable))
 	return os.WriteFile(args[1], out.Bytes(), 0o600)
 }

@@ -3,8 +3,11 @@
 package store
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -49,14 +52,27 @@ func MapEvery() (restore func()) {
 // fraction of a page read into new memory (the kernel maps its neighbours
 // with it). Unmap undoes the mapping; it is otherwise never undone. A
 // state file is only ever replaced by a rename, which leaves a mapping of
-// the old file whole; a file cut short in place while mapped (by hand)
-// would fault the process, as it would git's own mapped packs.
+// the old file whole, or appended to (AppendStateFile), which changes no
+// byte mapped; a file cut short in place while mapped (by hand) would
+// fault the process, as it would git's own mapped packs.
 func ReadStateFile(path string, max int64) ([]byte, error) {
 	f, size, err := openStateFile(path, max)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	// A file appended to (AppendStateFile) is read whole, not part way
+	// through an append: under a shared lock, its size as it is then.
+	if flockWait(f, syscall.LOCK_SH) {
+		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if size = fi.Size(); size > max {
+			return nil, fmt.Errorf("%s: %w", path, errStateFileSize)
+		}
+	}
 	if size < minMapped {
 		return readOpened(f, size)
 	}
@@ -104,5 +120,22 @@ func Unmap(data []byte) {
 	maps.Unlock()
 	if ok {
 		_ = syscall.Munmap(unsafe.Slice(&data[0], size))
+	}
+}
+
+// flockWait takes the lock how (syscall.LOCK_SH or LOCK_EX) on f, waiting
+// for another holder about 20 ms at most (an append takes far less; a
+// holder stopped or killed part way is not waited for): false when it
+// could not, or the file system locks nothing.
+func flockWait(f *os.File, how int) bool {
+	for i := 0; ; i++ {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return true
+		}
+		if err != syscall.EWOULDBLOCK || i == 20 {
+			return false
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
