@@ -47,12 +47,15 @@ import (
 // not the ledger. It appends under a lock on the file, and only to the
 // file it read (its size and its secret as it read them); else, or when
 // what generations before left behind would outgrow what the last one
-// names, it writes the file anew. A reader needs no lock: an append
-// changes no byte before the file's end, and a reader that finds the file
-// part way through an append finds a length that is not the file's, or a
-// seal that does not hold: bytes of the sections that an agent or a note
-// wrote cannot make a seal without the secret. A verify that would write
-// what is there writes nothing.
+// names, it writes the file anew. A reader reads under a shared lock
+// (store.ReadStateFile), so that it reads no part of an append; an append
+// changes no byte before the file's end. A reader that could not have the
+// lock and finds the file part way through an append finds a length that
+// is not the file's, or a seal that does not hold: bytes in the sections
+// that a note from another clone brought cannot make a seal without this
+// file's secret (what can read the git directory can read the secret, and
+// write the file besides: that is the guard's to answer). A verify that
+// would write what is there writes nothing.
 //
 // The state and the delta name the token of the keys they were written
 // with, which a reader checks; what keeps the objects with the sections

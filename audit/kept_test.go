@@ -119,6 +119,35 @@ func TestKeptTable(t *testing.T) {
 	}
 }
 
+// A sealed table is refused when its length is not the file's, and when
+// it names bytes beyond the file: only a holder of the secret seals one,
+// and a reader still reads no byte past the end.
+func TestKeptTableLengthAndPlaces(t *testing.T) {
+	secs := [keptSections][]byte{[]byte("state"), []byte("keys"), []byte("delta"), []byte("objects")}
+	data := keptBytes(testHead, secs)
+	moved := append(append(bytes.Clone(data[:keptHead+3]), 'x'), data[keptHead+3:]...)
+	if _, ok := parseKept(moved); ok {
+		t.Error("a table whose length is not the file's was taken")
+	}
+	for _, n := range []uint64{1 << 20, 1 << 63} {
+		var table []byte
+		for range keptSections {
+			table = appendLE64(appendLE64(table, uint64(keptHead)), n)
+		}
+		beyond := appendTable(bytes.Clone(testHead), testHead, table)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("a sealed table naming %d bytes: %v", n, r)
+				}
+			}()
+			if _, ok := parseKept(beyond); ok {
+				t.Errorf("a sealed table naming %d bytes was taken", n)
+			}
+		}()
+	}
+}
+
 // A file read part way through an append (its length anywhere between
 // the two generations' ends) is refused, though the generation appended
 // holds, in a section's bytes, a table of its own sealed to a guessed
@@ -215,12 +244,20 @@ func TestKeptDeltaCopiesTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
-		t.Fatal(err)
+	unchanged := func(when string) {
+		t.Helper()
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, before) {
+			t.Errorf("%s: a verify with nothing changed wrote verify-kept: %d bytes, then %d (%v)", when, len(before), len(now), err)
+		}
 	}
-	if now, err := os.Stat(path); err != nil || !os.SameFile(was, now) {
-		t.Errorf("a verify with nothing changed wrote verify-kept again (%v)", err)
-	}
+	unchanged("after a verify that read every summary")
 	a.record(rng)
 	if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 		t.Fatal(err)
@@ -240,6 +277,7 @@ func TestKeptDeltaCopiesTheRest(t *testing.T) {
 	if len(after[secObjects]) == 0 {
 		t.Error("no objects section after a record")
 	}
+	unchanged("after a verify that appended")
 }
 
 // Every verify that reads verify-kept through a mapping (store.MapEvery:
@@ -433,10 +471,19 @@ func TestKeptAppendsOnlyToWhatItRead(t *testing.T) {
 	if appendKept(repo, built, next, copied) {
 		t.Error("appended to a file appended to since it was read")
 	}
-	// replaced since it was read, by a file of the same size
-	built = read()
-	if err := writeKept(repo, next, [keptSections]func(*bufio.Writer){}); err != nil {
+	// replaced since it was read, by a file of the same size (another
+	// secret)
+	if err := writeKept(repo, secs, [keptSections]func(*bufio.Writer){}); err != nil {
 		t.Fatal(err)
+	}
+	built = read()
+	other := secs
+	other[secState] = []byte("STATE")
+	if err := writeKept(repo, other, [keptSections]func(*bufio.Writer){}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(keptPath(repo)); err != nil || fi.Size() != int64(len(built.data)) {
+		t.Fatalf("the file written anew is not of the size read (%v)", err)
 	}
 	if appendKept(repo, built, next, copied) {
 		t.Error("appended to a file replaced since it was read")

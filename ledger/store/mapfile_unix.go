@@ -133,7 +133,7 @@ func flockWait(f *os.File, how int) bool {
 		if err == nil {
 			return true
 		}
-		if err != syscall.EWOULDBLOCK || i == 20 {
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR || i == 20 {
 			return false
 		}
 		time.Sleep(time.Millisecond)
