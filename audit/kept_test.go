@@ -198,13 +198,7 @@ func TestKeptAppendReadPartWay(t *testing.T) {
 // writeKept writes what the test's writer does: the two agree on the
 // layout.
 func TestWriteKeptAgrees(t *testing.T) {
-	dir := t.TempDir()
-	testenv.Git(t, dir, "init", "-q")
-	repo, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
+	repo := emptyRepo(t)
 	sections := [keptSections][]byte{[]byte("state"), bytes.Repeat([]byte("k"), 300<<10), nil, []byte("objects")}
 	write := [keptSections]func(*bufio.Writer){}
 	write[secKeys] = func(w *bufio.Writer) { w.Write(sections[secKeys]) }
@@ -438,13 +432,7 @@ func TestKeptStateChangedChangesNoVerdict(t *testing.T) {
 // while what the generations leave behind stays within the slack; else the
 // caller writes the file anew.
 func TestKeptAppendsOnlyToWhatItRead(t *testing.T) {
-	dir := t.TempDir()
-	testenv.Git(t, dir, "init", "-q")
-	repo, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
+	repo := emptyRepo(t)
 	secs := [keptSections][]byte{[]byte("state"), []byte("keys"), []byte("delta"), []byte("objects")}
 	copied := [keptSections]bool{secState: true, secKeys: true}
 	read := func() *keptFile {
@@ -513,13 +501,7 @@ func TestKeptAppendsOnlyToWhatItRead(t *testing.T) {
 // of one (it reads under a shared lock: a read part way through would
 // be a verify from git alone) or a mix of two.
 func TestKeptAppendsAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	testenv.Git(t, dir, "init", "-q")
-	repo, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer repo.Close()
+	repo := emptyRepo(t)
 	base := [keptSections][]byte{[]byte("state"), []byte("keys"), []byte("delta -1"), []byte("objects -1")}
 	if err := writeKept(repo, base, [keptSections]func(*bufio.Writer){}); err != nil {
 		t.Fatal(err)
@@ -587,4 +569,17 @@ func TestKeptAppendsAtOnce(t *testing.T) {
 	if n.Load() == 0 {
 		t.Error("no verify appended")
 	}
+}
+
+// emptyRepo is a repository of no commit, for the tests of the file alone.
+func emptyRepo(t *testing.T) *gitstore.Repo {
+	t.Helper()
+	dir := t.TempDir()
+	testenv.Git(t, dir, "init", "-q")
+	repo, err := gitstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return repo
 }
