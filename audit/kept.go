@@ -312,11 +312,13 @@ func appendKept(repo *gitstore.Repo, built *keptFile, parts [keptSections][]byte
 // rd leaves beside what it writes: the loose objects there are now, with
 // the packs the verify read. built is the file the verify built on (nil
 // when it read from git alone): when an object its objects section lists
-// is gone, or a notes commit the ledger was read from (it went while the
-// verify ran), or the packs changed, ok is false and nothing may be kept.
+// is gone (a loose one, or a pack), or a pack the verify read, or a notes
+// commit the ledger was read from (it went while the verify ran), or the
+// alternates changed, ok is false and nothing may be kept.
 func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section []byte, ok bool) {
 	now, ok := looseObjects(repo)
-	if ok && packsID(repo) == rd.packs {
+	packs := packNames(repo)
+	if ok && alternatesID(repo) == rd.alternates && allIn(rd.packNames, packs) {
 		types, err := repo.ObjectTypes(rd.sources)
 		ok = err == nil && !slices.Contains(types, "")
 	}
@@ -324,15 +326,17 @@ func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section
 		return nil, false
 	}
 	if old := built.section(secObjects); len(old) > 0 {
-		if k, err := decodeObjects(bytes.Clone(old)); err == nil && k.packs == rd.packs {
-			for _, h := range k.loose {
-				if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
-					return nil, false
-				}
+		k, err := decodeObjects(bytes.Clone(old))
+		if err != nil || !allIn(k.packs, packs) {
+			return nil, false
+		}
+		for _, h := range k.loose {
+			if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
+				return nil, false
 			}
 		}
 	}
-	return appendObjects(nil, &keptObjects{packs: rd.packs, loose: now}), true
+	return appendObjects(nil, &keptObjects{packs: rd.packNames, alternates: rd.alternates, loose: now}), true
 }
 
 // keep writes what a verify leaves for the next one: the sections of parts,

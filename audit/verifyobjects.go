@@ -17,9 +17,11 @@ import (
 // What verify keeps (the summaries, the delta) stands for
 // objects: the notes commits it read, their trees and notes. A kept answer
 // is used only while every one of them is provably still here: an object
-// in a pack stays while the pack does (a pack is never changed in place,
-// and the packs are part of what each kept file was made from), and a
-// loose object can be deleted on its own. So every verify that keeps what
+// in a pack stays while the pack does (a pack is never changed in place),
+// and a loose object can be deleted on its own. So the packs there were
+// must all still be here (a pack added since, as a fetch keeps one,
+// removes nothing: the summaries then look up again the commits they
+// found missing), with the same alternates. So every verify that keeps what
 // it read also lists, in the objects section of verify-kept, the loose
 // objects there are as it ends (with the packs it read); the next one
 // checks that each is still there before it uses anything kept. One that is gone (removed by hand,
@@ -31,8 +33,10 @@ import (
 // then, which include them (keepObjects).
 
 const (
-	objectsMagic  = "git-evolve verify objects\n"
-	objectsFormat = 1
+	objectsMagic = "git-evolve verify objects\n"
+	// objectsFormat 1 named the packs by a digest of all of them: a pack
+	// added by a fetch sent the next verify to git alone.
+	objectsFormat = 2
 	// maxObjectsFile bounds the section read back (a repository that
 	// never packs its objects lists many).
 	maxObjectsFile = 64 << 20
@@ -109,8 +113,9 @@ func looseHere(dirs []string, h gitstore.Hash) bool {
 // keptObjects is what the objects section holds: the packs and the loose
 // objects there were when a verify that kept what it read ended.
 type keptObjects struct {
-	packs string
-	loose []gitstore.Hash
+	packs      []string // their names, sorted (packNames)
+	alternates string   // alternatesID
+	loose      []gitstore.Hash
 }
 
 // appendObjects appends the objects section of k to b.
@@ -119,7 +124,10 @@ func appendObjects(b []byte, k *keptObjects) []byte {
 	b = append(b, objectsMagic...)
 	b = binary.AppendUvarint(b, objectsFormat)
 	b = binary.AppendUvarint(b, uint64(len(k.packs)))
-	b = append(b, k.packs...)
+	for _, p := range k.packs {
+		b = appendStr(b, p)
+	}
+	b = appendStr(b, k.alternates)
 	b = binary.AppendUvarint(b, uint64(len(k.loose)))
 	for _, h := range k.loose {
 		b = append(b, h[:]...)
@@ -145,8 +153,13 @@ func decodeObjects(data []byte) (*keptObjects, error) {
 	if s.uint() != objectsFormat {
 		return nil, errBadObjects
 	}
-	k := &keptObjects{packs: s.str()}
+	k := &keptObjects{}
 	n := s.count()
+	for i := 0; i < n && s.err == nil; i++ {
+		k.packs = append(k.packs, s.str())
+	}
+	k.alternates = s.str()
+	n = s.count()
 	if s.err != nil || uint64(n)*20 != uint64(len(s.b)) {
 		return nil, errBadObjects
 	}
@@ -166,7 +179,7 @@ func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
 		return false
 	}
 	kept, err := decodeObjects(bytes.Clone(sec))
-	if err != nil || kept.packs != rd.packs {
+	if err != nil || kept.alternates != rd.alternates || !allIn(kept.packs, rd.packNames) {
 		return false
 	}
 	dirs := objectDirs(repo)
@@ -187,6 +200,16 @@ func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
 	for _, h := range kept.loose {
 		if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
 			gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", h.Short())
+			return false
+		}
+	}
+	return true
+}
+
+// allIn says whether every name of some is in all (both sorted).
+func allIn(some, all []string) bool {
+	for _, name := range some {
+		if _, ok := slices.BinarySearch(all, name); !ok {
 			return false
 		}
 	}

@@ -12,8 +12,8 @@ func encodedObjects(k *keptObjects) []byte { return appendObjects(nil, k) }
 
 func TestObjectsRoundTrip(t *testing.T) {
 	for _, k := range []*keptObjects{
-		{packs: "p", loose: []gitstore.Hash{commit(1), commit(2)}},
-		{packs: "", loose: []gitstore.Hash{}},
+		{packs: []string{"pack-a.pack", "pack-b.pack"}, alternates: "file", loose: []gitstore.Hash{commit(1), commit(2)}},
+		{loose: []gitstore.Hash{}},
 	} {
 		got, err := decodeObjects(encodedObjects(k))
 		if err != nil || !reflect.DeepEqual(got, k) {
@@ -25,7 +25,7 @@ func TestObjectsRoundTrip(t *testing.T) {
 // A file cut short, with a byte more or a byte changed, does not decode:
 // a damaged list is never read as one that names fewer objects.
 func TestObjectsDamaged(t *testing.T) {
-	data := encodedObjects(&keptObjects{packs: "packs", loose: []gitstore.Hash{commit(1), commit(2), commit(3)}})
+	data := encodedObjects(&keptObjects{packs: []string{"pack-a.pack"}, alternates: "none", loose: []gitstore.Hash{commit(1), commit(2), commit(3)}})
 	for n := 0; n < len(data); n++ {
 		if _, err := decodeObjects(data[:n]); err == nil {
 			t.Fatalf("cut at byte %d of %d, it decodes", n, len(data))
@@ -42,7 +42,7 @@ func TestObjectsDamaged(t *testing.T) {
 }
 
 func FuzzDecodeObjects(f *testing.F) {
-	f.Add(encodedObjects(&keptObjects{packs: "p", loose: []gitstore.Hash{commit(1)}}))
+	f.Add(encodedObjects(&keptObjects{packs: []string{"p"}, loose: []gitstore.Hash{commit(1)}}))
 	f.Add(encodedObjects(&keptObjects{}))
 	f.Add([]byte(objectsMagic + "\x01\xff\xff\xff\xff\x0f"))
 	f.Fuzz(func(t *testing.T, data []byte) {

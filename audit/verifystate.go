@@ -88,6 +88,10 @@ type ledgerReads struct {
 	history   string
 	historyOK bool
 	packs     string
+	// packNames and alternates are what packs digests: the packs, and
+	// the alternates file (alternatesID)
+	packNames  []string
+	alternates string
 	// listed is the notes commit whose whole history the verify listed
 	// (git rev-list): every commit of it is here
 	listed gitstore.Hash
@@ -98,7 +102,8 @@ func readLedgerReads(l *store.Ledger) (*ledgerReads, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &ledgerReads{sources: sources, packs: packsID(l.Repo())}
+	rd := &ledgerReads{sources: sources, packNames: packNames(l.Repo()), alternates: alternatesID(l.Repo())}
+	rd.packs = packsIDOf(rd.packNames, rd.alternates)
 	rd.history, rd.historyOK = historyKey(l.Repo())
 	return rd, nil
 }
@@ -152,15 +157,35 @@ func historyKey(repo *gitstore.Repo) (string, bool) {
 // prune commits, makes new packs, and then every commit's presence is
 // looked up again.
 func packsID(repo *gitstore.Repo) string {
-	objects := filepath.Join(repo.CommonDir(), "objects")
-	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	slices.Sort(packs)
+	return packsIDOf(packNames(repo), alternatesID(repo))
+}
+
+// packsIDOf digests packs (packNames) and alternates (alternatesID).
+func packsIDOf(packs []string, alternates string) string {
 	sum := sha256.New()
 	for _, p := range packs {
-		fmt.Fprintf(sum, "%s\n", filepath.Base(p))
+		fmt.Fprintf(sum, "%s\n", p)
 	}
-	hashFile(sum, filepath.Join(objects, "info", "alternates"))
+	sum.Write([]byte(alternates))
 	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// packNames are the names of the repository's packs, sorted.
+func packNames(repo *gitstore.Repo) []string {
+	packs, _ := filepath.Glob(filepath.Join(repo.CommonDir(), "objects", "pack", "*.pack"))
+	for i, p := range packs {
+		packs[i] = filepath.Base(p)
+	}
+	slices.Sort(packs)
+	return packs
+}
+
+// alternatesID digests the repository's alternates file: the object
+// directories it borrows from.
+func alternatesID(repo *gitstore.Repo) string {
+	var b strings.Builder
+	hashFile(&b, filepath.Join(repo.CommonDir(), "objects", "info", "alternates"))
+	return b.String()
 }
 
 // loadState reads the state section of k when a verify with o can build
