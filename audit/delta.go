@@ -114,7 +114,10 @@ func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 	}
 	// A copy: what it decodes outlives the mapping.
 	st, err := decodeDelta(bytes.Clone(data))
-	if err != nil || st.Binary != bin || st.Packs != rd.packs || st.History != rd.history ||
+	// A pack added since removes nothing (objectsHold holds every pack the
+	// delta stood for), and the commits it found missing are looked up
+	// again below: what a pack brings is what loose objects bring.
+	if err != nil || st.Binary != bin || st.History != rd.history ||
 		st.Accepted != acceptedKey(accepted) || st.Head.IsZero() {
 		return nil, nil
 	}
