@@ -312,9 +312,10 @@ func appendKept(repo *gitstore.Repo, built *keptFile, parts [keptSections][]byte
 // rd leaves beside what it writes: the loose objects there are now, with
 // the packs the verify read. built is the file the verify built on (nil
 // when it read from git alone): when an object its objects section lists
-// is gone (a loose one, or a pack), or a pack the verify read, or a notes
-// commit the ledger was read from (it went while the verify ran), or the
-// alternates changed, ok is false and nothing may be kept.
+// is gone (a pack, or a loose one not packed since), or a pack the verify
+// read, or a notes commit the ledger was read from (it went while the
+// verify ran), or the alternates changed, ok is false and nothing may be
+// kept.
 func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section []byte, ok bool) {
 	now, ok := looseObjects(repo)
 	packs := packNames(repo)
@@ -327,16 +328,13 @@ func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section
 	}
 	if old := built.section(secObjects); len(old) > 0 {
 		k, err := decodeObjects(bytes.Clone(old))
-		if err != nil || !allIn(k.packs, packs) {
+		if err != nil || !allIn(k.packs, packs) || !packedSince(repo, rd, notIn(k.loose, now)) {
 			return nil, false
 		}
-		for _, h := range k.loose {
-			if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
-				return nil, false
-			}
-		}
 	}
-	return appendObjects(nil, &keptObjects{packs: rd.packNames, alternates: rd.alternates, loose: now}), true
+	// The packs there are now: those the verify read, and any a loose
+	// object it listed went into since.
+	return appendObjects(nil, &keptObjects{packs: packs, alternates: rd.alternates, loose: now}), true
 }
 
 // keep writes what a verify leaves for the next one: the sections of parts,

@@ -170,9 +170,9 @@ func decodeObjects(data []byte) (*keptObjects, error) {
 	return k, nil
 }
 
-// objectsHold says whether what verify kept in k may be used: its objects
-// section was written with the packs there are now, and every loose
-// object it lists is still here.
+// objectsHold says whether what verify kept in k may be used: every pack
+// its objects section names is still here, with the same alternates, and
+// every loose object it lists is still here, loose or packed since.
 func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
 	sec := k.section(secObjects)
 	if len(sec) == 0 || len(sec) > maxObjectsFile {
@@ -182,27 +182,58 @@ func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
 	if err != nil || kept.alternates != rd.alternates || !allIn(kept.packs, rd.packNames) {
 		return false
 	}
-	dirs := objectDirs(repo)
+	var gone []gitstore.Hash
 	if len(kept.loose) <= 256 {
+		dirs := objectDirs(repo)
 		for _, h := range kept.loose {
 			if !looseHere(dirs, h) {
-				gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", h.Short())
-				return false
+				gone = append(gone, h)
 			}
 		}
-		return true
-	}
-	// Many: one listing of the directories costs less than a look at each.
-	now, ok := looseObjects(repo)
-	if !ok {
-		return false
-	}
-	for _, h := range kept.loose {
-		if _, found := slices.BinarySearchFunc(now, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
-			gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", h.Short())
+	} else {
+		// Many: one listing of the directories costs less than a look at
+		// each.
+		now, ok := looseObjects(repo)
+		if !ok {
 			return false
 		}
+		gone = notIn(kept.loose, now)
 	}
+	return packedSince(repo, rd, gone)
+}
+
+// notIn is the objects of some that are not in all (both sorted).
+func notIn(some, all []gitstore.Hash) []gitstore.Hash {
+	var out []gitstore.Hash
+	for _, h := range some {
+		if _, found := slices.BinarySearchFunc(all, h, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// packedSince says whether the loose objects gone, which verify listed,
+// are all still here: packed since (git repack -d and git gc --auto pack
+// the loose objects and remove them), in a pack of this repository, which
+// the objects section of the verify that finds them names. One question
+// to git, asked only when one is gone. Not where the repository borrows
+// objects (alternates): there git could find one in a pack of another
+// repository, which no section names, and whose gc would go unseen.
+func packedSince(repo *gitstore.Repo, rd *ledgerReads, gone []gitstore.Hash) bool {
+	if len(gone) == 0 {
+		return true
+	}
+	if len(objectDirs(repo)) > 1 {
+		gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", gone[0].Short())
+		return false
+	}
+	types, err := repo.ObjectTypes(gone)
+	if err != nil || slices.Contains(types, "") {
+		gitstore.Tracef("verify: a loose object is gone since verify kept what it read (%d not loose now)", len(gone))
+		return false
+	}
+	gitstore.Tracef("verify: %d loose object(s) verify kept were packed since", len(gone))
 	return true
 }
 
