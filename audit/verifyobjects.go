@@ -73,24 +73,41 @@ func looseObjects(repo *gitstore.Repo) (out []gitstore.Hash, ok bool) {
 	return slices.Compact(out), true
 }
 
-// objectDirs are the object directories git reads: the repository's and
-// those its alternates name.
+// objectDirs are the object directories git reads: the repository's, those
+// GIT_ALTERNATE_OBJECT_DIRECTORIES names, and those the alternates files
+// name, theirs too, as deep as git follows them (5).
 func objectDirs(repo *gitstore.Repo) []string {
 	objects := filepath.Join(repo.CommonDir(), "objects")
 	dirs := []string{objects}
-	data, err := os.ReadFile(filepath.Join(objects, "info", "alternates"))
-	if err != nil {
-		return dirs
+	seen := map[string]bool{objects: true}
+	add := func(dir string) {
+		if dir = filepath.Clean(dir); !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+		}
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	for _, dir := range filepath.SplitList(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")) {
+		if dir != "" {
+			add(dir)
 		}
-		if !filepath.IsAbs(line) {
-			line = filepath.Join(objects, line)
+	}
+	for depth, from, to := 0, 0, len(dirs); depth < 6 && from < to; depth, from, to = depth+1, to, len(dirs) {
+		for _, dir := range dirs[from:to] {
+			data, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				if !filepath.IsAbs(line) {
+					line = filepath.Join(dir, line)
+				}
+				add(line)
+			}
 		}
-		dirs = append(dirs, line)
 	}
 	return dirs
 }

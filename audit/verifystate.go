@@ -170,22 +170,24 @@ func packsIDOf(packs []string, alternates string) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// packNames are the names of the repository's packs, sorted.
+// packNames are the names of the packs git reads objects from (those of
+// the repository and of the object directories it borrows from), sorted.
 func packNames(repo *gitstore.Repo) []string {
-	packs, _ := filepath.Glob(filepath.Join(repo.CommonDir(), "objects", "pack", "*.pack"))
-	for i, p := range packs {
-		packs[i] = filepath.Base(p)
+	var packs []string
+	for _, dir := range objectDirs(repo) {
+		found, _ := filepath.Glob(filepath.Join(dir, "pack", "*.pack"))
+		for _, p := range found {
+			packs = append(packs, filepath.Base(p))
+		}
 	}
 	slices.Sort(packs)
-	return packs
+	return slices.Compact(packs)
 }
 
-// alternatesID digests the repository's alternates file: the object
-// directories it borrows from.
+// alternatesID names the object directories the repository borrows from
+// (objectDirs).
 func alternatesID(repo *gitstore.Repo) string {
-	var b strings.Builder
-	hashFile(&b, filepath.Join(repo.CommonDir(), "objects", "info", "alternates"))
-	return b.String()
+	return strings.Join(objectDirs(repo)[1:], "\n")
 }
 
 // loadState reads the state section of k when a verify with o can build
@@ -280,7 +282,9 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 		to = sources[0]
 	}
 	if kept != nil {
-		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs); err == nil {
+		// Other packs, or another history (replace refs answer for an
+		// object as another): the commits are looked up again.
+		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs || kept.History != rd.history); err == nil {
 			gitstore.Tracef("verify: the ledger read from the state %s kept, brought forward from %s", keptPath(repo), kept.Source.Short())
 			return ls, &to, nil
 		}
