@@ -73,11 +73,11 @@ func looseObjects(repo *gitstore.Repo) (out []gitstore.Hash, ok bool) {
 	return slices.Compact(out), true
 }
 
-// objectDirs are the object directories git reads: the repository's, those
-// GIT_ALTERNATE_OBJECT_DIRECTORIES names, and those the alternates files
+// objectDirs are the object directories git reads: the repository's (or
+// GIT_OBJECT_DIRECTORY's), those GIT_ALTERNATE_OBJECT_DIRECTORIES names, and those the alternates files
 // name, theirs too, as deep as git follows them (5).
 func objectDirs(repo *gitstore.Repo) []string {
-	objects := filepath.Join(repo.CommonDir(), "objects")
+	objects := filepath.Clean(repo.ObjectsDir())
 	dirs := []string{objects}
 	seen := map[string]bool{objects: true}
 	add := func(dir string) {
@@ -245,8 +245,10 @@ func packedSince(repo *gitstore.Repo, rd *ledgerReads, gone []gitstore.Hash) boo
 		gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", gone[0].Short())
 		return false
 	}
-	types, err := repo.ObjectTypes(gone)
-	if err != nil || slices.Contains(types, "") {
+	// A git started now, with replace refs not followed: the object store
+	// as it is, where a reader opened before may still hold a pack a gc
+	// removed since, and a replace ref answers for an object that is gone.
+	if here, err := repo.ObjectsHere(gone); err != nil || !here {
 		gitstore.Tracef("verify: a loose object is gone since verify kept what it read (%d not loose now)", len(gone))
 		return false
 	}

@@ -135,6 +135,12 @@ func historyKey(repo *gitstore.Repo) (string, bool) {
 		v, set := os.LookupEnv(env)
 		fmt.Fprintf(sum, "env %s %t %q\n", env, set, v)
 	}
+	// and what the files those name hold
+	for _, env := range []string{"GIT_GRAFT_FILE", "GIT_SHALLOW_FILE"} {
+		if path := os.Getenv(env); path != "" && !hashFile(sum, path) {
+			return "", false
+		}
+	}
 	// The replace refs git reads: under GIT_REPLACE_REF_BASE when it is
 	// set.
 	base := os.Getenv("GIT_REPLACE_REF_BASE")
@@ -171,13 +177,17 @@ func packsIDOf(packs []string, alternates string) string {
 }
 
 // packNames are the names of the packs git reads objects from (those of
-// the repository and of the object directories it borrows from), sorted.
+// the repository and of the object directories it borrows from), sorted: a
+// pack with its index (git reads no object of a pack whose index is gone,
+// and removes the index first).
 func packNames(repo *gitstore.Repo) []string {
 	var packs []string
 	for _, dir := range objectDirs(repo) {
 		found, _ := filepath.Glob(filepath.Join(dir, "pack", "*.pack"))
 		for _, p := range found {
-			packs = append(packs, filepath.Base(p))
+			if fi, err := os.Stat(strings.TrimSuffix(p, ".pack") + ".idx"); err == nil && fi.Mode().IsRegular() {
+				packs = append(packs, filepath.Base(p))
+			}
 		}
 	}
 	slices.Sort(packs)
@@ -281,10 +291,12 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 	if len(sources) == 1 {
 		to = sources[0]
 	}
-	if kept != nil {
-		// Other packs, or another history (replace refs answer for an
-		// object as another): the commits are looked up again.
-		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs || kept.History != rd.history); err == nil {
+	// Other packs: the commits are looked up again. Another history (a
+	// replace ref answers for a note or a commit as another object,
+	// grafts, shallow), or one that could not be read: what was kept is
+	// read past (forwardSums), and the summaries are read whole.
+	if kept != nil && rd.historyOK {
+		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs, rd.history); err == nil {
 			gitstore.Tracef("verify: the ledger read from the state %s kept, brought forward from %s", keptPath(repo), kept.Source.Short())
 			return ls, &to, nil
 		}
@@ -300,7 +312,7 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 // asks git what changed before it waits for the kept ones to be decoded.
 // repacked says the object store's packs changed: every commit's presence
 // is looked up again.
-func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash, repacked bool) (*ledgerSums, error) {
+func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash, repacked bool, history string) (*ledgerSums, error) {
 	from, err := notesAt(repo, kept.Source)
 	if err != nil {
 		return nil, err
@@ -315,6 +327,11 @@ func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash, repac
 	}
 	if !kept.body() {
 		return nil, kept.bodyErr
+	}
+	// The history is in the body, read as the changes were.
+	if kept.History != history {
+		gitstore.Tracef("verify: the history git walks changed since %s was kept: the ledger is read whole", keptPath(repo))
+		return nil, errHistoryChanged
 	}
 	ls := kept.Sums
 	if repacked {
@@ -471,6 +488,10 @@ const (
 	maxStateString = 1 << 20
 	maxStateCount  = 1 << 26
 )
+
+// errHistoryChanged is forwardSums's when the history git walks is not the
+// one the summaries were kept with.
+var errHistoryChanged = errors.New("the history git walks changed")
 
 var errBadState = errors.New("the state verify kept is damaged")
 

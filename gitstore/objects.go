@@ -626,6 +626,42 @@ var zlibWriters sync.Pool
 // compresses them again at the pack's level.
 const looseLevel = zlib.BestSpeed
 
+// ObjectsDir is the object directory git reads and writes:
+// GIT_OBJECT_DIRECTORY when it is set, as git reads it, else the common git
+// directory's objects.
+func (r *Repo) ObjectsDir() string { return r.objectsDir() }
+
+// ObjectsHere says whether every object of hs is in the object store now,
+// as a git started now finds it, replace refs not followed (a replace ref
+// answers for an object that is gone): one git cat-file --batch-check. An
+// object a partial clone's filter left out is not here.
+func (r *Repo) ObjectsHere(hs []Hash) (bool, error) {
+	if len(hs) == 0 {
+		return true, nil
+	}
+	var in bytes.Buffer
+	for _, h := range hs {
+		in.WriteString(h.String())
+		in.WriteByte('\n')
+	}
+	out, err := r.git(context.Background(), in.Bytes(), "--no-replace-objects", "cat-file", "--batch-check=%(objecttype)")
+	if err != nil {
+		return false, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(hs) {
+		return false, fmt.Errorf("git cat-file --batch-check answered %d lines for %d objects", len(lines), len(hs))
+	}
+	for _, line := range lines {
+		switch line {
+		case "commit", "tree", "blob", "tag":
+		default:
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // objectsDir is where objects are written: GIT_OBJECT_DIRECTORY when it is
 // set, as git reads it, else the common git directory's objects.
 func (r *Repo) objectsDir() string {
