@@ -40,8 +40,9 @@ import (
 // place them (Finding.at): it costs what was added, not the ledger.
 // Anything else (a record changed or removed, a cycle a kept record took, a
 // commit found that was missing, HEAD moved other than by a line of
-// commits, a gc, an acknowledgement, a damaged file) means the full read,
-// whose answer is the same; so does a delta grown past maxDelta, and that
+// commits, an acknowledgement, a damaged file) means the full read, whose
+// answer is the same (a gc that removes a pack the delta stood for means a
+// read from git alone: objectsHold); so does a delta grown past maxDelta, and that
 // read writes the keys section anew.
 
 const (

@@ -43,11 +43,12 @@ import (
 // A verify that read every summary writes the file anew, with a new
 // secret, by one rename. A verify after a few records appends a
 // generation of the delta and the objects, whose table names the state
-// and the keys where an earlier one wrote them: it writes what was added,
-// not the ledger. It appends under a lock on the file, and only to the
-// file it read (its size and its secret as it read them); else, or when
-// what generations before left behind would outgrow what the last one
-// names, it writes the file anew. A reader reads under a shared lock
+// and the keys where an earlier one wrote them: it writes the findings and
+// the summaries added since the keys were written, and the objects' names,
+// not the ledger's summaries. It appends under a lock on the file, and
+// only to the file it read (its size and its secret as it read them);
+// else, or when what generations before left behind would be more than
+// what the last one names and keptSlack, it writes the file anew. A reader reads under a shared lock
 // (store.ReadStateFile), so that it reads no part of an append; an append
 // changes no byte before the file's end. A reader that could not have the
 // lock and finds the file part way through an append finds a length that
@@ -332,8 +333,8 @@ func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section
 			return nil, false
 		}
 	}
-	// The packs there are now: those the verify read, and any a loose
-	// object it listed went into since.
+	// Every pack there is now: those the verify read, any a loose object
+	// it listed went into since, and any a fetch added meanwhile.
 	return appendObjects(nil, &keptObjects{packs: packs, alternates: rd.alternates, loose: now}), true
 }
 
@@ -345,7 +346,7 @@ func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section
 func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts) {
 	objects, ok := keepObjects(repo, rd, built)
 	if !ok {
-		gitstore.Tracef("verify: an object %s stands for is gone, or the packs changed: it is removed", keptPath(repo))
+		gitstore.Tracef("verify: an object or a pack %s stands for is gone, or the alternates changed: it is removed", keptPath(repo))
 		_ = os.Remove(keptPath(repo))
 		return
 	}

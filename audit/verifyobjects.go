@@ -20,10 +20,10 @@ import (
 // in a pack stays while the pack does (a pack is never changed in place),
 // and a loose object can be deleted on its own. So the packs there were
 // must all still be here (a pack added since, as a fetch keeps one,
-// removes nothing: the summaries then look up again the commits they
-// found missing), with the same alternates. So every verify that keeps what
-// it read also lists, in the objects section of verify-kept, the loose
-// objects there are as it ends (with the packs it read); the next one
+// removes nothing: the summaries then look up every commit again, the
+// delta the commits it found missing), with the same alternates. So every
+// verify that keeps what it read also lists, in the objects section of
+// verify-kept, the loose objects and the packs there are as it ends; the next one
 // checks that each is still there before it uses anything kept. One that is gone (removed by hand,
 // pruned, lost) sends the verify to git alone, which reads every object it
 // stands for and reports one that is missing as a breach.

@@ -19,7 +19,9 @@ import (
 // make a part of an append read as no file at all.
 //
 // ReadStateFile reads under a shared lock, so that it reads no part of an
-// append; the rename that writes a state file anew leaves a mapping of
+// append (one that cannot have the lock within about 20 ms, or on a file
+// system that locks nothing, reads without it: the file's format must
+// refuse a part of an append); the rename that writes a state file anew leaves a mapping of
 // the old one whole, and an append changes no byte a reader mapped.
 func AppendStateFile(path string, same func(f *os.File, size int64) bool, data []byte) (bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
