@@ -108,6 +108,25 @@ type keptFile struct {
 	head [keptHead]byte       // the magic line, the format and the secret
 	mu   sync.Mutex
 	refs int
+
+	objsOnce sync.Once
+	objs     *keptObjects // the objects section, decoded (objects)
+}
+
+// objects is the objects section decoded (once: it is read at the start
+// of a verify and again as it keeps what it read), nil when k is nil, or
+// the section is absent, too large or damaged.
+func (k *keptFile) objects() *keptObjects {
+	if k == nil {
+		return nil
+	}
+	k.objsOnce.Do(func() {
+		if sec := k.sec[secObjects]; len(sec) > 0 && len(sec) <= maxObjectsFile {
+			// a copy: what it decodes outlives the mapping
+			k.objs, _ = decodeObjects(bytes.Clone(sec))
+		}
+	})
+	return k.objs
 }
 
 // openKept reads verify-kept: nil when there is none, or its last table
@@ -318,18 +337,19 @@ func appendKept(repo *gitstore.Repo, built *keptFile, parts [keptSections][]byte
 // verify ran), or the alternates changed, ok is false and nothing may be
 // kept.
 func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section []byte, ok bool) {
-	now, ok := looseObjects(repo)
-	packs := packNames(repo)
-	if ok && alternatesID(repo) == rd.alternates && allIn(rd.packNames, packs) {
+	dirs := objectDirs(repo)
+	now, ok := looseObjects(dirs)
+	packs := packNames(dirs)
+	if ok && alternatesID(dirs) == rd.alternates && allIn(rd.packNames, packs) {
 		types, err := repo.ObjectTypes(rd.sources)
 		ok = err == nil && !slices.Contains(types, "")
 	}
 	if !ok {
 		return nil, false
 	}
-	if old := built.section(secObjects); len(old) > 0 {
-		k, err := decodeObjects(bytes.Clone(old))
-		if err != nil || !allIn(k.packs, packs) || !packedSince(repo, rd, notIn(k.loose, now)) {
+	if len(built.section(secObjects)) > 0 {
+		k := built.objects()
+		if k == nil || !allIn(k.packs, packs) || !packedSince(repo, rd, notIn(k.loose, now)) {
 			return nil, false
 		}
 	}

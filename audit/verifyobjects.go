@@ -42,10 +42,10 @@ const (
 	maxObjectsFile = 64 << 20
 )
 
-// looseObjects lists the loose objects of the repository and of its
-// alternates, sorted. ok is false when a directory could not be read.
-func looseObjects(repo *gitstore.Repo) (out []gitstore.Hash, ok bool) {
-	for _, dir := range objectDirs(repo) {
+// looseObjects lists the loose objects of the object directories dirs
+// (objectDirs), sorted. ok is false when a directory could not be read.
+func looseObjects(dirs []string) (out []gitstore.Hash, ok bool) {
+	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -191,26 +191,21 @@ func decodeObjects(data []byte) (*keptObjects, error) {
 // its objects section names is still here, with the same alternates, and
 // every loose object it lists is still here, loose or packed since.
 func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
-	sec := k.section(secObjects)
-	if len(sec) == 0 || len(sec) > maxObjectsFile {
-		return false
-	}
-	kept, err := decodeObjects(bytes.Clone(sec))
-	if err != nil || kept.alternates != rd.alternates || !allIn(kept.packs, rd.packNames) {
+	kept := k.objects()
+	if kept == nil || kept.alternates != rd.alternates || !allIn(kept.packs, rd.packNames) {
 		return false
 	}
 	var gone []gitstore.Hash
 	if len(kept.loose) <= 256 {
-		dirs := objectDirs(repo)
 		for _, h := range kept.loose {
-			if !looseHere(dirs, h) {
+			if !looseHere(rd.dirs, h) {
 				gone = append(gone, h)
 			}
 		}
 	} else {
 		// Many: one listing of the directories costs less than a look at
 		// each.
-		now, ok := looseObjects(repo)
+		now, ok := looseObjects(rd.dirs)
 		if !ok {
 			return false
 		}
@@ -241,7 +236,7 @@ func packedSince(repo *gitstore.Repo, rd *ledgerReads, gone []gitstore.Hash) boo
 	if len(gone) == 0 {
 		return true
 	}
-	if len(objectDirs(repo)) > 1 {
+	if rd.alternates != "" {
 		gitstore.Tracef("verify: the loose object %s is gone since verify kept what it read", gone[0].Short())
 		return false
 	}

@@ -89,9 +89,11 @@ type ledgerReads struct {
 	historyOK bool
 	packs     string
 	// packNames and alternates are what packs digests: the packs, and
-	// the alternates file (alternatesID)
+	// the object directories borrowed from (alternatesID), read from dirs,
+	// the object directories git read as the verify began (objectDirs)
 	packNames  []string
 	alternates string
+	dirs       []string
 	// listed is the notes commit whose whole history the verify listed
 	// (git rev-list): every commit of it is here
 	listed gitstore.Hash
@@ -102,7 +104,8 @@ func readLedgerReads(l *store.Ledger) (*ledgerReads, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &ledgerReads{sources: sources, packNames: packNames(l.Repo()), alternates: alternatesID(l.Repo())}
+	dirs := objectDirs(l.Repo())
+	rd := &ledgerReads{sources: sources, dirs: dirs, packNames: packNames(dirs), alternates: alternatesID(dirs)}
 	rd.packs = packsIDOf(rd.packNames, rd.alternates)
 	rd.history, rd.historyOK = historyKey(l.Repo())
 	return rd, nil
@@ -159,14 +162,9 @@ func historyKey(repo *gitstore.Repo) (string, bool) {
 	return hex.EncodeToString(sum.Sum(nil)), true
 }
 
-// packsID names the object store's packs and alternates: a gc, which can
-// prune commits, makes new packs, and then every commit's presence is
-// looked up again.
-func packsID(repo *gitstore.Repo) string {
-	return packsIDOf(packNames(repo), alternatesID(repo))
-}
-
-// packsIDOf digests packs (packNames) and alternates (alternatesID).
+// packsIDOf names the object store's packs (packNames) and alternates
+// (alternatesID): other packs, and every commit's presence is looked up
+// again.
 func packsIDOf(packs []string, alternates string) string {
 	sum := sha256.New()
 	for _, p := range packs {
@@ -180,9 +178,9 @@ func packsIDOf(packs []string, alternates string) string {
 // the repository and of the object directories it borrows from), sorted: a
 // pack with its index (git reads no object of a pack whose index is gone,
 // and removes the index first).
-func packNames(repo *gitstore.Repo) []string {
+func packNames(dirs []string) []string {
 	var packs []string
-	for _, dir := range objectDirs(repo) {
+	for _, dir := range dirs {
 		found, _ := filepath.Glob(filepath.Join(dir, "pack", "*.pack"))
 		for _, p := range found {
 			if fi, err := os.Stat(strings.TrimSuffix(p, ".pack") + ".idx"); err == nil && fi.Mode().IsRegular() {
@@ -194,10 +192,10 @@ func packNames(repo *gitstore.Repo) []string {
 	return slices.Compact(packs)
 }
 
-// alternatesID names the object directories the repository borrows from
-// (objectDirs).
-func alternatesID(repo *gitstore.Repo) string {
-	return strings.Join(objectDirs(repo)[1:], "\n")
+// alternatesID names the object directories the repository borrows from:
+// dirs (objectDirs) but the first.
+func alternatesID(dirs []string) string {
+	return strings.Join(dirs[1:], "\n")
 }
 
 // loadState reads the state section of k when a verify with o can build
