@@ -80,11 +80,8 @@ row() {
 
 printf '%-8s %-16s %11s %11s %7s %9s %9s %7s %7s %7s\n' records command "evolve" git ratio "cpu" "git cpu" ratio "evolve" "git"
 for n in "${sizes[@]}"; do
-  src="${BENCH_REPOS:-$work}/r$n"
-  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
   repo="$work/copy$n"
-  rm -rf "$repo"
-  cp -a "$src" "$repo"
+  copy_ledger "$n" "$repo"
   cd "$repo"
   rm -rf .git/evolve
   k=$runs

@@ -66,6 +66,23 @@ wall_ms() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }'
 }
 
+# ledger N: the directory of a ledger of N records bench/genrepo.sh made,
+# to be copied and never written: DIR/rN with BENCH_REPOS=DIR, else one
+# under $work; made when it is missing.
+ledger() {
+  local src="${BENCH_REPOS:-$work}/r$1"
+  [ -d "$src" ] || bash "$here/genrepo.sh" "$1" "$src" >/dev/null
+  printf '%s\n' "$src"
+}
+
+# copy_ledger N DEST: DEST made anew, a copy of the ledger of N records.
+copy_ledger() {
+  local src
+  src=$(ledger "$1")
+  rm -rf "$2"
+  cp -a "$src" "$2"
+}
+
 # median: the median of the numbers on standard input, one a line.
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 

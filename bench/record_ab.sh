@@ -35,11 +35,8 @@ timed() {
 
 printf '%-8s %-8s %9s %9s %9s %6s %6s %9s %9s %9s\n' records row "a cpu" "b cpu" "git cpu" "b/a" "b/git" "a wall" "b wall" "git wall"
 for n in "${sizes[@]}"; do
-  src="${BENCH_REPOS:-$work}/r$n"
-  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
   for s in a b g; do
-    rm -rf "$work/$s/repo"
-    cp -a "$src" "$work/$s/repo"
+    copy_ledger "$n" "$work/$s/repo"
     rm -rf "$work/$s/repo/.git/evolve"
   done
   fresh=($(cd "$work/a/repo" && git rev-list main..fresh))

@@ -122,10 +122,7 @@ name() {
 }
 printf '%-8s %-18s %9s %7s %9s %7s\n' records row wall "/notes" cpu "/notes"
 for n in "${sizes[@]}"; do
-  src="${BENCH_REPOS:-$work}/r$n"
-  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
-  rm -rf "$work/repo"
-  cp -a "$src" "$work/repo"
+  copy_ledger "$n" "$work/repo"
   cd "$work/repo"
   fresh=($(git rev-list main..fresh))
   git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "${fresh[0]}" >/dev/null

@@ -17,10 +17,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 100000)
 printf 'records\tfile\tbytes\n'
 for n in "${sizes[@]}"; do
-  src="${BENCH_REPOS:-$work}/r$n"
-  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
-  rm -rf "$work/copy"
-  cp -a "$src" "$work/copy"
+  copy_ledger "$n" "$work/copy"
   (
     cd "$work/copy"
     state=$(git rev-parse --git-common-dir)/evolve

@@ -24,10 +24,8 @@ runs=${RUNS:-5}
 source "$here/lib.sh"
 build_ab "$rev"
 
-src="${BENCH_REPOS:-$work}/r$n"
-[ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
 for s in a b; do
-  cp -a "$src" "$work/$s/repo"
+  copy_ledger "$n" "$work/$s/repo"
   (
     cd "$work/$s/repo"
     export PATH="$work/$s/bin:$base_path"

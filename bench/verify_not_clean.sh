@@ -26,10 +26,7 @@ breached_ms() {
 }
 printf 'records\tfirst ms\tafter ms (median of %d)\thistory read after\n' "$runs"
 for n in "${sizes[@]}"; do
-  src="${BENCH_REPOS:-$work}/r$n"
-  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
-  rm -rf "$work/copy"
-  cp -a "$src" "$work/copy"
+  copy_ledger "$n" "$work/copy"
   (
     cd "$work/copy"
     obj=$(git notes --ref=evolve list | awk 'NR == 1 { print $2 }')

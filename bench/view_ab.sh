@@ -49,12 +49,9 @@ row() {
 
 printf '%-8s %-12s %10s %10s %6s %10s %10s %6s %7s %7s\n' records command "cpu a" "cpu b" "b/a" "wall a" "wall b" "b/a" "rss a" "rss b"
 for n in "${sizes[@]}"; do
-  src="${BENCH_REPOS:-$work}/r$n"
-  [ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
-  one=$(cd "$src" && git rev-parse fresh)
+  one=$(cd "$(ledger "$n")" && git rev-parse fresh)
   for s in a b; do
-    rm -rf "$work/$s/repo$n"
-    cp -a "$src" "$work/$s/repo$n"
+    copy_ledger "$n" "$work/$s/repo$n"
     (cd "$work/$s/repo$n" && export PATH="$work/$s/bin:$base_path" && rm -rf .git/evolve &&
       git update-ref refs/bench/base refs/notes/evolve &&
       git evolve record --result harvested --target bench --goals-passing 1 --goals-total 2 --canonical-sha "$one" >/dev/null &&

@@ -23,9 +23,7 @@ file=${2:?usage: without.sh N FILE ARGS...}
 shift 2
 runs=${RUNS:-20}
 source "$here/lib.sh"
-src="${BENCH_REPOS:-$work}/r$n"
-[ -d "$src" ] || bash "$here/genrepo.sh" "$n" "$src" >/dev/null
-cp -a "$src" "$work/copy"
+copy_ledger "$n" "$work/copy"
 cd "$work/copy"
 state=$(git rev-parse --git-common-dir)/evolve
 fresh=($(git rev-list main..fresh))
