@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -17,7 +16,7 @@ import (
 // A read of the ledger takes a remote-tracking copy beside the local one
 // only when the copy passes CheckIncoming, the check sync makes before it
 // merges that copy: one set of rules for both (store.Ledger.CheckCopies). The
-// answer is kept in evolve/copies, keyed by everything it is made from:
+// answer is kept in the view's copies section, keyed by everything it is made from:
 // the copy's tip, the local ledger's tip, the acknowledgements' tip (an
 // accepted notes commit brings no breach), what changes the history git
 // walks (shallow, grafts, replace refs) and the git-evolve binary whose
@@ -26,19 +25,18 @@ import (
 // file is a cache: a missing, damaged or foreign one, or a key it lacks,
 // means the copy is checked again.
 
-// copiesFormat is the layout of evolve/copies and what its keys digest.
+// copiesFormat is the layout of the copies section and what its keys
+// digest.
 const copiesFormat = 1
 
 // maxKeptCopies bounds the answers kept (the newest first), and
-// maxCopiesFile the file read back.
+// maxCopiesFile the section read back.
 const (
 	maxKeptCopies = 16
 	maxCopiesFile = 64 << 10
 )
 
-func copiesPath(repo *gitstore.Repo) string {
-	return filepath.Join(repo.CommonDir(), "evolve", "copies")
-}
+func copiesPath(repo *gitstore.Repo) string { return store.ViewPath(repo) }
 
 // CopyCheck is the check reads make of a remote-tracking copy of the
 // ledger (store.Ledger.CheckCopies): the copy is refused when
@@ -169,7 +167,8 @@ type keptCopy struct {
 	refusal *store.CopyRefusal
 }
 
-// readKeptCopiesAt reads evolve/copies (at path): a line an answer,
+// readKeptCopiesAt reads the copies section of the view's file at path: a
+// line an answer,
 //
 //	<key> ok
 //	<key> refused <breaches> <notes commit or -> <by, quoted> <reason, quoted>
@@ -177,8 +176,14 @@ type keptCopy struct {
 // after a first line naming the format. Lines that do not read so are
 // passed by.
 func readKeptCopiesAt(path string) []keptCopy {
-	data, err := store.ReadStateFile(path, maxCopiesFile)
-	if err != nil {
+	k := store.OpenKept(path)
+	defer k.Release()
+	return parseKeptCopies(k.Section(store.SecCopies))
+}
+
+// parseKeptCopies reads a copies section.
+func parseKeptCopies(data []byte) []keptCopy {
+	if len(data) > maxCopiesFile {
 		return nil
 	}
 	header, body, _ := bytes.Cut(data, []byte("\n"))
@@ -234,11 +239,13 @@ func parseKeptCopy(line string) (keptCopy, bool) {
 	return keptCopy{key: key, refusal: r}, true
 }
 
-// writeKeptCopies writes evolve/copies (at path) with the first
+// writeKeptCopies writes the copies section of the view's file at path
+// with the first
 // maxKeptCopies of kept, each key once; a refusal of no breach is no
 // answer, and is left out. A file that cannot be written is let be.
 func writeKeptCopies(path string, kept []keptCopy) {
-	_ = store.WriteStateFile(path, func(w *bufio.Writer) error {
+	var parts [store.Sections]*store.Part
+	parts[store.SecCopies] = &store.Part{Write: func(w *bufio.Writer) error {
 		fmt.Fprintf(w, "git-evolve copies %d\n", copiesFormat)
 		seen := map[string]bool{}
 		for _, k := range kept {
@@ -258,5 +265,6 @@ func writeKeptCopies(path string, kept []keptCopy) {
 			fmt.Fprintf(w, "%s refused %d %s %s %s\n", k.key, r.Breaches, commit, strconv.Quote(r.By), strconv.Quote(r.Reason))
 		}
 		return nil
-	})
+	}}
+	_ = store.PutKept(path, nil, parts)
 }

@@ -95,19 +95,14 @@ func TestCopyCheck(t *testing.T) {
 		t.Errorf("the refusal of a damaged line: %+v, want it brought by %s", r, damager.Short())
 	}
 
-	// kept: the answer comes from the file
-	path := filepath.Join(repo.CommonDir(), "evolve", "copies")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// kept: the answer comes from the view's copies section
+	path := keptPath(repo)
+	data := keptSectionsOf(t, path)[store.SecCopies]
 	if n := strings.Count(string(data), "\n"); n != 4 {
-		t.Fatalf("evolve/copies holds %d lines, want a header and 3 answers:\n%s", n, data)
+		t.Fatalf("the copies section holds %d lines, want a header and 3 answers:\n%s", n, data)
 	}
 	edited := strings.Replace(string(data), `"changed the record`, `"kept: changed the record`, 1)
-	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putSection(t, path, store.SecCopies, []byte(edited))
 	if r, err := check(local, forged); err != nil || r == nil || !strings.HasPrefix(r.Reason, "kept: ") {
 		t.Errorf("a kept answer is not given back: %+v, %v", r, err)
 	}
@@ -116,13 +111,17 @@ func TestCopyCheck(t *testing.T) {
 	if r, err := check(local, forged); err != nil || r != nil {
 		t.Errorf("an accepted edit: %+v, %v; want the copy read", r, err)
 	}
-	// a damaged file: read past
+	// a damaged section, and a damaged file: read past
 	for _, junk := range []string{"junk", "git-evolve copies 1\nzz refused 1 - \"\" \"\"\n", strings.Repeat("x", 100<<10)} {
+		putSection(t, path, store.SecCopies, []byte(junk))
+		if r, err := check(local, damaged); err != nil || r == nil || r.NotesCommit != damager {
+			t.Errorf("with a damaged copies section %.12q: %+v, %v", junk, r, err)
+		}
 		if err := os.WriteFile(path, []byte(junk), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if r, err := check(local, damaged); err != nil || r == nil || r.NotesCommit != damager {
-			t.Errorf("with a damaged evolve/copies %.12q: %+v, %v", junk, r, err)
+			t.Errorf("with a damaged view's file %.12q: %+v, %v", junk, r, err)
 		}
 	}
 }
@@ -134,7 +133,7 @@ func FuzzKeptCopies(f *testing.F) {
 	f.Add([]byte(""), 3, "", "")
 	f.Add([]byte("x"), 0, "name \"quoted\"\nnewline", "\x00\xff\u2028")
 	f.Fuzz(func(t *testing.T, commit []byte, n int, by, reason string) {
-		path := filepath.Join(t.TempDir(), "copies")
+		path := filepath.Join(t.TempDir(), "ledger.view")
 		r := &store.CopyRefusal{Breaches: n, By: by, Reason: reason}
 		if len(commit) >= len(r.NotesCommit) {
 			copy(r.NotesCommit[:], commit)

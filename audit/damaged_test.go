@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math/rand"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/git-evolve/git-evolve/internal/testenv"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // What verify keeps (the file of the tip it verified; verify-kept, and in
@@ -34,7 +36,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 	a.record(rng)
 
 	state := filepath.Join(a.repo.CommonDir(), "evolve")
-	kept := []string{"verified", "verify-kept"}
+	kept := []string{"verified", "ledger.view"}
 	for i := 0; i < 2; i++ { // the second reads from what the first kept
 		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
@@ -48,9 +50,9 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 		}
 		saved[name] = data
 	}
-	sections := keptSectionsOf(t, filepath.Join(state, "verify-kept"))
-	for i, sec := range sections {
-		if len(sec) == 0 {
+	sections := keptSectionsOf(t, filepath.Join(state, "ledger.view"))
+	for _, i := range verifySections {
+		if sec := sections[i]; len(sec) == 0 {
 			t.Fatalf("section %d was not kept", i)
 		}
 	}
@@ -109,7 +111,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 		{"a directory", nil},
 	}
 	names := map[int]string{secState: "the state", secKeys: "the keys", secDelta: "the delta", secObjects: "the objects"}
-	for _, target := range []string{"verified", "verify-kept", "the state", "the keys", "the delta", "the objects"} {
+	for _, target := range []string{"verified", "ledger.view", "the state", "the keys", "the delta", "the objects"} {
 		for _, d := range damages {
 			for _, c := range []struct {
 				what, at, want string
@@ -117,7 +119,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 				restore(c.at)
 				file := target
 				if !slices.Contains(kept, target) {
-					file = "verify-kept"
+					file = "ledger.view"
 				}
 				path := filepath.Join(state, file)
 				switch {
@@ -177,7 +179,7 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reportText(full)
-	path := filepath.Join(a.repo.CommonDir(), "evolve", "verify-kept")
+	path := keptPath(a.repo)
 	saved := keptSectionsOf(t, path)
 	// each record's digest, as the next record's prev link names it
 	var digests []string
@@ -233,7 +235,7 @@ func TestOlderFormatsReadPast(t *testing.T) {
 	testenv.Slow(t)
 	a, rng := recordedClone(t, 8, 4)
 	state := filepath.Join(a.repo.CommonDir(), "evolve")
-	path := filepath.Join(state, "verify-kept")
+	path := filepath.Join(state, "ledger.view")
 	for i := 0; i < 2; i++ {
 		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
@@ -277,28 +279,33 @@ func TestOlderFormatsReadPast(t *testing.T) {
 			writeKeptSections(t, path, secs)
 			check(fmt.Sprintf("section %d of the format before", sec))
 		}
-		// the container of the format before, its table's sum made to hold
+		// the container of the format before (its magic line's number one
+		// less), its table's seal made to hold
 		b := bytes.Clone(whole)
-		b[len(keptMagic)] = keptFormat - 1
-		seal := keptSeal(b[:keptHead], b[len(b)-keptTail:len(b)-16])
-		copy(b[len(b)-16:], seal[:])
+		magic := bytes.IndexByte(b, '\n')
+		b[magic-1]--
+		head, tail := magic+1+16, store.Sections*16+8+16
+		seal := sha256.Sum256(append(bytes.Clone(b[:head]), b[len(b)-tail:len(b)-16]...))
+		copy(b[len(b)-16:], seal[:16])
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		check("verify-kept of the format before")
-		// the files an older git-evolve kept, as it kept them: read past
+		check("the view's file of the format before")
+		// the files an older git-evolve kept, as it kept them: read past,
+		// and removed once the view is written anew
 		if err := os.Remove(path); err != nil {
 			t.Fatal(err)
 		}
-		for i, name := range olderKept {
-			if err := os.WriteFile(filepath.Join(state, name), saved[i], 0o600); err != nil {
+		olderFiles := []string{"verify-kept", "verify-state", "verify-keys", "verify-delta", "verify-objects", "merged", "copies"}
+		for i, name := range olderFiles {
+			if err := os.WriteFile(filepath.Join(state, name), saved[min(i, len(saved)-1)], 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
 		check("the files an older git-evolve kept")
-		for _, name := range olderKept {
+		for _, name := range olderFiles {
 			if _, err := os.Stat(filepath.Join(state, name)); err == nil {
-				t.Errorf("%s is still there after a verify wrote verify-kept", name)
+				t.Errorf("%s is still there after a verify wrote the view", name)
 			}
 		}
 	}

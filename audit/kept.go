@@ -3,11 +3,6 @@ package audit
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -15,8 +10,8 @@ import (
 	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
-// What verify keeps for the next verify is one file, the common git dir's
-// evolve/verify-kept. It holds four sections:
+// What verify keeps for the next verify is four sections of the view's
+// file, the one file of what reads derive from the ledger (store/kept.go):
 //
 //   - the state: a summary of each record and the commits of HEAD's
 //     history whose trailers name a cycle (verifystate.go);
@@ -27,87 +22,39 @@ import (
 //   - the objects: the loose objects there were, with the packs, which the
 //     other sections stand for (verifyobjects.go).
 //
-// The layout: the magic line, the format (one byte) and a secret (16
-// random bytes), then one generation or more. A generation is the sections
-// it writes, each in a layout of its own that begins with a magic line and
-// carries its own checks, then its table: each section's offset in the
-// file and its length (8 bytes little endian each), in the order above,
-// the length of the file up to the table's end (8 bytes), and a seal, the
-// first 16 bytes of the SHA-256 of the magic line, the format, the secret,
-// the table and the length. A reader takes the last generation's table,
-// whose length must be the file's and whose seal must hold; a section of
-// length 0 is absent. The container checks only its table: the keys are
-// checked a block at a time, as a lookup reads them, never whole (a
-// verify after a few records reads a few hundred of their blocks).
-//
-// A verify that read every summary writes the file anew, with a new
-// secret, by one rename. A verify after a few records appends a
-// generation of the delta and the objects, whose table names the state
-// and the keys where an earlier one wrote them: it writes the findings and
-// the summaries added since the keys were written, and the objects' names,
-// not the ledger's summaries. It appends under a lock on the file, and
-// only to the file it read (its size and its secret as it read them);
-// else, or when what generations before left behind would be more than
-// what the last one names and keptSlack, it writes the file anew. A reader reads under a shared lock
-// (store.ReadStateFile), so that it reads no part of an append; an append
-// changes no byte before the file's end. A reader that could not have the
-// lock and finds the file part way through an append finds a length that
-// is not the file's, or a seal that does not hold: bytes in the sections
-// that a note from another clone brought cannot make a seal without this
-// file's secret (what can read the git directory can read the secret, and
-// write the file besides: that is the guard's to answer). A verify that
-// would write what is there writes nothing.
+// A verify writes the four together (store.PutKept), so that they always
+// come from one verify, whatever other writers did since. A verify that
+// read every summary writes them all; a verify after a few records writes
+// the delta and the objects, and keeps the state and the keys as it read
+// them (named where they are, while the file has them there): it writes
+// the findings and the summaries added since the keys were written, and
+// the objects' names, not the ledger's summaries. A verify that would
+// write what is there writes nothing.
 //
 // The state and the delta name the token of the keys they were written
 // with, which a reader checks; what keeps the objects with the sections
 // they stand for is the table that names them all (a file forged whole is
 // no more refused than a forged file of each was: the guard of an agent's
-// turn removes a cache the turn changed). The file is a cache: a missing
-// or damaged one, or a damaged section, means a full read from git, whose
-// answer is the same.
+// turn removes a cache the turn changed). The sections are a cache: absent
+// or damaged ones mean a full read from git, whose answer is the same.
 
+// The sections verify keeps.
 const (
-	keptMagic  = "git-evolve verify kept\n"
-	keptFormat = 2
-	// keptHead is the magic line, the format and the secret.
-	keptHead = len(keptMagic) + 1 + 16
-	// keptTail is a generation's table, the file's length and the seal.
-	keptTail = keptSections*16 + 8 + 16
-	// maxKeptFile bounds the file read back.
-	maxKeptFile = maxStateFile
-	// keptSlack is how many bytes the generations before the last may
-	// leave behind beyond what the last one names, before a verify writes
-	// the file anew rather than append to it.
-	keptSlack = 1 << 20
+	secState   = store.SecState
+	secKeys    = store.SecKeys
+	secDelta   = store.SecDelta
+	secObjects = store.SecObjects
 )
 
-// The sections, in the table's order.
-const (
-	secState = iota
-	secKeys
-	secDelta
-	secObjects
-	keptSections
-)
+// verifySections are the sections verify keeps, in the table's order.
+var verifySections = [...]int{secState, secKeys, secDelta, secObjects}
 
-// olderKept are the files an older git-evolve kept the sections in: a
-// write of verify-kept removes them.
-var olderKept = []string{"verify-state", "verify-keys", "verify-delta", "verify-objects"}
+func keptPath(repo *gitstore.Repo) string { return store.ViewPath(repo) }
 
-func keptPath(repo *gitstore.Repo) string {
-	return filepath.Join(repo.CommonDir(), "evolve", "verify-kept")
-}
-
-// keptFile is verify-kept as read: mapped (or read, when small) until the
-// last of those that hold it lets it go (release). The summaries a verify
-// reads from the state and the keys point into it.
+// keptFile is the view's file as a verify read it: its sections point
+// into it until the last of those that hold it lets it go (release).
 type keptFile struct {
-	data []byte
-	sec  [keptSections][]byte
-	off  [keptSections]uint64 // where each section starts in the file
-	head [keptHead]byte       // the magic line, the format and the secret
-	mu   sync.Mutex
-	refs int
+	*store.Kept
 
 	objsOnce sync.Once
 	objs     *keptObjects // the objects section, decoded (objects)
@@ -121,7 +68,7 @@ func (k *keptFile) objects() *keptObjects {
 		return nil
 	}
 	k.objsOnce.Do(func() {
-		if sec := k.sec[secObjects]; len(sec) > 0 && len(sec) <= maxObjectsFile {
+		if sec := k.Section(secObjects); len(sec) > 0 && len(sec) <= maxObjectsFile {
 			// a copy: what it decodes outlives the mapping
 			k.objs, _ = decodeObjects(bytes.Clone(sec))
 		}
@@ -129,66 +76,17 @@ func (k *keptFile) objects() *keptObjects {
 	return k.objs
 }
 
-// openKept reads verify-kept: nil when there is none, or its last table
-// is damaged.
+// openKept reads what verify kept: nil when there is no view's file, it
+// is damaged, or it holds none of verify's sections.
 func openKept(repo *gitstore.Repo) *keptFile {
-	data, err := store.ReadStateFile(keptPath(repo), maxKeptFile)
-	if err != nil {
-		return nil
-	}
-	k, ok := parseKept(data)
-	if !ok {
-		gitstore.Tracef("verify: %s is damaged: the ledger is read from git", keptPath(repo))
-		store.Unmap(data)
-		return nil
-	}
-	k.refs = 1
-	return k
-}
-
-// parseKept reads the last generation's table; each section is checked by
-// its reader.
-func parseKept(data []byte) (*keptFile, bool) {
-	if len(data) < keptHead+keptTail || string(data[:len(keptMagic)]) != keptMagic || data[len(keptMagic)] != keptFormat {
-		return nil, false
-	}
-	end := len(data) - keptTail
-	table := data[end : end+keptSections*16+8]
-	if binary.LittleEndian.Uint64(table[keptSections*16:]) != uint64(len(data)) ||
-		keptSeal(data[:keptHead], table) != [16]byte(data[len(data)-16:]) {
-		return nil, false
-	}
-	k := &keptFile{data: data, head: [keptHead]byte(data[:keptHead])}
-	for i := range k.sec {
-		off, n := binary.LittleEndian.Uint64(table[16*i:]), binary.LittleEndian.Uint64(table[16*i+8:])
-		if off < uint64(keptHead) || off > uint64(end) || n > uint64(end)-off {
-			return nil, false
+	k := store.OpenKept(keptPath(repo))
+	for _, i := range verifySections {
+		if len(k.Section(i)) > 0 {
+			return &keptFile{Kept: k}
 		}
-		k.sec[i], k.off[i] = data[off:off+n:off+n], off
 	}
-	return k, true
-}
-
-// keptSeal seals a generation's table (with the file's length) to the
-// file's head.
-func keptSeal(head, table []byte) [16]byte {
-	h := sha256.New()
-	h.Write(head)
-	h.Write(table)
-	return [16]byte(h.Sum(nil))
-}
-
-// keptTable is a generation's table of sections at offs of lengths ns,
-// ending the file at end, sealed to head.
-func keptTable(head []byte, offs [keptSections]uint64, ns [keptSections]int, end int) []byte {
-	table := make([]byte, 0, keptTail)
-	for i := range offs {
-		table = binary.LittleEndian.AppendUint64(table, offs[i])
-		table = binary.LittleEndian.AppendUint64(table, uint64(ns[i]))
-	}
-	table = binary.LittleEndian.AppendUint64(table, uint64(end))
-	seal := keptSeal(head, table)
-	return append(table, seal[:]...)
+	k.Release()
+	return nil
 }
 
 // section is the bytes of section i: empty when it is absent, or k is nil.
@@ -196,16 +94,14 @@ func (k *keptFile) section(i int) []byte {
 	if k == nil {
 		return nil
 	}
-	return k.sec[i]
+	return k.Section(i)
 }
 
 // retain takes another hold of k, for a reader that outlives the one that
 // opened it.
 func (k *keptFile) retain() *keptFile {
 	if k != nil {
-		k.mu.Lock()
-		k.refs++
-		k.mu.Unlock()
+		k.Retain()
 	}
 	return k
 }
@@ -213,119 +109,31 @@ func (k *keptFile) retain() *keptFile {
 // release lets go of a hold of k: the last one undoes the mapping, once
 // nothing read from it points there.
 func (k *keptFile) release() {
-	if k == nil {
-		return
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.refs--; k.refs == 0 {
-		store.Unmap(k.data)
-		k.data, k.sec = nil, [keptSections][]byte{}
+	if k != nil {
+		k.Release()
 	}
 }
 
-// keptPart is a section of a new verify-kept: written anew by write, or
-// made in memory (b; nil is absent), or copied as it is from the file the
-// verify built on.
+// keptPart is a section a verify keeps: written anew by write, or made in
+// memory (b; nil is absent), or kept as it is in the file the verify built
+// on.
 type keptPart struct {
 	write  func(*bufio.Writer)
 	b      []byte
 	copied bool
 }
 
-// keptParts are the sections of a new verify-kept, in the table's order.
-type keptParts [keptSections]keptPart
+// keptParts are the sections a verify keeps, by their place in the table
+// (verifySections).
+type keptParts [store.Sections]keptPart
 
-// countWriter counts what passes through it.
-type countWriter struct {
-	w *bufio.Writer
-	n int
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += n
-	return n, err
-}
-
-// writeKept replaces verify-kept, by one rename, with a file of a new
-// secret and one generation of its sections: each written by write, else
-// the bytes of parts (none: absent). It removes the files an older
-// git-evolve kept them in. A file that cannot be written is let be: the
-// one before stays whole.
-func writeKept(repo *gitstore.Repo, parts [keptSections][]byte, write [keptSections]func(*bufio.Writer)) error {
-	head := append([]byte(keptMagic), keptFormat)
-	head = append(head, make([]byte, 16)...)
-	if _, err := rand.Read(head[len(head)-16:]); err != nil {
-		return err
+// dropKept empties verify's sections, the view's other sections kept.
+func dropKept(repo *gitstore.Repo) {
+	var parts [store.Sections]*store.Part
+	for _, i := range verifySections {
+		parts[i] = &store.Part{}
 	}
-	err := store.WriteStateFile(keptPath(repo), func(out *bufio.Writer) error {
-		out.Write(head)
-		c := &countWriter{w: out, n: len(head)}
-		w := bufio.NewWriterSize(c, 64<<10)
-		var (
-			offs [keptSections]uint64
-			ns   [keptSections]int
-		)
-		for i := range parts {
-			off := c.n + w.Buffered()
-			if write[i] != nil {
-				write[i](w)
-			} else {
-				w.Write(parts[i])
-			}
-			offs[i], ns[i] = uint64(off), c.n+w.Buffered()-off
-		}
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		_, err := out.Write(keptTable(head, offs, ns, c.n+keptTail))
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(keptPath(repo))
-	for _, name := range olderKept {
-		_ = os.Remove(filepath.Join(dir, name))
-	}
-	return nil
-}
-
-// appendKept appends to built, the file as a verify read it, a generation
-// of the sections parts holds (nil: absent), whose table names built's
-// own where copied says so. It reports whether it did: not when the file
-// is no longer the one read (replaced, or appended to, since), another
-// process holds its lock, or what the generations leave behind would
-// outgrow the slack (keptSlack, and as much as the sections named).
-func appendKept(repo *gitstore.Repo, built *keptFile, parts [keptSections][]byte, copied [keptSections]bool) bool {
-	size := len(built.data)
-	var (
-		gen  []byte
-		offs [keptSections]uint64
-		ns   [keptSections]int
-	)
-	live := 0
-	for i := range parts {
-		if copied[i] {
-			offs[i], ns[i] = built.off[i], len(built.sec[i])
-		} else {
-			offs[i], ns[i] = uint64(size+len(gen)), len(parts[i])
-			gen = append(gen, parts[i]...)
-		}
-		live += ns[i]
-	}
-	end := size + len(gen) + keptTail
-	if end-keptHead-keptTail-live > keptSlack+live {
-		return false
-	}
-	gen = append(gen, keptTable(built.head[:], offs, ns, end)...)
-	ok, err := store.AppendStateFile(keptPath(repo), func(f *os.File, now int64) bool {
-		var head [keptHead]byte
-		_, err := f.ReadAt(head[:], 0)
-		return now == int64(size) && err == nil && head == built.head
-	}, gen)
-	return ok && err == nil
+	_ = store.PutKept(keptPath(repo), nil, parts)
 }
 
 // keepObjects is the objects section a verify that read the ledger with
@@ -360,45 +168,38 @@ func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section
 
 // keep writes what a verify leaves for the next one: the sections of parts,
 // and the objects they stand for. When those objects cannot be vouched for
-// (keepObjects), verify-kept is removed: the next verify reads from git
-// alone. A verify that would write what built (the file it built on)
+// (keepObjects), verify's sections are emptied: the next verify reads from
+// git alone. A verify that would write what built (the file it built on)
 // already holds writes nothing.
 func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts) {
 	objects, ok := keepObjects(repo, rd, built)
 	if !ok {
-		gitstore.Tracef("verify: an object or a pack %s stands for is gone, or the alternates changed: it is removed", keptPath(repo))
-		_ = os.Remove(keptPath(repo))
+		gitstore.Tracef("verify: an object or a pack %s stands for is gone, or the alternates changed: its verify sections are emptied", keptPath(repo))
+		dropKept(repo)
 		return
 	}
 	parts[secObjects] = keptPart{b: objects}
-	var (
-		b     [keptSections][]byte
-		write [keptSections]func(*bufio.Writer)
-	)
-	same := true
-	for i, p := range parts {
-		switch {
+	var put [store.Sections]*store.Part
+	same := built != nil
+	for _, i := range verifySections {
+		switch p := parts[i]; {
 		case p.write != nil:
-			write[i], same = p.write, false
+			write := p.write
+			put[i] = &store.Part{Write: func(w *bufio.Writer) error { write(w); return nil }}
+			same = false
 		case p.copied:
-			b[i] = built.section(i)
+			put[i] = &store.Part{Kept: true}
 		default:
-			b[i] = p.b
+			put[i] = &store.Part{Bytes: p.b}
 			same = same && bytes.Equal(p.b, built.section(i))
 		}
 	}
 	if same {
 		return
 	}
-	// After a few records: a generation of what changed, appended.
-	var copied [keptSections]bool
-	fresh := false
-	for i, p := range parts {
-		copied[i] = p.copied
-		fresh = fresh || p.write != nil
+	var b *store.Kept
+	if built != nil {
+		b = built.Kept
 	}
-	if !fresh && built != nil && appendKept(repo, built, b, copied) {
-		return
-	}
-	_ = writeKept(repo, b, write)
+	_ = store.PutKept(keptPath(repo), b, put)
 }

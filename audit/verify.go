@@ -201,7 +201,7 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 			keep(l.Repo(), rd, kept, *parts)
 		} else if kept != nil {
 			if _, ok := keepObjects(l.Repo(), rd, kept); !ok {
-				_ = os.Remove(keptPath(l.Repo()))
+				dropKept(l.Repo())
 			}
 		}
 		// The report an older git-evolve kept: nothing reads it now.

@@ -95,7 +95,7 @@ for n in "${sizes[@]}"; do
   # what a verify kept, then 100 records since: each run starts from it
   keep=$work/kept$n
   mkdir -p "$keep"
-  kept="verified verify-kept" # what a verify keeps for the next
+  kept="verified ledger.view" # what a verify keeps for the next (the view's file holds it)
   for f in $kept; do cp "$state/$f" "$keep/"; done
   # (the bench's own refs are kept outside refs/notes/evolve*, which the
   # hook delivers)
@@ -114,9 +114,9 @@ for n in "${sizes[@]}"; do
   # finds in the ledger's reflog: each run forgets the move
   forget="git reflog expire --expire=now refs/notes/evolve"
   # +1: the ledger one record past what was kept
-  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/bench/one; $forget; cp '$keep/verified' '$keep/verify-kept' '$state/'" \
+  row "verify +1" "$runs" "git update-ref refs/notes/evolve refs/bench/one; $forget; cp '$keep/verified' '$keep/ledger.view' '$state/'" \
     "git evolve verify" "git log --notes=evolve --format='%H %N'"
-  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; $forget; cp '$keep/verified' '$keep/verify-kept' '$state/'" \
+  row "verify +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; $forget; cp '$keep/verified' '$keep/ledger.view' '$state/'" \
     "git evolve verify" "git log --notes=evolve --format='%H %N'"
   git evolve verify >/dev/null
   # the pre-push hook of a push with nothing new for the remote (as last
@@ -138,13 +138,13 @@ for n in "${sizes[@]}"; do
   git --git-dir="$remote" update-ref refs/heads/main "$head"
   git config remote.origin.url "$remote"
   baseh=$(git rev-parse refs/bench/base)
-  row "hook +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; $forget; git --git-dir='$remote' update-ref refs/notes/evolve $baseh; git update-ref refs/notes/remotes/origin/evolve $baseh; cp '$keep/verified' '$keep/verify-kept' '$state/'" \
+  row "hook +100" "$runs" "git update-ref refs/notes/evolve refs/bench/all; $forget; git --git-dir='$remote' update-ref refs/notes/evolve $baseh; git update-ref refs/notes/remotes/origin/evolve $baseh; cp '$keep/verified' '$keep/ledger.view' '$state/'" \
     "sh -c 'git-evolve hook pre-push origin $remote <$work/push.in'" \
     "sh -c 'git --git-dir=$remote update-ref refs/notes/evolve $baseh; git push -q --no-verify origin refs/bench/all:refs/notes/evolve'"
   git update-ref refs/notes/evolve refs/bench/all
   git update-ref refs/notes/remotes/origin/evolve refs/bench/all
   git evolve verify >/dev/null
-  row "verify 1st" "$big" "rm -f '$state/verified' '$state/verify-kept'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
+  row "verify 1st" "$big" "rm -f '$state/verified' '$state/ledger.view'" "git evolve verify" "git log --notes=evolve --format='%H %N'"
   row "json cold" "$big" "rm -f '$state/ledger.view'" "git evolve log --json" "git log --notes=evolve --format='%H %N'"
   git evolve log -n 1 >/dev/null
   # each record on a commit of its own: SHA for git-evolve, SHA2 for git

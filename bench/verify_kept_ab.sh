@@ -2,7 +2,8 @@
 # verify_kept_ab.sh REV [N]: the CPU (user + system, the git processes it
 # starts included) of `git evolve verify` as built from REV (a) beside the
 # working tree's (b), and the sizes of the files each keeps for the next
-# verify (verify-kept, or the files of an older layout), on copies of one
+# verify (ledger.view, the view's one file, or the files of an older
+# layout: verify-kept, verify-state and the rest), on copies of one
 # ledger of N records (default 10000) made by bench/genrepo.sh, one copy
 # each. Runs alternate between the two; each row gives both medians and
 # the ratio b/a.
@@ -33,8 +34,8 @@ for s in a b; do
     rm -rf "$state"
     git evolve verify >/dev/null
     mkdir -p "$work/$s/kept"
-    cp "$state"/verified "$state"/verify-* "$work/$s/kept/"
-    for f in "$state"/verify-*; do printf '%s %s %s %d\n' "$n" "$s" "${f##*/}" "$(wc -c <"$f")"; done >>"$work/sizes"
+    for f in "$state"/verified "$state"/verify-* "$state"/ledger.view; do [ ! -e "$f" ] || cp "$f" "$work/$s/kept/"; done
+    for f in "$state"/verify-* "$state"/ledger.view; do [ ! -e "$f" ] || printf '%s %s %s %d\n' "$n" "$s" "${f##*/}" "$(wc -c <"$f")"; done >>"$work/sizes"
     git update-ref refs/bench/base refs/notes/evolve
     git notes --ref=evolve add -m "{\"v\":1,\"id\":\"ffffffffffffffffffff\",\"cycle\":$((n + 1)),\"target\":\"goal-1\",\"result\":\"improved\",\"timestamp\":\"2026-01-01T00:00:00Z\"}" fresh
     git update-ref refs/bench/one refs/notes/evolve

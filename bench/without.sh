@@ -13,9 +13,9 @@
 # back, the copy at its tip: fetched and not merged).
 #
 #   bash bench/without.sh 10000 ledger.view record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha '$SHA'
-#   bash bench/without.sh 10000 verify-kept 'record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha "$SHA" && git evolve verify'
-#   BEHIND=1000 bash bench/without.sh 10000 merged log -n 20
-#   AHEAD=100 bash bench/without.sh 10000 copies log -n 20
+#   bash bench/without.sh 10000 ledger.view 'record --result harvested --target t --goals-passing 1 --goals-total 2 --canonical-sha "$SHA" && git evolve verify'
+#   BEHIND=1000 bash bench/without.sh 10000 ledger.view log -n 20
+#   AHEAD=100 bash bench/without.sh 10000 verified verify
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 n=${1:?usage: without.sh N FILE ARGS...}

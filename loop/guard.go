@@ -73,9 +73,9 @@ var guardedRefs = []string{"refs/notes/", "refs/evolve/", "refs/replace/"}
 const ledgerRef = "refs/notes/evolve"
 
 // derivedCaches are the files under the common git directory's evolve/
-// that reads write (derived; safe to delete), and cycles.idx,
-// verify-report and the four files of verify-kept's sections, which an
-// older version wrote.
+// that reads write (derived; safe to delete): the view's one file, and
+// the files older versions kept (cycles.idx, verify-report, merged,
+// copies, verify-kept and the four files of its sections).
 var derivedCaches = []string{"ledger.view", "cycles.idx", "merged", "copies", "verify-kept", "verify-state", "verify-keys", "verify-delta", "verify-objects", "verify-report", "goals-warned"}
 
 // worktreeCaches are the derived files under the worktree's evolve/: what

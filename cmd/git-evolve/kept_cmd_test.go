@@ -8,16 +8,17 @@ import (
 	"os"
 )
 
-// keptSections are the sections of verify-kept, in its table's order
+// keptSections are the sections of the view's file, in its table's order
 // (docs/architecture.md).
-var keptSections = []string{"state", "keys", "delta", "objects"}
+var keptSections = []string{"lines", "merged", "copies", "state", "keys", "delta", "objects"}
 
-// keptMain reads or replaces one section of a verify-kept file, read and
+// keptMain reads or replaces one section of the view's file (ledger.view), read and
 // written as docs/architecture.md lays it out (the last generation's
 // table read; the file written anew as one generation, sealed again):
 // `kept get FILE SECTION OUT` writes the section's bytes to OUT, `kept put
 // FILE SECTION IN` puts IN's bytes in its place (an empty IN: the section
-// absent). The scripts (and the shell scripts they run) damage or drop one
+// absent), `kept has FILE SECTION` fails unless the file is there, reads,
+// and holds the section. The scripts (and the shell scripts they run) damage or drop one
 // section with it, as they would a file of its own.
 func keptMain() int {
 	if err := kept(os.Args[1:]); err != nil {
@@ -28,8 +29,8 @@ func keptMain() int {
 }
 
 func kept(args []string) error {
-	if len(args) != 4 || (args[0] != "get" && args[0] != "put") {
-		return fmt.Errorf("usage: kept get|put FILE SECTION PATH")
+	if !(len(args) == 4 && (args[0] == "get" || args[0] == "put") || len(args) == 3 && args[0] == "has") {
+		return fmt.Errorf("usage: kept get|put FILE SECTION PATH, or kept has FILE SECTION")
 	}
 	which := -1
 	for i, name := range keptSections {
@@ -44,14 +45,14 @@ func kept(args []string) error {
 	if err != nil {
 		return err
 	}
-	// the magic line, the format and the secret; each generation's table:
-	// the sections' places, the file's length and the seal
-	const magic = "git-evolve verify kept\n"
-	head := len(magic) + 1 + 16
+	// the magic line and the secret; each generation's table: the
+	// sections' places, the file's length and the seal
+	const magic = "git-evolve view 1\n"
+	head := len(magic) + 16
 	n := len(keptSections)
 	tail := 16*n + 8 + 16
 	if len(data) < head+tail || string(data[:len(magic)]) != magic {
-		return fmt.Errorf("%s is no verify-kept", args[1])
+		return fmt.Errorf("%s is no view's file", args[1])
 	}
 	seal := func(table []byte) []byte {
 		sum := sha256.Sum256(append(append([]byte{}, data[:head]...), table...))
@@ -66,7 +67,12 @@ func kept(args []string) error {
 		off, size := binary.LittleEndian.Uint64(table[16*i:]), binary.LittleEndian.Uint64(table[16*i+8:])
 		sections[i] = data[off : off+size]
 	}
-	if args[0] == "get" {
+	switch {
+	case args[0] == "has" && len(sections[which]) == 0:
+		return fmt.Errorf("%s holds no %s section", args[1], args[2])
+	case args[0] == "has":
+		return nil
+	case args[0] == "get":
 		return os.WriteFile(args[3], sections[which], 0o644)
 	}
 	in, err := os.ReadFile(args[3])

@@ -56,6 +56,12 @@ func MapEvery() (restore func()) {
 // byte mapped; a file cut short in place while mapped (by hand) would
 // fault the process, as it would git's own mapped packs.
 func ReadStateFile(path string, max int64) ([]byte, error) {
+	return readStateFile(path, max, readerWait)
+}
+
+// readStateFile is ReadStateFile waiting for a writer's lock wait
+// milliseconds at most.
+func readStateFile(path string, max int64, wait int) ([]byte, error) {
 	f, size, err := openStateFile(path, max)
 	if err != nil {
 		return nil, err
@@ -63,7 +69,7 @@ func ReadStateFile(path string, max int64) ([]byte, error) {
 	defer f.Close()
 	// A file appended to (AppendStateFile) is read whole, not part way
 	// through an append: under a shared lock, its size as it is then.
-	if flockWait(f, syscall.LOCK_SH) {
+	if flockWait(f, syscall.LOCK_SH, wait) {
 		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		fi, err := f.Stat()
 		if err != nil {
@@ -123,17 +129,24 @@ func Unmap(data []byte) {
 	}
 }
 
+// How long a reader and a writer wait for another's lock, in
+// milliseconds: an append takes far less; a holder stopped part way is not
+// waited for past it (one killed lets go of its lock).
+const (
+	readerWait = 20
+	writerWait = 200
+)
+
 // flockWait takes the lock how (syscall.LOCK_SH or LOCK_EX) on f, waiting
-// for another holder about 20 ms at most (an append takes far less; a
-// holder stopped or killed part way is not waited for): false when it
-// could not, or the file system locks nothing.
-func flockWait(f *os.File, how int) bool {
+// for another holder about wait milliseconds at most: false when it could
+// not, or the file system locks nothing.
+func flockWait(f *os.File, how, wait int) bool {
 	for i := 0; ; i++ {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return true
 		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR || i == 20 {
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR || i >= wait {
 			return false
 		}
 		time.Sleep(time.Millisecond)

@@ -147,12 +147,12 @@ func TestViewMappingsBounded(t *testing.T) {
 	// A saved view of a notes commit that is not here is read, and the
 	// ledger's view built anew: the file read is let go.
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
-	data, err := os.ReadFile(view)
+	data, err := viewBytes(view)
 	if err != nil {
 		t.Fatal(err)
 	}
 	copy(data[len(viewMagic):], bytes.Repeat([]byte{0xab}, 20))
-	if err := os.WriteFile(view, data, 0o600); err != nil {
+	if err := writeView(view, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	before = count()

@@ -2,9 +2,6 @@ package store
 
 import (
 	"bytes"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -14,7 +11,7 @@ import (
 // local ledger has it all (the copy's tip is an ancestor of the local tip).
 // After k records made here and not yet pushed, that is a walk of k
 // commits, for every read. What a read found is written down in
-// evolve/merged: a copy's tip and the local tip it is an ancestor of, the
+// the view's merged section: a copy's tip and the local tip it is an ancestor of, the
 // last few. The next read, with the local ledger grown since, asks only
 // whether that local tip is an ancestor of the local tip now: a walk of
 // the records made since the last read. The file is a cache: a missing or
@@ -26,29 +23,26 @@ import (
 // maxMerged bounds the pairs kept.
 const maxMerged = 8
 
-func (l *Ledger) mergedPath() string { return filepath.Join(l.stateDir, "merged") }
-
 // mergedPair says that copy is an ancestor of local, or is local.
 type mergedPair struct{ copy, local gitstore.Hash }
 
-// mergedCopies is what evolve/merged says, and what reads add to it.
+// mergedCopies is what the merged section says, and what reads add to it.
 type mergedCopies struct {
 	pairs   []mergedPair
 	learned bool
 }
 
-// readMerged reads evolve/merged; nil when it is not to be used.
+// readMerged reads the view's merged section; nil when it is not to be
+// used.
 func (l *Ledger) readMerged() *mergedCopies {
 	if altered, err := l.repo.HistoryAltered(); err != nil || altered {
 		return nil
 	}
 	m := &mergedCopies{}
-	f, err := os.Open(l.mergedPath())
-	if err != nil {
-		return m
-	}
-	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, 4096))
+	k := OpenKept(l.viewPath())
+	defer k.Release()
+	data := k.Section(SecMerged)
+	data = data[:min(len(data), 4096)]
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		a, b, ok := bytes.Cut(line, []byte(" "))
 		if !ok {
@@ -108,8 +102,8 @@ func (m *mergedCopies) keep(copy, local gitstore.Hash) {
 	m.pairs, m.learned = out, true
 }
 
-// writeMerged writes evolve/merged when a read added to it. A file that
-// cannot be written is let be.
+// writeMerged writes the merged section when a read added to it. A file
+// that cannot be written is let be.
 func (l *Ledger) writeMerged(m *mergedCopies) {
 	if m == nil || !m.learned {
 		return
@@ -118,5 +112,7 @@ func (l *Ledger) writeMerged(m *mergedCopies) {
 	for _, p := range m.pairs {
 		buf.WriteString(p.copy.String() + " " + p.local.String() + "\n")
 	}
-	_ = writeFileAtomic(l.mergedPath(), buf.Bytes())
+	var parts [Sections]*Part
+	parts[SecMerged] = &Part{Bytes: buf.Bytes()}
+	_ = PutKept(l.viewPath(), nil, parts)
 }

@@ -2,21 +2,17 @@ package store
 
 import (
 	"github.com/git-evolve/git-evolve/internal/testenv"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 )
 
-// mergedFile is what evolve/merged holds ("" when it is not there).
+// mergedFile is what the view's merged section holds ("" when it is not
+// there).
 func mergedFile(t *testing.T, l *Ledger) string {
 	t.Helper()
-	data, err := os.ReadFile(l.mergedPath())
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	return string(data)
+	return string(sectionAt(t, l.viewPath(), SecMerged))
 }
 
 func tipOf(t *testing.T, l *Ledger, ref string) gitstore.Hash {
@@ -48,13 +44,13 @@ func TestMergedCopies(t *testing.T) {
 	want := export(t, l)
 	local := tipOf(t, l, NotesRef)
 	if got := mergedFile(t, l); got != copy.String()+" "+local.String()+"\n" {
-		t.Fatalf("evolve/merged after a read: %q", got)
+		t.Fatalf("the merged section after a read: %q", got)
 	}
 	record(t, l, commits[4], 0)
 	want4 := export(t, l)
 	local = tipOf(t, l, NotesRef)
 	if got := mergedFile(t, l); got != copy.String()+" "+local.String()+"\n" {
-		t.Fatalf("evolve/merged after a record and a read: %q", got)
+		t.Fatalf("the merged section after a record and a read: %q", got)
 	}
 	if !strings.HasPrefix(want4, want) || strings.Count(want4, "\n") != 5 {
 		t.Fatalf("the ledger read: %q, after %q", want4, want)
@@ -72,35 +68,29 @@ func TestMergedCopies(t *testing.T) {
 	if !strings.Contains(withCopy, commits[5]) {
 		t.Fatalf("a copy with a record the local ledger lacks is not read: %q", withCopy)
 	}
-	if err := os.WriteFile(l.mergedPath(), []byte(diverged.String()+" "+local.String()+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putSection(t, l.viewPath(), SecMerged, []byte(diverged.String()+" "+local.String()+"\n"))
 	if got := export(t, openLedger(t, dir)); got != want4 {
 		t.Errorf("with the copy written down as merged: %q, want %q", got, want4)
 	}
 	// A pair whose local tip is not an ancestor of the local ledger: the
 	// question is asked whole.
-	if err := os.WriteFile(l.mergedPath(), []byte(diverged.String()+" "+diverged.String()+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	putSection(t, l.viewPath(), SecMerged, []byte(diverged.String()+" "+diverged.String()+"\n"))
 	if got := export(t, openLedger(t, dir)); got != withCopy {
 		t.Errorf("with a pair of another history: %q, want %q", got, withCopy)
 	}
 	// A damaged file, and a file in a history replace refs alter: the
 	// same answer, and nothing written down there.
 	for _, damaged := range []string{"garbage\n", strings.Repeat("0", 5000), diverged.String() + "\n"} {
-		if err := os.WriteFile(l.mergedPath(), []byte(damaged), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		putSection(t, l.viewPath(), SecMerged, []byte(damaged))
 		if got := export(t, openLedger(t, dir)); got != withCopy {
-			t.Errorf("with evolve/merged %.20q: %q, want %q", damaged, got, withCopy)
+			t.Errorf("with the merged section %.20q: %q, want %q", damaged, got, withCopy)
 		}
 	}
-	os.Remove(l.mergedPath())
+	putSection(t, l.viewPath(), SecMerged, nil)
 	git(t, dir, "update-ref", copyRef, NotesRef+"~1") // merged again
 	git(t, dir, "replace", commits[1], commits[0])
 	export(t, openLedger(t, dir))
 	if got := mergedFile(t, l); got != "" {
-		t.Errorf("evolve/merged written where replace refs alter the history: %q", got)
+		t.Errorf("the merged section written where replace refs alter the history: %q", got)
 	}
 }

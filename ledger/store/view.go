@@ -3,8 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
-	"io/fs"
-	"math"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -26,7 +25,7 @@ type view struct {
 	// The file readView read (mapped) and its blocks, which save copies
 	// as they are where their lines did not change; the lines point into
 	// the blocks inflated, not into the file. release lets them go.
-	mapped []byte
+	kept   *Kept
 	blocks []savedBlock
 }
 
@@ -38,8 +37,8 @@ type viewLine struct {
 // release lets the file the view was read from go: its lines do not
 // point into it, only the blocks save would copy.
 func (v *view) release() {
-	Unmap(v.mapped)
-	v.mapped, v.blocks = nil, nil
+	v.kept.Release()
+	v.kept, v.blocks = nil, nil
 }
 
 func (l *Ledger) viewPath() string { return filepath.Join(l.stateDir, "ledger.view") }
@@ -141,19 +140,20 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 // there is none, an error when it is not one that reads (damaged, of
 // another format).
 func readView(path string) (*view, error) {
-	data, err := ReadStateFile(path, math.MaxInt)
-	if errors.Is(err, fs.ErrNotExist) {
+	k := OpenKept(path)
+	if len(k.Section(SecLines)) == 0 {
+		k.Release()
+		if _, err := os.Lstat(path); err == nil && k == nil {
+			return nil, &notAView{path}
+		}
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	v, ok := parseView(data)
+	v, ok := parseView(k.Section(SecLines))
 	if !ok {
-		Unmap(data)
+		k.Release()
 		return nil, &notAView{path}
 	}
-	v.mapped = data
+	v.kept = k
 	return v, nil
 }
 

@@ -314,7 +314,7 @@ func BenchmarkViewSaveAfterRecord(b *testing.B) {
 				}
 				b.ReportMetric(float64(viewBlocksPacked-packed), "blocks-packed/op")
 				b.StopTimer()
-				Unmap(v.mapped)
+				v.release()
 				b.StartTimer()
 			}
 		})

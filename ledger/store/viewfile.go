@@ -9,9 +9,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"sort"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -199,7 +197,8 @@ func (v *view) save(path string) error {
 		}
 		return b
 	}
-	return WriteStateFile(path, func(w *bufio.Writer) error {
+	var parts [Sections]*Part
+	parts[SecLines] = &Part{Write: func(w *bufio.Writer) error {
 		pos := 0
 		put := func(b []byte) {
 			w.Write(b) // an error sticks in w: Flush returns it
@@ -302,7 +301,8 @@ func (v *view) save(path string) error {
 		put(foot)
 		put([]byte(viewEnd))
 		return nil
-	})
+	}}
+	return PutKept(path, nil, parts)
 }
 
 // tableSum is the CRC-32C that guards the notes commit, the block table,
@@ -563,16 +563,13 @@ func parseView(data []byte) (*view, bool) {
 // read from its first bytes only; ok is false when there is no view or it
 // does not begin as one. readView checks the rest.
 func viewNotes(path string) (h gitstore.Hash, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
+	k := OpenKept(path)
+	defer k.Release()
+	sec := k.Section(SecLines)
+	if len(sec) < viewHead || string(sec[:len(viewMagic)]) != viewMagic {
 		return h, false
 	}
-	defer f.Close()
-	var head [viewHead]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil || string(head[:len(viewMagic)]) != viewMagic {
-		return h, false
-	}
-	copy(h[:], head[len(viewMagic):])
+	copy(h[:], sec[len(viewMagic):viewHead])
 	return h, true
 }
 
@@ -580,7 +577,8 @@ func viewNotes(path string) (h gitstore.Hash, ok bool) {
 // layout and block table, checked, its errors, read whole, and the blocks
 // inflated so far.
 type viewFile struct {
-	f      *os.File
+	k      *Kept  // the file, held until close
+	data   []byte // the lines' section
 	lay    viewLayout
 	blocks []blockEntry
 	errors []*NoteError
@@ -593,62 +591,44 @@ type viewFile struct {
 // commit notes; nil (and no error) when there is none, or it is damaged
 // or of another ledger: the caller reads in full.
 func openView(path string, notes gitstore.Hash) (*viewFile, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	k := OpenKept(path)
+	if k == nil {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	vf, err := checkView(f, notes)
+	vf := checkView(k.Section(SecLines), notes)
 	if vf == nil {
-		f.Close()
-	}
-	return vf, err
-}
-
-func checkView(f *os.File, notes gitstore.Hash) (*viewFile, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
+		k.Release()
 		return nil, nil
 	}
-	size := int(fi.Size())
-	head := make([]byte, viewHead)
-	foot := make([]byte, viewFooter)
-	if size < len(head)+viewFooter {
-		return nil, nil
-	}
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, nil
-	}
-	if _, err := f.ReadAt(foot, int64(size-viewFooter)); err != nil {
-		return nil, nil
-	}
-	lay, ok := layout(head, foot, size)
-	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
-		return nil, nil // damaged, or of another ledger
-	}
-	// the errors and both tables, in one read
-	rest := make([]byte, size-viewFooter-lay.errStart)
-	if _, err := f.ReadAt(rest, int64(lay.errStart)); err != nil {
-		return nil, nil
-	}
-	vf := &viewFile{f: f, lay: lay, read: map[int][]viewLine{}}
-	at := func(off int) []byte { return rest[off-lay.errStart:] }
-	if vf.blocks, ok = parseTable(notes[:], at(lay.table), foot, lay); !ok {
-		return nil, nil
-	}
-	vf.qtable = at(lay.qtable)[:lay.table-lay.qtable]
-	if vf.errors, ok = parseViewErrors(at(lay.errStart)[:lay.qtable-lay.errStart]); !ok {
-		return nil, nil
-	}
+	vf.k = k
 	return vf, nil
 }
 
-func (vf *viewFile) close() { vf.f.Close() }
+// checkView reads the layout, the tables and the errors of the view's
+// section data, when it describes the notes commit notes; nil when it does
+// not, or does not read.
+func checkView(data []byte, notes gitstore.Hash) *viewFile {
+	size := len(data)
+	if size < viewHead+viewFooter {
+		return nil
+	}
+	head, foot := data[:viewHead], data[size-viewFooter:]
+	lay, ok := layout(head, foot, size)
+	if !ok || !bytes.Equal(head[len(viewMagic):], notes[:]) {
+		return nil // damaged, or of another ledger
+	}
+	vf := &viewFile{data: data, lay: lay, read: map[int][]viewLine{}}
+	if vf.blocks, ok = parseTable(notes[:], data[lay.table:size-viewFooter], foot, lay); !ok {
+		return nil
+	}
+	vf.qtable = data[lay.qtable:lay.table]
+	if vf.errors, ok = parseViewErrors(data[lay.errStart:lay.qtable]); !ok {
+		return nil
+	}
+	return vf
+}
+
+func (vf *viewFile) close() { vf.k.Release() }
 
 // block is the lines of block i, read and inflated once.
 func (vf *viewFile) block(i int) ([]viewLine, bool) {
@@ -656,10 +636,7 @@ func (vf *viewFile) block(i int) ([]viewLine, bool) {
 		return lns, true
 	}
 	e := &vf.blocks[i]
-	raw := make([]byte, e.size)
-	if _, err := vf.f.ReadAt(raw, int64(e.off)); err != nil {
-		return nil, false
-	}
+	raw := vf.data[e.off : e.off+e.size]
 	lns, _, ok := vf.in.inflate(e, raw, nil, nil, nil) // (room for the lines made once the block is checked)
 	if !ok {
 		return nil, false

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -42,7 +41,7 @@ func TestViewLineShorterThanItsCommitPlace(t *testing.T) {
 	notes := gitstore.Hash{9}
 	e := blockEntry{size: len(raw), inflated: len(d), n: 1, lo: 1, hi: 1, sum: crc32.Checksum(raw, castagnoli)}
 	path := filepath.Join(t.TempDir(), "ledger.view")
-	if err := os.WriteFile(path, craftView(notes, [][]byte{raw}, []blockEntry{e}), 0o600); err != nil {
+	if err := writeView(path, craftView(notes, [][]byte{raw}, []blockEntry{e}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
@@ -69,7 +68,7 @@ func TestViewErrorCutOut(t *testing.T) {
 	recLen := 32 + len("{also bad") + len("worse") + 4
 	cut := append(bytes.Clone(data[:lay.qtable-recLen]), data[lay.qtable:]...)
 	path := filepath.Join(t.TempDir(), "ledger.view")
-	if err := os.WriteFile(path, cut, 0o600); err != nil {
+	if err := writeView(path, cut, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got, err := readView(path)
@@ -93,7 +92,7 @@ func TestViewBlockRowLiesAboutItsLines(t *testing.T) {
 	notes := gitstore.Hash{9}
 	path := filepath.Join(t.TempDir(), "ledger.view")
 	data := craftView(notes, [][]byte{raw}, []blockEntry{e})
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := writeView(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats

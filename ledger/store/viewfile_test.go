@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -127,7 +126,7 @@ func saveView(t *testing.T, v *view) (path string, data []byte) {
 	if err := v.save(path); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(path)
+	data, err := viewBytes(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +254,7 @@ func TestViewBlocksDamaged(t *testing.T) {
 		if strings.HasPrefix(name, "its last line") {
 			cycle = entries[len(entries)-1].lo
 		}
-		if err := os.WriteFile(path, bad, 0o600); err != nil {
+		if err := writeView(path, bad, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := readView(path); got != nil || err == nil {
@@ -279,7 +278,7 @@ func TestViewBlockBomb(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.view")
 	for _, inflated := range []int{4096, maxViewBlock + 1} {
 		e := blockEntry{size: len(raw), inflated: inflated, n: 1, lo: 1, hi: 1, sum: crc32.Checksum(raw, castagnoli)}
-		if err := os.WriteFile(path, craftView(notes, [][]byte{raw}, []blockEntry{e}), 0o600); err != nil {
+		if err := writeView(path, craftView(notes, [][]byte{raw}, []blockEntry{e}), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		var before, after runtime.MemStats
@@ -306,7 +305,7 @@ func TestViewSaveCopiesBlocks(t *testing.T) {
 	_, before := viewTable(t, data)
 	saved := func(change func(v *view)) (packed int, got string, want string) {
 		t.Helper()
-		if err := os.WriteFile(path, data, 0o600); err != nil {
+		if err := writeView(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		v, err := readView(path)
@@ -372,7 +371,7 @@ func TestViewFormat4ReadPast(t *testing.T) {
 	if got := export(t, openLedger(t, dir)); got != want {
 		t.Errorf("with a view of format 4:\n%s\nwant:\n%s", got, want)
 	}
-	data, err := os.ReadFile(path)
+	data, err := viewBytes(path)
 	if err != nil || !bytes.HasPrefix(data, []byte(viewMagic)) {
 		t.Errorf("the view was not written again in format 5: %q", data[:min(len(data), len(viewMagic))])
 	}
@@ -416,5 +415,5 @@ func saveFormat4(v *view, path string) error {
 	for _, n := range [...]int{len(quarantined) / 4, len(v.lines), errStart} {
 		out = binary.BigEndian.AppendUint32(out, uint32(n))
 	}
-	return os.WriteFile(path, append(out, "VIEW-END"...), 0o600)
+	return writeView(path, append(out, "VIEW-END"...), 0o600)
 }
