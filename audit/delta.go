@@ -23,7 +23,7 @@ import (
 )
 
 // A verify that read every summary (brought forward or not) also keeps,
-// beside the state, in verify-kept (kept.go):
+// beside the state, in the view's file (kept.go):
 //
 //   - the keys: each record's summaries filed by key in a hash table
 //     that is looked up where the file is mapped, without reading the rest;

@@ -7,7 +7,7 @@ import (
 )
 
 // The compact forms of a summary's fields that verify's kept files
-// (the state, the keys and the delta of verify-kept) share. A record's fields are
+// (the state, the keys and the delta verify keeps) share. A record's fields are
 // untrusted input: each form is a shape the writers of the ledger give
 // them (an id of 20 hex digits, a digest of 32, "sha256:" and 64), kept in
 // binary, and anything else kept as it is, so that every string reads back

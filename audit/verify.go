@@ -129,7 +129,7 @@ type VerifyOptions struct {
 	// verified before.
 	FullHistory bool
 	// SaveLater writes what the verify read for the next one (the
-	// verify-kept file) in the background: the caller goes on with its
+	// view's file) in the background: the caller goes on with its
 	// work and calls WaitSaved before it exits.
 	SaveLater bool
 	// BreachesOnly leaves out of the report the findings of the checks
@@ -554,11 +554,11 @@ func (fs *sumFindings) report(bad, marker, saves, history []Finding, unchained i
 	return out
 }
 
-// saving counts the verify-kept files being written in the background
+// saving counts the verify sections being written in the background
 // (VerifyOptions.SaveLater).
 var saving sync.WaitGroup
 
-// WaitSaved waits for the verify-kept files being written in the
+// WaitSaved waits for the verify sections being written in the
 // background to be written.
 func WaitSaved() { saving.Wait() }
 

@@ -23,7 +23,7 @@ import (
 // removes nothing: the summaries then look up every commit again, the
 // delta the commits it found missing), with the same alternates. So every
 // verify that keeps what it read also lists, in the objects section of
-// verify-kept, the loose objects and the packs there are as it ends; the next one
+// the view's file, the loose objects and the packs there are as it ends; the next one
 // checks that each is still there before it uses anything kept. One that is gone (removed by hand,
 // pruned, lost) sends the verify to git alone, which reads every object it
 // stands for and reports one that is missing as a breach.

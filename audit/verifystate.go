@@ -25,7 +25,7 @@ import (
 
 // A verify keeps what its checks read of the ledger (a summary of each
 // record: see recSum) and of HEAD's history (the commits whose trailers
-// name a cycle) in the state section of verify-kept (kept.go), with the
+// name a cycle) in the state section of the view's file (kept.go), with the
 // notes commit and HEAD they are of. The next verify reads the notes that
 // changed since (the two notes trees' diff) and the commits HEAD gained,
 // and runs every check on the summaries: it costs what changed, not the

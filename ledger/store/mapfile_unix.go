@@ -56,7 +56,7 @@ func MapEvery() (restore func()) {
 // fraction of a page read into new memory (the kernel maps its neighbours
 // with it). Unmap undoes the mapping; it is otherwise never undone. A
 // state file is only ever replaced by a rename, which leaves a mapping of
-// the old file whole, or appended to (AppendStateFile), which changes no
+// the old file whole, or appended to (PutKept), which changes no
 // byte mapped; a file cut short in place while mapped (by hand) would
 // fault the process, as it would git's own mapped packs.
 func ReadStateFile(path string, max int64) ([]byte, error) {
@@ -71,7 +71,7 @@ func readStateFile(path string, max int64, wait int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	// A file appended to (AppendStateFile) is read whole, not part way
+	// A file appended to (PutKept) is read whole, not part way
 	// through an append: under a shared lock, its size as it is then.
 	if flockWait(f, syscall.LOCK_SH, wait) {
 		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
