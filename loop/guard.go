@@ -17,6 +17,7 @@ import (
 
 	"github.com/git-evolve/git-evolve/cycle"
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // The guard of the git directory: what the agent's turn may not change
@@ -270,8 +271,12 @@ type turnGuard struct {
 	dirs    []*guardedDir
 	stateDs map[string]fileState // the evolve directories themselves
 	caches  map[string]fileState
-	refs    map[string]gitstore.Hash
-	others  others
+	// viewSums are the sums of the view's sections before the turn (nil
+	// when there was no view that read): a section the turn left as it
+	// was is kept, the others dropped.
+	viewSums *[store.Sections][32]byte
+	refs     map[string]gitstore.Hash
+	others   others
 	// dotGit is the worktree's .git ("" without a working tree) and what
 	// it was before the turn.
 	dotGit   string
@@ -340,6 +345,9 @@ func guardTurn(repo *gitstore.Repo, cycleID string, runJSON func() []byte) (_ *t
 			return nil, err
 		}
 		g.caches[p] = st
+	}
+	if sums, ok := store.SectionSums(g.viewPath()); ok {
+		g.viewSums = &sums
 	}
 	refs, err := g.listRefs()
 	if err != nil {
@@ -1551,7 +1559,8 @@ func (g *turnGuard) restoreVerified(path string) string {
 }
 
 // dropCaches removes the derived caches that changed during the turn: they
-// are built again from git at the next read.
+// are built again from git at the next read. Of the view's file, which
+// every read may write a section of, only the sections that changed go.
 func (g *turnGuard) dropCaches() {
 	for p, before := range g.caches {
 		after, err := readState(p, new(int64))
@@ -1559,7 +1568,14 @@ func (g *turnGuard) dropCaches() {
 			continue
 		}
 		if !before.exists || !os.SameFile(before.info, after.info) || !before.same(after) || changeTime(before.info) != changeTime(after.info) {
+			if p == g.viewPath() && g.viewSums != nil && after.mode.IsRegular() {
+				store.KeepUnchanged(p, *g.viewSums)
+				continue
+			}
 			os.Remove(p)
 		}
 	}
 }
+
+// viewPath is where the view's file is.
+func (g *turnGuard) viewPath() string { return filepath.Join(g.commonDir, "evolve", "ledger.view") }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-evolve/git-evolve/gitstore"
+	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
 // gxRepo is a repository for the guard's tests: one commit, a commit-msg
@@ -845,5 +846,81 @@ func TestGuardRestoreWhereFound(t *testing.T) {
 	}
 	if out := fxGit(t, "", "--git-dir="+real, "for-each-ref", "refs/evolve/forged"); out != "" {
 		t.Errorf("the ref the turn made is still there: %s", out)
+	}
+}
+
+// Of the view's file, which every read may write a section of, a turn that
+// changed some sections has those dropped and the others kept as they
+// were: a read of the ledger in the turn does not cost the next verify
+// what it kept. A file the turn left unreadable, or replaced by one of
+// forged sections, keeps nothing the turn wrote.
+func TestGuardViewSections(t *testing.T) {
+	dir, repo := gxRepo(t)
+	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
+	put := func(which []int, text string) {
+		t.Helper()
+		var parts [store.Sections]*store.Part
+		for _, i := range which {
+			parts[i] = &store.Part{Bytes: []byte(text + " " + store.SectionNames[i])}
+		}
+		if err := store.PutKept(view, nil, parts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := []int{store.SecLines, store.SecMerged, store.SecCopies, store.SecState, store.SecKeys, store.SecDelta, store.SecObjects}
+	sections := func() map[string]string {
+		t.Helper()
+		k := store.OpenKept(view)
+		if k == nil {
+			return nil
+		}
+		defer k.Release()
+		out := map[string]string{}
+		for i, name := range store.SectionNames {
+			out[name] = string(k.Section(i))
+		}
+		return out
+	}
+	turn := func(during func()) map[string]string {
+		t.Helper()
+		put(all, "before")
+		g, err := guardTurn(repo, "cccccccccccccccccccc", func() []byte { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		during()
+		gxRestore(t, g)
+		return sections()
+	}
+	// a read in the turn brought the lines forward and learned a merge
+	got := turn(func() { put([]int{store.SecLines, store.SecMerged}, "during") })
+	for _, name := range []string{"copies", "state", "keys", "delta", "objects"} {
+		if got[name] != "before "+name {
+			t.Errorf("after a turn that wrote the lines: %s is %q", name, got[name])
+		}
+	}
+	if got["lines"] != "" || got["merged"] != "" {
+		t.Errorf("after a turn that wrote the lines: lines %q, merged %q: kept", got["lines"], got["merged"])
+	}
+	// a forged state, written anew with the others as they were
+	got = turn(func() {
+		withSecret := func() {
+			data, err := os.ReadFile(view)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(view)
+			gxWrite(t, view, string(data), 0o600) // a file of its own
+		}
+		withSecret()
+		put([]int{store.SecState}, "forged")
+	})
+	if got["state"] != "" || got["keys"] != "before keys" || got["lines"] != "before lines" {
+		t.Errorf("after a turn that forged the state: %q", got)
+	}
+	// the file made unreadable: gone
+	got = turn(func() { gxWrite(t, view, "not a view", 0o600) })
+	if got != nil || fxExists(view) {
+		t.Errorf("after a turn that made the view unreadable: %q, there %v", got, fxExists(view))
 	}
 }

@@ -439,3 +439,40 @@ func writeKeptAnew(path string, src *os.File, cur *keptTable, built *Kept, parts
 	}
 	return nil
 }
+
+// SectionSums are the SHA-256 of each section of the view's file at path;
+// ok is false when there is no file that reads.
+func SectionSums(path string) (sums [Sections][32]byte, ok bool) {
+	k := OpenKept(path)
+	if k == nil {
+		return sums, false
+	}
+	defer k.Release()
+	for i := range sums {
+		sums[i] = sha256.Sum256(k.Section(i))
+	}
+	return sums, true
+}
+
+// KeepUnchanged empties each section of the view's file at path whose
+// bytes are no longer those whose sums were taken (SectionSums) before
+// another process could write it, and removes the file when it does not
+// read: what that process wrote is read by nobody, and the sections it
+// left as they were stay.
+func KeepUnchanged(path string, was [Sections][32]byte) {
+	now, ok := SectionSums(path)
+	if !ok {
+		_ = os.Remove(path)
+		return
+	}
+	var parts [Sections]*Part
+	changed := false
+	for i := range now {
+		if now[i] != was[i] {
+			parts[i], changed = &Part{}, true
+		}
+	}
+	if changed && PutKept(path, nil, parts) != nil {
+		_ = os.Remove(path)
+	}
+}
