@@ -1,11 +1,11 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 	"strings"
 
@@ -27,7 +27,7 @@ import (
 
 // copiesFormat is the layout of the copies section and what its keys
 // digest.
-const copiesFormat = 1
+const copiesFormat = 2
 
 // maxKeptCopies bounds the answers kept (the newest first), and
 // maxCopiesFile the section read back.
@@ -173,8 +173,10 @@ type keptCopy struct {
 //	<key> ok
 //	<key> refused <breaches> <notes commit or -> <by, quoted> <reason, quoted>
 //
-// after a first line naming the format. Lines that do not read so are
-// passed by.
+// after a first line naming the format, and before a last one, `crc32c`
+// and the CRC-32C of every byte before it (8 hex digits): a section whose
+// CRC does not hold is read as none (a damaged byte would otherwise say
+// another refusal). Lines that do not read so are passed by.
 func readKeptCopiesAt(path string) []keptCopy {
 	k := store.OpenKept(path)
 	defer k.Release()
@@ -186,7 +188,12 @@ func parseKeptCopies(data []byte) []keptCopy {
 	if len(data) > maxCopiesFile {
 		return nil
 	}
-	header, body, _ := bytes.Cut(data, []byte("\n"))
+	// the last line: the CRC-32C of every byte before it
+	i := bytes.LastIndex(data, []byte("\ncrc32c "))
+	if i < 0 || string(data[i+len("\ncrc32c "):]) != fmt.Sprintf("%08x\n", crc32.Checksum(data[:i+1], castagnoliTable())) {
+		return nil
+	}
+	header, body, _ := bytes.Cut(data[:i], []byte("\n"))
 	if string(header) != fmt.Sprintf("git-evolve copies %d", copiesFormat) {
 		return nil
 	}
@@ -244,27 +251,27 @@ func parseKeptCopy(line string) (keptCopy, bool) {
 // maxKeptCopies of kept, each key once; a refusal of no breach is no
 // answer, and is left out. A file that cannot be written is let be.
 func writeKeptCopies(path string, kept []keptCopy) {
-	var parts [store.Sections]*store.Part
-	parts[store.SecCopies] = &store.Part{Write: func(w *bufio.Writer) error {
-		fmt.Fprintf(w, "git-evolve copies %d\n", copiesFormat)
-		seen := map[string]bool{}
-		for _, k := range kept {
-			if seen[k.key] || len(seen) == maxKeptCopies || k.refusal != nil && k.refusal.Breaches < 1 {
-				continue
-			}
-			seen[k.key] = true
-			if k.refusal == nil {
-				fmt.Fprintf(w, "%s ok\n", k.key)
-				continue
-			}
-			r := k.refusal
-			commit := "-"
-			if !r.NotesCommit.IsZero() {
-				commit = r.NotesCommit.String()
-			}
-			fmt.Fprintf(w, "%s refused %d %s %s %s\n", k.key, r.Breaches, commit, strconv.Quote(r.By), strconv.Quote(r.Reason))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "git-evolve copies %d\n", copiesFormat)
+	seen := map[string]bool{}
+	for _, k := range kept {
+		if seen[k.key] || len(seen) == maxKeptCopies || k.refusal != nil && k.refusal.Breaches < 1 {
+			continue
 		}
-		return nil
-	}}
+		seen[k.key] = true
+		if k.refusal == nil {
+			fmt.Fprintf(&b, "%s ok\n", k.key)
+			continue
+		}
+		r := k.refusal
+		commit := "-"
+		if !r.NotesCommit.IsZero() {
+			commit = r.NotesCommit.String()
+		}
+		fmt.Fprintf(&b, "%s refused %d %s %s %s\n", k.key, r.Breaches, commit, strconv.Quote(r.By), strconv.Quote(r.Reason))
+	}
+	fmt.Fprintf(&b, "crc32c %08x\n", crc32.Checksum(b.Bytes(), castagnoliTable()))
+	var parts [store.Sections]*store.Part
+	parts[store.SecCopies] = &store.Part{Bytes: b.Bytes()}
 	_ = store.PutKept(path, nil, parts)
 }

@@ -1,6 +1,9 @@
 package audit
 
 import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,10 +101,13 @@ func TestCopyCheck(t *testing.T) {
 	// kept: the answer comes from the view's copies section
 	path := keptPath(repo)
 	data := keptSectionsOf(t, path)[store.SecCopies]
-	if n := strings.Count(string(data), "\n"); n != 4 {
-		t.Fatalf("the copies section holds %d lines, want a header and 3 answers:\n%s", n, data)
+	if n := strings.Count(string(data), "\n"); n != 5 {
+		t.Fatalf("the copies section holds %d lines, want a header, 3 answers and a CRC:\n%s", n, data)
 	}
 	edited := strings.Replace(string(data), `"changed the record`, `"kept: changed the record`, 1)
+	// the CRC made to hold: an answer kept is given back as it is
+	edited = edited[:strings.LastIndex(edited, "crc32c ")]
+	edited += fmt.Sprintf("crc32c %08x\n", crc32.Checksum([]byte(edited), crc32.MakeTable(crc32.Castagnoli)))
 	putSection(t, path, store.SecCopies, []byte(edited))
 	if r, err := check(local, forged); err != nil || r == nil || !strings.HasPrefix(r.Reason, "kept: ") {
 		t.Errorf("a kept answer is not given back: %+v, %v", r, err)
@@ -151,4 +157,30 @@ func FuzzKeptCopies(f *testing.F) {
 			t.Fatalf("read back %+v, want %+v", got, r)
 		}
 	})
+}
+
+// A damaged byte of the copies section (a bit flipped in the breaches'
+// count or the reason) must make the answer unread, not another answer:
+// the refusal read back is what a copy's notice prints.
+func TestCopiesSectionDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.view")
+	key := strings.Repeat("ab", 32)
+	want := &store.CopyRefusal{Breaches: 2, By: "Cy, 2026-01-02 03:04", Reason: "edits cycle 1"}
+	writeKeptCopies(path, []keptCopy{{key, want}})
+	k := store.OpenKept(path)
+	sec := bytes.Clone(k.Section(store.SecCopies))
+	k.Release()
+	for _, damage := range []struct{ from, to string }{{"refused 2", "refused 3"}, {"cycle 1", "cycle 3"}} {
+		bad := bytes.Replace(sec, []byte(damage.from), []byte(damage.to), 1) // one bit each
+		var parts [store.Sections]*store.Part
+		parts[store.SecCopies] = &store.Part{Bytes: bad}
+		if err := store.PutKept(path, nil, parts); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range readKeptCopiesAt(path) {
+			if c.key == key && (c.refusal == nil || *c.refusal != *want) {
+				t.Errorf("%q damaged to %q: the answer read back is %+v, not %+v nor none", damage.from, damage.to, c.refusal, want)
+			}
+		}
+	}
 }

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		// The MCP server, as its own program, and a client of it.
 		"git-evolve-mcp": func() { os.Exit(mcpserver.Main("", os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"mcp-client":     func() { os.Exit(mcpClientMain()) },
-		// One section of verify-kept, read or replaced (kept_cmd_test.go).
+		// One section of the view's file, read, replaced or asked for (kept_cmd_test.go).
 		"kept": func() { os.Exit(keptMain()) },
 	})
 }

@@ -12,8 +12,9 @@ import (
 const canAppend = true
 
 // lockFile takes an exclusive lock on f, waiting for another holder
-// writerWait at most (flockWait): false when it could not, or the file system
-// locks nothing (then nothing is written).
+// writerWait at most (flockWait): busy when another holds it still (then
+// nothing is written), neither locked nor busy when the file system locks
+// nothing (then the file is written anew, as where nothing is locked).
 //
 // ReadStateFile reads under a shared lock, so that it reads no part of an
 // append (one that cannot have the lock within readerWait, or on a file
@@ -24,6 +25,16 @@ const canAppend = true
 // mapped. What an append that fails part way leaves is never cut off again
 // (a reader may have mapped it): the file's format makes a part of an
 // append read as no file at all.
-func lockFile(f *os.File) bool { return flockWait(f, syscall.LOCK_EX, writerWait) }
+func lockFile(f *os.File) (locked, busy bool) {
+	if flockWait(f, syscall.LOCK_EX, writerWait) {
+		return true, false
+	}
+	// busy, or a file system that locks nothing: asked once more
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return true, false
+	}
+	return false, err == syscall.EWOULDBLOCK || err == syscall.EINTR
+}
 
 func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

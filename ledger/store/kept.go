@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -123,6 +124,9 @@ func OpenKept(path string) *Kept {
 		// Read part way through a long append, perhaps, its writer's
 		// lock not had: read again, waiting for it as a writer does.
 		Unmap(data)
+		if keptRetry != nil {
+			keptRetry()
+		}
 		if data, err = readStateFile(path, math.MaxInt, writerWait); err != nil {
 			return nil
 		}
@@ -136,6 +140,10 @@ func OpenKept(path string) *Kept {
 	k.refs = 1
 	return k
 }
+
+// keptRetry, when set, is called by OpenKept before it reads a file that
+// did not read again: for the tests of a read part way through an append.
+var keptRetry func()
 
 // KeptOf is a Kept of sections made in memory, for the tests of a
 // section's reader.
@@ -262,14 +270,25 @@ var errKeptBusy = errors.New("the view is being written by another process")
 // writer's, named where the file has it) to the view's file at path,
 // built being the file as the writer read it (nil when none). A file
 // that cannot be written is let be; the caller may pass the error by.
+// Where nothing is locked (another system, or a file system that locks
+// nothing), every write writes the file anew, with the others' sections
+// as it read them.
 func PutKept(path string, built *Kept, parts [Sections]*Part) error {
 	for try := 0; try < 4; try++ {
+		if !canAppend {
+			return putUnlocked(path, built, parts)
+		}
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if errors.Is(err, fs.ErrNotExist) {
+			// The first write: two at once are two renames, the last one
+			// the file.
 			return writeKeptAnew(path, nil, nil, built, parts)
 		}
 		if err != nil {
 			return err
+		}
+		if keptOpened != nil {
+			keptOpened()
 		}
 		done, err := putLocked(path, f, built, parts)
 		f.Close()
@@ -280,11 +299,35 @@ func PutKept(path string, built *Kept, parts [Sections]*Part) error {
 	return errKeptBusy
 }
 
+// keptOpened, when set, is called by PutKept once it has opened the file,
+// before it takes its lock: for the tests of a file replaced meanwhile.
+var keptOpened func()
+
+// putUnlocked writes the file anew from what it holds, read whole and let
+// go before the rename (a file open where it is renamed over is refused
+// on some systems).
+func putUnlocked(path string, built *Kept, parts [Sections]*Part) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return writeKeptAnew(path, nil, nil, built, parts)
+	}
+	if err != nil {
+		return err
+	}
+	cur, _ := parseKeptTable(data[:min(len(data), keptHead)], data[max(0, len(data)-keptTail):], int64(len(data)))
+	return writeKeptAnew(path, bytes.NewReader(data), cur, built, parts)
+}
+
 // putLocked writes parts to the file f opened at path, under its lock; done
 // is false when path names another file by the time the lock is had.
 func putLocked(path string, f *os.File, built *Kept, parts [Sections]*Part) (done bool, err error) {
-	if !lockFile(f) {
+	locked, busy := lockFile(f)
+	if busy {
 		return true, errKeptBusy
+	}
+	if !locked {
+		// a file system that locks nothing
+		return true, putUnlocked(path, built, parts)
 	}
 	defer unlockFile(f)
 	fi, err := f.Stat()
@@ -298,7 +341,7 @@ func putLocked(path string, f *os.File, built *Kept, parts [Sections]*Part) (don
 		return true, errors.New(path + ": not a regular file")
 	}
 	cur := readTableOf(f, fi.Size())
-	if cur == nil || !canAppend {
+	if cur == nil {
 		return true, writeKeptAnew(path, f, cur, built, parts)
 	}
 	// Where each section will be: named where the file has it, or written
@@ -400,9 +443,10 @@ func (c *counter) Write(p []byte) (int, error) {
 
 // writeKeptAnew replaces the view's file, by one rename, with one of a new
 // secret and one generation: the sections of parts, and the others as
-// cur, the table of src, names them (none when cur is nil). It removes the
-// files older versions kept the sections in.
-func writeKeptAnew(path string, src *os.File, cur *keptTable, built *Kept, parts [Sections]*Part) error {
+// cur, the table of src, names them (none when cur is nil: a file that does
+// not read keeps nothing of another's). It removes the files older
+// versions kept the sections in.
+func writeKeptAnew(path string, src io.ReaderAt, cur *keptTable, built *Kept, parts [Sections]*Part) error {
 	head := append([]byte(keptMagic), make([]byte, 16)...)
 	if _, err := rand.Read(head[len(head)-16:]); err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -371,32 +370,6 @@ func TestPutKeptFailedPart(t *testing.T) {
 	}
 	if got := sectionsAt(t, path); string(got[SecLines]) != "lines 1" || string(got[SecMerged]) != "merged 1" {
 		t.Errorf("after a part that failed: %q", got)
-	}
-}
-
-// Another holds the lock past what a writer waits: nothing is written.
-func TestPutKeptBusy(t *testing.T) {
-	if !canAppend {
-		t.Skip("no locks here")
-	}
-	path := filepath.Join(t.TempDir(), "ledger.view")
-	if err := PutKept(path, nil, bytesParts(sections(1), SecLines)); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Skipf("no locks here: %v", err)
-	}
-	if err := PutKept(path, nil, bytesParts(sections(2), SecLines)); err == nil {
-		t.Error("written under another's lock")
-	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	if got := sectionsAt(t, path); string(got[SecLines]) != "lines 1" {
-		t.Errorf("read %q", got[SecLines])
 	}
 }
 

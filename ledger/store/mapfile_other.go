@@ -27,7 +27,6 @@ func MapEvery() (restore func()) { return func() {} }
 
 // How long a reader and a writer wait for another's lock: nothing is
 // locked here.
-const (
-	readerWait = 0
-	writerWait = 0
-)
+const readerWait = 0
+
+var writerWait = 0

@@ -135,11 +135,11 @@ func Unmap(data []byte) {
 
 // How long a reader and a writer wait for another's lock, in
 // milliseconds: an append takes far less; a holder stopped part way is not
-// waited for past it (one killed lets go of its lock).
-const (
-	readerWait = 20
-	writerWait = 200
-)
+// waited for past it (one killed lets go of its lock). The tests change
+// writerWait.
+const readerWait = 20
+
+var writerWait = 200
 
 // flockWait takes the lock how (syscall.LOCK_SH or LOCK_EX) on f, waiting
 // for another holder about wait milliseconds at most: false when it could
