@@ -21,9 +21,9 @@ import (
 // accepted notes commit brings no breach), what changes the history git
 // walks (shallow, grafts, replace refs) and the git-evolve binary whose
 // rules made it. So what a fetch brought is checked once, by the first
-// read after it, and later reads of the same copy read one small file. The
-// file is a cache: a missing, damaged or foreign one, or a key it lacks,
-// means the copy is checked again.
+// read after it, and later reads of the same copy read one small section.
+// The section is a cache: a missing, damaged or foreign one, or a key it
+// lacks, means the copy is checked again.
 
 // copiesFormat is the layout of the copies section and what its keys
 // digest.

@@ -16,8 +16,8 @@ import (
 	"github.com/git-evolve/git-evolve/ledger/store"
 )
 
-// What verify keeps (the file of the tip it verified; verify-kept, and in
-// it the summaries, the keys, the delta, the objects they stand for)
+// What verify keeps (the file of the tip it verified; the view's file, and
+// in it the summaries, the keys, the delta, the objects they stand for)
 // changes no verdict however it is damaged: cut short, emptied,
 // overwritten with random bytes, with bits flipped, or a directory in its
 // place, a verify that reads it answers what a verify from git alone

@@ -35,7 +35,7 @@ import (
 // with, which a reader checks; what keeps the objects with the sections
 // they stand for is the table that names them all (a file forged whole is
 // no more refused than a forged file of each was: the guard of an agent's
-// turn removes a cache the turn changed). The sections are a cache: absent
+// turn empties the sections the turn changed). The sections are a cache: absent
 // or damaged ones mean a full read from git, whose answer is the same.
 
 // The sections verify keeps.

@@ -114,7 +114,7 @@ func TestKeptDeltaCopiesTheRest(t *testing.T) {
 	unchanged("after a verify that appended")
 }
 
-// Every verify that reads verify-kept through a mapping (store.MapEvery:
+// Every verify that reads the view's file through a mapping (store.MapEvery:
 // the test's ledgers are too small to be mapped otherwise) lets the
 // mapping go only once nothing reads it: a read after would fault. It
 // builds on the delta and copies the state and the keys out of the

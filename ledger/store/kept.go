@@ -19,8 +19,10 @@ import (
 
 // What reads derive from the ledger is kept in one file, the common git
 // dir's evolve/ledger.view: the one view. It holds seven sections, each
-// written by the code that reads it, in a layout of its own that begins
-// with a magic line and carries its own checks:
+// written by the code that reads it, in a layout of its own, checked by
+// that code as it reads it (each but merged begins with a magic line and
+// carries a CRC; merged is pairs of hashes, each asked of git or
+// compared with one it was given):
 //
 //   - lines: the ledger's lines and where they are, in blocks, keyed by
 //     the notes commit they describe (viewfile.go);
@@ -50,9 +52,9 @@ import (
 // the writer read: so a writer's sections always come from one read,
 // whatever other writers did since, and no writer builds on another's. When
 // the generations before would leave behind more than the last one names
-// and KeptSlack, or the file does not read, the writer writes it anew, with
-// a new secret, by one rename (still under the lock): its own sections
-// and everyone else's as the file has them. Readers read under a shared
+// and KeptSlack, the writer writes it anew, with a new secret, by one
+// rename (still under the lock): its own sections and everyone else's as
+// the file has them; a file that does not read, with its own alone. Readers read under a shared
 // lock (ReadStateFile), so that they read no part of an append; one that
 // could not have the lock and finds the file part way through an append
 // finds a length that is not the file's, or a seal that does not hold:

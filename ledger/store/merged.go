@@ -14,8 +14,8 @@ import (
 // the view's merged section: a copy's tip and the local tip it is an ancestor of, the
 // last few. The next read, with the local ledger grown since, asks only
 // whether that local tip is an ancestor of the local tip now: a walk of
-// the records made since the last read. The file is a cache: a missing or
-// damaged one, or a pair git no longer agrees with (a local ledger reset),
+// the records made since the last read. The section is a cache: a missing
+// or damaged one, or a pair git no longer agrees with (a local ledger reset),
 // means the question is asked whole. It is not used where git's history is
 // altered (shallow, grafts, replace refs, the environment that picks the
 // replace refs), where what was an ancestor need not stay one.

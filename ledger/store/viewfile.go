@@ -47,7 +47,8 @@ import (
 // maxViewBlock, is refused before anything is allocated), its lines fill
 // it and their cycles are those the table says; the table only when its
 // CRC holds and its blocks follow each other from the head to the errors.
-// So a damaged byte anywhere makes the file unread, never a record.
+// So a damaged byte anywhere makes the lines section unread, never a
+// record.
 //
 // The lines are in cycle order, so the table finds the blocks of the last
 // lines (readViewTail), of one cycle (readViewCycle, a binary search on
