@@ -273,5 +273,7 @@ func writeKeptCopies(path string, kept []keptCopy) {
 	fmt.Fprintf(&b, "crc32c %08x\n", crc32.Checksum(b.Bytes(), castagnoliTable()))
 	var parts [store.Sections]*store.Part
 	parts[store.SecCopies] = &store.Part{Bytes: b.Bytes()}
-	_ = store.PutKept(path, nil, parts)
+	if err := store.PutKept(path, nil, parts); err != nil {
+		gitstore.Tracef("copies: the answers are not kept: %v", err)
+	}
 }

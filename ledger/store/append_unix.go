@@ -11,22 +11,22 @@ import (
 // and readers lock it.
 const canAppend = true
 
-// lockFile takes an exclusive lock on f, waiting for another holder
-// writerWait at most (flockWait): busy when another holds it still (then
+// lockFile takes an exclusive lock on f, trying writerTries times while
+// another holds it (flockWait): busy when another holds it still (then
 // nothing is written), neither locked nor busy when the file system locks
 // nothing (then the file is written anew, as where nothing is locked).
 //
 // ReadStateFile reads under a shared lock, so that it reads no part of an
-// append (one that cannot have the lock within readerWait, or on a file
+// append (one that cannot have the lock within readerTries, or on a file
 // system that locks nothing, reads without it: the file's format refuses
 // a part of an append, and OpenKept then reads again, waiting
-// writerWait); the rename that writes a state file anew leaves a
+// writerTries); the rename that writes a state file anew leaves a
 // mapping of the old one whole, and an append changes no byte a reader
 // mapped. What an append that fails part way leaves is never cut off again
 // (a reader may have mapped it): the file's format makes a part of an
 // append read as no file at all.
 func lockFile(f *os.File) (locked, busy bool) {
-	if flockWait(f, syscall.LOCK_EX, writerWait) {
+	if flockWait(f, syscall.LOCK_EX, writerTries) {
 		return true, false
 	}
 	// busy, or a file system that locks nothing: asked once more

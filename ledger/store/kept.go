@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -52,7 +53,7 @@ import (
 // the writer read: so a writer's sections always come from one read,
 // whatever other writers did since, and no writer builds on another's. When
 // the generations before would leave behind more than the last one names
-// and KeptSlack, the writer writes it anew, with a new secret, by one
+// and keptSlack, the writer writes it anew, with a new secret, by one
 // rename (still under the lock): its own sections and everyone else's as
 // the file has them; a file that does not read, with its own alone. Readers read under a shared
 // lock (ReadStateFile), so that they read no part of an append; one that
@@ -88,10 +89,10 @@ const (
 	keptTail = Sections*16 + 8 + 16
 )
 
-// KeptSlack is how many bytes the generations before the last may leave
+// keptSlack is how many bytes the generations before the last may leave
 // behind beyond what the last one names, before a writer writes the file
 // anew rather than append to it. The tests make it small.
-var KeptSlack = 1 << 20
+var keptSlack = 1 << 20
 
 // olderFiles are the files older versions kept the sections in: a write
 // of the view anew removes them.
@@ -104,7 +105,8 @@ func ViewPath(repo *gitstore.Repo) string {
 
 // Kept is the view's file as read: mapped (or read, when small) until the
 // last of those that hold it lets it go (Release). What a reader takes
-// from a section points into it.
+// from a section points into it: a slice of a section is not to be read
+// after the last Release (a mapping let go faults; copy what outlives it).
 type Kept struct {
 	data []byte
 	sec  [Sections][]byte
@@ -129,7 +131,7 @@ func OpenKept(path string) *Kept {
 		if keptRetry != nil {
 			keptRetry()
 		}
-		if data, err = readStateFile(path, math.MaxInt, writerWait); err != nil {
+		if data, err = readStateFile(path, math.MaxInt, writerTries); err != nil {
 			return nil
 		}
 		k, ok = parseKept(data)
@@ -230,6 +232,16 @@ func (k *Kept) Section(i int) []byte {
 	return k.sec[i]
 }
 
+// held says whether k is still held (not let go by its last Release).
+func (k *Kept) held() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.refs > 0
+}
+
 // Retain takes another hold of k, for a reader that outlives the one that
 // opened it.
 func (k *Kept) Retain() *Kept {
@@ -257,7 +269,14 @@ func (k *Kept) Release() {
 
 // Part is what a writer puts in a section it owns: written by Write as the
 // file is written, or the bytes of Bytes (none: the section absent), or,
-// Kept, the section as the file the writer read (built) holds it.
+// Kept, the section as the file the writer read (built) holds it. One of
+// the three: PutKept refuses a part of Write and Bytes, or Kept with no
+// built. A nil part in PutKept's parts is another writer's section, left
+// as the file has it; a Part of nothing empties the section.
+//
+// Write runs while the file's lock is held, and other writers wait for it
+// (writerTries): it writes what is made already, not what takes long to
+// make (the view's lines are compressed before, into Bytes).
 type Part struct {
 	Write func(*bufio.Writer) error
 	Bytes []byte
@@ -276,6 +295,11 @@ var errKeptBusy = errors.New("the view is being written by another process")
 // nothing), every write writes the file anew, with the others' sections
 // as it read them.
 func PutKept(path string, built *Kept, parts [Sections]*Part) error {
+	for i, p := range parts {
+		if p != nil && (p.Write != nil && p.Bytes != nil || p.Kept && !built.held() || p.Kept && (p.Write != nil || p.Bytes != nil)) {
+			return fmt.Errorf("the view's %s section: a part of more than one kind, or kept from no file read", SectionNames[i])
+		}
+	}
 	for try := 0; try < 4; try++ {
 		if !canAppend {
 			return putUnlocked(path, built, parts)
@@ -369,7 +393,7 @@ func putLocked(path string, f *os.File, built *Kept, parts [Sections]*Part) (don
 	// theirs (about as large, as far as can be told before they are
 	// written): past the slack, the file is written anew.
 	dead := uint64(cur.size) - uint64(keptHead+keptTail) - live + replaced
-	if dead > live+uint64(KeptSlack) {
+	if dead > live+uint64(keptSlack) {
 		return true, writeKeptAnew(path, f, cur, built, parts)
 	}
 	w := &counter{w: io.NewOffsetWriter(f, cur.size), n: cur.size}

@@ -310,9 +310,9 @@ func TestPutKeptKeptSections(t *testing.T) {
 }
 
 func withSlack(t *testing.T, n int) {
-	was := KeptSlack
-	KeptSlack = n
-	t.Cleanup(func() { KeptSlack = was })
+	was := keptSlack
+	keptSlack = n
+	t.Cleanup(func() { keptSlack = was })
 }
 
 // Appends stop once what the generations leave behind outgrows the
@@ -340,7 +340,7 @@ func TestPutKeptSlack(t *testing.T) {
 		} else {
 			renames++
 		}
-		if now.Size() > 2*int64(KeptSlack)+2*(120<<10)+4096 {
+		if now.Size() > 2*int64(keptSlack)+2*(120<<10)+4096 {
 			t.Fatalf("after %d writes the file is %d bytes", n, now.Size())
 		}
 		if got := sectionsAt(t, path); !bytes.Equal(got[SecLines], s[SecLines]) || !bytes.Equal(got[SecState], big[SecState]) {
@@ -409,6 +409,8 @@ func TestPutKeptAtOnce(t *testing.T) {
 				for _, i := range verifyParts {
 					if got := strings.TrimRight(strings.TrimPrefix(string(k.Section(i)), SectionNames[i]+" "), " "); got != strings.TrimRight(n, " ") {
 						bad <- fmt.Sprintf("verify's sections mixed: %q, %q", k.Section(SecState), k.Section(i))
+						k.Release()
+						return
 					}
 				}
 				k.Release()
@@ -480,4 +482,35 @@ func viewBytes(path string) ([]byte, error) {
 // no other.
 func writeView(path string, data []byte, mode os.FileMode) error {
 	return os.WriteFile(path, keptBytes(testHead, [Sections][]byte{SecLines: data}), mode)
+}
+
+// A part of more than one kind, or kept from no file read (none, or one
+// let go), is refused: nothing is written, where a section would
+// otherwise be emptied without a word.
+func TestPutKeptRefusesMisusedParts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.view")
+	if err := PutKept(path, nil, bytesParts(sections(1), verifyParts...)); err != nil {
+		t.Fatal(err)
+	}
+	released := OpenKept(path)
+	released.Release()
+	write := func(w *bufio.Writer) error { return nil }
+	for name, c := range map[string]struct {
+		built *Kept
+		part  *Part
+	}{
+		"kept from no file":       {nil, &Part{Kept: true}},
+		"kept from a file let go": {released, &Part{Kept: true}},
+		"written and bytes":       {nil, &Part{Write: write, Bytes: []byte("x")}},
+		"kept and bytes":          {nil, &Part{Kept: true, Bytes: []byte("x")}},
+	} {
+		var parts [Sections]*Part
+		parts[SecState] = c.part
+		if err := PutKept(path, c.built, parts); err == nil {
+			t.Errorf("%s: written", name)
+		}
+		if got := sectionAt(t, path, SecState); string(got) != "state 1" {
+			t.Errorf("%s: the state is %q", name, got)
+		}
+	}
 }

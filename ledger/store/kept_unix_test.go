@@ -117,9 +117,9 @@ func TestPutKeptOnReplacedFile(t *testing.T) {
 	opened := make(chan struct{})
 	keptOpened = func() { keptOpened = nil; close(opened) }
 	defer func() { keptOpened = nil }()
-	was := writerWait
-	writerWait = 60_000 // no wait runs out: the test lets go of the lock
-	defer func() { writerWait = was }()
+	was := writerTries
+	writerTries = 60_000 // no wait runs out: the test lets go of the lock
+	defer func() { writerTries = was }()
 	done := make(chan error, 1)
 	go func() { done <- PutKept(path, nil, bytesParts(sections(2), SecMerged)) }()
 	<-opened // the writer has opened the old file and waits for its lock
@@ -155,9 +155,9 @@ func TestOpenKeptDuringLongAppend(t *testing.T) {
 	if err := PutKept(path, nil, bytesParts(sections(1), SecLines, SecMerged)); err != nil {
 		t.Fatal(err)
 	}
-	was := writerWait
-	writerWait = 60_000 // no wait runs out: the append ends as the reader retries
-	defer func() { writerWait = was }()
+	was := writerTries
+	writerTries = 60_000 // no wait runs out: the append ends as the reader retries
+	defer func() { writerTries = was }()
 	started, release := make(chan struct{}), make(chan struct{})
 	keptRetry = func() { keptRetry = nil; close(release) }
 	defer func() { keptRetry = nil }()

@@ -10,7 +10,7 @@ func ReadStateFile(path string, max int64) ([]byte, error) {
 }
 
 // readStateFile is ReadStateFile: nothing is locked here.
-func readStateFile(path string, max int64, wait int) ([]byte, error) {
+func readStateFile(path string, max int64, tries int) ([]byte, error) {
 	f, size, err := openStateFile(path, max)
 	if err != nil {
 		return nil, err
@@ -25,8 +25,8 @@ func Unmap(data []byte) {}
 // MapEvery does nothing here: no file is mapped.
 func MapEvery() (restore func()) { return func() {} }
 
-// How long a reader and a writer wait for another's lock: nothing is
-// locked here.
-const readerWait = 0
+// How many times a reader and a writer try for another's lock: nothing
+// is locked here.
+const readerTries = 0
 
-var writerWait = 0
+var writerTries = 0

@@ -60,12 +60,12 @@ func MapEvery() (restore func()) {
 // byte mapped; a file cut short in place while mapped (by hand) would
 // fault the process, as it would git's own mapped packs.
 func ReadStateFile(path string, max int64) ([]byte, error) {
-	return readStateFile(path, max, readerWait)
+	return readStateFile(path, max, readerTries)
 }
 
-// readStateFile is ReadStateFile waiting for a writer's lock wait
-// milliseconds at most.
-func readStateFile(path string, max int64, wait int) ([]byte, error) {
+// readStateFile is ReadStateFile trying for a writer's lock tries times
+// (flockWait).
+func readStateFile(path string, max int64, tries int) ([]byte, error) {
 	f, size, err := openStateFile(path, max)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func readStateFile(path string, max int64, wait int) ([]byte, error) {
 	defer f.Close()
 	// A file appended to (PutKept) is read whole, not part way
 	// through an append: under a shared lock, its size as it is then.
-	if flockWait(f, syscall.LOCK_SH, wait) {
+	if flockWait(f, syscall.LOCK_SH, tries) {
 		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		fi, err := f.Stat()
 		if err != nil {
@@ -133,24 +133,24 @@ func Unmap(data []byte) {
 	}
 }
 
-// How long a reader and a writer wait for another's lock, in
-// milliseconds: an append takes far less; a holder stopped part way is not
-// waited for past it (one killed lets go of its lock). The tests change
-// writerWait.
-const readerWait = 20
+// How many times a reader and a writer try for another's lock, a
+// millisecond or more apart (a loaded machine sleeps longer): an append
+// takes far less; a holder stopped part way is not waited for past it (one
+// killed lets go of its lock). The tests change writerTries.
+const readerTries = 20
 
-var writerWait = 200
+var writerTries = 200
 
-// flockWait takes the lock how (syscall.LOCK_SH or LOCK_EX) on f, waiting
-// for another holder about wait milliseconds at most: false when it could
-// not, or the file system locks nothing.
-func flockWait(f *os.File, how, wait int) bool {
+// flockWait takes the lock how (syscall.LOCK_SH or LOCK_EX) on f, trying
+// tries times more, a millisecond or more apart, while another holds it:
+// false when it could not, or the file system locks nothing.
+func flockWait(f *os.File, how, tries int) bool {
 	for i := 0; ; i++ {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return true
 		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR || i >= wait {
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR || i >= tries {
 			return false
 		}
 		time.Sleep(time.Millisecond)

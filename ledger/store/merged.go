@@ -114,5 +114,7 @@ func (l *Ledger) writeMerged(m *mergedCopies) {
 	}
 	var parts [Sections]*Part
 	parts[SecMerged] = &Part{Bytes: buf.Bytes()}
-	_ = PutKept(l.viewPath(), nil, parts)
+	if err := PutKept(l.viewPath(), nil, parts); err != nil {
+		gitstore.Tracef("the copies found merged are not kept: %v", err)
+	}
 }

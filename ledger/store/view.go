@@ -91,7 +91,9 @@ func (l *Ledger) loadView(snap *gitstore.Notes) (*view, error) {
 	}
 	v.notes = snap.Commit()
 	v.sort()
-	_ = v.save(l.viewPath()) // the view only saves time
+	if err := v.save(l.viewPath()); err != nil { // the view only saves time
+		gitstore.Tracef("the view is not saved: %v", err)
+	}
 	return v, nil
 }
 
@@ -137,8 +139,9 @@ func (v *view) add(obj gitstore.Hash, data []byte) {
 }
 
 // readView reads the whole view saved at path: nil (and no error) when
-// there is none, an error when it is not one that reads (damaged, of
-// another format).
+// there is none, or the file holds no lines, an error when it is not one
+// that reads (damaged, of another format, or not read: busy past what a
+// reader waits, or not readable).
 func readView(path string) (*view, error) {
 	k := OpenKept(path)
 	if len(k.Section(SecLines)) == 0 {
