@@ -1560,7 +1560,10 @@ func (g *turnGuard) restoreVerified(path string) string {
 
 // dropCaches removes the derived caches that changed during the turn: they
 // are built again from git at the next read. Of the view's file, which
-// every read may write a section of, only the sections that changed go.
+// every read may write a section of, only the sections that changed go,
+// when it is still the file it was (appended to) and has no other name:
+// one put in its place, or linked from elsewhere (where what is written
+// to it would land), is removed.
 func (g *turnGuard) dropCaches() {
 	for p, before := range g.caches {
 		after, err := readState(p, new(int64))
@@ -1568,7 +1571,7 @@ func (g *turnGuard) dropCaches() {
 			continue
 		}
 		if !before.exists || !os.SameFile(before.info, after.info) || !before.same(after) || changeTime(before.info) != changeTime(after.info) {
-			if p == g.viewPath() && g.viewSums != nil && after.mode.IsRegular() {
+			if p == g.viewPath() && g.viewSums != nil && after.mode.IsRegular() && before.exists && os.SameFile(before.info, after.info) && !linkedElsewhere(after.info) {
 				store.KeepUnchanged(p, *g.viewSums)
 				continue
 			}

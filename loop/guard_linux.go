@@ -23,6 +23,13 @@ func changeTime(fi fs.FileInfo) int64 {
 	return 0
 }
 
+// linkedElsewhere says whether the file has another name than the one it
+// was found by (a hard link made to it, or it to another).
+func linkedElsewhere(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || st.Nlink != 1
+}
+
 // heldPath is where the directory f holds is now ("" when it is not
 // found: removed, or out of this process's reach), as the kernel names the
 // open file, checked to be the one held.

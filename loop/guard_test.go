@@ -855,6 +855,9 @@ func TestGuardRestoreWhereFound(t *testing.T) {
 // what it kept. A file the turn left unreadable, or replaced by one of
 // forged sections, keeps nothing the turn wrote.
 func TestGuardViewSections(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a file's links are read on Linux alone: elsewhere the view's file is removed whole")
+	}
 	dir, repo := gxRepo(t)
 	view := filepath.Join(dir, ".git", "evolve", "ledger.view")
 	put := func(which []int, text string) {
@@ -902,21 +905,38 @@ func TestGuardViewSections(t *testing.T) {
 	if got["lines"] != "" || got["merged"] != "" {
 		t.Errorf("after a turn that wrote the lines: lines %q, merged %q: kept", got["lines"], got["merged"])
 	}
-	// a forged state, written anew with the others as they were
-	got = turn(func() {
-		withSecret := func() {
-			data, err := os.ReadFile(view)
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.Remove(view)
-			gxWrite(t, view, string(data), 0o600) // a file of its own
-		}
-		withSecret()
-		put([]int{store.SecState}, "forged")
-	})
+	// a forged state appended to the file
+	got = turn(func() { put([]int{store.SecState}, "forged") })
 	if got["state"] != "" || got["keys"] != "before keys" || got["lines"] != "before lines" {
 		t.Errorf("after a turn that forged the state: %q", got)
+	}
+	// another file in its place, of the same sections: it is not the
+	// file the sums were taken of (it may be linked from anywhere), and is
+	// removed
+	got = turn(func() {
+		data, err := os.ReadFile(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// (the old one kept aside, so that its inode is not the new one's)
+		if err := os.Rename(view, view+".old"); err != nil {
+			t.Fatal(err)
+		}
+		gxWrite(t, view, string(data), 0o600)
+	})
+	if got != nil || fxExists(view) {
+		t.Errorf("after a turn that put another file in the view's place: %q", got)
+	}
+	// the file linked from elsewhere (a path of the agent's): what the
+	// next write appends would land there; removed
+	elsewhere := filepath.Join(dir, "linked.view")
+	got = turn(func() {
+		if err := os.Link(view, elsewhere); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got != nil || fxExists(view) {
+		t.Errorf("after a turn that linked the view from elsewhere: %q", got)
 	}
 	// the file made unreadable: gone
 	got = turn(func() { gxWrite(t, view, "not a view", 0o600) })
