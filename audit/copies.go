@@ -36,8 +36,6 @@ const (
 	maxCopiesFile = 64 << 10
 )
 
-func copiesPath(repo *gitstore.Repo) string { return store.ViewPath(repo) }
-
 // CopyCheck is the check reads make of a remote-tracking copy of the
 // ledger (store.Ledger.CheckCopies): the copy is refused when
 // CheckIncoming finds that it would bring this clone's ledger a breach.
@@ -49,7 +47,7 @@ func CopyCheck(repo *gitstore.Repo) store.CopyCheck {
 
 func checkCopy(repo *gitstore.Repo, local, copy gitstore.Hash) (*store.CopyRefusal, error) {
 	key, keyed := copyKey(repo, local, copy)
-	kept := readKeptCopiesAt(copiesPath(repo))
+	kept := readKeptCopiesAt(store.ViewPath(repo))
 	if keyed {
 		for _, k := range kept {
 			if k.key == key {
@@ -68,7 +66,7 @@ func checkCopy(repo *gitstore.Repo, local, copy gitstore.Hash) (*store.CopyRefus
 		}
 	}
 	if keyed {
-		writeKeptCopies(copiesPath(repo), append([]keptCopy{{key, r}}, kept...))
+		writeKeptCopies(store.ViewPath(repo), append([]keptCopy{{key, r}}, kept...))
 	}
 	return r, nil
 }
