@@ -149,9 +149,9 @@ func dropKept(repo *gitstore.Repo) {
 // verify ran), or the alternates changed, ok is false and nothing may be
 // kept.
 func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section []byte, ok bool) {
-	dirs := objectDirs(repo)
-	now, ok := looseObjects(dirs)
-	packs := packNames(dirs)
+	dirs := repo.ObjectDirs()
+	now, ok := gitstore.LooseObjects(dirs)
+	packs := gitstore.PackNames(dirs)
 	if ok && alternatesID(dirs) == rd.alternates && allIn(rd.packNames, packs) {
 		types, err := repo.ObjectTypes(rd.sources)
 		ok = err == nil && !slices.Contains(types, "")

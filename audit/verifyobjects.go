@@ -5,11 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/git-evolve/git-evolve/gitstore"
 )
@@ -42,95 +38,10 @@ const (
 	maxObjectsFile = 64 << 20
 )
 
-// looseObjects lists the loose objects of the object directories dirs
-// (objectDirs), sorted. ok is false when a directory could not be read.
-func looseObjects(dirs []string) (out []gitstore.Hash, ok bool) {
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return nil, false
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if len(name) != 2 || !e.IsDir() || !isLowerHex(name) {
-				continue
-			}
-			files, err := os.ReadDir(filepath.Join(dir, name))
-			if err != nil {
-				return nil, false
-			}
-			for _, f := range files {
-				if h, err := gitstore.ParseHash(name + f.Name()); err == nil && len(f.Name()) == 38 {
-					out = append(out, h)
-				}
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b gitstore.Hash) int { return bytes.Compare(a[:], b[:]) })
-	return slices.Compact(out), true
-}
-
-// objectDirs are the object directories git reads: the repository's (or
-// GIT_OBJECT_DIRECTORY's), those GIT_ALTERNATE_OBJECT_DIRECTORIES names, and those the alternates files
-// name, theirs too, as deep as git follows them (5).
-func objectDirs(repo *gitstore.Repo) []string {
-	objects := filepath.Clean(repo.ObjectsDir())
-	dirs := []string{objects}
-	seen := map[string]bool{objects: true}
-	add := func(dir string) {
-		if dir = filepath.Clean(dir); !seen[dir] {
-			seen[dir] = true
-			dirs = append(dirs, dir)
-		}
-	}
-	for _, dir := range filepath.SplitList(os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")) {
-		if dir != "" {
-			add(dir)
-		}
-	}
-	for depth, from, to := 0, 0, len(dirs); depth < 6 && from < to; depth, from, to = depth+1, to, len(dirs) {
-		for _, dir := range dirs[from:to] {
-			data, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
-			if err != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(data), "\n") {
-				line = strings.TrimSpace(line)
-				if line == "" || strings.HasPrefix(line, "#") {
-					continue
-				}
-				if !filepath.IsAbs(line) {
-					line = filepath.Join(dir, line)
-				}
-				add(line)
-			}
-		}
-	}
-	return dirs
-}
-
-func isLowerHex(s string) bool {
-	return strings.Trim(s, "0123456789abcdef") == ""
-}
-
-// looseHere says whether loose object h is in one of dirs.
-func looseHere(dirs []string, h gitstore.Hash) bool {
-	name := h.String()
-	for _, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, name[:2], name[2:])); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // keptObjects is what the objects section holds: the packs and the loose
 // objects there were when a verify that kept what it read ended.
 type keptObjects struct {
-	packs      []string // their names, sorted (packNames)
+	packs      []string // their names, sorted (gitstore.PackNames)
 	alternates string   // alternatesID
 	loose      []gitstore.Hash
 }
@@ -198,14 +109,14 @@ func objectsHold(repo *gitstore.Repo, rd *ledgerReads, k *keptFile) bool {
 	var gone []gitstore.Hash
 	if len(kept.loose) <= 256 {
 		for _, h := range kept.loose {
-			if !looseHere(rd.dirs, h) {
+			if !gitstore.LooseHere(rd.dirs, h) {
 				gone = append(gone, h)
 			}
 		}
 	} else {
 		// Many: one listing of the directories costs less than a look at
 		// each.
-		now, ok := looseObjects(rd.dirs)
+		now, ok := gitstore.LooseObjects(rd.dirs)
 		if !ok {
 			return false
 		}

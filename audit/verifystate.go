@@ -90,7 +90,7 @@ type ledgerReads struct {
 	packs     string
 	// packNames and alternates are what packs digests: the packs, and
 	// the object directories borrowed from (alternatesID), read from dirs,
-	// the object directories git read as the verify began (objectDirs)
+	// the object directories git read as the verify began (gitstore.Repo.ObjectDirs)
 	packNames  []string
 	alternates string
 	dirs       []string
@@ -104,8 +104,8 @@ func readLedgerReads(l *store.Ledger) (*ledgerReads, error) {
 	if err != nil {
 		return nil, err
 	}
-	dirs := objectDirs(l.Repo())
-	rd := &ledgerReads{sources: sources, dirs: dirs, packNames: packNames(dirs), alternates: alternatesID(dirs)}
+	dirs := l.Repo().ObjectDirs()
+	rd := &ledgerReads{sources: sources, dirs: dirs, packNames: gitstore.PackNames(dirs), alternates: alternatesID(dirs)}
 	rd.packs = packsIDOf(rd.packNames, rd.alternates)
 	rd.history, rd.historyOK = historyKey(l.Repo())
 	return rd, nil
@@ -162,7 +162,7 @@ func historyKey(repo *gitstore.Repo) (string, bool) {
 	return hex.EncodeToString(sum.Sum(nil)), true
 }
 
-// packsIDOf names the object store's packs (packNames) and alternates
+// packsIDOf names the object store's packs (gitstore.PackNames) and alternates
 // (alternatesID): other packs, and every commit's presence is looked up
 // again.
 func packsIDOf(packs []string, alternates string) string {
@@ -174,26 +174,8 @@ func packsIDOf(packs []string, alternates string) string {
 	return hex.EncodeToString(sum.Sum(nil))
 }
 
-// packNames are the names of the packs git reads objects from (those of
-// the repository and of the object directories it borrows from), sorted: a
-// pack with its index (git reads no object of a pack whose index is gone,
-// and removes the index first).
-func packNames(dirs []string) []string {
-	var packs []string
-	for _, dir := range dirs {
-		found, _ := filepath.Glob(filepath.Join(dir, "pack", "*.pack"))
-		for _, p := range found {
-			if fi, err := os.Stat(strings.TrimSuffix(p, ".pack") + ".idx"); err == nil && fi.Mode().IsRegular() {
-				packs = append(packs, filepath.Base(p))
-			}
-		}
-	}
-	slices.Sort(packs)
-	return slices.Compact(packs)
-}
-
 // alternatesID names the object directories the repository borrows from:
-// dirs (objectDirs) but the first.
+// dirs (gitstore.Repo.ObjectDirs) but the first.
 func alternatesID(dirs []string) string {
 	return strings.Join(dirs[1:], "\n")
 }
