@@ -406,7 +406,7 @@ func (d *deltaRun) toKeep() keptParts {
 	w := bufio.NewWriter(&b)
 	encodeDelta(w, d.next)
 	w.Flush()
-	return keptParts{secState: {copied: true}, secKeys: {copied: true}, secDelta: {b: b.Bytes()}}
+	return keptParts{secState: {Kept: true}, secKeys: {Kept: true}, secDelta: {Bytes: b.Bytes()}}
 }
 
 // chainLookup looks a record up in the new records, those added before

@@ -114,18 +114,15 @@ func (k *keptFile) release() {
 	}
 }
 
-// keptPart is a section a verify keeps: written anew by write, or made in
-// memory (b; nil is absent), or kept as it is in the file the verify built
-// on.
-type keptPart struct {
-	write  func(*bufio.Writer)
-	b      []byte
-	copied bool
-}
-
 // keptParts are the sections a verify keeps, by their place in the table
-// (verifySections).
-type keptParts [store.Sections]keptPart
+// (verifySections; a nil one is absent): written anew, made in memory, or
+// kept as they are in the file the verify built on.
+type keptParts = [store.Sections]*store.Part
+
+// written is a part written by write, which writes what is made already.
+func written(write func(*bufio.Writer)) *store.Part {
+	return &store.Part{Write: func(w *bufio.Writer) error { write(w); return nil }}
+}
 
 // dropKept empties verify's sections, the view's other sections kept.
 func dropKept(repo *gitstore.Repo) {
@@ -182,20 +179,17 @@ func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts
 		dropKept(repo)
 		return
 	}
-	parts[secObjects] = keptPart{b: objects}
-	var put [store.Sections]*store.Part
+	parts[secObjects] = &store.Part{Bytes: objects}
 	same := built != nil
 	for _, i := range verifySections {
+		if parts[i] == nil {
+			parts[i] = &store.Part{} // absent: emptied
+		}
 		switch p := parts[i]; {
-		case p.write != nil:
-			write := p.write
-			put[i] = &store.Part{Write: func(w *bufio.Writer) error { write(w); return nil }}
+		case p.Write != nil:
 			same = false
-		case p.copied:
-			put[i] = &store.Part{Kept: true}
-		default:
-			put[i] = &store.Part{Bytes: p.b}
-			same = same && bytes.Equal(p.b, built.section(i))
+		case !p.Kept:
+			same = same && bytes.Equal(p.Bytes, built.section(i))
 		}
 	}
 	if same {
@@ -205,7 +199,7 @@ func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts
 	if built != nil {
 		b = built.Kept
 	}
-	if err := store.PutKept(keptPath(repo), b, put); err != nil {
+	if err := store.PutKept(keptPath(repo), b, parts); err != nil {
 		gitstore.Tracef("verify: what it read is not kept: %v", err)
 	}
 }

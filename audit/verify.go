@@ -494,10 +494,10 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads, k *keptFile) (*Re
 		// keys written beside it; the delta state names them.
 		keys := keysToKeep(rd, ids, *source, ls, byID, tl.head, found)
 		if state := stateToKeep(rd, *source, ls, tl.head, tl.commits, keys); state != nil {
-			parts = &keptParts{secState: {write: state}}
+			parts = &keptParts{secState: written(state)}
 			if keys != nil {
-				parts[secKeys].write = func(w *bufio.Writer) { encodeKeys(w, keys.token, keys.x) }
-				parts[secDelta].write = func(w *bufio.Writer) { encodeDelta(w, keys.delta) }
+				parts[secKeys] = written(func(w *bufio.Writer) { encodeKeys(w, keys.token, keys.x) })
+				parts[secDelta] = written(func(w *bufio.Writer) { encodeDelta(w, keys.delta) })
 			}
 		}
 	}
