@@ -150,14 +150,7 @@ func TestDamagedKeptFilesChangeNoVerdict(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				rep, err := VerifyWith(a.l, VerifyOptions{})
-				if err != nil {
-					t.Errorf("%s %s, %s: %v", target, d.name, c.what, err)
-					continue
-				}
-				if got := reportText(rep); got != c.want {
-					t.Errorf("%s %s, %s: the answer differs\ngot:      %s\nfrom git: %s", target, d.name, c.what, got, c.want)
-				}
+				verifyGives(t, a, c.want, fmt.Sprintf("%s %s, %s", target, d.name, c.what))
 			}
 		}
 	}
@@ -211,13 +204,7 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 				// the verify reads the summaries whole: not the delta
 				secs[secDelta] = nil
 				writeKeptSections(t, path, secs)
-				rep, err := VerifyWith(a.l, VerifyOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := reportText(rep); got != want {
-					t.Errorf("digest %s changed in section %d: the answer differs\ngot:      %s\nfrom git: %s", d, sec, got, want)
-				}
+				verifyGives(t, a, want, fmt.Sprintf("digest %s changed in section %d", d, sec))
 			}
 		}
 	}
@@ -262,13 +249,7 @@ func TestOlderFormatsReadPast(t *testing.T) {
 		}
 		check := func(what string) {
 			t.Helper()
-			rep, err := VerifyWith(a.l, VerifyOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := reportText(rep), reportText(full); got != want {
-				t.Errorf("%s, ledger at %s: the answer differs\ngot:      %s\nfrom git: %s", what, at[:7], got, want)
-			}
+			verifyGives(t, a, reportText(full), fmt.Sprintf("%s, ledger at %s", what, at[:7]))
 		}
 		for sec, old := range older {
 			secs := saved
@@ -325,6 +306,20 @@ func TestOlderFormatsReadPast(t *testing.T) {
 		if data := now[sec]; len(data) <= len(magic) || int(data[len(magic)]) != format {
 			t.Errorf("section %d was not written anew in format %d", sec, format)
 		}
+	}
+}
+
+// verifyGives runs a verify of a's ledger, building on what it kept, and
+// reports what (the case) when its answer is not want, git's.
+func verifyGives(t *testing.T, a *clone, want, what string) {
+	t.Helper()
+	rep, err := VerifyWith(a.l, VerifyOptions{})
+	if err != nil {
+		t.Errorf("%s: %v", what, err)
+		return
+	}
+	if got := reportText(rep); got != want {
+		t.Errorf("%s: the answer differs\ngot:      %s\nfrom git: %s", what, got, want)
 	}
 }
 

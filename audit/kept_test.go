@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -252,13 +253,7 @@ func TestKeptStateChangedChangesNoVerdict(t *testing.T) {
 			put := secs
 			put[secState], put[secDelta] = out, nil // the state read whole
 			writeKeptSections(t, path, put)
-			rep, err := VerifyWith(a.l, VerifyOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := reportText(rep); got != want {
-				t.Errorf("byte %d of the state, bit %d: the answer differs\ngot:      %s\nfrom git: %s", i, bit, got, want)
-			}
+			verifyGives(t, a, want, fmt.Sprintf("byte %d of the state, bit %d", i, bit))
 			break
 		}
 	}

@@ -158,7 +158,7 @@ func KeptOf(sections [Sections][]byte) *Kept {
 // parseKept reads the last generation's table; each section is checked by
 // its reader.
 func parseKept(data []byte) (*Kept, bool) {
-	t, ok := parseKeptTable(data[:min(len(data), keptHead)], data[max(0, len(data)-keptTail):], int64(len(data)))
+	t, ok := tableIn(data)
 	if !ok {
 		return nil, false
 	}
@@ -167,6 +167,11 @@ func parseKept(data []byte) (*Kept, bool) {
 		k.sec[i], k.off[i] = data[t.off[i]:t.off[i]+t.n[i]:t.off[i]+t.n[i]], t.off[i]
 	}
 	return k, true
+}
+
+// tableIn is the last table of the file data, whole in memory.
+func tableIn(data []byte) (*keptTable, bool) {
+	return parseKeptTable(data[:min(len(data), keptHead)], data[max(0, len(data)-keptTail):], int64(len(data)))
 }
 
 // keptTable is a generation's table as read.
@@ -340,7 +345,7 @@ func putUnlocked(path string, built *Kept, parts [Sections]*Part) error {
 	if err != nil {
 		return err
 	}
-	cur, _ := parseKeptTable(data[:min(len(data), keptHead)], data[max(0, len(data)-keptTail):], int64(len(data)))
+	cur, _ := tableIn(data)
 	return writeKeptAnew(path, bytes.NewReader(data), cur, built, parts)
 }
 

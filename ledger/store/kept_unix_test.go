@@ -11,24 +11,32 @@ import (
 	"testing"
 )
 
+// lockedByAnother takes the lock of the file at path as another process
+// would, and gives what lets it go (skipped where nothing is locked).
+func lockedByAnother(t *testing.T, path string) (unlock func()) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Skipf("no locks here: %v", err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+}
+
 // Another holds the lock past what a writer waits: nothing is written.
 func TestPutKeptBusy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.view")
 	if err := PutKept(path, nil, bytesParts(sections(1), SecLines)); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Skipf("no locks here: %v", err)
-	}
+	unlock := lockedByAnother(t, path)
 	if err := PutKept(path, nil, bytesParts(sections(2), SecLines)); err == nil {
 		t.Error("written under another's lock")
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	unlock()
 	if got := sectionsAt(t, path); string(got[SecLines]) != "lines 1" {
 		t.Errorf("read %q", got[SecLines])
 	}
@@ -106,14 +114,7 @@ func TestPutKeptOnReplacedFile(t *testing.T) {
 	if err := PutKept(path, nil, bytesParts(sections(1), SecLines)); err != nil {
 		t.Fatal(err)
 	}
-	old, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	if err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX); err != nil {
-		t.Skip(err)
-	}
+	unlock := lockedByAnother(t, path)
 	opened := make(chan struct{})
 	keptOpened = func() { keptOpened = nil; close(opened) }
 	defer func() { keptOpened = nil }()
@@ -135,7 +136,7 @@ func TestPutKeptOnReplacedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	syscall.Flock(int(old.Fd()), syscall.LOCK_UN)
+	unlock()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,6 @@ import (
 // while they take a cycle number and write.
 func (l *Ledger) LockPath() string { return filepath.Join(l.stateDir, "ledger.lock") }
 
-func writeFileAtomic(path string, data []byte) error {
-	return WriteStateFile(path, func(w *bufio.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
 // WriteStateFile writes a state file (of the ledger, or of verify) as its
 // content is made, to a temporary file beside it that is renamed into
 // place: a reader sees the old file or the new one, never a part, and a

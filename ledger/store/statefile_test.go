@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestRemoveStaleTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := writeFileAtomic(path, []byte("view")); err != nil {
+	if err := WriteStateFile(path, func(w *bufio.Writer) error { _, err := w.WriteString("view"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	var left []string
