@@ -497,7 +497,8 @@ func (r *Repo) WriteBlob(data []byte) (Hash, error) {
 }
 
 // writeObject stores an object loose (or pending, see PackWrites), in git's
-// format: zlib-compressed "<type> <size>\x00<content>", written to a
+// format: zlib-wrapped "<type> <size>\x00<content>" (stored when small,
+// see storedBelow), written to a
 // temporary file in its fan-out directory and renamed to its name,
 // read-only, as git writes it. An object already there is not written again.
 // (go-git's objfile writer compresses at zlib's level 6, not git's 1 for
@@ -520,17 +521,21 @@ func (r *Repo) writeLoose(t plumbing.ObjectType, data []byte) (Hash, error) {
 	if _, err := os.Lstat(path); err == nil {
 		return h, nil
 	}
+	level, pool := looseLevel, &zlibWriters
+	if len(data) < storedBelow {
+		level, pool = zlib.NoCompression, &storedWriters
+	}
 	var buf bytes.Buffer
-	buf.Grow(len(header) + len(data)/2 + 64)
-	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	buf.Grow(len(header) + len(data) + 64)
+	zw, _ := pool.Get().(*zlib.Writer)
 	if zw == nil {
-		zw, _ = zlib.NewWriterLevel(nil, looseLevel)
+		zw, _ = zlib.NewWriterLevel(nil, level)
 	}
 	zw.Reset(&buf)
 	zw.Write([]byte(header))
 	zw.Write(data)
 	err := zw.Close()
-	zlibWriters.Put(zw)
+	pool.Put(zw)
 	if err != nil {
 		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
 	}
@@ -615,9 +620,17 @@ func objectHasher(t plumbing.ObjectType, n int) hash.Hash {
 	return sum
 }
 
-// zlibWriters keeps compressors between writes: making one costs more than
-// compressing a small object.
-var zlibWriters sync.Pool
+// zlibWriters and storedWriters keep compressors between writes: making
+// one costs more than compressing a small object.
+var zlibWriters, storedWriters sync.Pool
+
+// storedBelow is the size under which an object is written loose as zlib
+// stored blocks (level 0, git's core.looseCompression=0): a record's note,
+// trees and commit. Compressing a tree of 7 KB, mostly object names, saves
+// a fifth of its bytes and costs 150 µs; seven of them were a millisecond
+// of a record (docs/benchmarks.md, "Loose objects stored"). Larger objects
+// (a captured file) are compressed at looseLevel.
+const storedBelow = 32 << 10
 
 // looseLevel is the zlib level loose objects are written at: git's own
 // default for them (core.looseCompression unset: 1, the fastest). The

@@ -22,24 +22,46 @@ func looseFile(t *testing.T, dir string, h string) []byte {
 	return data
 }
 
-// Loose objects are compressed at git's default level for them: the zlib
-// header of what we write is the one git writes with no setting.
-func TestLooseCompressionAsGit(t *testing.T) {
+// Loose objects under storedBelow are written as zlib stored blocks
+// (git's core.looseCompression=0); larger ones are compressed at git's
+// default level for them, with the zlib header git writes with no setting.
+// git reads both back, and fsck accepts them.
+func TestLooseObjectLevels(t *testing.T) {
 	setEnv(t)
-	data := strings.Repeat("a line of a note that compresses well\n", 200)
 	ours, theirs := newRepo(t), newRepo(t)
-	h, err := ours.open().WriteBlob([]byte(data))
-	if err != nil {
-		t.Fatal(err)
+	for i, data := range []string{
+		strings.Repeat("a line of a note that compresses well\n", 200),  // 7,600 bytes: stored
+		strings.Repeat("a line of a note that compresses well\n", 2000), // 76,000 bytes: compressed
+	} {
+		h, err := ours.open().WriteBlob([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSpace(theirs.gitIn(data, "hash-object", "-w", "--stdin"))
+		if h.String() != want {
+			t.Fatalf("object %s, git names it %s", h, want)
+		}
+		a, b := looseFile(t, ours.dir, h.String()), looseFile(t, theirs.dir, want)
+		if !bytes.Equal(a[:2], b[:2]) {
+			t.Errorf("zlib header %x, git writes %x", a[:2], b[:2])
+		}
+		// The first deflate block's type: 00 stored, else compressed.
+		stored := a[2]>>1&3 == 0
+		if want := i == 0; stored != want {
+			t.Errorf("%d bytes written stored: %v, want %v (%d bytes on disk)", len(data), stored, want, len(a))
+		}
+		if got := ours.git("cat-file", "blob", h.String()); got != data {
+			t.Errorf("git reads back %d bytes, want %d", len(got), len(data))
+		}
+		zr, err := zlib.NewReader(bytes.NewReader(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(zr); err != nil || !bytes.HasSuffix(got, []byte(data)) {
+			t.Errorf("inflated: %d bytes, %v", len(got), err)
+		}
 	}
-	want := strings.TrimSpace(theirs.gitIn(data, "hash-object", "-w", "--stdin"))
-	a, b := looseFile(t, ours.dir, h.String()), looseFile(t, theirs.dir, want)
-	if !bytes.Equal(a[:2], b[:2]) {
-		t.Errorf("zlib header %x, git writes %x", a[:2], b[:2])
-	}
-	if got := ours.git("cat-file", "blob", h.String()); got != data {
-		t.Errorf("git reads back %d bytes, want %d", len(got), len(data))
-	}
+	ours.fsckClean()
 }
 
 // With PackWrites on, blobs and trees wait for Flush, which writes many as
