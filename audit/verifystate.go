@@ -43,16 +43,13 @@ import (
 // them: the two files were as large as the ledger's notes).
 const verifyStateFormat = 4
 
-// stateCRC is the CRC-32C table of the state section's check.
-var stateCRC = crc32.MakeTable(crc32.Castagnoli)
-
 // stateChecked returns data without its CRC, when the CRC holds.
 func stateChecked(data []byte) ([]byte, bool) {
 	if len(data) < 4 {
 		return nil, false
 	}
 	n := len(data) - 4
-	return data[:n], crc32.Checksum(data[:n], stateCRC) == binary.BigEndian.Uint32(data[n:])
+	return data[:n], crc32.Checksum(data[:n], castagnoliTable()) == binary.BigEndian.Uint32(data[n:])
 }
 
 const verifyStateMagic = "git-evolve verify state\n"
@@ -424,7 +421,7 @@ func (s stateWriter) bool(b bool) {
 // encodeState writes st; when st.Keyed, heads says which summaries are
 // their key's first (sumIndex.head), whose fields the keys section holds.
 func encodeState(out *bufio.Writer, st *verifyState, heads []bool) {
-	sum := crc32.New(stateCRC)
+	sum := crc32.New(castagnoliTable())
 	w := bufio.NewWriterSize(io.MultiWriter(out, sum), 64<<10)
 	defer func() {
 		w.Flush()

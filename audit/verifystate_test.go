@@ -104,7 +104,7 @@ func TestStateDamaged(t *testing.T) {
 // resumState writes the CRC of a changed state anew, as a writer would.
 func resumState(data []byte) []byte {
 	n := len(data) - 4
-	return binary.BigEndian.AppendUint32(slices.Clip(data[:n]), crc32.Checksum(data[:n], stateCRC))
+	return binary.BigEndian.AppendUint32(slices.Clip(data[:n]), crc32.Checksum(data[:n], castagnoliTable()))
 }
 
 // keyedState is the sample state keyed to a keys file written beside it,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/git-evolve/git-evolve/goals"
 )
@@ -50,20 +51,22 @@ type censusTap struct {
 }
 
 // goTestCmd finds go test at the start of a command, after assignments.
-var goTestCmd = regexp.MustCompile(`^(\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)go\s+test\b`)
+var goTestCmd = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)go\s+test\b`)
+})
 
 func (t *censusTap) Prepare(command string) (string, []string) {
 	t.n++
 	t.goJSON, t.cut = false, false
 	t.text.Reset()
 	t.report = filepath.Join(t.dir, fmt.Sprintf("pytest-%d.xml", t.n))
-	if cmds := simpleCommands(command); len(cmds) == 1 && !strings.ContainsAny(command, "|;&\n") && goTestCmd.MatchString(command) {
+	if cmds := simpleCommands(command); len(cmds) == 1 && !strings.ContainsAny(command, "|;&\n") && goTestCmd().MatchString(command) {
 		json := false
 		for _, w := range cmds[0] {
 			json = json || w == "-json" || strings.HasPrefix(w, "-json=")
 		}
 		if !json {
-			command = goTestCmd.ReplaceAllString(command, "${1}go test -json")
+			command = goTestCmd().ReplaceAllString(command, "${1}go test -json")
 		}
 		t.goJSON = true
 	}

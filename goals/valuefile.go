@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -176,7 +177,7 @@ func isCoverProfile(data []byte) bool {
 	return false
 }
 
-var coverPos = regexp.MustCompile(`^[0-9]+\.[0-9]+,[0-9]+\.[0-9]+$`)
+var coverPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+,[0-9]+\.[0-9]+$`) })
 
 // coverPercent is the percentage of statements a Go cover profile covers:
 // each block ("file:line.col,line.col statements count") counted once,
@@ -205,7 +206,7 @@ func coverPercent(data []byte) (float64, error) {
 		file, pos, ok3 := cutLast(rest, ':')
 		s, err1 := strconv.ParseInt(stmts, 10, 32)
 		c, err2 := strconv.ParseInt(count, 10, 64)
-		if !ok1 || !ok2 || !ok3 || file == "" || !coverPos.MatchString(pos) || err1 != nil || err2 != nil || s < 0 || c < 0 {
+		if !ok1 || !ok2 || !ok3 || file == "" || !coverPos().MatchString(pos) || err1 != nil || err2 != nil || s < 0 || c < 0 {
 			return 0, fmt.Errorf("a cover profile whose line %d is not file:line.col,line.col statements count", n)
 		}
 		key := rest // file:line.col,line.col

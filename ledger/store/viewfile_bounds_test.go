@@ -39,7 +39,7 @@ func TestViewLineShorterThanItsCommitPlace(t *testing.T) {
 	}
 	raw := deflateBytes(d)
 	notes := gitstore.Hash{9}
-	e := blockEntry{size: len(raw), inflated: len(d), n: 1, lo: 1, hi: 1, sum: crc32.Checksum(raw, castagnoli)}
+	e := blockEntry{size: len(raw), inflated: len(d), n: 1, lo: 1, hi: 1, sum: crc32.Checksum(raw, castagnoli())}
 	path := filepath.Join(t.TempDir(), "ledger.view")
 	if err := writeView(path, craftView(notes, [][]byte{raw}, []blockEntry{e}), 0o600); err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func craftView(notes gitstore.Hash, raws [][]byte, entries []blockEntry) []byte 
 	for _, x := range [...]int{0, len(raws), n, errStart} {
 		foot = binary.BigEndian.AppendUint32(foot, uint32(x))
 	}
-	foot = binary.BigEndian.AppendUint32(foot, crc32.Checksum(nil, castagnoli))
+	foot = binary.BigEndian.AppendUint32(foot, crc32.Checksum(nil, castagnoli()))
 	foot = binary.BigEndian.AppendUint32(foot, tableSum(notes[:], table, foot, errStart))
 	return append(append(out, foot...), viewEnd...)
 }
@@ -277,7 +277,7 @@ func TestViewBlockBomb(t *testing.T) {
 	notes := gitstore.Hash{9}
 	path := filepath.Join(t.TempDir(), "ledger.view")
 	for _, inflated := range []int{4096, maxViewBlock + 1} {
-		e := blockEntry{size: len(raw), inflated: inflated, n: 1, lo: 1, hi: 1, sum: crc32.Checksum(raw, castagnoli)}
+		e := blockEntry{size: len(raw), inflated: inflated, n: 1, lo: 1, hi: 1, sum: crc32.Checksum(raw, castagnoli())}
 		if err := writeView(path, craftView(notes, [][]byte{raw}, []blockEntry{e}), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -398,7 +398,7 @@ func saveFormat4(v *view, path string) error {
 		for _, b := range [][]byte{ln.Text, s.ID, s.Target, s.Result, s.Timestamp} {
 			out = append(out, b...)
 		}
-		out = binary.BigEndian.AppendUint32(out, crc32.Checksum(out[start:], castagnoli))
+		out = binary.BigEndian.AppendUint32(out, crc32.Checksum(out[start:], castagnoli()))
 	}
 	out = append(out, make([]byte, 20)...)
 	errStart := len(out)
@@ -409,7 +409,7 @@ func saveFormat4(v *view, path string) error {
 			out = binary.BigEndian.AppendUint32(out, uint32(n))
 		}
 		out = append(append(out, e.Text...), msg...)
-		out = binary.BigEndian.AppendUint32(out, crc32.Checksum(out[start:], castagnoli))
+		out = binary.BigEndian.AppendUint32(out, crc32.Checksum(out[start:], castagnoli()))
 	}
 	out = append(append(out, quarantined...), offsets...)
 	for _, n := range [...]int{len(quarantined) / 4, len(v.lines), errStart} {
