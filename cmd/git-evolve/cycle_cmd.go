@@ -84,6 +84,11 @@ func (c *cycleStartCmd) Run(e *env) error {
 	if err != nil {
 		return &usageError{msg: "there is no commit to start a cycle from", hint: "commit first"}
 	}
+	// A cycle ends in a commit and a record (its finish, or its abort):
+	// who makes them is known before one is opened, not after its work.
+	if _, _, err := l.Repo().Identity(); err != nil {
+		return err
+	}
 	g, detected, err := l.StartGate(head[0], f)
 	if err != nil {
 		return err
