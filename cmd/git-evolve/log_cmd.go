@@ -28,7 +28,7 @@ type logCmd struct {
 	Target   string   `complete:"goals" help:"Only cycles with this target." placeholder:"ID"`
 	Result   string   `complete:"results" help:"Only cycles with this result." placeholder:"RESULT"`
 	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
-	Limit    int      `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells it." placeholder:"N"`
+	Limit    *int     `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells them; 0 lists none." placeholder:"N"`
 	All      bool     `help:"Include the local journal (idle and unchanged cycles)."`
 	Markdown bool     `name:"markdown" help:"A Markdown table to paste into a pull request (cycle, target, result, the ruler files it changed, goals before → after, delta, reason, commit, who), with the fitness trajectory."`
 	// FromTrailers reads commits instead of notes.
@@ -62,13 +62,21 @@ over 60, who recorded it, a reason) is cut, its last character "…":
 git evolve show N prints the record whole.`
 }
 
+// limit is how many of the last cycles -n asks for, 0 for every one: -n
+// not given, or negative, which git log reads so. (-n 0 lists none: Run
+// returns before it lists.)
+func (c *logCmd) limit() int {
+	if c.Limit == nil {
+		return 0
+	}
+	return max(*c.Limit, 0)
+}
+
 func (c *logCmd) Run(e *env) error {
 	if c.Result != "" && !ledger.ValidResult(c.Result) {
 		return usagef("--result: %q is not one of %s", c.Result, strings.Join(ledger.Results, ", "))
 	}
-	if c.Limit < 0 {
-		return usagef("--limit: must not be negative")
-	}
+	limit := c.limit()
 	defer e.page()()
 	now := e.now()
 	var since time.Time
@@ -82,6 +90,9 @@ func (c *logCmd) Run(e *env) error {
 	l, err := e.Ledger()
 	if err != nil {
 		return err
+	}
+	if c.Limit != nil && *c.Limit == 0 {
+		return nil // as git log -n 0: none
 	}
 	if c.FromTrailers {
 		if c.All {
@@ -119,9 +130,9 @@ func (c *logCmd) Run(e *env) error {
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var errs []*store.NoteError
-	if c.JSON && c.Limit > 0 {
+	if c.JSON && limit > 0 {
 		// The last few, from the end of the saved view.
-		list, err := l.Entries(store.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, keep, c.Limit)
+		list, err := l.Entries(store.ListOptions{Journal: opts.Journal, Commits: opts.Commits}, keep, limit)
 		if err != nil {
 			return err
 		}
@@ -134,8 +145,8 @@ func (c *logCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		if c.Limit > 0 && len(lines) > c.Limit {
-			lines = lines[len(lines)-c.Limit:]
+		if limit > 0 && len(lines) > limit {
+			lines = lines[len(lines)-limit:]
 		}
 		for _, ln := range lines {
 			writeNotedOn(w, ln.Text, ln.Commit)
@@ -145,14 +156,14 @@ func (c *logCmd) Run(e *env) error {
 		// From the saved view: only the rows shown are parsed and looked up;
 		// the table reads only the fields it shows.
 		opts.Table = !c.Markdown
-		if c.Limit == 0 {
+		if limit == 0 {
 			// A whole ledger's rows are many small allocations on top of
 			// the view: collected more often, its peak memory is about 30%
 			// lower at 100,000 records, and the time the same, since fewer
 			// fresh pages are faulted in (docs/benchmarks.md).
 			debug.SetGCPercent(25)
 		}
-		list, err := l.Entries(opts, keep, c.Limit)
+		list, err := l.Entries(opts, keep, limit)
 		if err != nil {
 			return err
 		}
@@ -389,6 +400,7 @@ func parseSince(s string, now time.Time) (time.Time, bool) {
 // fromTrailers lists the cycles the delivered commits (those with an
 // Evolve-Result trailer) name in their trailers.
 func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time) error {
+	limit := c.limit()
 	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Target", "Evolve-Result"}, c.Range...)
 	if err != nil {
 		return usagef("%v", err)
@@ -414,8 +426,8 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 		entries = append(entries, store.Entry{Record: r, Commit: tc.Hash})
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return ledger.Less(&entries[i].Record, &entries[j].Record) })
-	if c.Limit > 0 && len(entries) > c.Limit {
-		entries = entries[len(entries)-c.Limit:]
+	if limit > 0 && len(entries) > limit {
+		entries = entries[len(entries)-limit:]
 	}
 	w := bufio.NewWriter(e.stdout)
 	if c.JSON {
