@@ -15,7 +15,7 @@ import (
 )
 
 type recordCmd struct {
-	Cycle         int      `help:"Cycle number (default: the next number in the ledger)." placeholder:"N"`
+	Cycle         *int     `help:"Cycle number, 1 or more (default: the next number in the ledger)." placeholder:"N"`
 	Target        string   `complete:"goals" help:"Target goal id, or 'idle'." placeholder:"ID"`
 	Result        string   `complete:"results" required:"" help:"One of improved, regressed, unchanged, harvested, quarantined, context-handoff." placeholder:"RESULT"`
 	CanonicalSHA  string   `name:"canonical-sha" aliases:"sha" help:"The commit the cycle delivered (default HEAD for notes records); --sha, as the seeds' writer has it, is the same." placeholder:"REV"`
@@ -66,8 +66,15 @@ ledger is in git, not in a file).`
 }
 
 func (c *recordCmd) Run(e *env) error {
+	cycleN := 0 // the next
+	if c.Cycle != nil {
+		if *c.Cycle < 1 {
+			return usagef("--cycle: must be 1 or more")
+		}
+		cycleN = *c.Cycle
+	}
 	rec := ledger.Record{
-		Cycle:         c.Cycle,
+		Cycle:         cycleN,
 		Target:        c.Target,
 		Result:        c.Result,
 		CanonicalSHA:  c.CanonicalSHA,
@@ -79,9 +86,6 @@ func (c *recordCmd) Run(e *env) error {
 		IdleStreak:    c.IdleStreak,
 		Parallel:      c.Parallel,
 		GoalIDs:       c.GoalIDs,
-	}
-	if c.Cycle < 0 {
-		return usagef("--cycle: must be 1 or more")
 	}
 	if c.Timestamp != "" {
 		return &usageError{msg: "--timestamp: a record is stamped with the time it is recorded, as its notes commit is",
