@@ -282,7 +282,7 @@ type goalsMeasureCmd struct {
 	Goal []string `name:"goal" help:"Measure only this goal (repeatable)." placeholder:"ID"`
 	// The operator's view of the checks agents are never told of.
 	Holdout bool `name:"holdout" help:"Measure the holdout checks instead (the git directory's evolve/holdout.yaml, or the file git config evolve.holdout names), in the working tree; refused while a run drives a worktree."`
-	Save    bool `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness."`
+	Save    bool `help:"Store the snapshot in git: a line in the note on HEAD in refs/notes/evolve-fitness (every goal's: not with --goal)."`
 	// The seeds' ao goals measure --directives.
 	Directives bool `name:"directives" help:"List GOALS.md's directive gaps (the directives whose steer is not complete), in the order the work ladder takes them; runs no check."`
 	// The seeds' evolve-measure-fitness.sh.
@@ -337,6 +337,12 @@ func (c *goalsMeasureCmd) Run(e *env) error {
 		if !hasGoal(f, id) {
 			return usagef("--goal: no goal %q in %s", id, f.Path)
 		}
+	}
+	if c.Save && len(c.Goal) > 0 {
+		// status, next and goals history read the last snapshot as the
+		// state of every goal: one of some goals would say the others pass.
+		return &usageError{msg: "--save stores the state of every goal, which status, next and goals history read: it goes without --goal",
+			hint: "measure every goal with --save, or some without it"}
 	}
 	limit, total, err := c.limits()
 	if err != nil {
