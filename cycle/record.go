@@ -54,10 +54,16 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	}
 	auto := rec.Cycle == 0
 	toNotes := ledger.Productive(rec.Result) || rec.Result == ledger.Quarantined
-	if toNotes && rec.CanonicalSHA == "" {
+	head := toNotes && rec.CanonicalSHA == ""
+	if head {
 		rec.CanonicalSHA = "HEAD"
 	}
 	if err := l.resolveShas(&rec); err != nil {
+		var ie *InputError
+		if head && errors.As(err, &ie) && ie.Field == "canonical_sha" {
+			// Not a flag the caller gave: HEAD, with no commit yet.
+			return nil, &InputError{Msg: "there is no commit to record the cycle on (HEAD names none yet): commit first, or name the cycle's commit with --canonical-sha"}
+		}
 		return nil, err
 	}
 	if rec.LogSHA == rec.CanonicalSHA {
