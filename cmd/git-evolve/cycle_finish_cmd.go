@@ -431,6 +431,8 @@ func targetLine(target, before, after string) string {
 		return fmt.Sprintf("target now passes: %s (%s → pass)", target, orDash(before))
 	case after == goals.Pass:
 		return fmt.Sprintf("target passes: %s (pass → pass)", target)
+	case before == goals.Pass:
+		return fmt.Sprintf("target no longer passes: %s (pass → %s)", target, after)
 	}
 	return fmt.Sprintf("target still failing: %s (%s → %s)", target, orDash(before), after)
 }
