@@ -143,7 +143,9 @@ func (l *Ledger) revertable(query string) (*ledger.Record, error) {
 		if len(found.Entries) > 0 {
 			r := found.Entries[0].Record
 			what = fmt.Sprintf("cycle %d, which is %s", r.Cycle, r.Result)
-			if r.Result == ledger.Regressed {
+			if r.Aborted() {
+				what = fmt.Sprintf("cycle %d, which was aborted", r.Cycle)
+			} else if r.Result == ledger.Regressed {
 				what += " and was reverted when it finished"
 			}
 		}
