@@ -40,7 +40,7 @@ func (c *reportCmd) Run(e *env) error {
 	var shallow *report.ShallowError
 	switch {
 	case errors.Is(err, report.ErrNoUpstream):
-		return &usageError{msg: err.Error(), hint: "name the range: git evolve report main..HEAD"}
+		return &usageError{msg: err.Error(), hint: "name the range from the branch this one goes into: git evolve report <base>..HEAD (as main..HEAD)"}
 	case errors.As(err, &shallow):
 		return withHint(err, "fetch the whole history and the notes: actions/checkout with fetch-depth: 0, or git fetch --unshallow, then git fetch origin 'refs/notes/*:refs/notes/*' (docs/ci.md)")
 	case err != nil:
