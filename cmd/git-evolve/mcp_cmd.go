@@ -50,7 +50,7 @@ func (c *mcpCmd) Run(e *env) error {
 	}
 	server, err := mcpServerBinary()
 	if err != nil {
-		return &hinted{err: err, hint: "install it beside git-evolve: go install github.com/git-evolve/git-evolve/cmd/git-evolve-mcp@latest (from a clone: go install ./cmd/git-evolve-mcp), or install a release package, which has both"}
+		return &hinted{err: err, hint: "install it beside git-evolve: in a clone of git-evolve, CGO_ENABLED=0 go install ./cmd/git-evolve-mcp (the module is not published yet: go install …@latest finds nothing), or install a release package, which has both"}
 	}
 	cmd := exec.CommandContext(e.ctx, server, "-C", e.dir)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
