@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/git-evolve/git-evolve/gitstore"
 	"github.com/git-evolve/git-evolve/goals"
 	"github.com/git-evolve/git-evolve/loop"
 	"github.com/git-evolve/git-evolve/mirror"
@@ -219,27 +217,11 @@ func (killCmd) Help() string {
 	return `Writes ~/.config/evolve/KILL (or $XDG_CONFIG_HOME/evolve/KILL): halt-check then
 halts every loop of this user on this machine with kill until git evolve resume.
 A KILL at either path halts (the seeds' scripts write ~/.config/evolve/KILL
-whatever XDG_CONFIG_HOME says); resume lifts both. It works from anywhere,
-inside a repository or not (its cycle line is then 0). Refused inside a loop
-run, as stop is (see git evolve stop --help).`
+whatever XDG_CONFIG_HOME says); resume lifts both. Refused inside a loop run,
+as stop is (see git evolve stop --help).`
 }
 
-func (c *killCmd) Run(e *env) error {
-	if _, err := e.Repo(); errors.Is(err, gitstore.ErrNotRepository) {
-		// KILL is the machine's: it halts every loop from anywhere, with
-		// no repository's cycle to name.
-		if err := insideRun(e, "git evolve kill"); err != nil {
-			return err
-		}
-		path, err := loop.MarkersFor("", e.getenv).Write(loop.Kill, strings.Join(c.Reason, " "), 0, "git evolve kill", e.now())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "wrote %s: the loop halts at its next halt-check; git evolve resume lifts it\n", path)
-		return nil
-	}
-	return writeMarker(e, loop.Kill, "kill", c.Reason)
-}
+func (c *killCmd) Run(e *env) error { return writeMarker(e, loop.Kill, "kill", c.Reason) }
 
 func writeMarker(e *env, name, what string, reason []string) error {
 	if err := insideRun(e, "git evolve "+what); err != nil {
