@@ -28,7 +28,7 @@ type logCmd struct {
 	Target   string   `complete:"goals" help:"Only cycles with this target." placeholder:"ID"`
 	Result   string   `complete:"results" help:"Only cycles with this result." placeholder:"RESULT"`
 	Since    string   `help:"Only cycles recorded since DATE (2026-01-31, RFC 3339, or an age such as 36h, 7d, 2w)." placeholder:"DATE"`
-	Limit    *int     `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells them; 0 lists none." placeholder:"N"`
+	Limit    *int     `short:"n" aliases:"max-count" help:"Only the last N cycles (after the other filters); -n and --max-count as git log spells them; 0 lists none, as git log's." placeholder:"N"`
 	All      bool     `help:"Include the local journal (idle and unchanged cycles)."`
 	Markdown bool     `name:"markdown" help:"A Markdown table to paste into a pull request (cycle, target, result, the ruler files it changed, goals before → after, delta, reason, commit, who), with the fitness trajectory."`
 	// FromTrailers reads commits instead of notes.
@@ -62,9 +62,9 @@ over 60, who recorded it, a reason) is cut, its last character "…":
 git evolve show N prints the record whole.`
 }
 
-// limit is how many of the last cycles -n asks for, 0 for every one: -n
-// not given, or negative, which git log reads so. (-n 0 lists none: Run
-// returns before it lists.)
+// limit is how many of the last cycles -n asks for, 0 for every one (-n
+// not given). -n 0 lists none, as git log's: Run and fromTrailers return
+// before they list, once they have read the range.
 func (c *logCmd) limit() int {
 	if c.Limit == nil {
 		return 0
@@ -72,9 +72,15 @@ func (c *logCmd) limit() int {
 	return max(*c.Limit, 0)
 }
 
+// none says -n 0 was given: no cycle is listed.
+func none(limit *int) bool { return limit != nil && *limit == 0 }
+
 func (c *logCmd) Run(e *env) error {
 	if c.Result != "" && !ledger.ValidResult(c.Result) {
 		return usagef("--result: %q is not one of %s", c.Result, strings.Join(ledger.Results, ", "))
+	}
+	if c.Limit != nil && *c.Limit < 0 {
+		return usagef("--limit: must not be negative")
 	}
 	limit := c.limit()
 	defer e.page()()
@@ -90,9 +96,6 @@ func (c *logCmd) Run(e *env) error {
 	l, err := e.Ledger()
 	if err != nil {
 		return err
-	}
-	if c.Limit != nil && *c.Limit == 0 {
-		return nil // as git log -n 0: none
 	}
 	if c.FromTrailers {
 		if c.All {
@@ -115,6 +118,9 @@ func (c *logCmd) Run(e *env) error {
 		if opts.Commits == nil {
 			opts.Commits = []gitstore.Hash{}
 		}
+	}
+	if none(c.Limit) {
+		return nil // as git log -n 0, once the range is read: nothing
 	}
 	keep := func(s *ledger.Summary) bool {
 		if c.Target != "" && string(s.Target) != c.Target || c.Result != "" && string(s.Result) != c.Result {
@@ -404,6 +410,9 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 	commits, err := repo.TrailerLog("Evolve-Result", []string{"Evolve-Cycle", "Evolve-Id", "Evolve-Target", "Evolve-Result"}, c.Range...)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if none(c.Limit) {
+		return nil
 	}
 	var entries []store.Entry
 	for _, tc := range commits {
