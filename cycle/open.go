@@ -411,9 +411,12 @@ func (l *Ledger) AbortCycle(reason string, notes AbortNotes) (*OpenCycle, gitsto
 	}
 	// Who commits the save and the record is known before the cycle is
 	// marked: an abort refused for want of an identity leaves the cycle as
-	// it was, which a finish still takes.
-	if _, _, err := l.repo.Identity(); err != nil {
-		return nil, gitstore.ZeroHash, err
+	// it was, which a finish still takes. (An abort resumed may have
+	// nothing left to commit, and goes on as before.)
+	if c.Aborting == nil {
+		if err := l.repo.CheckIdentity(); err != nil {
+			return nil, gitstore.ZeroHash, err
+		}
 	}
 	// From here on the cycle is being aborted: a finish refuses it and a
 	// resumed run completes the abort, so that an abort interrupted after

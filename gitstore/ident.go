@@ -89,6 +89,20 @@ func (r *Repo) Identity() (author, committer Signature, err error) {
 	return r.ident.author, r.ident.committer, r.ident.err
 }
 
+// CheckIdentity says whether git would take an identity for a commit made
+// now: Identity's error. It leaves the identity unresolved, so that the
+// commits made after a long step (a cycle start's measure of its goals)
+// carry the time they are made, not the time of this check.
+func (r *Repo) CheckIdentity() error {
+	_, _, err := r.Identity()
+	if err == nil {
+		r.ident.mu.Lock()
+		r.ident.done, r.ident.author, r.ident.committer = false, Signature{}, Signature{}
+		r.ident.mu.Unlock()
+	}
+	return err
+}
+
 // What resolving the identity needs, as far as the environment tells.
 const (
 	needsNothing = iota // the environment gives both identities

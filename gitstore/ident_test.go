@@ -196,3 +196,35 @@ func TestParseIdent(t *testing.T) {
 		})
 	}
 }
+
+// CheckIdentity says whether there is an identity git would take, and
+// leaves it unresolved: the identity of a commit made later is resolved
+// then, with its own date (here a date changed between the two, as the
+// clock moves on while a cycle's start measures its goals).
+func TestCheckIdentity(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	repo := r.open()
+	t.Setenv("GIT_COMMITTER_DATE", "@1700000000 +0000")
+	if err := repo.CheckIdentity(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_COMMITTER_DATE", "@1700000600 +0000")
+	_, c, err := repo.Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.When.Unix(); got != 1700000600 {
+		t.Errorf("the committer's date is %d, the time of the check; want 1700000600, the time of the commit", got)
+	}
+
+	// An identity git refuses is said, by the check as by Identity.
+	t.Setenv("GIT_AUTHOR_NAME", "")
+	repo = r.open()
+	if err := repo.CheckIdentity(); err == nil {
+		t.Error("an empty author name was taken")
+	}
+	if _, _, err := repo.Identity(); err == nil {
+		t.Error("Identity after the check took an empty author name")
+	}
+}

@@ -86,7 +86,7 @@ func (c *cycleStartCmd) Run(e *env) error {
 	}
 	// A cycle ends in a commit and a record (its finish, or its abort):
 	// who makes them is known before one is opened, not after its work.
-	if _, _, err := l.Repo().Identity(); err != nil {
+	if err := l.Repo().CheckIdentity(); err != nil {
 		return err
 	}
 	g, detected, err := l.StartGate(head[0], f)
