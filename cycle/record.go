@@ -61,8 +61,11 @@ func (l *Ledger) Record(rec ledger.Record) (*RecordResult, error) {
 	if err := l.resolveShas(&rec); err != nil {
 		var ie *InputError
 		if head && errors.As(err, &ie) && ie.Field == "canonical_sha" {
-			// Not a flag the caller gave: HEAD, with no commit yet.
-			return nil, &InputError{Msg: "there is no commit to record the cycle on (HEAD names none yet): commit first, or name the cycle's commit with --canonical-sha"}
+			// Not a flag the caller gave: HEAD. Unborn (no commit yet),
+			// that is said; else git's own reason is.
+			if _, born, rerr := l.repo.RefHash("HEAD"); rerr == nil && !born {
+				return nil, &InputError{Msg: "there is no commit to record the cycle on (HEAD names none yet): commit first, or name the cycle's commit with --canonical-sha"}
+			}
 		}
 		return nil, err
 	}
