@@ -202,6 +202,22 @@ func (r *Repo) RevList(args ...string) ([]Hash, error) {
 	return hashes, nil
 }
 
+// CheckRevisions says whether git takes args as revisions and ranges
+// (main..topic, A...B, ^A, A^!), as rev-list would, without walking them:
+// git rev-parse, which reads the names alone. A *RevisionError names what
+// git refused, in git's words.
+func (r *Repo) CheckRevisions(args ...string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	_, err := r.git(context.Background(), nil, append(append([]string{"rev-parse", "--end-of-options"}, args...), "--")...)
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return &RevisionError{Rev: strings.Join(args, " "), Reason: "is not a revision or range git takes: " + strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")}
+	}
+	return err
+}
+
 // FirstParents is the chain of first parents from tip: tip, its first
 // parent, that one's, and so on, at most n of them, as git rev-list
 // --first-parent lists them.

@@ -555,3 +555,28 @@ func TestResetRef(t *testing.T) {
 		t.Errorf("ResetRef with a zero old on an existing ref = %v, want ErrRefChanged", err)
 	}
 }
+
+// CheckRevisions takes what rev-list takes (ranges, ^A, A^!) and refuses,
+// as a *RevisionError in git's words, what it does not; an argument that
+// looks like an option is a revision there too, never an option.
+func TestCheckRevisions(t *testing.T) {
+	r := newRepo(t)
+	setEnv(t)
+	r.makeCommits(2)
+	repo := r.open()
+	for _, ok := range [][]string{nil, {"HEAD"}, {"HEAD~1..HEAD"}, {"HEAD~1...HEAD"}, {"^HEAD~1", "HEAD"}, {"HEAD^!"}} {
+		if err := repo.CheckRevisions(ok...); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range [][]string{{"nosuch"}, {"nosuch..HEAD"}, {"HEAD~9..HEAD"}, {"--output=out.txt"}} {
+		err := repo.CheckRevisions(bad...)
+		var re *RevisionError
+		if !errors.As(err, &re) {
+			t.Errorf("%q: %v, want a *RevisionError", bad, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "out.txt")); err == nil {
+		t.Error("--output=out.txt was taken as an option")
+	}
+}

@@ -191,3 +191,14 @@ func lowerFirst(s string) string {
 	}
 	return strings.ToLower(s[:1]) + s[1:]
 }
+
+// checkRevisions refuses, as the usage error it is (exit 10, as log's),
+// a revision or range argument git does not take; git's failing for
+// another reason is returned as it is.
+func checkRevisions(repo *gitstore.Repo, revs ...string) error {
+	err := repo.CheckRevisions(revs...)
+	if errors.As(err, new(*gitstore.RevisionError)) {
+		return usagef("%v", err)
+	}
+	return err
+}

@@ -43,6 +43,13 @@ func (c *reportCmd) Run(e *env) error {
 		return &usageError{msg: err.Error(), hint: "name the range from the branch this one goes into: git evolve report <base>..HEAD (as main..HEAD)"}
 	case errors.As(err, &shallow):
 		return withHint(err, "fetch the whole history and the notes: actions/checkout with fetch-depth: 0, or git fetch --unshallow, then git fetch origin 'refs/notes/*:refs/notes/*' (docs/ci.md)")
+	case err != nil && c.Range != "":
+		// A range git does not take is a usage error (a shallow clone's is
+		// said above, with what to fetch).
+		if cerr := checkRevisions(l.Repo(), c.Range); cerr != nil {
+			return cerr
+		}
+		return err
 	case err != nil:
 		return err
 	}

@@ -59,6 +59,12 @@ func (c *verifyCmd) Run(e *env) error {
 	noLedgerHint(e, l.Repo())
 	rep, err := audit.VerifyWith(l, audit.VerifyOptions{Revs: c.Range, FromGit: c.Full})
 	if err != nil {
+		if len(c.Range) > 0 {
+			// A range git does not take is a usage error, as log's.
+			if cerr := checkRevisions(l.Repo(), c.Range...); cerr != nil {
+				return cerr
+			}
+		}
 		return err
 	}
 	rep = withRefusedCopies(e, rep)
