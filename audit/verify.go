@@ -19,8 +19,10 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -216,10 +218,64 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 	} else {
 		save()
 	}
+	anchoredCopies(l, rep)
 	if o.BreachesOnly {
 		return breachesOnly(rep), nil
 	}
 	return rep, nil
+}
+
+// anchoredCopies makes a notice of a duplicate-id breach whose records
+// differ only in "anchored": an import stored a record whose commit this
+// clone lacked on its anchor (same id, by design: docs/data-model.md),
+// and the record as it was made came later, with the ledger of the clone
+// that made it. They are one record. Any other difference (a field, the
+// cycle) is still a breach.
+func anchoredCopies(l *store.Ledger, rep *Report) {
+	changed := false
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Severity != Breach || f.Kind != "duplicate-id" || f.ID == "" || f.Cycle < 1 {
+			continue
+		}
+		found, err := l.Show(strconv.Itoa(f.Cycle))
+		if err != nil {
+			continue
+		}
+		var same []byte
+		var anchored, recorded []string
+		one := true
+		for _, en := range found.Entries {
+			r := en.Record
+			if r.ID != f.ID || en.Journal {
+				continue
+			}
+			if _, ok := r.Extra[store.Anchored]; ok {
+				anchored = append(anchored, en.Commit.Short())
+				r.Extra = maps.Clone(r.Extra)
+				delete(r.Extra, store.Anchored)
+			} else {
+				recorded = append(recorded, en.Commit.Short())
+			}
+			line := r.Marshal()
+			if same == nil {
+				same = line
+			}
+			one = one && bytes.Equal(line, same)
+		}
+		if !one || len(anchored) == 0 || len(recorded) == 0 {
+			continue
+		}
+		f.Severity, f.Kind = Notice, "anchored-copy"
+		f.Message = fmt.Sprintf("cycle %d (id %s) is in the ledger as it was recorded, on %s, and as an import stored it on its anchor, on %s: one record",
+			f.Cycle, f.ID, strings.Join(recorded, ", "), strings.Join(anchored, ", "))
+		changed = true
+	}
+	if changed {
+		sort.SliceStable(rep.Findings, func(i, j int) bool {
+			return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
+		})
+	}
 }
 
 // historyHere fails when a commit of the history of a notes commit the
