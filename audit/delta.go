@@ -49,7 +49,7 @@ const (
 	keysMagic   = "git-evolve verify keys\n"
 	keysFormat  = 4
 	deltaMagic  = "git-evolve verify delta\n"
-	deltaFormat = 3
+	deltaFormat = 4
 	// maxDelta bounds the summaries the delta holds.
 	maxDelta = 4096
 	// maxDeltaFile bounds the delta section read back.
@@ -1008,7 +1008,7 @@ func decodeDelta(data []byte) (*deltaState, error) {
 }
 
 func (s stateWriter) finding(f *Finding) {
-	for _, v := range []string{string(f.Severity), f.Kind, f.Message, f.ID, f.Commit, f.NotesCommit, f.Original, f.Ref} {
+	for _, v := range []string{string(f.Severity), f.Kind, f.Message, f.ID, f.Commit, f.NotesCommit, f.Original, f.Ref, strings.Join(f.Commits, " ")} {
 		s.str(v)
 	}
 	s.int(f.Cycle)
@@ -1018,6 +1018,9 @@ func (s stateWriter) finding(f *Finding) {
 func (s *stateReader) finding() Finding {
 	f := Finding{Severity: Severity(s.shared()), Kind: s.shared(), Message: s.str(), ID: s.str(), Commit: s.str(),
 		NotesCommit: s.str(), Original: s.str(), Ref: s.str()}
+	if commits := s.str(); commits != "" {
+		f.Commits = strings.Fields(commits)
+	}
 	f.Cycle = s.int()
 	f.at = s.int()
 	if s.err == nil && f.Severity != Breach && f.Severity != Notice {

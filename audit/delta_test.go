@@ -25,6 +25,7 @@ func sampleDelta() *deltaState {
 		Found: sumFindings{
 			Lines:     st.Sums.Lines,
 			Schema:    []Finding{{Severity: Breach, Kind: "schema", Message: "m", Cycle: 3, ID: "x", Commit: "c", at: 3}},
+			IDs:       []Finding{{Severity: Breach, Kind: "duplicate-id", Message: "i", Cycle: 2, ID: "z", Commit: "e", Commits: []string{"e", "f"}, at: 2}},
 			Chain:     []Finding{{Severity: Notice, Kind: "deleted", Message: "d", ID: "y", NotesCommit: "n", Original: "o", Ref: "r", at: -2}},
 			Unchained: 4,
 			Trailers:  []trailerFinding{{Trailer: st.Trailers[0], Finding: Finding{Severity: Notice, Kind: "unrecorded", Message: "u", ID: "a"}}},

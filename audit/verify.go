@@ -25,6 +25,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,9 @@ type Finding struct {
 	Ref string `json:"ref,omitempty"`
 	// Pruned says that git notes prune made the change (PrunedSubject).
 	Pruned bool `json:"pruned,omitempty"`
+	// Commits are, for a duplicate-id finding, every commit whose note
+	// holds a record of the id.
+	Commits []string `json:"commits,omitempty"`
 	// source is, for a record lost from the ledger, the notes commit the
 	// version Original is read from (what a repair names).
 	source string
@@ -229,17 +233,25 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 // differ only in "anchored": an import stored a record whose commit this
 // clone lacked on its anchor (same id, by design: docs/data-model.md),
 // and the record as it was made came later, with the ledger of the clone
-// that made it. They are one record. Any other difference (a field, the
-// cycle) is still a breach.
+// that made it. They are one record. Every record of the id, on every
+// commit the finding names (read from git, never from what a reader
+// kept), must be alike but for that field, one anchored and one not; any
+// other difference (a field, the cycle) is still a breach.
 func anchoredCopies(l *store.Ledger, rep *Report) {
 	changed := false
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
-		if f.Severity != Breach || f.Kind != "duplicate-id" || f.ID == "" || f.Cycle < 1 {
+		if f.Severity != Breach || f.Kind != "duplicate-id" || f.ID == "" || len(f.Commits) < 2 {
 			continue
 		}
-		found, err := l.Show(strconv.Itoa(f.Cycle))
-		if err != nil {
+		var commits []gitstore.Hash
+		for _, c := range f.Commits {
+			if h, err := gitstore.ParseHash(c); err == nil {
+				commits = append(commits, h)
+			}
+		}
+		found, err := l.List(store.ListOptions{Commits: commits, Copies: true})
+		if err != nil || len(commits) != len(f.Commits) {
 			continue
 		}
 		var same []byte
@@ -247,10 +259,13 @@ func anchoredCopies(l *store.Ledger, rep *Report) {
 		one := true
 		for _, en := range found.Entries {
 			r := en.Record
-			if r.ID != f.ID || en.Journal {
+			if r.ID != f.ID {
 				continue
 			}
-			if _, ok := r.Extra[store.Anchored]; ok {
+			if v, ok := r.Extra[store.Anchored]; ok {
+				if string(v) != "true" {
+					one = false
+				}
 				anchored = append(anchored, en.Commit.Short())
 				r.Extra = maps.Clone(r.Extra)
 				delete(r.Extra, store.Anchored)
@@ -735,6 +750,11 @@ func checkIDs(rep *Report, byID *sumIndex) {
 			if e.Digest != first {
 				f := rep.add(Breach, "duplicate-id", "id %s names two different records: %s and %s", id, where(es[0]), where(e))
 				f.ID, f.Cycle, f.Commit, f.at = id, e.Cycle, e.Commit.String(), es[0].Cycle
+				for _, o := range es {
+					if c := o.Commit.String(); !slices.Contains(f.Commits, c) {
+						f.Commits = append(f.Commits, c)
+					}
+				}
 				break
 			}
 		}
