@@ -222,7 +222,6 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 	} else {
 		save()
 	}
-	anchoredCopies(l, rep)
 	if o.BreachesOnly {
 		return breachesOnly(rep), nil
 	}
@@ -233,64 +232,106 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 // differ only in "anchored": an import stored a record whose commit this
 // clone lacked on its anchor (same id, by design: docs/data-model.md),
 // and the record as it was made came later, with the ledger of the clone
-// that made it. They are one record. Every record of the id, on every
-// commit the finding names (read from git, never from what a reader
-// kept), must be alike but for that field, one anchored and one not; any
-// other difference (a field, the cycle) is still a breach.
-func anchoredCopies(l *store.Ledger, rep *Report) {
-	changed := false
+// that made it. They are one record. It is judged before the verify
+// decides whether the ledger is clean, on the notes verify read (rd's
+// notes commits, from git: never from what a reader kept), over every
+// record of the id on every commit the finding names: all alike but for
+// "anchored": true, one anchored and one not, and every anchor a commit
+// (or one not here). Anything else (a field, the cycle, a note on a
+// blob) is still the breach.
+func anchoredCopies(repo *gitstore.Repo, rd *ledgerReads, rep *Report) error {
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
 		if f.Severity != Breach || f.Kind != "duplicate-id" || f.ID == "" || len(f.Commits) < 2 {
 			continue
 		}
-		var commits []gitstore.Hash
-		for _, c := range f.Commits {
-			if h, err := gitstore.ParseHash(c); err == nil {
-				commits = append(commits, h)
-			}
+		ok, recorded, anchored, err := oneRecord(repo, rd, f.ID, f.Commits)
+		if err != nil {
+			return err
 		}
-		found, err := l.List(store.ListOptions{Commits: commits, Copies: true})
-		if err != nil || len(commits) != len(f.Commits) {
-			continue
-		}
-		var same []byte
-		var anchored, recorded []string
-		one := true
-		for _, en := range found.Entries {
-			r := en.Record
-			if r.ID != f.ID {
-				continue
-			}
-			if v, ok := r.Extra[store.Anchored]; ok {
-				if string(v) != "true" {
-					one = false
-				}
-				anchored = append(anchored, en.Commit.Short())
-				r.Extra = maps.Clone(r.Extra)
-				delete(r.Extra, store.Anchored)
-			} else {
-				recorded = append(recorded, en.Commit.Short())
-			}
-			line := r.Marshal()
-			if same == nil {
-				same = line
-			}
-			one = one && bytes.Equal(line, same)
-		}
-		if !one || len(anchored) == 0 || len(recorded) == 0 {
+		if !ok {
 			continue
 		}
 		f.Severity, f.Kind = Notice, "anchored-copy"
 		f.Message = fmt.Sprintf("cycle %d (id %s) is in the ledger as it was recorded, on %s, and as an import stored it on its anchor, on %s: one record",
 			f.Cycle, f.ID, strings.Join(recorded, ", "), strings.Join(anchored, ", "))
-		changed = true
 	}
-	if changed {
-		sort.SliceStable(rep.Findings, func(i, j int) bool {
-			return rep.Findings[i].Severity == Breach && rep.Findings[j].Severity != Breach
-		})
+	return nil
+}
+
+// oneRecord reads, at each notes commit verify read, the notes of commits
+// and says whether their records of id are one record and its anchored
+// copies (anchoredCopies), with the commits of each, short.
+func oneRecord(repo *gitstore.Repo, rd *ledgerReads, id string, commits []string) (ok bool, recorded, anchored []string, err error) {
+	var objs []gitstore.Hash
+	for _, c := range commits {
+		h, err := gitstore.ParseHash(c)
+		if err != nil {
+			return false, nil, nil, nil
+		}
+		objs = append(objs, h)
 	}
+	// An anchor is a commit, or one this clone does not have: never a blob
+	// or a tree.
+	_, errs, err := repo.LookupCommits(commits...)
+	if err != nil {
+		return false, nil, nil, err
+	}
+	for _, e := range errs {
+		var re *gitstore.RevisionError
+		if e != nil && !(errors.As(e, &re) && re.Missing) {
+			return false, nil, nil, nil
+		}
+	}
+	var same []byte
+	seen := map[string]bool{}
+	for _, tip := range rd.sources {
+		snap, err := repo.NotesAt(tip)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		for _, obj := range objs {
+			blobs, err := snap.Find(obj)
+			if err != nil {
+				return false, nil, nil, err
+			}
+			for _, b := range blobs {
+				data, err := repo.ReadBlob(b)
+				if err != nil {
+					return false, nil, nil, err
+				}
+				recs, _ := ledger.ParseLines(data)
+				for _, r := range recs {
+					if r.ID != id {
+						continue
+					}
+					key := obj.String() + " " + string(r.Marshal())
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					if v, has := r.Extra[store.Anchored]; has {
+						if string(v) != "true" {
+							return false, nil, nil, nil
+						}
+						anchored = append(anchored, obj.Short())
+						r.Extra = maps.Clone(r.Extra)
+						delete(r.Extra, store.Anchored)
+					} else {
+						recorded = append(recorded, obj.Short())
+					}
+					line := r.Marshal()
+					if same == nil {
+						same = line
+					}
+					if !bytes.Equal(line, same) {
+						return false, nil, nil, nil
+					}
+				}
+			}
+		}
+	}
+	return len(anchored) > 0 && len(recorded) > 0, slices.Compact(recorded), slices.Compact(anchored), nil
 }
 
 // historyHere fails when a commit of the history of a notes commit the
@@ -534,6 +575,9 @@ func verify(l *store.Ledger, o VerifyOptions, rd *ledgerReads, k *keptFile) (*Re
 		found.Trailers = checkTrailers(tl.commits, byID, ids)
 	}
 	rep.Findings = found.report(bad.Findings, marker.Findings, saves.Findings, hc.rep.Findings, hc.rep.unchained)
+	if err := anchoredCopies(repo, rd, rep); err != nil {
+		return nil, nil, err
+	}
 	if rep.Breaches() == 0 && !tip.IsZero() {
 		// This clone has seen the ledger clean up to here: a later ledger
 		// that does not descend from it had its history rewritten.
