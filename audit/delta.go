@@ -47,9 +47,9 @@ import (
 
 const (
 	keysMagic   = "git-evolve verify keys\n"
-	keysFormat  = 4
+	keysFormat  = 5
 	deltaMagic  = "git-evolve verify delta\n"
-	deltaFormat = 4
+	deltaFormat = 5
 	// maxDelta bounds the summaries the delta holds.
 	maxDelta = 4096
 	// maxDeltaFile bounds the delta section read back.

@@ -271,15 +271,14 @@ func oneRecord(repo *gitstore.Repo, rd *ledgerReads, id string, commits []string
 		}
 		objs = append(objs, h)
 	}
-	// An anchor is a commit, or one this clone does not have: never a blob
-	// or a tree.
-	_, errs, err := repo.LookupCommits(commits...)
+	// An anchor is a commit, or one this clone does not have: never a blob,
+	// a tree or a tag.
+	types, err := repo.ObjectTypes(objs)
 	if err != nil {
 		return false, nil, nil, err
 	}
-	for _, e := range errs {
-		var re *gitstore.RevisionError
-		if e != nil && !(errors.As(e, &re) && re.Missing) {
+	for _, t := range types {
+		if t != "" && t != "commit" {
 			return false, nil, nil, nil
 		}
 	}
@@ -956,7 +955,10 @@ func checkChain(rep *Report, keys *sumIndex, all records, accepted map[string]bo
 			f.ID, f.Cycle, f.Commit, f.at = id, r.Cycle, es[0].Commit.String(), r.Cycle
 			return
 		}
-		if got := prev.Digest; got != digest {
+		// The record as linked may be on another commit: a copy (an
+		// anchored one among them: a duplicate-id finding says whether the
+		// copies of an id are one record).
+		if got := prev.Digest; got != digest && !all.holds(id, digest) {
 			f := rep.add(severity, "edited", "%s is not what it was when %s was written after it: it was edited", where(prev), where(es[0]))
 			f.ID, f.Cycle, f.Commit, f.at = id, prev.Cycle, prev.Commit.String(), r.Cycle
 		}

@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -81,6 +82,19 @@ func TestChain(t *testing.T) {
 	chainOf(rep, index(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: c, Commit: commit(3)}))
 	if got := kinds(rep); got != "breach:deleted" {
 		t.Errorf("a deleted record: %s, want breach:deleted", got)
+	}
+
+	// b also as an import anchored it, on a commit that sorts before b's
+	// own: c names b as it was made, which the ledger still has. (Whether
+	// the two copies are one record is the duplicate-id finding's to say.)
+	anchored := b
+	anchored.Extra = maps.Clone(b.Extra)
+	anchored.Extra["anchored"] = json.RawMessage("true")
+	rep = &Report{}
+	chainOf(rep, index(store.Entry{Record: a, Commit: commit(1)}, store.Entry{Record: anchored, Commit: commit(0)},
+		store.Entry{Record: b, Commit: commit(2)}, store.Entry{Record: c, Commit: commit(3)}))
+	if len(rep.Findings) != 0 {
+		t.Errorf("a record linked to as made, its anchored copy first: %s", kinds(rep))
 	}
 
 	// Two clones wrote after a at once: a fork, not a breach; records from

@@ -41,7 +41,7 @@ import (
 // before, and takes the fields of each record's first summary from
 // the keys section when the verify wrote that one too (the keys repeated
 // them: the two files were as large as the ledger's notes).
-const verifyStateFormat = 4
+const verifyStateFormat = 5
 
 // stateChecked returns data without its CRC, when the CRC holds.
 func stateChecked(data []byte) ([]byte, bool) {

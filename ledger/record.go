@@ -775,6 +775,9 @@ func CommitDigest(r *Record) string {
 	for _, k := range commitLater {
 		delete(c.Extra, k)
 	}
+	// Nor is a copy's "anchored", which an import sets on a record stored
+	// on its anchor: the copy delivered the same work.
+	delete(c.Extra, "anchored")
 	sum := sha256.Sum256(c.Marshal())
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -1027,3 +1027,25 @@ func TestParseAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// A commit's Evolve-Record digest names what the record says of the cycle:
+// not the commit's own names, nor what is set as the record is written,
+// nor the "anchored" an import sets on a copy stored on its anchor. Any
+// other change is another digest.
+func TestCommitDigest(t *testing.T) {
+	two := 2
+	r := Record{V: 1, ID: "0123456789abcdef0a1b", Cycle: 3, Target: "t", Result: Improved, GoalsPassing: &two, GoalsTotal: &two}
+	want := CommitDigest(&r)
+	same := r
+	same.SHA, same.CanonicalSHA = "0101010101010101010101010101010101010101", "0101010101010101010101010101010101010101"
+	same.Extra = map[string]json.RawMessage{"prev": Value("a:b"), "recorded_by": Value("Ann <a@x>"), "host": Value("box"),
+		"saved": Value("x"), "anchored": json.RawMessage("true")}
+	if got := CommitDigest(&same); got != want {
+		t.Errorf("with the commit's names, what the write sets and anchored: %s, want %s", got, want)
+	}
+	other := same
+	other.Target = "u"
+	if CommitDigest(&other) == want {
+		t.Error("another target has the same digest")
+	}
+}
