@@ -51,7 +51,7 @@ func LooseObjects(dirs []string) (out []Hash, ok bool) {
 // them (5). They are read from the file system, not asked of git: a
 // verify with nothing changed starts no git process.
 func (r *Repo) ObjectDirs() []string {
-	objects := filepath.Clean(r.ObjectsDir())
+	objects := filepath.Clean(r.objectsDir())
 	dirs := []string{objects}
 	seen := map[string]bool{objects: true}
 	add := func(dir string) {

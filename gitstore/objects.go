@@ -639,11 +639,6 @@ const storedBelow = 32 << 10
 // compresses them again at the pack's level.
 const looseLevel = zlib.BestSpeed
 
-// ObjectsDir is the object directory git reads and writes:
-// GIT_OBJECT_DIRECTORY when it is set, as git reads it, else the common git
-// directory's objects.
-func (r *Repo) ObjectsDir() string { return r.objectsDir() }
-
 // ObjectsHere says whether every object of hs is in the object store now,
 // as a git started now finds it, replace refs not followed (a replace ref
 // answers for an object that is gone): one git cat-file --batch-check. An
