@@ -99,7 +99,7 @@ func TestCopyCheck(t *testing.T) {
 	}
 
 	// kept: the answer comes from the view's copies section
-	path := keptPath(repo)
+	path := store.ViewPath(repo)
 	data := keptSectionsOf(t, path)[store.SecCopies]
 	if n := strings.Count(string(data), "\n"); n != 5 {
 		t.Fatalf("the copies section holds %d lines, want a header, 3 answers and a CRC:\n%s", n, data)

@@ -172,7 +172,7 @@ func TestKeptDigestChangedChangesNoVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := reportText(full)
-	path := keptPath(a.repo)
+	path := store.ViewPath(a.repo)
 	saved := keptSectionsOf(t, path)
 	// each record's digest, as the next record's prev link names it
 	var digests []string

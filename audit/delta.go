@@ -141,7 +141,7 @@ func readDelta(l *store.Ledger, o VerifyOptions, rd *ledgerReads, accepted map[s
 		return nil, err
 	}
 	d.head, d.next.Head = head, head
-	gitstore.Tracef("verify: the checks built on the delta %s kept of %s: %d record summaries added since", keptPath(repo), st.Source.Short(), len(d.next.Added)-len(st.Added))
+	gitstore.Tracef("verify: the checks built on the delta %s kept of %s: %d record summaries added since", store.ViewPath(repo), st.Source.Short(), len(d.next.Added)-len(st.Added))
 	return d, nil
 }
 

@@ -49,8 +49,6 @@ const (
 // verifySections are the sections verify keeps, in the table's order.
 var verifySections = [...]int{secState, secKeys, secDelta, secObjects}
 
-func keptPath(repo *gitstore.Repo) string { return store.ViewPath(repo) }
-
 // keptFile is the view's file as a verify read it: its sections point
 // into it until the last of those that hold it lets it go (release).
 type keptFile struct {
@@ -79,7 +77,7 @@ func (k *keptFile) objects() *keptObjects {
 // openKept reads what verify kept: nil when there is no view's file, it
 // is damaged, or it holds none of verify's sections.
 func openKept(repo *gitstore.Repo) *keptFile {
-	k := store.OpenKept(keptPath(repo))
+	k := store.OpenKept(store.ViewPath(repo))
 	for _, i := range verifySections {
 		if len(k.Section(i)) > 0 {
 			return &keptFile{Kept: k}
@@ -130,7 +128,7 @@ func dropKept(repo *gitstore.Repo) {
 	for _, i := range verifySections {
 		parts[i] = &store.Part{}
 	}
-	if err := store.PutKept(keptPath(repo), nil, parts); err != nil {
+	if err := store.PutKept(store.ViewPath(repo), nil, parts); err != nil {
 		// (what is left is checked against the objects it stands for
 		// as the next verify reads it)
 		gitstore.Tracef("verify: its sections are not emptied: %v", err)
@@ -175,7 +173,7 @@ func keepObjects(repo *gitstore.Repo, rd *ledgerReads, built *keptFile) (section
 func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts) {
 	objects, ok := keepObjects(repo, rd, built)
 	if !ok {
-		gitstore.Tracef("verify: an object or a pack %s stands for is gone, or the alternates changed: its verify sections are emptied", keptPath(repo))
+		gitstore.Tracef("verify: an object or a pack %s stands for is gone, or the alternates changed: its verify sections are emptied", store.ViewPath(repo))
 		dropKept(repo)
 		return
 	}
@@ -199,7 +197,7 @@ func keep(repo *gitstore.Repo, rd *ledgerReads, built *keptFile, parts keptParts
 	if built != nil {
 		b = built.Kept
 	}
-	if err := store.PutKept(keptPath(repo), b, parts); err != nil {
+	if err := store.PutKept(store.ViewPath(repo), b, parts); err != nil {
 		gitstore.Tracef("verify: what it read is not kept: %v", err)
 	}
 }

@@ -68,7 +68,7 @@ func putSection(t *testing.T, path string, i int, data []byte) {
 // the file as it is, not written again.
 func TestKeptDeltaCopiesTheRest(t *testing.T) {
 	a, rng := recordedClone(t, 8, 4)
-	path := keptPath(a.repo)
+	path := store.ViewPath(a.repo)
 	for i := 0; i < 2; i++ {
 		if _, err := VerifyWith(a.l, VerifyOptions{}); err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestKeptStateChangedChangesNoVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	path := keptPath(a.repo)
+	path := store.ViewPath(a.repo)
 	secs := keptSectionsOf(t, path)
 	decoded := func(state []byte) *verifyState {
 		st, body, err := decodeHeader(state)

@@ -173,7 +173,7 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 		// each of them is still here (verifyobjects.go).
 		if !objectsHold(l.Repo(), rd, kept) {
 			if kept != nil {
-				gitstore.Tracef("verify: not every object %s lists is here: the ledger is read from git alone", keptPath(l.Repo()))
+				gitstore.Tracef("verify: not every object %s lists is here: the ledger is read from git alone", store.ViewPath(l.Repo()))
 			}
 			kept.release()
 			kept, o.FromGit = nil, true
@@ -181,7 +181,7 @@ func VerifyWith(l *store.Ledger, o VerifyOptions) (*Report, error) {
 	}
 	rep, parts, err := verify(l, o, rd, kept)
 	if errors.Is(err, errKeysDamaged) {
-		gitstore.Tracef("verify: the keys section of %s is damaged where it was read; reading every summary", keptPath(l.Repo()))
+		gitstore.Tracef("verify: the keys section of %s is damaged where it was read; reading every summary", store.ViewPath(l.Repo()))
 		o.noDelta = true
 		rep, parts, err = verify(l, o, rd, kept)
 	}

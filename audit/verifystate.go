@@ -274,7 +274,7 @@ func ledgerSumsOf(l *store.Ledger, kept *verifyState, rd *ledgerReads) (ls *ledg
 	// read past (forwardSums), and the summaries are read whole.
 	if kept != nil && rd.historyOK {
 		if ls, err := forwardSums(repo, kept, to, kept.Packs != rd.packs, rd.history); err == nil {
-			gitstore.Tracef("verify: the ledger read from the state %s kept, brought forward from %s", keptPath(repo), kept.Source.Short())
+			gitstore.Tracef("verify: the ledger read from the state %s kept, brought forward from %s", store.ViewPath(repo), kept.Source.Short())
 			return ls, &to, nil
 		}
 	}
@@ -307,7 +307,7 @@ func forwardSums(repo *gitstore.Repo, kept *verifyState, to gitstore.Hash, repac
 	}
 	// The history is in the body, read as the changes were.
 	if kept.History != history {
-		gitstore.Tracef("verify: the history git walks changed since %s was kept: the ledger is read whole", keptPath(repo))
+		gitstore.Tracef("verify: the history git walks changed since %s was kept: the ledger is read whole", store.ViewPath(repo))
 		return nil, errHistoryChanged
 	}
 	ls := kept.Sums

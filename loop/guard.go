@@ -1581,4 +1581,4 @@ func (g *turnGuard) dropCaches() {
 }
 
 // viewPath is where the view's file is.
-func (g *turnGuard) viewPath() string { return filepath.Join(g.commonDir, "evolve", "ledger.view") }
+func (g *turnGuard) viewPath() string { return store.ViewPath(g.repo) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/git-evolve/git-evolve/gitstore"
@@ -41,7 +40,7 @@ func (v *view) release() {
 	v.kept, v.blocks = nil, nil
 }
 
-func (l *Ledger) viewPath() string { return filepath.Join(l.stateDir, "ledger.view") }
+func (l *Ledger) viewPath() string { return ViewPath(l.repo) }
 
 // loadView returns the view of snap: the saved one when it describes snap,
 // the saved one brought up to date when the notes moved since, or one built
