@@ -640,9 +640,9 @@ func encodeKeys(w *bufio.Writer, token [16]byte, x *sumIndex) {
 // castagnoliTable is the CRC-32C table: the keys and delta sections carry the
 // checksum of what follows their header, so that a file damaged in place
 // is read past, never taken for a ledger without some record.
-// It is made at the first use, not when the process starts: making it
-// costs about 0.25 ms, and most commands never use it.
-var castagnoliTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
+// hash/crc32 makes it once, at the first call, not when the process
+// starts: making it costs about 0.25 ms, and most commands never use it.
+func castagnoliTable() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
 func appendStr(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
