@@ -73,7 +73,7 @@ func (c *logCmd) limit() int {
 }
 
 // none says -n 0 was given: no cycle is listed.
-func none(limit *int) bool { return limit != nil && *limit == 0 }
+func (c *logCmd) none() bool { return c.Limit != nil && *c.Limit == 0 }
 
 func (c *logCmd) Run(e *env) error {
 	if c.Result != "" && !ledger.ValidResult(c.Result) {
@@ -119,7 +119,7 @@ func (c *logCmd) Run(e *env) error {
 			opts.Commits = []gitstore.Hash{}
 		}
 	}
-	if none(c.Limit) {
+	if c.none() {
 		return nil // as git log -n 0, once the range is read: nothing
 	}
 	keep := func(s *ledger.Summary) bool {
@@ -411,7 +411,7 @@ func (c *logCmd) fromTrailers(e *env, repo *gitstore.Repo, now, since time.Time)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if none(c.Limit) {
+	if c.none() {
 		return nil
 	}
 	var entries []store.Entry
