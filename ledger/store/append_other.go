@@ -8,6 +8,6 @@ import "os"
 // file is locked: every write writes it anew, by a rename.
 const canAppend = false
 
-func lockFile(f *os.File) (locked, busy bool) { return false, false }
+func lockFile(f *os.File) (locked, held bool) { return false, false }
 
 func unlockFile(f *os.File) {}

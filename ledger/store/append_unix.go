@@ -12,8 +12,8 @@ import (
 const canAppend = true
 
 // lockFile takes an exclusive lock on f, trying writerTries times while
-// another holds it (flockWait): busy when another holds it still (then
-// nothing is written), neither locked nor busy when the file system locks
+// another holds it (flockWait): held when another holds it still (then
+// nothing is written), neither locked nor held when the file system locks
 // nothing (then the file is written anew, as where nothing is locked).
 //
 // ReadStateFile reads under a shared lock, so that it reads no part of an
@@ -25,16 +25,9 @@ const canAppend = true
 // mapped. What an append that fails part way leaves is never cut off again
 // (a reader may have mapped it): the file's format makes a part of an
 // append read as no file at all.
-func lockFile(f *os.File) (locked, busy bool) {
-	if flockWait(f, syscall.LOCK_EX, writerTries) {
-		return true, false
-	}
-	// busy, or a file system that locks nothing: asked once more
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if err == nil {
-		return true, false
-	}
-	return false, err == syscall.EWOULDBLOCK || err == syscall.EINTR
+func lockFile(f *os.File) (locked, held bool) {
+	err := flockWait(f, syscall.LOCK_EX, writerTries)
+	return err == nil, busy(err)
 }
 
 func unlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

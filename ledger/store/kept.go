@@ -352,8 +352,8 @@ func putUnlocked(path string, built *Kept, parts [Sections]*Part) error {
 // putLocked writes parts to the file f opened at path, under its lock; done
 // is false when path names another file by the time the lock is had.
 func putLocked(path string, f *os.File, built *Kept, parts [Sections]*Part) (done bool, err error) {
-	locked, busy := lockFile(f)
-	if busy {
+	locked, held := lockFile(f)
+	if held {
 		return true, errKeptBusy
 	}
 	if !locked {

@@ -73,7 +73,7 @@ func readStateFile(path string, max int64, tries int) ([]byte, error) {
 	defer f.Close()
 	// A file appended to (PutKept) is read whole, not part way
 	// through an append: under a shared lock, its size as it is then.
-	if flockWait(f, syscall.LOCK_SH, tries) {
+	if flockWait(f, syscall.LOCK_SH, tries) == nil {
 		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		fi, err := f.Stat()
 		if err != nil {
@@ -142,17 +142,18 @@ const readerTries = 20
 var writerTries = 200
 
 // flockWait takes the lock how (syscall.LOCK_SH or LOCK_EX) on f, trying
-// tries times more, a millisecond or more apart, while another holds it:
-// false when it could not, or the file system locks nothing.
-func flockWait(f *os.File, how, tries int) bool {
+// tries times more, a millisecond or more apart, while another holds it.
+// It returns nil once it has it, and else why not: busy (another holds
+// it still), or another error (the file system locks nothing).
+func flockWait(f *os.File, how, tries int) (err error) {
 	for i := 0; ; i++ {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err == nil {
-			return true
-		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR || i >= tries {
-			return false
+		err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if !busy(err) || i >= tries {
+			return err
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// busy says that err is flock's when another holds the lock.
+func busy(err error) bool { return err == syscall.EWOULDBLOCK || err == syscall.EINTR }
