@@ -290,42 +290,33 @@ func oneRecord(repo *gitstore.Repo, rd *ledgerReads, id string, commits []string
 			return false, nil, nil, err
 		}
 		for _, obj := range objs {
-			blobs, err := snap.Find(obj)
+			data, err := noteText(repo, snap, obj) // every copy of its note
 			if err != nil {
 				return false, nil, nil, err
 			}
-			for _, b := range blobs {
-				data, err := repo.ReadBlob(b)
-				if err != nil {
-					return false, nil, nil, err
+			recs, _ := ledger.ParseLines(data)
+			for _, r := range recs {
+				key := obj.String() + " " + string(r.Marshal())
+				if r.ID != id || seen[key] {
+					continue
 				}
-				recs, _ := ledger.ParseLines(data)
-				for _, r := range recs {
-					if r.ID != id {
-						continue
-					}
-					key := obj.String() + " " + string(r.Marshal())
-					if seen[key] {
-						continue
-					}
-					seen[key] = true
-					if v, has := r.Extra[store.Anchored]; has {
-						if string(v) != "true" {
-							return false, nil, nil, nil
-						}
-						anchored = append(anchored, obj.Short())
-						r.Extra = maps.Clone(r.Extra)
-						delete(r.Extra, store.Anchored)
-					} else {
-						recorded = append(recorded, obj.Short())
-					}
-					line := r.Marshal()
-					if same == nil {
-						same = line
-					}
-					if !bytes.Equal(line, same) {
+				seen[key] = true
+				if v, has := r.Extra[store.Anchored]; has {
+					if string(v) != "true" {
 						return false, nil, nil, nil
 					}
+					anchored = append(anchored, obj.Short())
+					r.Extra = maps.Clone(r.Extra)
+					delete(r.Extra, store.Anchored)
+				} else {
+					recorded = append(recorded, obj.Short())
+				}
+				line := r.Marshal()
+				if same == nil {
+					same = line
+				}
+				if !bytes.Equal(line, same) {
+					return false, nil, nil, nil
 				}
 			}
 		}
